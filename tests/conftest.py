@@ -1,0 +1,50 @@
+"""Every test runs in its own WIKI_MEMORY_HOME and HOME, with a git identity of its own."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+DEFAULT_MODEL = SHARED / "models" / "all-MiniLM-L6-v2"
+
+
+@pytest.fixture(autouse=True)
+def env_setup(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    base = tmp_path_factory.mktemp("env")
+    home = base / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Test Person\n\temail = person@example.com\n[init]\n\tdefaultBranch = main\n"
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("WIKI_MEMORY_HOME", str(base / "wm-home"))
+    for var in ("XDG_DATA_HOME", "WIKI_MEMORY_STORE", "WIKI_MEMORY_PROJECT", "GIT_AUTHOR_NAME",
+                "GIT_AUTHOR_EMAIL", "GIT_DIR", "GIT_WORK_TREE", "CLAUDE_PROJECT_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    if not os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") and DEFAULT_MODEL.is_dir():
+        monkeypatch.setenv("WIKI_MEMORY_EMBED_MODEL_PATH", str(DEFAULT_MODEL))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return base
+
+
+def git(cwd: Path | str, *args: str, check: bool = True) -> str:
+    """Run the real git CLI and return its stdout."""
+    result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
+    return result.stdout
+
+
+@pytest.fixture
+def code_repo(tmp_path: Path) -> Path:
+    """A code repository with a remote, as an agent would be started in."""
+    repo = tmp_path / "code"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "remote", "add", "origin", "git@github.com:acme/widgets.git")
+    return repo

@@ -1,0 +1,3 @@
+from wiki_memory.entry import main
+
+main()

@@ -1,0 +1,64 @@
+"""The journal: one append-only JSONL file per session, under the project's home.
+
+Parallel hooks (Claude Code runs async PostToolUse hooks side by side) each append one
+whole line with a single `write` on an `O_APPEND` descriptor, under `flock`, so lines never
+interleave or tear. A reader skips a line that is not JSON (a disk that filled mid-write)
+rather than failing the whole session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from wiki_memory.capture.observation import Observation
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def journal_file(journal_dir: Path, session_id: str) -> Path:
+    """`<journal_dir>/<session id>.jsonl`; odd characters in an id become `_`."""
+    name = _UNSAFE.sub("_", session_id)[:128].lstrip(".") or "unknown"
+    return journal_dir / f"{name}.jsonl"
+
+
+def append(journal_dir: Path, observations: Iterable[Observation]) -> Path | None:
+    """Append observations to their session's journal; returns its path (None if nothing)."""
+    observations = list(observations)
+    if not observations:
+        return None
+    path = journal_file(journal_dir, observations[0].session_id)
+    data = "".join(json.dumps(o.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
+                   for o in observations).encode("utf-8")
+    journal_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    finally:
+        os.close(fd)  # closing releases the flock
+    return path
+
+
+def read(path: Path) -> Iterator[Observation]:
+    """The observations of a journal file in order; unreadable lines are skipped."""
+    with open(path, "rb") as f:
+        for line in f:
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                yield Observation.from_dict(data)

@@ -1,0 +1,374 @@
+"""Commands on pages and their history: init, path, write, show, list, mv, rm, log, diff,
+revert, edit, status."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import click
+
+from wiki_memory.cli import App, echo_json, main, pass_app, write_project_file
+from wiki_memory.config import template
+from wiki_memory.errors import NotFoundError, WikiMemoryError
+from wiki_memory.pages import PAGE_TYPES, STATUSES
+
+agent_option = click.option("--agent", metavar="NAME",
+                            help="Commit as this agent (e.g. claude-code) rather than as you.")
+session_option = click.option("--session", "session_id", metavar="ID",
+                              help="Session id for the commit's Session-Id trailer.")
+
+
+def _author(app: App, agent: str | None):
+    from wiki_memory.store import Author
+
+    return Author.agent(agent) if agent else Author.person(app.project.wiki)
+
+
+def _writable_store(app: App):
+    """The store, after committing a person's uncommitted edits (so none is overwritten)."""
+    store = app.store()
+    store.commit_pending()
+    return store
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the project and its paths as JSON.")
+@pass_app
+def init(app: App, as_json: bool) -> None:
+    """Create this project's wiki (a git repository) if needed, and print its path.
+
+    Safe to run again: an existing wiki is left as it is.
+
+    \b
+    Example:
+      cd ~/src/my-service && wiki-memory init
+    """
+    store = app.store(create=True)
+    write_project_file(app.project)
+    if as_json:
+        echo_json(_project_info(app))
+    else:
+        click.echo(str(store.root))
+
+
+def _project_info(app: App) -> dict[str, object]:
+    p = app.project
+    return {"id": p.id, "name": p.name, "root": str(p.root) if p.root else None, "wiki": str(p.wiki),
+            "index": str(p.index_path), "journal": str(p.journal_dir), "home": str(p.home)}
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print every path of the project as JSON.")
+@pass_app
+def path(app: App, as_json: bool) -> None:
+    """Print the path of this project's wiki (whether or not it exists yet).
+
+    \b
+    Example:
+      git -C "$(wiki-memory path)" log --oneline
+    """
+    if as_json:
+        echo_json(_project_info(app))
+    else:
+        click.echo(str(app.project.wiki))
+
+
+def _read_body(body: str | None, title: str, page_type: str) -> str:
+    if body is not None:
+        return body
+    if not sys.stdin.isatty():
+        return sys.stdin.read()
+    # A person at a terminal: start from the type's template in their editor.
+    text = click.edit(template(f"{page_type}.md").replace("{title}", title), extension=".md")
+    if text is None or not text.strip():
+        raise WikiMemoryError("nothing written: the editor was closed without a body")
+    return text
+
+
+@main.command()
+@click.option("--title", "-t", required=True, help="The page title; the file name is its slug.")
+@click.option("--type", "page_type", type=click.Choice(PAGE_TYPES), default="note", show_default=True,
+              help="What kind of memory this is; it decides the folder.")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeat for several).")
+@click.option("--body", "-b", help="The Markdown body; read from stdin when omitted.")
+@click.option("--status", type=click.Choice(STATUSES), default="active", show_default=True)
+@click.option("--source", "sources", multiple=True, help="Where this came from (e.g. claude-code:2624e4c8).")
+@click.option("--path", "page_path", help="Store at this path instead of <folder>/<slug>.md.")
+@agent_option
+@session_option
+@click.option("--json", "as_json", is_flag=True, help="Print path, commit and whether it was created.")
+@pass_app
+def write(app: App, title: str, page_type: str, tags: tuple[str, ...], body: str | None, status: str,
+          sources: tuple[str, ...], page_path: str | None, agent: str | None, session_id: str | None,
+          as_json: bool) -> None:
+    """Create or update a page (one commit) and print its path.
+
+    Writing a title that already exists updates that page: its id and `created` stay.
+    With no --body and nothing on stdin, opens $EDITOR on the type's template.
+
+    \b
+    Examples:
+      wiki-memory write -t "JWT refresh must happen before the retry" --type gotcha \\
+          --tag auth --body "The retry used the expired token; refresh first."
+      echo "Use uv, not pip." | wiki-memory write -t "Package manager" --type preference
+    """
+    from wiki_memory.pages import Page
+
+    text = _read_body(body, title, page_type)
+    if len(text.encode("utf-8")) > 2 * 1024 * 1024:
+        raise WikiMemoryError("the body is over 2 MB; a memory page should be far shorter")
+    try:
+        page = Page.new(title, page_type, text, tags=list(tags), sources=list(sources), status=status,
+                        path=page_path)
+    except ValueError as e:
+        raise WikiMemoryError(str(e)) from None
+    store = _writable_store(app)
+    result = store.write(page, _author(app, agent), session_id=session_id, agent=agent)
+    if as_json:
+        echo_json({"path": result.path, "commit": result.commit, "created": result.created,
+                   "id": result.page.id})
+    else:
+        click.echo(result.path)
+
+
+@main.command()
+@click.argument("page")
+@click.option("--rev", help="Show the page as it was at this revision (commit id, HEAD~3, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Print path, front matter and body as JSON.")
+@pass_app
+def show(app: App, page: str, rev: str | None, as_json: bool) -> None:
+    """Print a page, named by its path, its title or its id.
+
+    \b
+    Examples:
+      wiki-memory show gotchas/jwt-refresh-must-happen-before-the-retry.md
+      wiki-memory show "JWT refresh must happen before the retry" --rev HEAD~2
+    """
+    from wiki_memory.pages import render_page
+
+    store = app.store()
+    path = store.find(page, rev)
+    found = store.read(path, rev)
+    if as_json:
+        echo_json({"path": found.path, "title": found.title, "type": found.type,
+                   "meta": dict(found.meta), "body": found.body})
+    else:
+        click.echo(render_page(found), nl=False)
+
+
+@main.command(name="list")
+@click.option("--type", "page_type", type=click.Choice(PAGE_TYPES), help="Only pages of this type.")
+@click.option("--tag", help="Only pages with this tag.")
+@click.option("--status", type=click.Choice(STATUSES), help="Only pages with this status.")
+@click.option("--json", "as_json", is_flag=True, help="Print a list of objects.")
+@pass_app
+def list_pages(app: App, page_type: str | None, tag: str | None, status: str | None, as_json: bool) -> None:
+    """List pages: path, type and title, filtered by type, tag or status.
+
+    \b
+    Examples:
+      wiki-memory list --type decision
+      wiki-memory list --tag auth --json
+    """
+    store = app.store()
+    errors: list[str] = []
+    rows = []
+    for found in store.pages(errors=errors):
+        if page_type and found.type != page_type:
+            continue
+        if tag and tag not in found.tags:
+            continue
+        if status and found.status != status:
+            continue
+        rows.append({"path": found.path, "type": found.type, "title": found.title, "tags": list(found.tags),
+                     "status": found.status, "updated": found.updated, "id": found.id})
+    if as_json:
+        echo_json(rows)
+    else:
+        for row in rows:
+            click.echo(f"{row['path']}\t{row['type']}\t{row['title']}")
+    for error in errors:
+        click.echo(f"warning: {error}", err=True)
+
+
+@main.command()
+@click.argument("page")
+@click.argument("dest", required=False)
+@click.option("--title", help="Give the page a new title (and, without DEST, the matching file name).")
+@agent_option
+@session_option
+@pass_app
+def mv(app: App, page: str, dest: str | None, title: str | None, agent: str | None,
+       session_id: str | None) -> None:
+    """Move or rename a page (its id stays; one commit).
+
+    \b
+    Examples:
+      wiki-memory mv notes/retry.md decisions/retry-policy.md
+      wiki-memory mv "Retry" --title "Retry policy"
+    """
+    if not dest and not title:
+        raise click.UsageError("give a DEST path, or --title")
+    store = _writable_store(app)
+    result = store.move(store.find(page), dest, _author(app, agent), title=title,
+                        session_id=session_id, agent=agent)
+    click.echo(result.path)
+
+
+@main.command()
+@click.argument("page")
+@agent_option
+@session_option
+@pass_app
+def rm(app: App, page: str, agent: str | None, session_id: str | None) -> None:
+    """Delete a page (one commit; it stays in git history and can be reverted).
+
+    \b
+    Example:
+      wiki-memory rm notes/old-idea.md
+    """
+    store = _writable_store(app)
+    path = store.find(page)
+    commit = store.delete(path, _author(app, agent), session_id=session_id, agent=agent)
+    click.echo(f"removed {path} ({commit[:8]})")
+
+
+@main.command()
+@click.argument("page", required=False)
+@click.option("-n", "limit", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How many commits.")
+@click.option("--json", "as_json", is_flag=True, help="Print a list of commit objects.")
+@pass_app
+def log(app: App, page: str | None, limit: int, as_json: bool) -> None:
+    """Show the history of the wiki, or of one page (following renames).
+
+    \b
+    Examples:
+      wiki-memory log -n 5
+      wiki-memory log "Retry policy" --json
+    """
+    store = app.store()
+    path = store.find(page) if page else None
+    commits = store.log(path, limit)
+    if as_json:
+        echo_json([c.as_dict() for c in commits])
+        return
+    for c in commits:
+        click.echo(f"{c.short} {c.time} {c.author}: {c.subject}")
+
+
+@main.command()
+@click.argument("args", nargs=-1, metavar="[REV [REV]] [PAGE]")
+@pass_app
+def diff(app: App, args: tuple[str, ...]) -> None:
+    """Show changes: uncommitted hand edits; since REV; or between two revisions.
+
+    The last argument may name a page to limit the diff to it.
+
+    \b
+    Examples:
+      wiki-memory diff                  # what you edited and did not commit yet
+      wiki-memory diff HEAD~3           # what changed in the last three commits
+      wiki-memory diff HEAD~3 HEAD "Retry policy"
+    """
+    store = app.store()
+    revs: list[str] = []
+    page: str | None = None
+    for i, arg in enumerate(args):
+        try:
+            store.resolve_rev(arg)
+            revs.append(arg)
+        except NotFoundError:
+            if i != len(args) - 1:
+                raise
+            page = store.find(arg)
+    if len(revs) > 2:
+        raise click.UsageError("give at most two revisions")
+    text = store.diff(revs[0] if revs else None, revs[1] if len(revs) > 1 else None, page)
+    click.echo(text, nl=False)
+
+
+@main.command()
+@click.argument("commit")
+@agent_option
+@session_option
+@pass_app
+def revert(app: App, commit: str, agent: str | None, session_id: str | None) -> None:
+    """Undo a commit with a new commit (later edits to other lines are kept).
+
+    \b
+    Example:
+      wiki-memory log -n 3
+      wiki-memory revert 3f2c1a9b
+    """
+    store = _writable_store(app)
+    target = store.resolve_rev(commit)
+    new = store.revert(target, _author(app, agent), session_id=session_id, agent=agent)
+    click.echo(f"reverted {target[:8]} with {new[:8]}")
+
+
+@main.command()
+@click.argument("page")
+@pass_app
+def edit(app: App, page: str) -> None:
+    """Open a page in $EDITOR, then commit what you changed as your edit.
+
+    \b
+    Example:
+      EDITOR=vim wiki-memory edit "Retry policy"
+    """
+    store = _writable_store(app)
+    path = store.find(page)
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    try:
+        subprocess.run(f'{editor} "$WIKI_MEMORY_EDIT_FILE"', shell=True, check=True,
+                       env={**os.environ, "WIKI_MEMORY_EDIT_FILE": str(store.root / path)})
+    except subprocess.CalledProcessError as e:
+        raise WikiMemoryError(f"the editor ({editor}) exited with status {e.returncode}; nothing committed") \
+            from None
+    commit = store.commit_pending(paths=[path])
+    click.echo(f"committed {path} ({commit[:8]})" if commit else f"no change to {path}")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as a JSON object.")
+@pass_app
+def status(app: App, as_json: bool) -> None:
+    """Show the project, its wiki, pages by type, the last commit and pending hand edits.
+
+    \b
+    Example:
+      wiki-memory status --json
+    """
+    from wiki_memory.store import page_type_counts
+
+    info: dict[str, object] = _project_info(app)
+    exists = (app.project.wiki / ".git").is_dir()
+    info["exists"] = exists
+    if exists:
+        store = app.store()
+        counts = page_type_counts(store)
+        last = store.log(None, 1)
+        info["pages"] = sum(counts.values())
+        info["pages_by_type"] = counts
+        info["last_commit"] = last[0].as_dict() if last else None
+        info["pending_edits"] = sorted(store.pending())
+    if as_json:
+        echo_json(info)
+        return
+    click.echo(f"project:  {info['name']} ({info['id']})")
+    click.echo(f"code:     {info['root'] or '-'}")
+    click.echo(f"wiki:     {info['wiki']}" + ("" if exists else "  (not created: run `wiki-memory init`)"))
+    if exists:
+        by_type = ", ".join(f"{k} {v}" for k, v in sorted(info["pages_by_type"].items()))  # type: ignore[union-attr]
+        click.echo(f"pages:    {info['pages']}" + (f" ({by_type})" if by_type else ""))
+        last_commit = info["last_commit"]
+        if last_commit:
+            click.echo(f"last:     {last_commit['short']} {last_commit['time']} "  # type: ignore[index]
+                       f"{last_commit['author']}: {last_commit['subject']}")  # type: ignore[index]
+        pending = info["pending_edits"]
+        if pending:
+            click.echo(f"pending:  {len(pending)} uncommitted hand edit(s): "  # type: ignore[arg-type]
+                       + ", ".join(pending[:5]))  # type: ignore[index]

@@ -1,0 +1,235 @@
+"""Where things live: the wiki-memory home, the project of a working directory, settings.
+
+This module is on the hook path: standard library only, no subprocesses, no git porcelain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+from wiki_memory.errors import WikiMemoryError
+
+PROJECT_FILE = ".wiki-memory.toml"
+
+
+def home(env: Mapping[str, str] | None = None) -> Path:
+    """The wiki-memory home: `WIKI_MEMORY_HOME`, else `$XDG_DATA_HOME/wiki-memory`."""
+    env = os.environ if env is None else env
+    if env.get("WIKI_MEMORY_HOME"):
+        return Path(env["WIKI_MEMORY_HOME"]).expanduser().absolute()
+    data = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data).expanduser().absolute() / "wiki-memory"
+
+
+@dataclass(frozen=True)
+class Project:
+    """A project's memory: its wiki repository and the derived files beside it."""
+
+    id: str
+    name: str
+    home: Path  # WIKI_MEMORY_HOME/projects/<id>
+    wiki: Path  # the git repository of pages
+    root: Path | None = None  # the code repository (or directory) it was resolved from
+    identity: str = ""  # what the id hashes: remote URL, absolute path, pinned name or store
+
+    @property
+    def index_path(self) -> Path:
+        return self.home / "index.sqlite"
+
+    @property
+    def journal_dir(self) -> Path:
+        return self.home / "journal"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """`config.toml` from the wiki-memory home, read once; sections are plain dicts."""
+
+    data: Mapping[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    def section(self, name: str) -> dict[str, Any]:
+        value = self.data.get(name, {})
+        return dict(value) if isinstance(value, dict) else {}
+
+    def get(self, section: str, key: str, default: Any = None) -> Any:
+        return self.section(section).get(key, default)
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Read `config.toml` from the home; a missing file is empty settings."""
+    path = home(env) / "config.toml"
+    try:
+        with open(path, "rb") as f:
+            return Settings(tomllib.load(f), path)
+    except FileNotFoundError:
+        return Settings({}, path)
+    except tomllib.TOMLDecodeError as e:
+        raise WikiMemoryError(f"{path}: invalid TOML: {e}") from None
+
+
+def find_code_root(start: Path) -> Path | None:
+    """The git top-level containing `start` (a `.git` directory or file), or None."""
+    here = start.absolute()
+    for candidate in (here, *here.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def _git_common_dir(root: Path) -> Path | None:
+    dot_git = root / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    # Trigger: worktrees and submodules have a `.git` file ("gitdir: <path>").
+    # Why: their remotes live in the common directory's config, not beside the file.
+    try:
+        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    git_dir = Path(text[len("gitdir:"):].strip())
+    if not git_dir.is_absolute():
+        git_dir = (root / git_dir).resolve()
+    common = git_dir / "commondir"
+    if common.exists():
+        rel = common.read_text(encoding="utf-8").strip()
+        return (git_dir / rel).resolve()
+    return git_dir
+
+
+_REMOTE_SECTION = re.compile(r'^\s*\[\s*remote\s+"([^"]*)"\s*\]\s*$')
+_URL_LINE = re.compile(r"^\s*url\s*=\s*(.+?)\s*$", re.IGNORECASE)
+_SECTION = re.compile(r"^\s*\[")
+
+
+def first_remote_url(root: Path) -> str | None:
+    """The URL of the first remote in the repository's config file order, if any."""
+    git_dir = _git_common_dir(root)
+    if git_dir is None:
+        return None
+    try:
+        lines = (git_dir / "config").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    in_remote = False
+    for line in lines:
+        if _REMOTE_SECTION.match(line):
+            in_remote = True
+        elif _SECTION.match(line):
+            in_remote = False
+        elif in_remote and (m := _URL_LINE.match(line)):
+            return m.group(1).strip('"')
+    return None
+
+
+def normalize_remote(url: str) -> str:
+    """One spelling for one repository, whichever protocol cloned it.
+
+    `git@github.com:org/repo.git`, `https://user@github.com/org/repo` and
+    `ssh://git@github.com:22/org/repo.git` all become `github.com/org/repo`, so a project
+    cloned differently on two machines still resolves to the same memory.
+    """
+    url = url.strip()
+    m = re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^@/]*@)?([^/:]+)(?::\d+)?(/.*)?$", url)
+    if m and not url.startswith("file://"):
+        host, path = m.group(1).lower(), (m.group(2) or "")
+    elif (m := re.match(r"^(?:[^@/]+@)?([^/:]+):(?!/)(.+)$", url)):  # scp-like syntax
+        host, path = m.group(1).lower(), "/" + m.group(2)
+    else:
+        return url.rstrip("/").removesuffix(".git")
+    path = path.rstrip("/").removesuffix(".git").rstrip("/")
+    return host + path
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def _name_slug(name: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return slug[:40].strip("-") or "project"
+
+
+def read_project_file(root: Path) -> dict[str, Any]:
+    path = root / PROJECT_FILE
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as e:
+        raise WikiMemoryError(f"{path}: invalid TOML: {e}") from None
+
+
+def project_for_store(wiki: Path, env: Mapping[str, str] | None = None) -> Project:
+    """The project whose wiki is the repository at `wiki`, wherever it lives."""
+    wiki = wiki.expanduser().absolute()
+    name = wiki.parent.name if wiki.name == "wiki" else wiki.name
+    identity = f"store:{wiki}"
+    pid = f"{_name_slug(name)}-{_short_hash(identity)}"
+    return Project(pid, name, home(env) / "projects" / pid, wiki, None, identity)
+
+
+def resolve_project(cwd: str | os.PathLike[str] | None = None,
+                    env: Mapping[str, str] | None = None) -> Project:
+    """The project of a working directory.
+
+    `WIKI_MEMORY_STORE` wins outright. Otherwise the directory's git top-level (or the
+    directory itself) is the project root; a `.wiki-memory.toml` there may pin `name` or
+    point `store` at another wiki; the identity is the first remote URL, else the path.
+    """
+    env = os.environ if env is None else env
+    if env.get("WIKI_MEMORY_STORE"):
+        return project_for_store(Path(env["WIKI_MEMORY_STORE"]), env)
+    # resolve(): a checkout reached through a symlink is still the same project.
+    start = (Path(cwd) if cwd is not None else Path.cwd()).resolve()
+    root = find_code_root(start) or start
+    pinned = read_project_file(root)
+    if pinned.get("store"):
+        store = Path(str(pinned["store"])).expanduser()
+        return project_for_store(store if store.is_absolute() else root / store, env)
+    if pinned.get("name"):
+        name = str(pinned["name"])
+        identity = f"name:{name}"
+    else:
+        remote = first_remote_url(root)
+        if remote:
+            identity = normalize_remote(remote)
+            name = identity.rsplit("/", 1)[-1] or root.name
+        else:
+            identity = str(root)
+            name = root.name
+    pid = f"{_name_slug(name)}-{_short_hash(identity)}"
+    project_home = home(env) / "projects" / pid
+    return Project(pid, name, project_home, project_home / "wiki", root, identity)
+
+
+def templates_dir() -> Path:
+    """The page and prompt templates: inside the installed package, or the source tree's."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "templates", here.parent / "templates"):
+        if candidate.is_dir():
+            return candidate
+    raise WikiMemoryError(f"the templates folder is missing from the installation ({here})")
+
+
+def template(name: str) -> str:
+    """The text of `templates/<name>` (for example `gotcha.md`)."""
+    path = templates_dir() / name
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise WikiMemoryError(f"no template {name!r} in {path.parent}") from None

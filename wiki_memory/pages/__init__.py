@@ -1,0 +1,32 @@
+"""The page model: front matter, Markdown body, links, slugs and chunks.
+
+Names are loaded on first use (PEP 562), so that a command that only needs `Page` does
+not pay for markdown-it (45 ms) or PyYAML.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Chunk": "chunk", "chunk_page": "chunk", "chunk_text": "chunk", "MAX_WORDS": "chunk",
+    "parse_page": "document", "render_page": "document",
+    "Heading": "markdown", "WikiLink": "markdown", "first_heading": "markdown", "headings": "markdown",
+    "wiki_links": "markdown",
+    "CORE_KEYS": "model", "DATED_TYPES": "model", "FOLDERS": "model", "PAGE_TYPES": "model",
+    "STATUSES": "model", "Page": "model", "folder_for": "model", "new_id": "model", "now_iso": "model",
+    "path_for": "model", "type_from_path": "model",
+    "slugify": "slug",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

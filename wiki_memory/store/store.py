@@ -1,0 +1,931 @@
+"""The git-backed page store: every change to a page is one commit, written with dulwich.
+
+A commit goes in this order, under the writer lock:
+
+1. finish or discard a transaction a killed writer left behind (`_recover`);
+2. commit what a person edited by hand and did not commit yet, as their edit;
+3. write the new blobs, trees and commit object (loose objects: a crash leaves at most
+   unreferenced objects, which `git fsck` tolerates);
+4. record the transaction, take git's `index.lock`, move the branch (an atomic
+   compare-and-swap on the ref file: the commit has landed or it has not);
+5. update the working tree files (write a temporary file, rename over) and the index
+   entries of just those paths; drop the transaction record.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import json
+import os
+import socket
+import stat as stat_mod
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Mapping
+
+from dulwich.objects import Blob, Commit, Tree
+from dulwich.repo import Repo
+
+from wiki_memory.errors import ConflictError, NotFoundError, PageError, PathError
+from wiki_memory.pages import Page, now_iso, parse_page, render_page, slugify, type_from_path
+from wiki_memory.pages.model import FOLDERS
+from wiki_memory.store import gitindex
+from wiki_memory.store.lock import WriterLock
+from wiki_memory.store.paths import check_inside, is_ignored, is_ignored_name, is_page_path, normalize_path
+
+BRANCH = b"refs/heads/main"
+MAX_PAGE_BYTES = 2 * 1024 * 1024
+FILE_MODE = 0o100644
+EXEC_MODE = 0o100755
+LINK_MODE = 0o120000
+TREE_MODE = 0o040000
+
+WIKI_README = """\
+# Project memory (wiki-memory)
+
+This folder is the long-term memory that AI coding agents (Claude Code, Codex, Gemini CLI,
+Cursor) share for one project, kept by [wiki-memory](https://pypi.org/project/wiki-memory/).
+
+- Every page is a Markdown file with YAML front matter (`id`, `title`, `type`, `tags`,
+  `status`, `created`, `updated`, `sources`). `[[Title]]` links pages, as in Obsidian.
+- Every change is a git commit whose author is the agent or person who made it, with
+  `Session-Id:` and `Agent:` trailers: `git log`, `git diff`, `git blame` and `git revert`
+  work here exactly as in code.
+- Edit pages in any editor. `wiki-memory watch` (or the next write by any agent) commits
+  your edits under your own git identity.
+
+Folders: `decisions/`, `gotchas/`, `procedures/`, `facts/`, `preferences/`, `notes/`,
+`sessions/YYYY/MM/` (what each agent session did) and `handoffs/YYYY/MM/` (what the next
+session is told).
+"""
+
+WIKI_GITIGNORE = """\
+# Editor litter; wiki-memory ignores these too.
+*.swp
+*.swo
+*.swx
+*~
+.#*
+\\#*#
+4913
+*___jb_tmp___
+*___jb_old___
+.DS_Store
+.obsidian/workspace*
+.trash/
+"""
+
+
+@dataclass(frozen=True)
+class Author:
+    """Who made a change: an agent (`claude-code <claude-code@wiki-memory>`) or a person."""
+
+    name: str
+    email: str
+
+    @classmethod
+    def agent(cls, agent: str) -> "Author":
+        return cls(agent, f"{agent}@wiki-memory")
+
+    @classmethod
+    def person(cls, repo_path: Path | None = None) -> "Author":
+        """The user's git identity (env, repository and global config), else login@host."""
+        name = os.environ.get("GIT_AUTHOR_NAME")
+        email = os.environ.get("GIT_AUTHOR_EMAIL")
+        if not (name and email):
+            try:
+                from dulwich.config import StackedConfig
+
+                config = StackedConfig.default()
+                if repo_path is not None:
+                    config = Repo(str(repo_path)).get_config_stack()
+                name = name or config.get((b"user",), b"name").decode("utf-8", "replace")
+                email = email or config.get((b"user",), b"email").decode("utf-8", "replace")
+            except Exception:  # KeyError when unset; anything odd in a config: fall back
+                pass
+        user = getpass.getuser() if not name or not email else ""
+        return cls(name or user, email or f"{user}@{socket.gethostname()}")
+
+    def ident(self) -> bytes:
+        return f"{self.name} <{self.email}>".encode("utf-8")
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    id: str
+    author: str
+    email: str
+    time: str  # ISO 8601, UTC
+    message: str
+    trailers: Mapping[str, str] = field(default_factory=dict)
+    paths: tuple[str, ...] = ()
+
+    @property
+    def short(self) -> str:
+        return self.id[:8]
+
+    @property
+    def subject(self) -> str:
+        return self.message.split("\n", 1)[0]
+
+    def as_dict(self) -> dict[str, object]:
+        return {"id": self.id, "short": self.short, "author": self.author, "email": self.email,
+                "time": self.time, "subject": self.subject, "message": self.message,
+                "trailers": dict(self.trailers), "paths": list(self.paths)}
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    path: str
+    commit: str | None  # None when the page was already exactly so
+    created: bool
+    page: Page
+
+    @property
+    def changed(self) -> bool:
+        return self.commit is not None
+
+
+def blob_id(data: bytes) -> bytes:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest().encode("ascii")
+
+
+def _message(subject: str, session_id: str | None, agent: str | None, body: str = "") -> bytes:
+    text = subject.strip()
+    if body.strip():
+        text += "\n\n" + body.strip()
+    trailers = [f"Session-Id: {session_id}" if session_id else "", f"Agent: {agent}" if agent else ""]
+    trailers = [t for t in trailers if t]
+    if trailers:
+        text += "\n\n" + "\n".join(trailers)
+    return (text + "\n").encode("utf-8")
+
+
+def _parse_trailers(message: str) -> dict[str, str]:
+    paragraphs = message.strip().split("\n\n")
+    if len(paragraphs) < 2:
+        return {}  # a subject alone is not a trailer block
+    last = paragraphs[-1]
+    found: dict[str, str] = {}
+    for line in last.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key and " " not in key:
+            found[key] = value.strip()
+    return found
+
+
+Changes = Mapping[str, "bytes | None"]  # path -> new content, None to delete
+
+
+class Store:
+    """A wiki: a git repository of Markdown pages. All writes go through `commit`."""
+
+    def __init__(self, root: Path | str):
+        self.root = Path(root).absolute()
+        if not (self.root / ".git").is_dir():
+            raise NotFoundError(f"{self.root} is not a wiki (no git repository); run `wiki-memory init`")
+        self.repo = Repo(str(self.root))
+        self.git_dir = self.root / ".git"
+        self._state_dir = self.git_dir / "wiki-memory"
+        self._state_dir.mkdir(exist_ok=True)
+        self.lock = WriterLock(self.git_dir / "wiki-memory.lock")
+        self._index_head_file = self._state_dir / "index-head"
+        self._txn_file = self._state_dir / "transaction.json"
+        self._index_cache: tuple[object, bytes | None, int, gitindex.Entries] | None = None
+        # Observers (the search index) hear about every landed commit: (commit id, changed paths).
+        self.on_commit: list[Callable[[str, tuple[str, ...]], None]] = []
+
+    # Creating ------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, root: Path | str, author: Author | None = None) -> "Store":
+        """A new wiki at `root`, or the existing one: a normal git repository on `main`."""
+        root = Path(root).absolute()
+        if (root / ".git").is_dir():
+            return cls(root)
+        root.mkdir(parents=True, exist_ok=True)
+        repo = Repo.init(str(root))
+        repo.refs.set_symbolic_ref(b"HEAD", BRANCH)
+        repo.close()
+        store = cls(root)
+        store.commit({"README.md": WIKI_README.encode(), ".gitignore": WIKI_GITIGNORE.encode()},
+                     "init: wiki-memory wiki", author or Author("wiki-memory", "wiki-memory@wiki-memory"),
+                     commit_hand_edits=False)
+        return store
+
+    # Reading -------------------------------------------------------------------------
+
+    def head(self) -> bytes | None:
+        try:
+            return self.repo.refs[b"HEAD"]
+        except KeyError:
+            return None
+
+    def _commit_obj(self, rev: str | bytes | None) -> Commit | None:
+        if rev is None or rev in ("HEAD", b"HEAD"):
+            head = self.head()
+            return self.repo[head] if head else None  # type: ignore[return-value]
+        from dulwich.objectspec import parse_commit, parse_object
+
+        try:
+            # parse_object knows `HEAD~2` and `abc123^`; parse_commit knows short ids.
+            obj = parse_object(self.repo, rev)
+            return obj if isinstance(obj, Commit) else parse_commit(self.repo, obj.id)
+        except (KeyError, ValueError, IndexError, TypeError, AttributeError):
+            try:
+                return parse_commit(self.repo, rev)
+            except (KeyError, ValueError, IndexError, TypeError):
+                name = rev if isinstance(rev, str) else rev.decode("utf-8", "replace")
+                raise NotFoundError(f"unknown revision {name!r}") from None
+
+    def resolve_rev(self, rev: str) -> str:
+        commit = self._commit_obj(rev)
+        if commit is None:
+            raise NotFoundError("the wiki has no commits yet")
+        return commit.id.decode()
+
+    def _tree_entry(self, tree_id: bytes, path: str) -> tuple[int, bytes] | None:
+        obj = self.repo[tree_id]
+        parts = path.split("/")
+        for i, part in enumerate(parts):
+            try:
+                mode, sha = obj[part.encode("utf-8")]  # type: ignore[index]
+            except KeyError:
+                return None
+            if i == len(parts) - 1:
+                return mode, sha
+            if mode != TREE_MODE:
+                return None
+            obj = self.repo[sha]
+        return None
+
+    def blob_at(self, path: str, rev: str | bytes | None = None) -> bytes | None:
+        """The blob id of `path` at a revision (HEAD by default), or None."""
+        commit = self._commit_obj(rev)
+        if commit is None:
+            return None
+        entry = self._tree_entry(commit.tree, path)
+        return entry[1] if entry and entry[0] != TREE_MODE else None
+
+    def read_bytes(self, path: str, rev: str | bytes | None = None) -> bytes:
+        path = normalize_path(path, page=False)
+        blob = self.blob_at(path, rev)
+        if blob is None:
+            where = f" at {rev if isinstance(rev, str) else rev.decode()}" if rev else ""
+            raise NotFoundError(f"no page {path!r}{where}")
+        return self.repo[blob].as_raw_string()  # type: ignore[union-attr]
+
+    def read(self, path: str, rev: str | bytes | None = None) -> Page:
+        """The page at `path` as committed at `rev` (HEAD by default)."""
+        path = normalize_path(path)
+        return parse_page(self.read_bytes(path, rev).decode("utf-8", errors="replace"), path)
+
+    def exists(self, path: str, rev: str | bytes | None = None) -> bool:
+        try:
+            return self.blob_at(normalize_path(path, page=False), rev) is not None
+        except PathError:
+            return False
+
+    def files(self, rev: str | bytes | None = None) -> Iterator[tuple[str, bytes]]:
+        """(path, blob id) of every file at a revision, in tree order."""
+        commit = self._commit_obj(rev)
+        if commit is not None:
+            for path, _mode, sha in self._tree_files(commit.tree):
+                yield path, sha
+
+    def _tree_files(self, tree_id: bytes) -> Iterator[tuple[str, int, bytes]]:
+        stack: list[tuple[str, bytes]] = [("", tree_id)]
+        while stack:
+            prefix, sub_id = stack.pop()
+            subtrees = []
+            for entry in self.repo[sub_id].iteritems():  # type: ignore[union-attr]
+                name = entry.path.decode("utf-8", errors="surrogateescape")
+                if entry.mode == TREE_MODE:
+                    subtrees.append((prefix + name + "/", entry.sha))
+                else:
+                    yield prefix + name, entry.mode, entry.sha
+            stack.extend(reversed(subtrees))
+
+    def page_files(self, rev: str | bytes | None = None) -> Iterator[tuple[str, bytes]]:
+        """(path, blob id) of every page (Markdown file that is memory) at a revision."""
+        return ((p, b) for p, b in self.files(rev) if is_page_path(p))
+
+    def pages(self, rev: str | bytes | None = None, *, errors: list[str] | None = None) -> Iterator[Page]:
+        """Every page at a revision; a page that does not parse is reported in `errors`."""
+        for path, blob in self.page_files(rev):
+            text = self.repo[blob].as_raw_string().decode("utf-8", errors="replace")  # type: ignore[union-attr]
+            try:
+                yield parse_page(text, path)
+            except PageError as e:
+                if errors is None:
+                    raise
+                errors.append(str(e))
+
+    def find(self, ref: str, rev: str | bytes | None = None) -> str:
+        """The path of a page named by its path, its title or its id."""
+        ref = ref.strip()
+        if not ref:
+            raise NotFoundError("no page named ''")
+        refused: list[PathError] = []
+        for candidate in (ref, ref + ".md"):
+            try:
+                path = normalize_path(candidate)
+            except PathError as e:
+                refused.append(e)
+                continue
+            if self.blob_at(path, rev):
+                return path
+        if len(refused) == 2 and ("/" in ref or ref.endswith(".md")):
+            raise refused[0]  # `../x.md` is refused, not looked up as a title
+        for candidate in (ref, ref + ".md"):
+            if len(refused) < 2 and rev is None and (self.root / candidate).is_file() \
+                    and not is_ignored(candidate):
+                raise NotFoundError(f"{candidate} is not committed yet: your edits become memory once "
+                                    "committed (`wiki-memory watch --once`, or any write)")
+        # A title: its conventional path in every undated folder first.
+        slug = slugify(ref)
+        for folder in FOLDERS.values():
+            path = f"{folder}/{slug}.md"
+            if self.blob_at(path, rev):
+                return path
+        matches: list[str] = []
+        wanted = ref.casefold()
+        for path, blob in self.page_files(rev):
+            text = self.repo[blob].as_raw_string().decode("utf-8", errors="replace")  # type: ignore[union-attr]
+            try:
+                page = parse_page(text, path)
+            except PageError:
+                continue
+            if page.id == ref or page.title.casefold() == wanted:
+                matches.append(path)
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise NotFoundError(f"{ref!r} names {len(matches)} pages: {', '.join(matches)}; give a path")
+        raise NotFoundError(f"no page with path, title or id {ref!r}")
+
+    # Writing ---------------------------------------------------------------------------
+
+    def write(self, page: Page, author: Author, *, session_id: str | None = None,
+              agent: str | None = None, message: str | None = None) -> WriteResult:
+        """Create or update one page: `updated` set now, `id` and `created` kept."""
+        return self.write_many([page], author, session_id=session_id, agent=agent, message=message)[0]
+
+    def write_many(self, pages: Iterable[Page], author: Author, *, session_id: str | None = None,
+                   agent: str | None = None, message: str | None = None) -> list[WriteResult]:
+        """Create or update several pages in one commit (a session page and its handoff)."""
+        pages = [page.with_path(normalize_path(page.path)) for page in pages]
+        for page in pages:
+            check_inside(self.root, page.path)
+        with self.lock:
+            self._prepare(page.path for page in pages)
+            changes: dict[str, bytes | None] = {}
+            results: list[tuple[str, bool, Page]] = []
+            for page in pages:
+                path = page.path
+                merged, created, text = self._merge_with_existing(page)
+                if text is not None:
+                    changes[path] = text
+                results.append((path, created, merged))
+            subject = message or self._subject(results, changes)
+            commit = self.commit(changes, subject, author, session_id=session_id, agent=agent,
+                                 commit_hand_edits=False) if changes else None
+            return [WriteResult(path, commit if path in changes else None, created, page)
+                    for path, created, page in results]
+
+    @staticmethod
+    def _subject(results: list[tuple[str, bool, Page]], changes: Mapping[str, object]) -> str:
+        changed = [(path, created) for path, created, _ in results if path in changes]
+        if len(changed) == 1:
+            path, created = changed[0]
+            return f"{'remember' if created else 'update'}: {path.removesuffix('.md')}"
+        return f"remember: {len(changed)} pages ({', '.join(p.removesuffix('.md') for p, _ in changed)})"
+
+    def _merge_with_existing(self, page: Page) -> tuple[Page, bool, bytes | None]:
+        """(page as it will be written, created?, its bytes or None if nothing changes)."""
+        blob = self.blob_at(page.path)
+        existing: Page | None = None
+        if blob is not None:
+            old_text = self.repo[blob].as_raw_string().decode("utf-8", errors="replace")  # type: ignore[union-attr]
+            try:
+                existing = parse_page(old_text, page.path)
+            except PageError:
+                existing = None  # a broken page is replaced; its text stays in history
+        meta = dict(page.meta)
+        if existing is not None:
+            # Keys only the old page had survive; identity and birth date are the old page's.
+            merged = {**existing.meta, **meta}
+            for key in ("id", "created"):
+                if existing.meta.get(key):
+                    merged[key] = existing.meta[key]
+            candidate = Page(page.path, merged, page.body)
+            unchanged = (render_page(candidate.with_meta(updated=existing.meta.get("updated")))
+                         == render_page(existing))
+            if unchanged:
+                return existing, False, None
+        else:
+            candidate = page
+        new = candidate.with_meta(updated=now_iso()) if existing is not None else candidate
+        if not new.meta.get("created"):
+            new = new.with_meta(created=new.meta.get("updated") or now_iso())
+        data = render_page(new).encode("utf-8")
+        if len(data) > MAX_PAGE_BYTES:
+            raise PageError(f"{page.path}: {len(data):,} bytes is over the {MAX_PAGE_BYTES:,}-byte page limit")
+        return new, existing is None and blob is None, data
+
+    def move(self, src: str, dst: str | None, author: Author, *, title: str | None = None,
+             session_id: str | None = None, agent: str | None = None) -> WriteResult:
+        """Rename a page (its id stays). With `title`, retitle it too (and, without `dst`,
+        move it to the new title's conventional path)."""
+        src = normalize_path(src)
+        with self.lock:
+            self._prepare([src] + ([normalize_path(dst)] if dst else []))
+            page = self.read(src)
+            if title:
+                title = " ".join(title.split())
+                page = page.with_meta(title=title)
+                first, _, rest = page.body.partition("\n")
+                if first.startswith("# "):
+                    page = page.with_body(f"# {title}\n{rest}")
+            dst = normalize_path(dst) if dst else src.rsplit("/", 1)[0] + f"/{slugify(page.title)}.md" \
+                if "/" in src else f"{slugify(page.title)}.md"
+            check_inside(self.root, dst)
+            if dst == src and not title:
+                raise ConflictError(f"{src} is already at {dst}")
+            self._prepare([dst])
+            if dst != src and self.exists(dst):
+                raise ConflictError(f"{dst} already exists; move or remove it first")
+            if page.has_front_matter:
+                page = page.with_meta(updated=now_iso())
+            changes: dict[str, bytes | None] = {src: None}
+            changes[dst] = render_page(page).encode("utf-8")
+            subject = f"move: {src.removesuffix('.md')} -> {dst.removesuffix('.md')}" if dst != src \
+                else f"retitle: {src.removesuffix('.md')}"
+            commit = self.commit(changes, subject, author, session_id=session_id, agent=agent,
+                                 commit_hand_edits=False)
+            return WriteResult(dst, commit, False, page.with_path(dst))
+
+    def delete(self, path: str, author: Author, *, session_id: str | None = None,
+               agent: str | None = None) -> str:
+        """Remove a page (it stays in history: `git log --all -- <path>`). Returns the commit id."""
+        path = normalize_path(path)
+        with self.lock:
+            self._prepare([path])
+            if not self.exists(path):
+                raise NotFoundError(f"no page {path!r}")
+            commit = self.commit({path: None}, f"forget: {path.removesuffix('.md')}", author,
+                                 session_id=session_id, agent=agent, commit_hand_edits=False)
+            assert commit is not None
+            return commit
+
+    def revert(self, rev: str, author: Author, *, session_id: str | None = None,
+               agent: str | None = None) -> str:
+        """Undo one commit with a new commit. Later edits to the same lines are kept, or refused."""
+        import merge3
+
+        with self.lock:
+            target = self._commit_obj(rev)
+            if target is None:
+                raise NotFoundError("the wiki has no commits yet")
+            if len(target.parents) > 1:
+                raise ConflictError(f"{target.id.decode()[:8]} is a merge; revert its changes page by page")
+            if not target.parents:
+                raise ConflictError("the first commit of the wiki cannot be reverted")
+            parent = self.repo[target.parents[0]]
+            changed = self._changed(parent.tree, target.tree)  # type: ignore[attr-defined]
+            self._prepare(path for path, _, _ in changed)
+            changes: dict[str, bytes | None] = {}
+            for path, old_blob, new_blob in changed:
+                current = self.blob_at(path)
+                wanted = self.repo[old_blob].as_raw_string() if old_blob else None  # type: ignore[union-attr]
+                if current == new_blob:
+                    changes[path] = wanted
+                    continue
+                if current is None or new_blob is None or old_blob is None:
+                    raise ConflictError(f"{path} changed again after {target.id.decode()[:8]}; "
+                                        "revert the later change first or edit the page")
+                base = self.repo[new_blob].as_raw_string().splitlines(True)  # type: ignore[union-attr]
+                ours = self.repo[current].as_raw_string().splitlines(True)  # type: ignore[union-attr]
+                theirs = wanted.splitlines(True) if wanted else []
+                merged = merge3.Merge3(base, ours, theirs)
+                if any(group[0] == "conflict" for group in merged.merge_groups()):
+                    raise ConflictError(f"{path} changed again after {target.id.decode()[:8]} on the same "
+                                        "lines; revert the later change first or edit the page")
+                changes[path] = b"".join(merged.merge_lines())
+            subject = self.repo[target.id].message.decode("utf-8", "replace").split("\n", 1)[0]
+            commit = self.commit(changes, f"revert: {subject}", author, session_id=session_id, agent=agent,
+                                 body=f"This reverts commit {target.id.decode()}.", commit_hand_edits=False)
+            if commit is None:
+                raise ConflictError(f"{target.id.decode()[:8]} is already undone; nothing to revert")
+            return commit
+
+    # The one way to commit ----------------------------------------------------------------
+
+    def commit(self, changes: Changes, subject: str, author: Author, *, session_id: str | None = None,
+               agent: str | None = None, body: str = "", commit_hand_edits: bool = True,
+               parents_extra: tuple[bytes, ...] = ()) -> str | None:
+        """Apply `changes` (path -> bytes, or None to delete) as one commit; None if nothing changed."""
+        with self.lock:
+            if commit_hand_edits:
+                self._prepare(changes)
+            for path in changes:
+                if normalize_path(path, page=False) != path:
+                    raise PathError(f"{path!r} is not a clean wiki path")
+                check_inside(self.root, path)
+            head = self.head()
+            base_tree = self.repo[head].tree if head else None  # type: ignore[attr-defined]
+            objects: list[Blob | Tree | Commit] = []
+            modes: dict[str, int] = {}
+            blob_changes: dict[str, tuple[int, bytes] | None] = {}
+            for path, data in changes.items():
+                if data is None:
+                    blob_changes[path] = None
+                    continue
+                blob = Blob.from_string(data)
+                objects.append(blob)
+                mode = self._mode_for(path)
+                modes[path] = mode
+                blob_changes[path] = (mode, blob.id)
+            tree_id = self._apply(base_tree, blob_changes, objects)
+            if tree_id == base_tree and not parents_extra:
+                return None
+            commit = Commit()
+            commit.tree = tree_id
+            commit.parents = ([head] if head else []) + list(parents_extra)
+            commit.author = commit.committer = author.ident()
+            now = int(time.time())
+            offset = time.localtime(now).tm_gmtoff
+            commit.author_time = commit.commit_time = now
+            commit.author_timezone = commit.commit_timezone = offset
+            commit.encoding = None
+            commit.message = _message(subject, session_id, agent, body)
+            objects.append(commit)
+            for obj in objects:
+                self.repo.object_store.add_object(obj)
+            self._land(head, commit.id, {p: (blob_changes[p], changes[p]) for p in changes})
+            landed = tuple(changes)
+        for observer in list(self.on_commit):
+            observer(commit.id.decode(), landed)
+        return commit.id.decode()
+
+    def _mode_for(self, path: str) -> int:
+        try:
+            st = os.lstat(self.root / path)
+        except OSError:
+            return FILE_MODE
+        if stat_mod.S_ISLNK(st.st_mode):
+            return LINK_MODE
+        return EXEC_MODE if st.st_mode & 0o111 else FILE_MODE
+
+    def _apply(self, tree_id: bytes | None, changes: Mapping[str, tuple[int, bytes] | None],
+               objects: list[Blob | Tree | Commit]) -> bytes:
+        """The id of `tree_id` with `changes` applied; new trees are appended to `objects`."""
+        tree = self.repo[tree_id] if tree_id else Tree()
+        tree = Tree.from_raw_string(Tree.type_num, tree.as_raw_string()) if tree_id else tree  # a copy
+        by_dir: dict[str, dict[str, tuple[int, bytes] | None]] = {}
+        for path, entry in changes.items():
+            head, sep, rest = path.partition("/")
+            if sep:
+                by_dir.setdefault(head, {})[rest] = entry
+            elif entry is None:
+                if path.encode() in tree:
+                    del tree[path.encode()]
+            else:
+                tree[path.encode()] = entry
+        for name, sub_changes in by_dir.items():
+            key = name.encode()
+            existing = tree[key][1] if key in tree and tree[key][0] == TREE_MODE else None
+            sub_id = self._apply(existing, sub_changes, objects)
+            if sub_id == Tree().id:
+                if key in tree:
+                    del tree[key]
+            else:
+                tree[key] = (TREE_MODE, sub_id)
+        objects.append(tree)
+        return tree.id
+
+    def _land(self, parent: bytes | None, commit_id: bytes,
+              changes: Mapping[str, tuple[tuple[int, bytes] | None, bytes | None]]) -> None:
+        """Move the branch to `commit_id`, then bring the working tree and index along."""
+        txn = {"parent": parent.decode() if parent else None, "commit": commit_id.decode(),
+               "paths": sorted(changes), "time": time.time()}
+        self._txn_file.write_text(json.dumps(txn))
+        index_lock = self._take_index_lock()
+        try:
+            commit = self.repo[commit_id]
+            if not self.repo.refs.set_if_equals(b"HEAD", parent, commit_id, committer=commit.committer,
+                                                timestamp=commit.commit_time,
+                                                timezone=commit.commit_timezone,
+                                                message=b"commit: " + commit.message.split(b"\n", 1)[0]):
+                raise ConflictError("the wiki's branch moved during the commit; try again")
+            version, entries = self._index(parent)
+            for path, (entry, data) in changes.items():
+                key = path.encode("utf-8")
+                target = self.root / path
+                if entry is None:
+                    self._remove_file(target)
+                    entries.pop(key, None)
+                    continue
+                mode, sha = entry
+                st = self._write_file(target, data or b"", mode)
+                entries[key] = gitindex.make_entry(key, st, sha, mode)
+            self._save_index(index_lock, version, entries, commit_id)
+            index_lock = None
+        finally:
+            if index_lock is not None:
+                try:
+                    os.unlink(index_lock)
+                except FileNotFoundError:
+                    pass
+        self._txn_file.unlink(missing_ok=True)
+
+    def _take_index_lock(self, timeout: float = 10.0) -> Path:
+        path = self.git_dir / "index.lock"
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+                return path
+            except FileExistsError:
+                if time.monotonic() > deadline:
+                    raise ConflictError(
+                        f"{path} exists: a git command is running in the wiki, or one crashed "
+                        "(remove the file if no git command is running)") from None
+                time.sleep(0.01)
+
+    def _write_file(self, target: Path, data: bytes, mode: int) -> os.stat_result:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if mode == LINK_MODE:
+            target.unlink(missing_ok=True)
+            os.symlink(data.decode("utf-8", "surrogateescape"), target)
+            return os.lstat(target)
+        tmp = target.parent / f".{target.name}.wm-tmp-{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        if mode == EXEC_MODE:
+            os.chmod(tmp, 0o755)
+        os.replace(tmp, target)
+        return os.lstat(target)
+
+    def _remove_file(self, target: Path) -> None:
+        try:
+            target.unlink()
+        except FileNotFoundError:
+            pass
+        parent = target.parent
+        while parent != self.root:
+            try:
+                parent.rmdir()  # only when empty
+            except OSError:
+                break
+            parent = parent.parent
+
+    # The index as a mirror of HEAD ------------------------------------------------------
+
+    def _index(self, head: bytes | None) -> tuple[int, gitindex.Entries]:
+        """(version, entries) of the git index, mirroring `head`'s tree exactly.
+
+        If someone else moved HEAD (a `git commit` in the wiki, a merge), the entries are
+        rebuilt from the tree, keeping the stat data of those that still match. The parse
+        is cached while the index file is unchanged: a long-lived server pays it once.
+        """
+        path = self.git_dir / "index"
+        try:
+            st = os.stat(path)
+            key: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except FileNotFoundError:
+            key = None
+        cached = self._index_cache
+        if cached is not None and cached[0] == key and cached[1] == head:
+            return cached[2], dict(cached[3])
+        version, entries = gitindex.read_index(path)
+        recorded = self._index_head_file.read_text().strip() if self._index_head_file.exists() else ""
+        if head is None or recorded != head.decode():
+            fresh: gitindex.Entries = {}
+            if head is not None:
+                for rel, mode, sha in self._tree_files(self.repo[head].tree):  # type: ignore[attr-defined]
+                    name = rel.encode("utf-8", "surrogateescape")
+                    old = entries.get(name)
+                    fresh[name] = old if old is not None and gitindex.entry_sha(old) == sha \
+                        and gitindex.entry_mode(old) == mode else gitindex.empty_entry(name, sha, mode)
+            entries = fresh
+        self._index_cache = (key, head, version, entries)
+        return version, dict(entries)
+
+    def _save_index(self, lock_path: Path, version: int, entries: gitindex.Entries, head: bytes) -> None:
+        gitindex.write_index(lock_path, version, entries)
+        os.replace(lock_path, self.git_dir / "index")
+        self._index_head_file.write_text(head.decode())
+        st = os.stat(self.git_dir / "index")
+        self._index_cache = ((st.st_mtime_ns, st.st_size, st.st_ino), head, version, dict(entries))
+
+    # Hand edits ------------------------------------------------------------------------
+
+    def pending(self, paths: Iterable[str] | None = None, *, refresh: bool = False) -> dict[str, bytes | None]:
+        """Files a person changed in the working tree and did not commit (path -> bytes or
+        None if deleted): all of them, or only those among `paths`.
+
+        With `refresh` (writer lock held), files whose stat data changed but whose content
+        did not (a copy, a `touch`) get fresh index entries, as `git status` does, so the
+        next scan need not read them again.
+        """
+        head = self.head()
+        version, entries = self._index(head)
+        refreshed: gitindex.Entries = {}
+        changes: dict[str, bytes | None] = {}
+        if paths is None:
+            files: Iterable[tuple[str, str, os.stat_result]] = self._walk()
+            missing = set(entries)
+        else:
+            files, missing = [], set()
+            for rel in paths:
+                full = self.root / rel
+                try:
+                    files.append((rel, str(full), os.lstat(full)))  # type: ignore[union-attr]
+                except FileNotFoundError:
+                    missing.add(rel.encode("utf-8", "surrogateescape"))
+        for rel, full, st in files:
+            name = rel.encode("utf-8", "surrogateescape")
+            missing.discard(name)
+            entry = entries.get(name)
+            if entry is not None and gitindex.stat_matches(entry, st):
+                continue
+            if stat_mod.S_ISDIR(st.st_mode):
+                continue
+            if stat_mod.S_ISLNK(st.st_mode):
+                data = os.readlink(full).encode("utf-8", "surrogateescape")
+            else:
+                with open(full, "rb") as f:
+                    data = f.read()
+            if entry is not None and gitindex.entry_sha(entry) == blob_id(data):
+                refreshed[name] = gitindex.make_entry(name, st, gitindex.entry_sha(entry), gitindex.entry_mode(entry))
+                continue
+            changes[rel] = data
+        for name in missing:
+            rel = name.decode("utf-8", "surrogateescape")
+            if name in entries and not is_ignored(rel):
+                changes[rel] = None
+        if refresh and refreshed and head is not None:
+            entries.update(refreshed)
+            self._save_index(self._take_index_lock(), version, entries, head)
+        return changes
+
+    def _walk(self) -> Iterator[tuple[str, str, os.stat_result]]:
+        stack = [("", str(self.root))]
+        while stack:
+            prefix, directory = stack.pop()
+            try:
+                scanner = os.scandir(directory)
+            except OSError:
+                continue
+            with scanner:
+                for entry in scanner:
+                    if is_ignored_name(entry.name):
+                        continue  # ignored folders are never entered, so the name decides
+                    rel = prefix + entry.name
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((rel + "/", entry.path))
+                    else:
+                        yield rel, entry.path, entry.stat(follow_symlinks=False)
+
+    def commit_pending(self, author: Author | None = None, paths: Iterable[str] | None = None) -> str | None:
+        """Commit what a person edited by hand (all files, or those among `paths`) as their
+        edit (`edit: <path>`). None if there was nothing."""
+        with self.lock:
+            self._recover()
+            changes = self.pending(paths, refresh=True)
+            if not changes:
+                return None
+            names = sorted(changes)
+            subject = f"edit: {names[0]}" if len(names) == 1 else f"edit: {len(names)} files"
+            body = "" if len(names) == 1 else "\n".join(f"- {p}" for p in names)
+            return self.commit(changes, subject, author or Author.person(self.root), body=body,
+                               commit_hand_edits=False)
+
+    def _prepare(self, paths: Iterable[str]) -> None:
+        """Before a write: finish a crashed transaction, then commit a person's uncommitted
+        edits of the files about to be written, so that no word of theirs is overwritten."""
+        self.commit_pending(paths=list(paths))
+
+    def _recover(self) -> None:
+        """Finish the working tree of a commit whose writer was killed after it landed."""
+        if not self._txn_file.exists():
+            return
+        try:
+            txn = json.loads(self._txn_file.read_text())
+        except (OSError, ValueError):
+            txn = {}
+        # Lock files taken after the transaction record was written are the dead writer's.
+        for lock in (self.git_dir / "index.lock", self.git_dir / (BRANCH.decode() + ".lock")):
+            try:
+                if lock.stat().st_mtime >= float(txn.get("time", 0)) - 1:
+                    lock.unlink()
+            except FileNotFoundError:
+                pass
+        head = self.head()
+        if head is not None and txn.get("commit") == head.decode():
+            # The commit landed; its files and index entries may not have. `index-head` still
+            # names the parent, so the entries are rebuilt from HEAD's tree.
+            version, entries = self._index(head)
+            for path in txn.get("paths", []):
+                key = path.encode("utf-8")
+                entry = self._tree_entry(self.repo[head].tree, path)  # type: ignore[attr-defined]
+                if entry is None:
+                    self._remove_file(self.root / path)
+                    entries.pop(key, None)
+                else:
+                    mode, sha = entry
+                    st = self._write_file(self.root / path, self.repo[sha].as_raw_string(), mode)  # type: ignore[union-attr]
+                    entries[key] = gitindex.make_entry(key, st, sha, mode)
+            self._save_index(self._take_index_lock(), version, entries, head)
+        self._txn_file.unlink(missing_ok=True)
+
+    # History ----------------------------------------------------------------------------
+
+    def _changed(self, old_tree: bytes | None, new_tree: bytes | None) -> list[tuple[str, bytes | None, bytes | None]]:
+        """(path, old blob, new blob) for every file that differs between two trees."""
+        out = []
+        for change in self.repo.object_store.tree_changes(old_tree, new_tree):
+            old_path, new_path = change[0]
+            old_sha, new_sha = change[2]
+            if old_path and new_path and old_path != new_path:
+                out.append((old_path.decode("utf-8", "replace"), old_sha, None))
+                out.append((new_path.decode("utf-8", "replace"), None, new_sha))
+            else:
+                path = (new_path or old_path).decode("utf-8", "replace")
+                out.append((path, old_sha, new_sha))
+        return out
+
+    def _info(self, commit: Commit, with_paths: bool = True) -> CommitInfo:
+        author = commit.author.decode("utf-8", "replace")
+        name, _, email = author.partition(" <")
+        message = commit.message.decode("utf-8", "replace")
+        paths: tuple[str, ...] = ()
+        if with_paths:
+            parent_tree = self.repo[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
+            paths = tuple(p for p, _, _ in self._changed(parent_tree, commit.tree))
+        when = datetime.fromtimestamp(commit.author_time, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return CommitInfo(commit.id.decode(), name, email.rstrip(">"), when, message.rstrip("\n"),
+                          _parse_trailers(message), paths)
+
+    def log(self, path: str | None = None, n: int | None = 20, *, rev: str | None = None) -> list[CommitInfo]:
+        """Commits, newest first: of the whole wiki, or of one page following its renames."""
+        start = self._commit_obj(rev)
+        if start is None:
+            return []
+        if path is None:
+            walker = self.repo.get_walker(include=[start.id], max_entries=n)
+            return [self._info(entry.commit) for entry in walker]
+        path = normalize_path(path)
+        walker = self.repo.get_walker(include=[start.id], paths=[path.encode("utf-8")], follow=True,
+                                      max_entries=n)
+        return [self._info(entry.commit) for entry in walker]
+
+    def diff(self, rev_a: str | None = None, rev_b: str | None = None, path: str | None = None) -> str:
+        """A unified diff: no revision = uncommitted hand edits; one = since it; two = between."""
+        from io import BytesIO
+
+        from dulwich.patch import write_blob_diff, write_tree_diff
+
+        out = BytesIO()
+        wanted = normalize_path(path, page=False) if path else None
+        if rev_a is None:
+            head = self.head()
+            for rel, data in sorted(self.pending().items()):
+                if wanted and rel != wanted:
+                    continue
+                old_sha = self.blob_at(rel) if head else None
+                old = self.repo[old_sha] if old_sha else None
+                new = Blob.from_string(data) if data is not None else None
+                write_blob_diff(out, (rel.encode(), FILE_MODE if old else None, old),  # type: ignore[arg-type]
+                                (rel.encode(), FILE_MODE if new else None, new))  # type: ignore[arg-type]
+            return out.getvalue().decode("utf-8", "replace")
+        a = self._commit_obj(rev_a)
+        b = self._commit_obj(rev_b)
+        if a is None or b is None:
+            return ""
+        if wanted is None:
+            write_tree_diff(out, self.repo.object_store, a.tree, b.tree)
+        else:
+            old_sha, new_sha = self.blob_at(wanted, a.id), self.blob_at(wanted, b.id)
+            old = self.repo[old_sha] if old_sha else None
+            new = self.repo[new_sha] if new_sha else None
+            write_blob_diff(out, (wanted.encode(), FILE_MODE if old else None, old),  # type: ignore[arg-type]
+                            (wanted.encode(), FILE_MODE if new else None, new))  # type: ignore[arg-type]
+        return out.getvalue().decode("utf-8", "replace")
+
+    def close(self) -> None:
+        self.repo.close()
+
+
+def page_type_counts(store: Store) -> dict[str, int]:
+    """Pages per type, by folder (fast: no page is parsed)."""
+    counts: dict[str, int] = {}
+    for path, _ in store.page_files():
+        page_type = type_from_path(path) or "other"
+        counts[page_type] = counts.get(page_type, 0) + 1
+    return counts
+
