@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
+# The workplace's shared folder (models, LoCoMo, transcripts) sits beside the checkout, or
+# beside a folder of checkouts (git worktrees); never copied into the repository.
+SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "models").is_dir()), REPO.parent / "shared")
 DEFAULT_MODEL = SHARED / "models" / "all-MiniLM-L6-v2"
 
 
