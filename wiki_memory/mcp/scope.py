@@ -1,0 +1,149 @@
+"""Which project a call reaches, and who is calling, without hidden state.
+
+A call's project comes from, in order:
+
+1. the tool's explicit `project` argument: a directory (absolute path) or the id or name of
+   an existing project;
+2. the server's own project: `wiki-memory --project DIR serve` (or `WIKI_MEMORY_PROJECT`),
+   `WIKI_MEMORY_STORE`, `CLAUDE_PROJECT_DIR`, else the directory the server was started in,
+   unless that is the home directory or `/` (where Claude Desktop and other apps start
+   their servers: that is no project);
+3. the client's MCP roots (the first `file://` root that is a directory).
+
+Nothing a call does changes what another call resolves to: there is no "current project"
+to switch, only these inputs, read afresh for each call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+from urllib.parse import unquote, urlparse
+
+from wiki_memory.config import Project, home, resolve_project
+from wiki_memory.errors import NotFoundError
+
+NO_PROJECT = ("no project for this call: pass `project` (the project's directory, an absolute path), "
+              "or start the server in the project's directory (or with `wiki-memory --project DIR serve`)")
+
+
+def server_project_dir(explicit: str | None = None, cwd: Path | None = None,
+                       env: Mapping[str, str] | None = None) -> Path | None:
+    """The directory whose project the server serves by default, or None."""
+    env = os.environ if env is None else env
+    if explicit:
+        return Path(explicit).expanduser().absolute()
+    if env.get("WIKI_MEMORY_PROJECT"):
+        return Path(env["WIKI_MEMORY_PROJECT"]).expanduser().absolute()
+    if env.get("CLAUDE_PROJECT_DIR") and Path(env["CLAUDE_PROJECT_DIR"]).is_dir():
+        return Path(env["CLAUDE_PROJECT_DIR"]).absolute()
+    here = (cwd or Path.cwd()).absolute()
+    if env.get("WIKI_MEMORY_STORE"):
+        return here  # the store wins whatever the directory; resolve_project knows
+    # Trigger: desktop apps (Claude Desktop, VS Code's server host) spawn servers in / or ~.
+    # Why: a memory for the whole home directory is never what the person meant.
+    if here.resolve() in (Path.home().resolve(), Path(here.anchor)):
+        return None
+    return here
+
+
+def project_from_argument(value: str, env: Mapping[str, str] | None = None) -> Project:
+    """The project an explicit `project` argument names: a directory, or a project's id or name."""
+    value = value.strip()
+    if not value:
+        raise NotFoundError("`project` is empty: give the project's directory (absolute path) or its id")
+    path = Path(value).expanduser()
+    if path.is_absolute():
+        if path.is_dir():
+            return resolve_project(path, env)
+        raise NotFoundError(f"project directory {value} does not exist")
+    projects = home(env) / "projects"
+    if (projects / value / "project.json").is_file() and "/" not in value:
+        return _load_project(projects / value)
+    named = [d for d in _project_dirs(projects) if _read_info(d).get("name") == value]
+    if len(named) == 1:
+        return _load_project(named[0])
+    if len(named) > 1:
+        ids = ", ".join(sorted(d.name for d in named))
+        raise NotFoundError(f"{len(named)} projects are named {value!r} ({ids}); give the id or the directory")
+    raise NotFoundError(f"unknown project {value!r}: give the project's directory (an absolute path) or the "
+                        "id of an existing project (`wiki-memory path --json` shows it)")
+
+
+def project_from_roots(uris: Iterable[str], env: Mapping[str, str] | None = None) -> Project | None:
+    """The project of the first `file://` root that is a directory."""
+    for uri in uris:
+        parsed = urlparse(str(uri))
+        if parsed.scheme != "file":
+            continue
+        path = Path(unquote(parsed.path))
+        if path.is_dir():
+            return resolve_project(path, env)
+    return None
+
+
+def _project_dirs(projects: Path) -> list[Path]:
+    try:
+        return [d for d in projects.iterdir() if (d / "project.json").is_file()]
+    except FileNotFoundError:
+        return []
+
+
+def _read_info(project_home: Path) -> dict[str, object]:
+    try:
+        data = json.loads((project_home / "project.json").read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _load_project(project_home: Path) -> Project:
+    info = _read_info(project_home)
+    root = info.get("root")
+    return Project(id=project_home.name, name=str(info.get("name") or project_home.name), home=project_home,
+                   wiki=Path(str(info.get("wiki") or project_home / "wiki")),
+                   root=Path(str(root)) if root else None, identity=str(info.get("identity") or ""))
+
+
+# Who is calling ------------------------------------------------------------------------
+
+# MCP client names (initialize's clientInfo.name) of the agents wiki-memory knows.
+_CLIENT_AGENTS = (("claude-code", "claude-code"), ("claude code", "claude-code"), ("codex", "codex"),
+                  ("gemini", "gemini"), ("cursor", "cursor"))
+
+
+def agent_from_client(name: str | None) -> str | None:
+    """`claude-code`, `codex`, `gemini` or `cursor` for their MCP clients, else a slug of the
+    client's own name (`Visual Studio Code` -> `visual-studio-code`), or None."""
+    if not name or not name.strip():
+        return None
+    lowered = name.strip().lower()
+    for needle, agent in _CLIENT_AGENTS:
+        if needle in lowered:
+            return agent
+    from wiki_memory.pages import slugify
+
+    return slugify(lowered, max_length=40)
+
+
+# Environment variables an agent may set for the servers it spawns, naming its session.
+SESSION_ENV = ("WIKI_MEMORY_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "CODEX_SESSION_ID", "GEMINI_SESSION_ID",
+               "CURSOR_CONVERSATION_ID")
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The agent and session a write is attributed to (`Agent:` and `Session-Id:` trailers)."""
+
+    agent: str | None = None
+    session_id: str | None = None
+
+    @property
+    def source(self) -> str | None:
+        """`claude-code:2624e4c8`: the page's `sources` entry for what this caller writes."""
+        if not self.agent:
+            return None
+        return f"{self.agent}:{self.session_id[:8]}" if self.session_id else self.agent

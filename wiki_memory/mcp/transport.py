@@ -1,0 +1,142 @@
+"""Running the server: over stdio (what agents spawn), or over streamable HTTP at `/mcp` with
+`GET /health`, loopback-only unless a bearer token guards it."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import socket
+import sys
+from typing import Any, Awaitable, Callable
+
+from wiki_memory.errors import WikiMemoryError
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+MIN_TOKEN_LENGTH = 16
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+def serve_stdio(server: Any) -> None:
+    """Serve one client on stdin/stdout until it closes the pipe."""
+    import anyio
+
+    try:
+        anyio.run(server.run_stdio_async)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+
+
+def is_loopback(host: str) -> bool:
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to anything
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse to serve memory beyond this machine without a token."""
+    if token is not None and not token.strip():
+        raise WikiMemoryError("the token is empty; give a long random one (or none, on 127.0.0.1)")
+    if not token and not is_loopback(host):
+        raise WikiMemoryError(
+            f"refusing to serve on {host} without a token: anyone who can reach it could read and change "
+            "the memory. Give --token (or WIKI_MEMORY_TOKEN), e.g. "
+            "`--token \"$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')\"`, "
+            "or serve on 127.0.0.1")
+
+
+class BearerGate:
+    """ASGI middleware: every HTTP request but `GET /health` needs `Authorization: Bearer <token>`
+    (401 otherwise), compared in constant time."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]], token: str | None):
+        self.app = app
+        self.token = token.encode("utf-8") if token else None
+
+    def allowed(self, scope: Scope) -> bool:
+        if self.token is None or scope.get("path") == "/health":
+            return True
+        header = next((v for k, v in scope.get("headers", ()) if k.lower() == b"authorization"), b"")
+        scheme, _, given = header.strip().partition(b" ")
+        # compare_digest on bytes of any length; a wrong scheme compares an empty value.
+        ok = hmac.compare_digest(given.strip() if scheme.lower() == b"bearer" else b"", self.token)
+        return ok
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self.allowed(scope):
+            body = json.dumps({"error": "unauthorized",
+                               "message": "this wiki-memory server needs Authorization: Bearer <token>"}).encode()
+            await send({"type": "http.response.start", "status": 401,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(body)).encode()),
+                                    (b"www-authenticate", b'Bearer realm="wiki-memory"')]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+
+def http_app(server: Any, *, host: str = DEFAULT_HOST, token: str | None = None) -> Any:
+    """The ASGI app: the MCP endpoint at `/mcp`, `GET /health`, the bearer gate around both."""
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+
+    from wiki_memory import __version__
+
+    @server.custom_route("/health", methods=["GET"], include_in_schema=False)
+    async def health(request: Request) -> JSONResponse:
+        # Unauthenticated by design (load balancers, `curl`), so it says nothing about the memory.
+        return JSONResponse({"status": "ok", "server": "wiki-memory", "version": __version__})
+
+    app = server.streamable_http_app(host=host, streamable_http_path="/mcp")
+    return BearerGate(app, token)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on (host, port); port 0 picks a free one."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as e:
+        raise WikiMemoryError(f"cannot serve on {host}: {e.strerror}") from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as e:
+        sock.close()
+        raise WikiMemoryError(f"cannot serve on {host}:{port}: {e.strerror}") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve_http(server: Any, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
+               announce: Callable[[str], None] | None = None) -> None:
+    """Serve streamable HTTP until interrupted. Refuses a non-loopback host without a token."""
+    import uvicorn
+
+    check_bind(host, token)
+    if token and len(token) < MIN_TOKEN_LENGTH:
+        print(f"wiki-memory: warning: the token is {len(token)} characters; use {MIN_TOKEN_LENGTH} or more "
+              "random ones", file=sys.stderr)
+    app = http_app(server, host=host, token=token)
+    sock = bind(host, port)
+    bound = sock.getsockname()[1]
+    shown = f"[{host.strip('[]')}]" if ":" in host.strip("[]") else host
+    (announce or (lambda line: print(line, file=sys.stderr, flush=True)))(
+        f"wiki-memory: serving MCP at http://{shown}:{bound}/mcp (health: /health)"
+        + (", bearer token required" if token else ""))
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+        server.close()
