@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from wiki_memory.errors import WikiMemoryError
+
 START = "<!-- wiki-memory:start -->"
 END = "<!-- wiki-memory:end -->"
 
@@ -75,6 +77,8 @@ def plan(path: Path, remove: bool = False) -> Change:
         old = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         old = None
+    except (OSError, UnicodeDecodeError) as e:
+        raise WikiMemoryError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
     if remove:
         if old is None or not _BLOCK.search(old):
             return Change(path, "unchanged", old)

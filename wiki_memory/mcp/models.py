@@ -72,17 +72,24 @@ class PageOutput(BaseModel):
     created: str | None
     updated: str | None
     sources: list[str]
-    meta: dict[str, Any] = Field(description="The whole front matter, unknown keys included.")
+    extra: dict[str, Any] = Field(default_factory=dict, description="Other front-matter keys (superseded_by, ...).")
     body: str
     rev: str | None = Field(None, description="The commit the page was read at; null means the latest.")
     links: list[LinkOut] = Field(default_factory=list)
     backlinks: list[LinkOut] = Field(default_factory=list)
     note: str | None = None
 
+    def front_matter(self) -> dict[str, Any]:
+        """The front matter in the usual order (what the page file says)."""
+        core = {"id": self.id, "title": self.title, "type": self.type, "tags": self.tags, "status": self.status,
+                "created": self.created, "updated": self.updated, "sources": self.sources}
+        return {**{k: v for k, v in core.items() if v is not None}, **self.extra}
+
     def render(self) -> str:
         from wiki_memory.pages import Page, render_page
 
-        rendered = render_page(Page(self.path, self.meta, self.body, has_front_matter=bool(self.meta)))
+        rendered = render_page(Page(self.path, self.front_matter(), self.body, has_front_matter=self.id is not None
+                                    or bool(self.extra)))
         parts = [f"{self.path}" + (f" at {self.rev[:8]}" if self.rev else "") + f" ({self.project.name})", "",
                  rendered.rstrip("\n")]
         if self.links:

@@ -9,13 +9,15 @@ can fix come back as tool errors with one clear message; nothing is written.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import os
 from typing import Annotated, Any, Callable, Literal
 
 from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve, UserMessage
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from wiki_memory import __version__
@@ -146,6 +148,18 @@ class MemoryServer(MCPServer):
         except OSError as e:
             raise ToolError(f"{type(e).__name__}: {e}") from e
 
+    def tool_from(self, annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """`@server.tool_from(READ_ONLY)`: register a tool whose description is its docstring,
+        reflowed (a model reads it; the source's indentation and line breaks are noise)."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            paragraphs = inspect.cleandoc(fn.__doc__ or "").split("\n\n")
+            description = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+            self.add_tool(fn, description=description, annotations=annotations)
+            return fn
+
+        return register
+
     def close(self) -> None:
         self.workspaces.close()
 
@@ -155,7 +169,7 @@ def build_server(*, project_dir: str | None = None, agent: str | None = None, se
     """The wiki-memory MCP server, ready for `run_stdio_async` or the HTTP app."""
     server = MemoryServer(project_dir=project_dir, agent=agent, session_id=session_id, env=env)
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool_from(READ_ONLY)
     async def search(
         query: Annotated[str, Field(description="What you are looking for: a question, an error message, an "
                                                 "identifier or file name, or a few keywords.")],
@@ -174,7 +188,7 @@ def build_server(*, project_dir: str | None = None, agent: str | None = None, se
         path for the whole page."""
         return _result(await server.run_on(project, roots, service.search, query, k, type, tag, max_chars))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool_from(READ_ONLY)
     async def read(
         page: PageArg, roots: Roots, ctx: Context,
         rev: Annotated[str | None, Field(description="Show the page as it was at this revision: a commit id "
@@ -185,7 +199,7 @@ def build_server(*, project_dir: str | None = None, agent: str | None = None, se
         Markdown body, the pages it links to and the pages that link to it."""
         return _result(await server.run_on(project, roots, service.read, page, rev))
 
-    @server.tool(annotations=WRITES)
+    @server.tool_from(WRITES)
     async def write(
         title: Annotated[str, Field(description="A title that says the point (\"JWT refresh must happen before "
                                                 "the retry\"); it names the file.")],
@@ -210,7 +224,7 @@ def build_server(*, project_dir: str | None = None, agent: str | None = None, se
         return _result(await server.run_on(project, roots, service.write, server.caller(ctx), title, body, type,
                                            tags, path))
 
-    @server.tool(annotations=WRITES)
+    @server.tool_from(WRITES)
     async def edit(
         page: PageArg,
         operation: Annotated[Literal["append", "replace_section", "find_replace", "set_status"], Field(
@@ -239,7 +253,7 @@ def build_server(*, project_dir: str | None = None, agent: str | None = None, se
         return _result(await server.run_on(project, roots, service.edit, server.caller(ctx), page, operation,
                                            text, heading, find, replace, expected_count, status, superseded_by))
 
-    @server.tool(annotations=DELETES)
+    @server.tool_from(DELETES)
     async def delete(page: PageArg, roots: Roots, ctx: Context,
                      project: ProjectArg = None) -> Annotated[CallToolResult, DeleteOutput]:
         """Delete a memory page that is wrong or useless (one git commit; it stays in git history, and
@@ -247,7 +261,7 @@ def build_server(*, project_dir: str | None = None, agent: str | None = None, se
         set_status superseded."""
         return _result(await server.run_on(project, roots, service.delete, server.caller(ctx), page))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool_from(READ_ONLY)
     async def recent(
         roots: Roots, ctx: Context,
         n: Annotated[int, Field(ge=1, le=100, description="How many pages.")] = 10,
@@ -259,7 +273,7 @@ def build_server(*, project_dir: str | None = None, agent: str | None = None, se
         lately."""
         return _result(await server.run_on(project, roots, service.recent, n, type))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool_from(READ_ONLY)
     async def history(
         roots: Roots, ctx: Context,
         page: Annotated[str | None, Field(description="One page (path, title or id; a deleted page by its "
@@ -271,14 +285,14 @@ def build_server(*, project_dir: str | None = None, agent: str | None = None, se
         times, messages and session ids. `read` with `rev` set to a commit id shows a page as it was then."""
         return _result(await server.run_on(project, roots, service.history, page, n))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool_from(READ_ONLY)
     async def links(page: PageArg, roots: Roots, ctx: Context,
                     project: ProjectArg = None) -> Annotated[CallToolResult, LinksOutput]:
         """The pages a memory page links to ([[...]] links, resolved to paths; null when no such page exists
         yet) and the pages that link to it."""
         return _result(await server.run_on(project, roots, service.links, page))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool_from(READ_ONLY)
     async def handoff(roots: Roots, ctx: Context,
                       project: ProjectArg = None) -> Annotated[CallToolResult, HandoffOutput]:
         """What the next session in this project will be told when it starts: the newest handoff(s) from
@@ -286,7 +300,7 @@ def build_server(*, project_dir: str | None = None, agent: str | None = None, se
         memory. Call it first thing in a session if you were not given it already."""
         return _result(await server.run_on(project, roots, service.handoff))
 
-    @server.tool(annotations=WRITES)
+    @server.tool_from(WRITES)
     async def handoff_write(
         summary: Annotated[str, Field(description="The goal and where things stand, in a few sentences.")],
         roots: Roots, ctx: Context,
@@ -310,17 +324,20 @@ def build_server(*, project_dir: str | None = None, agent: str | None = None, se
         try:
             ws = server.workspaces.get(server.project_for(project))
             return await asyncio.wrap_future(ws.submit(service.page_text, path))
+        except NotFoundError as e:
+            raise ResourceNotFoundError(str(e)) from e
         except WikiMemoryError as e:
-            from mcp.server.mcpserver.exceptions import ResourceError
-
             raise ResourceError(str(e)) from e
 
     @server.prompt(name="resume", title="Resume from the last handoff",
                    description="Start a session from where the last one in this project stopped: its handoff "
                                "(goal, done, failed approaches, open items).")
     async def resume(project: str | None = None) -> list[UserMessage]:
-        ws = server.workspaces.get(server.project_for(project))
-        out: HandoffOutput = await asyncio.wrap_future(ws.submit(service.handoff))
+        try:
+            ws = server.workspaces.get(server.project_for(project))
+            out: HandoffOutput = await asyncio.wrap_future(ws.submit(service.handoff))
+        except WikiMemoryError as e:
+            raise MCPError(code=INVALID_PARAMS, message=str(e)) from e
         if not out.text:
             text = (f"There is no handoff yet in project {out.project.name}: no earlier session left one. "
                     "Search the project's memory (`search`) for the task at hand before starting.")

@@ -203,11 +203,14 @@ def _find(store: Any, ref: str, rev: str | None = None) -> str:
     return store.find(ref, rev)
 
 
-def _page_output(ws: Workspace, page: Any, rev: str | None = None, **extra: Any) -> PageOutput:
+def _page_output(ws: Workspace, page: Any, rev: str | None = None, **fields: Any) -> PageOutput:
+    from wiki_memory.pages import CORE_KEYS
+
     return PageOutput(project=ws.ref, path=page.path, id=page.id, title=page.title, type=page.type,
                       tags=list(page.tags), status=page.status, created=page.created, updated=page.updated,
-                      sources=list(page.sources), meta=_jsonable(dict(page.meta)), body=page.body, rev=rev,
-                      **extra)
+                      sources=list(page.sources), body=page.body, rev=rev,
+                      extra=_jsonable({k: v for k, v in page.meta.items() if k not in CORE_KEYS}),
+                      **fields)
 
 
 def _jsonable(value: Any) -> Any:

@@ -1,0 +1,388 @@
+"""The MCP server through the SDK's own client, in process: tools, errors, scoping, resources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp_types import Implementation, ListRootsResult, Root
+
+from conftest import git
+from mcp_helpers import PAGE_TOOLS, call, fail, run
+from wiki_memory.config import resolve_project
+from wiki_memory.mcp.scope import SESSION_ENV
+from wiki_memory.mcp.server import build_server
+
+CLAUDE = Implementation(name="claude-code", version="2.1.197")
+
+
+@pytest.fixture(autouse=True)
+def no_agent_session(monkeypatch):
+    for var in (*SESSION_ENV, "WIKI_MEMORY_AGENT"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def server(code_repo):
+    srv = build_server(project_dir=str(code_repo))
+    yield srv
+    srv.close()
+
+
+def wiki(repo: Path) -> Path:
+    return resolve_project(repo).wiki
+
+
+def head(repo: Path) -> str:
+    return git(wiki(repo), "rev-parse", "HEAD").strip()
+
+
+def test_tools_are_listed_with_descriptions_and_schemas(server):
+    async def body():
+        async with Client(server) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == PAGE_TOOLS
+            for tool in tools.values():
+                # An agent picks a tool by its description alone; the source's indentation is gone.
+                assert len(tool.description) > 80 and "\n        " not in tool.description, tool.name
+                assert tool.output_schema and tool.output_schema["type"] == "object", tool.name
+                assert "project" in tool.input_schema["properties"], tool.name
+                assert "roots" not in tool.input_schema["properties"], tool.name
+            types = tools["write"].input_schema["properties"]["type"]["enum"]
+            assert "gotcha" in types and "handoff" not in types
+            assert tools["search"].annotations.read_only_hint is True
+            assert tools["delete"].annotations.destructive_hint is True
+
+    run(body)
+
+
+def test_write_read_history_recent(server, code_repo, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "2624e4c8-aaaa-bbbb")
+    srv = build_server(project_dir=str(code_repo))  # the session comes from the server's environment
+
+    async def body():
+        async with Client(srv, client_info=CLAUDE) as client:
+            written = await call(client, "write", title="JWT refresh must happen before the retry", type="gotcha",
+                                 body="**Symptom**: login test fails one run in ten with 401.\n\n## Fix\n\n"
+                                      "Refresh before the retry. See [[Retry policy]].", tags=["auth", "flaky"])
+            assert written["path"] == "gotchas/jwt-refresh-must-happen-before-the-retry.md"
+            assert written["created"] and written["changed"] and len(written["commit"]) == 40
+            assert written["project"]["root"] == str(code_repo.resolve())
+            page = await call(client, "read", page="JWT refresh must happen before the retry")
+            assert page["path"] == written["path"] and page["id"] == written["id"]
+            assert page["tags"] == ["auth", "flaky"] and page["type"] == "gotcha"
+            assert "Refresh before the retry." in page["body"]
+            assert page["sources"] == ["claude-code:2624e4c8"]
+            assert (await call(client, "read", page=written["id"]))["path"] == written["path"]
+            # An update by title keeps the id and the tags it was not given.
+            again = await call(client, "write", title="JWT refresh must happen before the retry", type="gotcha",
+                               body="Refresh first, then retry.")
+            assert not again["created"] and again["id"] == written["id"]
+            page = await call(client, "read", page=written["path"])
+            assert page["tags"] == ["auth", "flaky"] and page["body"].strip().endswith("Refresh first, then retry.")
+            unchanged = await call(client, "write", title="JWT refresh must happen before the retry", type="gotcha",
+                                   body="Refresh first, then retry.")
+            assert unchanged["commit"] is None and not unchanged["changed"]
+            history = await call(client, "history", page=written["path"])
+            assert [c["id"] for c in history["commits"]] == [again["commit"], written["commit"]]
+            assert history["commits"][0]["trailers"] == {"Session-Id": "2624e4c8-aaaa-bbbb", "Agent": "claude-code"}
+            old = await call(client, "read", page=written["path"], rev=written["commit"])
+            assert "Refresh before the retry." in old["body"] and old["rev"] == written["commit"]
+            await call(client, "write", title="Retry policy", type="decision", body="Retry twice, then fail.")
+            recent = await call(client, "recent")
+            assert [p["path"] for p in recent["pages"]] == ["decisions/retry-policy.md", written["path"]]
+            assert [p["path"] for p in (await call(client, "recent", type="gotcha"))["pages"]] == [written["path"]]
+            assert recent["pages"][0]["author"] == "claude-code"
+
+    run(body)
+    log = git(wiki(code_repo), "log", "--format=%an|%ae|%s|%(trailers:key=Session-Id,valueonly,separator=)")
+    assert log.splitlines()[0] == "claude-code|claude-code@wiki-memory|remember: decisions/retry-policy|2624e4c8-aaaa-bbbb"
+    assert git(wiki(code_repo), "status", "--porcelain") == ""
+    git(wiki(code_repo), "fsck", "--strict")
+
+
+def test_readable_text_names_what_happened(server):
+    async def body():
+        async with Client(server) as client:
+            result = await client.call_tool("write", {"title": "Use uv", "type": "preference", "body": "Not pip."})
+            assert result.content[0].text.startswith("created preferences/use-uv.md: commit ")
+            result = await client.call_tool("read", {"page": "Use uv"})
+            text = result.content[0].text
+            assert "title: Use uv" in text and "Not pip." in text
+            result = await client.call_tool("history", {})
+            assert "remember: preferences/use-uv" in result.content[0].text
+
+    run(body)
+
+
+def test_edit_operations(server, code_repo):
+    page_body = "Intro line.\n\n## Symptom\n\nTests hang.\n\n## Fix\n\nOld fix.\n\n### Detail\n\nx = 1\n\n## Links\n\nNone."
+
+    async def body():
+        async with Client(server) as client:
+            path = (await call(client, "write", title="Celery eager mode", type="gotcha", body=page_body))["path"]
+            out = await call(client, "edit", page=path, operation="append", text="Seen on CI too.", heading="Symptom")
+            assert out["operation"] == "append" and out["changed"]
+            await call(client, "edit", page=path, operation="append", text="Last words.")
+            await call(client, "edit", page=path, operation="replace_section", heading="## Fix",
+                       text="Set CELERY_TASK_ALWAYS_EAGER=False.")
+            out = await call(client, "edit", page=path, operation="find_replace", find="Tests hang", replace="Tests hang forever")
+            assert out["replaced"] == 1
+            text = (await call(client, "read", page=path))["body"]
+            assert text == ("# Celery eager mode\n\nIntro line.\n\n## Symptom\n\nTests hang forever.\n\nSeen on CI too.\n\n"
+                            "## Fix\n\nSet CELERY_TASK_ALWAYS_EAGER=False.\n\n## Links\n\nNone.\n\nLast words.\n")
+            await call(client, "write", title="Celery tasks run eagerly only in unit tests", type="decision",
+                       body="Because of the broker timeouts.")
+            out = await call(client, "edit", page=path, operation="set_status", status="superseded",
+                             superseded_by="Celery tasks run eagerly only in unit tests")
+            page = await call(client, "read", page=path)
+            assert page["status"] == "superseded"
+            assert page["extra"]["superseded_by"] == "decisions/celery-tasks-run-eagerly-only-in-unit-tests.md"
+
+            before = head(code_repo)
+            message = await fail(client, "edit", page=path, operation="find_replace", find="e", replace="E")
+            assert "expected 1" in message and "occurrences" in message
+            message = await fail(client, "edit", page=path, operation="find_replace", find="no such text", replace="x")
+            assert "does not contain" in message
+            message = await fail(client, "edit", page=path, operation="replace_section", heading="Nope", text="x")
+            assert "no section headed 'Nope'" in message and "'Symptom'" in message
+            message = await fail(client, "edit", page=path, operation="append", text="   ")
+            assert "`text` is empty" in message
+            message = await fail(client, "edit", page=path, operation="set_status", status="superseded")
+            assert "superseded_by" in message
+            message = await fail(client, "edit", page=path, operation="replace_section", heading="Celery eager mode",
+                                 text="")
+            assert "empty" in message
+            assert head(code_repo) == before  # refused edits write nothing
+
+    run(body)
+
+
+def test_find_replace_with_the_expected_count(server):
+    async def body():
+        async with Client(server) as client:
+            path = (await call(client, "write", title="Ports", type="fact", body="api 8000, worker 8000, db 5432"))["path"]
+            message = await fail(client, "edit", page=path, operation="find_replace", find="8000", replace="8080")
+            assert "found 2 occurrences" in message and "expected_count=2" in message
+            out = await call(client, "edit", page=path, operation="find_replace", find="8000", replace="8080",
+                             expected_count=2)
+            assert out["replaced"] == 2
+            assert "api 8080, worker 8080, db 5432" in (await call(client, "read", page=path))["body"]
+
+    run(body)
+
+
+def test_a_persons_uncommitted_edit_is_kept_and_committed_first(server, code_repo):
+    async def body():
+        async with Client(server) as client:
+            path = (await call(client, "write", title="Deploy", type="procedure", body="1. Build.\n2. Push."))["path"]
+            file = wiki(code_repo) / path
+            file.write_text(file.read_text().replace("2. Push.", "2. Push.\n3. Tag the release."))
+            read = await call(client, "read", page=path)
+            assert "3. Tag the release." not in read["body"] and "not committed it yet" in read["note"]
+            await call(client, "edit", page=path, operation="append", text="4. Announce it.")
+            body_now = (await call(client, "read", page=path))["body"]
+            assert "3. Tag the release.\n\n4. Announce it." in body_now
+
+    run(body)
+    authors = git(wiki(code_repo), "log", "--format=%an: %s", "-3").splitlines()
+    assert authors[0] == "mcp: update: procedures/deploy (append)"
+    assert authors[1] == "Test Person: edit: procedures/deploy.md"
+
+
+def test_delete_keeps_history(server, code_repo):
+    async def body():
+        async with Client(server) as client:
+            path = (await call(client, "write", title="Old idea", type="note", body="Maybe."))["path"]
+            out = await call(client, "delete", page="Old idea")
+            assert out["path"] == path
+            assert "no page" in await fail(client, "read", page=path)
+            history = await call(client, "history", page=path)
+            assert [c["subject"] for c in history["commits"]] == ["forget: notes/old-idea", "remember: notes/old-idea"]
+            assert (await call(client, "recent"))["pages"] == []
+
+    run(body)
+    assert not (wiki(code_repo) / "notes" / "old-idea.md").exists()
+
+
+@pytest.mark.parametrize("tool,arguments,expected", [
+    ("read", {"page": "No such page"}, "no page with path, title or id 'No such page'"),
+    ("read", {"page": "../outside.md"}, "may not leave the wiki"),
+    ("read", {"page": "/etc/passwd.md"}, "relative to the wiki"),
+    ("write", {"title": "X", "type": "note", "body": "y", "path": "../../escape.md"}, "may not leave the wiki"),
+    ("write", {"title": "X", "type": "note", "body": "y", "path": ".git/config.md"}, ".git folder"),
+    ("write", {"title": "X", "type": "note", "body": ""}, "`body` is empty"),
+    ("write", {"title": "X", "type": "note", "body": " \n\t"}, "`body` is empty"),
+    ("write", {"title": "", "type": "note", "body": "y"}, "`title` is empty"),
+    ("write", {"title": "X", "type": "bogus", "body": "y"}, "invalid arguments for write: `type`"),
+    ("write", {"title": "X", "type": "handoff", "body": "y"}, "invalid arguments for write: `type`"),
+    ("write", {"title": "X", "body": "y"}, "invalid arguments for write: `type`: Field required"),
+    ("write", {"title": "X", "type": "note", "body": "y", "tags": "not-a-list"}, "`tags`"),
+    ("write", {"title": "X", "type": "note", "body": "y", "tags": [""]}, "tags may not be empty"),
+    ("search", {"query": "x", "k": "many"}, "invalid arguments for search: `k`"),
+    ("search", {"query": "x", "k": 0}, "`k`"),
+    ("edit", {"page": "X", "operation": "rewrite"}, "invalid arguments for edit: `operation`"),
+    ("history", {"n": -3}, "`n`"),
+    ("read", {"page": "x", "project": "no-such-project"}, "unknown project 'no-such-project'"),
+    ("read", {"page": "x", "project": "/no/such/dir"}, "does not exist"),
+])
+def test_bad_input_is_a_clear_tool_error_and_writes_nothing(server, code_repo, tool, arguments, expected):
+    async def body():
+        async with Client(server) as client:
+            await call(client, "write", title="Existing", type="note", body="Here.")
+            before = head(code_repo)
+            message = await fail(client, tool, **arguments)
+            assert expected in message, message
+            assert head(code_repo) == before
+            # The server is still serving.
+            assert (await call(client, "read", page="Existing"))["title"] == "Existing"
+
+    run(body)
+    assert git(wiki(code_repo), "status", "--porcelain") == ""
+
+
+def test_a_10_mb_body_is_refused(server, code_repo):
+    async def body():
+        async with Client(server) as client:
+            message = await fail(client, "write", title="Huge", type="note", body="x" * (10 * 1024 * 1024))
+            assert "over the 2,097,152-byte limit" in message
+            assert (await call(client, "recent"))["pages"] == []
+
+    run(body)
+    assert not (wiki(code_repo) / "notes" / "huge.md").exists()
+
+
+def test_a_title_of_another_type_is_refused_not_duplicated(server):
+    async def body():
+        async with Client(server) as client:
+            await call(client, "write", title="Flaky login", type="gotcha", body="401s.")
+            message = await fail(client, "write", title="Flaky login", type="note", body="dup")
+            assert "gotchas/flaky-login.md" in message and "path=" in message
+            out = await call(client, "write", title="Flaky login", type="note", body="dup", path="gotchas/flaky-login.md")
+            assert out["path"] == "gotchas/flaky-login.md" and not out["created"]
+
+    run(body)
+
+
+def test_reading_a_project_with_no_memory_yet(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    srv = build_server(project_dir=str(empty))
+
+    async def body():
+        async with Client(srv) as client:
+            assert (await call(client, "recent"))["pages"] == []
+            assert (await call(client, "history"))["commits"] == []
+            assert "no memory yet" in await fail(client, "read", page="x")
+
+    run(body)
+    srv.close()
+    assert not resolve_project(empty).wiki.exists()  # reading creates nothing
+
+
+def test_two_servers_for_two_projects_never_see_each_others_pages(tmp_path, monkeypatch):
+    repo_a, repo_b = tmp_path / "a", tmp_path / "b"
+    for repo in (repo_a, repo_b):
+        repo.mkdir()
+        git(repo, "init", "-q")
+    server_a, server_b = build_server(project_dir=str(repo_a)), build_server(project_dir=str(repo_b))
+
+    async def body():
+        async with Client(server_a) as a, Client(server_b) as b:
+            await call(a, "write", title="Only in A", type="fact", body="alpha")
+            await call(b, "write", title="Only in B", type="fact", body="beta")
+            assert [p["title"] for p in (await call(a, "recent"))["pages"]] == ["Only in A"]
+            assert [p["title"] for p in (await call(b, "recent"))["pages"]] == ["Only in B"]
+            assert "no page" in await fail(a, "read", page="Only in B")
+            # An explicit project reaches the other one, for that call only.
+            other = await call(a, "read", page="Only in B", project=str(repo_b))
+            assert other["project"]["root"] == str(repo_b.resolve())
+            by_id = await call(a, "read", page="Only in B", project=resolve_project(repo_b).id)
+            assert by_id["body"].strip().endswith("beta")
+            assert "no page" in await fail(a, "read", page="Only in B")
+
+    run(body)
+    server_a.close()
+    server_b.close()
+
+
+def test_without_a_project_directory_the_clients_roots_decide(tmp_path, monkeypatch):
+    repo_a, repo_b = tmp_path / "a", tmp_path / "b"
+    for repo in (repo_a, repo_b):
+        repo.mkdir()
+        git(repo, "init", "-q")
+    monkeypatch.chdir(Path.home())  # where desktop apps start their servers: not a project
+    srv = build_server()
+    assert srv.project_dir is None
+
+    def roots_of(repo: Path):
+        async def list_roots(ctx):
+            return ListRootsResult(roots=[Root(uri=repo.resolve().as_uri(), name=repo.name)])
+        return list_roots
+
+    async def body():
+        # Two sessions of one server, each with its own roots, interleaved: neither moves the other.
+        async with Client(srv, list_roots_callback=roots_of(repo_a)) as a, \
+                Client(srv, list_roots_callback=roots_of(repo_b), mode="legacy") as b:
+            for i in range(3):
+                await call(a, "write", title=f"A {i}", type="note", body="a")
+                await call(b, "write", title=f"B {i}", type="note", body="b")
+            assert {p["title"] for p in (await call(a, "recent"))["pages"]} == {"A 0", "A 1", "A 2"}
+            assert {p["title"] for p in (await call(b, "recent"))["pages"]} == {"B 0", "B 1", "B 2"}
+        async with Client(srv) as no_roots:
+            message = await fail(no_roots, "recent")
+            assert "no project for this call" in message and "`project`" in message
+            assert (await call(no_roots, "recent", project=str(repo_a)))["project"]["root"] == str(repo_a.resolve())
+
+    run(body)
+    srv.close()
+
+
+def test_claude_project_dir_names_the_project(tmp_path, monkeypatch, code_repo):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(code_repo))
+    srv = build_server()
+
+    async def body():
+        async with Client(srv) as client:
+            out = await call(client, "write", title="Here", type="note", body="x")
+            assert out["project"]["root"] == str(code_repo.resolve())
+
+    run(body)
+    srv.close()
+
+
+def test_concurrent_calls_on_one_server_all_land(server, code_repo):
+    async def write(client, i):
+        await call(client, "write", title=f"Note {i}", type="note", body=f"body {i}")
+
+    async def body():
+        async with Client(server) as client:
+            async with anyio.create_task_group() as tg:
+                for i in range(12):
+                    tg.start_soon(write, client, i)
+            assert len((await call(client, "recent", n=50))["pages"]) == 12
+
+    run(body)
+    assert len(git(wiki(code_repo), "log", "--format=%s").splitlines()) == 13  # init + 12
+    git(wiki(code_repo), "fsck", "--strict")
+
+
+def test_pages_are_resources(server, code_repo):
+    async def body():
+        async with Client(server) as client:
+            templates = (await client.list_resource_templates()).resource_templates
+            assert [t.uri_template for t in templates] == ["wiki://page/{+path}{?project}"]
+            await call(client, "write", title="Retry policy", type="decision", body="Retry twice.")
+            result = await client.read_resource("wiki://page/decisions/retry-policy.md")
+            text = result.contents[0].text
+            assert text.startswith("---\nid: ") and "title: Retry policy" in text and "Retry twice." in text
+            assert result.contents[0].mime_type == "text/markdown"
+            for bad in ("wiki://page/decisions/nope.md", "wiki://page/../secret.md"):
+                with pytest.raises(Exception) as info:
+                    await client.read_resource(bad)
+                assert "Traceback" not in str(info.value)
+
+    run(body)

@@ -1,0 +1,122 @@
+"""`wiki-memory serve` as agents run it: a child process speaking MCP over stdio, driven by the
+SDK's client and by an independent one (the MCP Inspector CLI, from npm)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp_types import Implementation
+
+from conftest import git
+from mcp_helpers import PAGE_TOOLS, call, clean_env, fail, run, serve_command
+from wiki_memory.config import resolve_project
+
+INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
+# npm's cache of the person running the tests (each test has its own HOME): npx installs once.
+NPM_CACHE = os.environ.get("npm_config_cache") or str(Path.home() / ".npm")
+
+
+def stdio(repo: Path, **env: str) -> StdioServerParameters:
+    command = serve_command()
+    return StdioServerParameters(command=command[0], args=command[1:], cwd=str(repo), env=clean_env(**env))
+
+
+def test_a_session_over_stdio(code_repo):
+    async def body():
+        params = stdio(code_repo, CLAUDE_CODE_SESSION_ID="5d30935b-01ed-4ac6")
+        async with Client(params, client_info=Implementation(name="claude-code", version="2.1.197")) as client:
+            assert client.server_info.name == "wiki-memory"
+            assert {t.name for t in (await client.list_tools()).tools} == PAGE_TOOLS
+            out = await call(client, "write", title="Celery eager mode masks broker timeouts", type="gotcha",
+                             body="Tests pass locally and hang on the build server.\n\n## Fix\n\n"
+                                  "CELERY_TASK_ALWAYS_EAGER=False in CI.")
+            page = await call(client, "read", page=out["path"])
+            assert "CELERY_TASK_ALWAYS_EAGER=False in CI." in page["body"]
+            await call(client, "edit", page=out["path"], operation="replace_section", heading="Fix",
+                       text="Run a real broker in CI.")
+            history = await call(client, "history", page=out["path"])
+            assert [c["subject"] for c in history["commits"]] == [
+                "update: gotchas/celery-eager-mode-masks-broker-timeouts (replace_section)",
+                "remember: gotchas/celery-eager-mode-masks-broker-timeouts"]
+            assert "no page" in await fail(client, "read", page="Nothing like it")
+            # A 10 MB argument crosses the pipe, is refused, and the server goes on.
+            assert "over the" in await fail(client, "write", title="Huge", type="note", body="y" * 10_000_000)
+            assert len((await call(client, "recent"))["pages"]) == 1
+
+    run(body)
+    wiki = resolve_project(code_repo).wiki
+    log = git(wiki, "log", "-1", "--format=%an|%(trailers:key=Session-Id,valueonly,separator=)|%(trailers:key=Agent,"
+                                 "valueonly,separator=)")
+    assert log.strip() == "claude-code|5d30935b-01ed-4ac6|claude-code"
+    git(wiki, "fsck", "--strict")
+
+
+def test_two_stdio_servers_writing_to_one_project_at_once(code_repo):
+    """Two agents' servers on one project: every write lands, appends to one page included."""
+    rounds = 8
+
+    async def agent(name: str) -> None:
+        async with Client(stdio(code_repo), client_info=Implementation(name=name, version="1")) as client:
+            for i in range(rounds):
+                await call(client, "write", title=f"{name} note {i}", type="note", body=f"from {name}, {i}")
+                await call(client, "edit", page="Shared log", operation="append", text=f"- {name} {i}")
+
+    async def body():
+        async with Client(stdio(code_repo)) as client:
+            await call(client, "write", title="Shared log", type="note", body="Entries:")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(agent, "codex")
+            tg.start_soon(agent, "claude-code")
+
+    run(body)
+    wiki = resolve_project(code_repo).wiki
+    subjects = git(wiki, "log", "--format=%s").splitlines()
+    assert len([s for s in subjects if s.startswith("remember: notes/") and "note-" in s]) == 2 * rounds
+    assert len([s for s in subjects if s == "update: notes/shared-log (append)"]) == 2 * rounds
+    shared = (wiki / "notes" / "shared-log.md").read_text()
+    for name in ("codex", "claude-code"):
+        for i in range(rounds):
+            assert f"- {name} {i}\n" in shared
+    assert git(wiki, "status", "--porcelain") == ""
+    git(wiki, "fsck", "--strict")
+
+
+def _npx() -> str:
+    npx = shutil.which("npx")
+    if npx is None:
+        pytest.skip("npx is not installed (Node.js): the MCP Inspector CLI comes from npm")
+    return npx
+
+
+def _inspector(npx: str, repo: Path, *args: str) -> dict:
+    command = [npx, "-y", INSPECTOR, "--cli", *serve_command(), *args]
+    result = subprocess.run(command, cwd=repo, env=clean_env(npm_config_cache=NPM_CACHE), capture_output=True,
+                            text=True, timeout=600)
+    if result.returncode != 0 and ("npm error" in result.stderr or "npm ERR!" in result.stderr):
+        # npm itself failed (no registry, no network): the inspector never ran.
+        pytest.skip(f"npx could not install {INSPECTOR}: {result.stderr.strip()[-300:]}")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_mcp_inspector_cli_as_an_independent_client(code_repo):
+    npx = _npx()
+    listed = _inspector(npx, code_repo, "--method", "tools/list")
+    tools = {t["name"]: t for t in listed["tools"]}
+    assert set(tools) == PAGE_TOOLS
+    assert tools["write"]["inputSchema"]["required"] == ["title", "body", "type"]
+    written = _inspector(npx, code_repo, "--method", "tools/call", "--tool-name", "write",
+                         "--tool-arg", "title=Use uv, not pip", "--tool-arg", "type=preference",
+                         "--tool-arg", "body=The lock file is uv.lock.", "--tool-arg", 'tags=["python"]')
+    assert written["isError"] is False
+    assert written["structuredContent"]["path"] == "preferences/use-uv-not-pip.md"
+    assert written["content"][0]["text"].startswith("created preferences/use-uv-not-pip.md: commit ")
+    page = (resolve_project(code_repo).wiki / "preferences" / "use-uv-not-pip.md").read_text()
+    assert "tags: [python]" in page and "The lock file is uv.lock." in page
