@@ -160,6 +160,15 @@ class MemoryServer(MCPServer):
 
         return register
 
+    def warm_up(self) -> None:
+        """Start opening the default project's store on its thread; the first call finds it open."""
+        try:
+            project = self.default_project()
+        except WikiMemoryError:
+            return  # a broken .wiki-memory.toml: the first call reports it
+        if project is not None:
+            self.workspaces.get(project).submit(service.Workspace.warm)
+
     def close(self) -> None:
         self.workspaces.close()
 

@@ -96,6 +96,11 @@ class Workspace:
             self._index_head = head_id
         return self._index
 
+    def warm(self) -> None:
+        """Open what the first call will need (not the embedding model: that loads on the first
+        search), while the client is still connecting."""
+        self.store()
+
     def note_commit(self, commit: str | None) -> None:
         """A write of ours landed: the attached index already has it, so no full sync is needed."""
         if commit and self._index is not None and getattr(self._index, "attach", None) is not None:

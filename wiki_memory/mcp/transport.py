@@ -25,6 +25,7 @@ def serve_stdio(server: Any) -> None:
     """Serve one client on stdin/stdout until it closes the pipe."""
     import anyio
 
+    server.warm_up()
     try:
         anyio.run(server.run_stdio_async)
     except KeyboardInterrupt:
@@ -134,6 +135,7 @@ def serve_http(server: Any, *, host: str = DEFAULT_HOST, port: int = DEFAULT_POR
     (announce or (lambda line: print(line, file=sys.stderr, flush=True)))(
         f"wiki-memory: serving MCP at http://{shown}:{bound}/mcp (health: /health)"
         + (", bearer token required" if token else ""))
+    server.warm_up()
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     try:
         uvicorn.Server(config).run(sockets=[sock])
