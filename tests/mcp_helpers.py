@@ -18,8 +18,17 @@ PAGE_TOOLS = {"search", "read", "write", "edit", "delete", "recent", "history", 
 
 
 def run(fn: Callable[[], Awaitable[Any]]) -> Any:
-    """Run an async test body to completion (the SDK's client is async)."""
-    return anyio.run(fn)
+    """Run an async test body to completion (the SDK's client is async); a failure inside the
+    client's task groups is raised as itself, not wrapped in exception groups."""
+    try:
+        return anyio.run(fn)
+    except BaseException as e:  # noqa: BLE001
+        leaf: BaseException = e
+        while len(getattr(leaf, "exceptions", ())) == 1:
+            leaf = leaf.exceptions[0]  # type: ignore[attr-defined]
+        if leaf is e:
+            raise
+        raise leaf from None
 
 
 def serve_command() -> list[str]:

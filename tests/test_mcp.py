@@ -386,3 +386,90 @@ def test_pages_are_resources(server, code_repo):
                 assert "Traceback" not in str(info.value)
 
     run(body)
+
+
+def test_search_by_meaning_and_by_identifier_with_filters(server, code_repo):
+    async def body():
+        async with Client(server) as client:
+            celery = await call(client, "write", title="Celery eager mode masks broker timeouts", type="gotcha",
+                                tags=["ci", "celery"],
+                                body="With CELERY_TASK_ALWAYS_EAGER the tasks run inline, so a dead broker never "
+                                     "shows locally.\n\n## Fix\n\nRun a real Redis in the pipeline.")
+            await call(client, "write", title="Retry policy", type="decision", tags=["http"],
+                       body="Retry twice with jitter, then fail. ERR_CONN_RESET counts as retryable.")
+            await call(client, "write", title="Release steps", type="procedure",
+                       body="Tag, package the wheel, upload, announce in the channel.")
+            found = await call(client, "search", query="tests hang on the build server")
+            assert found["results"][0]["path"] == celery["path"]
+            hit = found["results"][0]
+            assert hit["title"] == "Celery eager mode masks broker timeouts" and hit["type"] == "gotcha"
+            assert hit["snippet"] and hit["score"] > 0 and hit["retrievers"]
+            assert found["note"] is None
+            exact = await call(client, "search", query="ERR_CONN_RESET")
+            assert exact["results"][0]["path"] == "decisions/retry-policy.md" and "fts" in exact["results"][0]["retrievers"]
+            only = await call(client, "search", query="tests hang on the build server", type="decision")
+            assert {r["type"] for r in only["results"]} <= {"decision"}
+            tagged = await call(client, "search", query="pipeline", tag="celery")
+            assert [r["path"] for r in tagged["results"]] == [celery["path"]]
+            small = await call(client, "search", query="broker timeouts", max_chars=200)
+            assert sum(len(r["snippet"]) for r in small["results"]) <= 200
+            assert "`query` is empty" in await fail(client, "search", query="   ")
+            # FTS syntax in a query is text, not an error.
+            assert (await call(client, "search", query='"unbalanced AND (NEAR -*'))["query"]
+            result = await client.call_tool("search", {"query": "build server hangs"})
+            assert "Celery eager mode masks broker timeouts" in result.content[0].text
+
+    run(body)
+
+
+def test_search_sees_what_other_processes_committed(server, code_repo):
+    from wiki_memory.pages import Page
+    from wiki_memory.store import Author, Store
+
+    async def body():
+        async with Client(server) as client:
+            await call(client, "write", title="First", type="note", body="Something about kubernetes pods.")
+            assert (await call(client, "search", query="kubernetes"))["results"]
+            # Another process (a hook's consolidation, the CLI, a person's commit) writes.
+            Store(wiki(code_repo)).write(Page.new("Terraform state lock", "gotcha", "The S3 lock table was missing."),
+                                         Author.agent("codex"))
+            found = await call(client, "search", query="terraform state lock")
+            assert found["results"][0]["path"] == "gotchas/terraform-state-lock.md"
+
+    run(body)
+
+
+def test_search_without_a_model_says_so_and_finds_words(code_repo, monkeypatch, tmp_path):
+    monkeypatch.setenv("WIKI_MEMORY_EMBED_MODEL_PATH", str(tmp_path / "no-model-here"))
+    srv = build_server(project_dir=str(code_repo))
+
+    async def body():
+        async with Client(srv) as client:
+            await call(client, "write", title="Redis eviction", type="fact", body="maxmemory-policy is allkeys-lru.")
+            found = await call(client, "search", query="allkeys-lru")
+            assert found["results"][0]["path"] == "facts/redis-eviction.md"
+            assert "words only" in found["note"]
+
+    with pytest.warns(UserWarning):
+        run(body)
+    srv.close()
+
+
+def test_links_and_backlinks(server):
+    async def body():
+        async with Client(server) as client:
+            await call(client, "write", title="Auth service overview", type="fact", body="Issues JWTs.")
+            source = await call(client, "write", title="JWT refresh", type="gotcha",
+                                body="See [[Auth service overview]] and [[Token rotation plan]].")
+            out = await call(client, "links", page=source["path"])
+            assert out["links"] == [{"target": "Auth service overview", "path": "facts/auth-service-overview.md"},
+                                    {"target": "Token rotation plan", "path": None}]
+            assert out["backlinks"] == []
+            back = await call(client, "links", page="Auth service overview")
+            assert back["backlinks"] == [source["path"]]
+            page = await call(client, "read", page="Auth service overview")
+            assert page["backlinks"] == [source["path"]]
+            assert (await call(client, "read", page=source["path"]))["links"][0]["path"] == \
+                "facts/auth-service-overview.md"
+
+    run(body)

@@ -57,7 +57,7 @@ class SearchOutput(BaseModel):
 
 
 class LinkOut(BaseModel):
-    target: str = Field(description="The link as written ([[target]]), or the linking page's title for a backlink.")
+    target: str = Field(description="The link as written: [[target]].")
     path: str | None = Field(description="The page it resolves to; null when no such page exists yet.")
 
 
@@ -75,8 +75,8 @@ class PageOutput(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict, description="Other front-matter keys (superseded_by, ...).")
     body: str
     rev: str | None = Field(None, description="The commit the page was read at; null means the latest.")
-    links: list[LinkOut] = Field(default_factory=list)
-    backlinks: list[LinkOut] = Field(default_factory=list)
+    links: list[LinkOut] = Field(default_factory=list, description="The pages this one links to.")
+    backlinks: list[str] = Field(default_factory=list, description="The pages that link to this one.")
     note: str | None = None
 
     def front_matter(self) -> dict[str, Any]:
@@ -95,7 +95,7 @@ class PageOutput(BaseModel):
         if self.links:
             parts += ["", "Links: " + ", ".join(f"{l.target} -> {l.path or '(no page yet)'}" for l in self.links)]
         if self.backlinks:
-            parts += ["", "Linked from: " + ", ".join(l.path or l.target for l in self.backlinks)]
+            parts += ["", "Linked from: " + ", ".join(self.backlinks)]
         if self.note:
             parts += ["", f"({self.note})"]
         return "\n".join(parts)
@@ -188,16 +188,15 @@ class HistoryOutput(BaseModel):
 class LinksOutput(BaseModel):
     project: ProjectRef
     path: str
-    links: list[LinkOut]
-    backlinks: list[LinkOut]
+    links: list[LinkOut] = Field(description="The pages this one links to, in order.")
+    backlinks: list[str] = Field(description="The pages that link to this one.")
 
     def render(self) -> str:
         lines = [f"{self.path} ({self.project.name})"]
         lines.append("Links to:" if self.links else "Links to: nothing")
-        lines += [f"- {l.target} -> {l.path or '(no page yet)'}" for l in self.links]
+        lines += [f"- [[{l.target}]] -> {l.path or '(no page yet)'}" for l in self.links]
         lines.append("Linked from:" if self.backlinks else "Linked from: nothing")
-        lines += [f"- {l.path}" + (f" ({l.target})" if l.target and l.target != l.path else "")
-                  for l in self.backlinks]
+        lines += [f"- {path}" for path in self.backlinks]
         return "\n".join(lines)
 
 

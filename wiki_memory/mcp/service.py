@@ -47,7 +47,6 @@ class Workspace:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"wiki-memory-{project.id}")
         self._store: Any = None
         self._index: Any = None
-        self._index_head: str | None = None
 
     def submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> "Future[T]":
         """Run `fn(self, *args, **kwargs)` on the workspace's thread."""
@@ -77,34 +76,27 @@ class Workspace:
         return self._store
 
     def index(self) -> Any:
-        """The project's search index, in step with the store's HEAD (synced when it moved:
-        other processes, hooks and people write too)."""
+        """The project's search index, attached to the store (our writes reach it at once; the
+        index catches up by itself with what other processes and people committed)."""
         store = self.store()
         if store is None:
             return None
         if self._index is None:
             from wiki_memory.index import Index
 
-            self._index = Index.open(self.project)
-            attach = getattr(self._index, "attach", None)
-            if attach is not None:
-                attach(store)
-        head = store.head()
-        head_id = head.decode() if head else None
-        if head_id != self._index_head:
-            self._index.sync(store)
-            self._index_head = head_id
+            self._index = Index.open(self.project).attach(store)
         return self._index
 
     def warm(self) -> None:
-        """Open what the first call will need (not the embedding model: that loads on the first
-        search), while the client is still connecting."""
-        self.store()
+        """Open what the first call will need while the client is still connecting: the store,
+        the index, and the index brought up to the wiki's HEAD (words only; the embedding
+        model loads on the first search that needs it)."""
+        index = self.index()
+        if index is not None:
+            from wiki_memory.index import read_head
 
-    def note_commit(self, commit: str | None) -> None:
-        """A write of ours landed: the attached index already has it, so no full sync is needed."""
-        if commit and self._index is not None and getattr(self._index, "attach", None) is not None:
-            self._index_head = commit
+            if read_head(self.project.wiki) != index.head:
+                index.sync(self.store(), embed=False)
 
     def close(self) -> None:
         def _close(ws: "Workspace") -> None:
@@ -229,7 +221,6 @@ def _jsonable(value: Any) -> Any:
 
 
 def _write_output(ws: Workspace, result: Any, operation: str = "write", replaced: int | None = None) -> WriteOutput:
-    ws.note_commit(result.commit)
     return WriteOutput(project=ws.ref, path=result.path, id=result.page.id, title=result.page.title,
                        commit=result.commit, created=result.created, changed=result.changed,
                        operation=operation, replaced=replaced)
@@ -253,7 +244,9 @@ def search(ws: Workspace, query: str, k: int = 8, type: str | None = None, tag: 
                       score=round(float(r.score), 6), retrievers=list(r.retrievers),
                       tags=list(getattr(r, "tags", ()) or ()), status=getattr(r, "status", "active") or "active",
                       updated=getattr(r, "updated", None)) for r in found]
-    note = getattr(index, "warning", None) or None
+    note = None
+    if index.embedder.error:
+        note = f"searched by words only: no embedding model ({index.embedder.error[:160]})"
     return SearchOutput(project=ws.ref, query=query, results=hits, note=note)
 
 
@@ -271,23 +264,11 @@ def read(ws: Workspace, page: str, rev: str | None = None) -> PageOutput:
     return _page_output(ws, found, commit, links=links, backlinks=backlinks, note=note)
 
 
-def _links(ws: Workspace, path: str) -> tuple[list[LinkOut], list[LinkOut]]:
-    try:
-        index = ws.index()
-    except ImportError:  # until the index lands on this branch
-        return [], []
+def _links(ws: Workspace, path: str) -> tuple[list[LinkOut], list[str]]:
+    index = ws.index()
     if index is None:
         return [], []
-    links = [LinkOut(target=getattr(l, "target", None) or str(getattr(l, "path", l)),
-                     path=getattr(l, "path", None) if not isinstance(l, str) else l) for l in index.links(path)]
-    backlinks = []
-    for b in index.backlinks(path):
-        if isinstance(b, str):
-            backlinks.append(LinkOut(target=b, path=b))
-        else:
-            source = getattr(b, "source", None) or getattr(b, "path", None)
-            backlinks.append(LinkOut(target=getattr(b, "title", None) or source, path=source))
-    return links, backlinks
+    return [LinkOut(target=l.target, path=l.path) for l in index.links(path)], list(index.backlinks(path))
 
 
 def links(ws: Workspace, page: str) -> LinksOutput:
@@ -394,7 +375,6 @@ def delete(ws: Workspace, caller: Caller, page: str) -> DeleteOutput:
     with store.lock:
         path = _find(store, page)
         commit = store.delete(path, _author(caller), session_id=caller.session_id, agent=caller.agent)
-    ws.note_commit(commit)
     return DeleteOutput(project=ws.ref, path=path, commit=commit)
 
 
