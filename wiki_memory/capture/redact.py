@@ -98,7 +98,7 @@ FAMILIES: tuple[Family, ...] = (
     _f("openai-key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}", ("sk-",)),
     _f("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])|\bya29\.[0-9A-Za-z_-]{20,}", ("AIza", "ya29.")),
     _f("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", ("eyJ",)),
-    _f("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@'\"]*:(?P<secret>[^\s@/'\"]+)@", ("://",)),
+    _f("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@'\"\[\]]*:(?P<secret>[^\s@/'\"]+)@", ("://",)),
     _f("authorization", r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|digest|apikey)\s+)?"
                         r"(?P<secret>[^\s'\",;]+)", ("AUTHORIZATION",), fold=True),
     _f("api-key-header", r"(?i)\b(?:x-api-key|api-key|x-auth-token|private-token|x-goog-api-key)\s*:\s*"

@@ -20,6 +20,7 @@ from wiki_memory.capture.observation import PlanItem
 OUTPUT_LIMIT = 2048  # characters of a tool's output kept (head and tail)
 INPUT_LIMIT = 1024  # characters of a compact input
 PROMPT_LIMIT = 16384  # characters of a prompt or final message
+CUT_MARGIN = 1024  # characters past a cut that redaction sees before the cut is made
 
 SHELL_TOOLS = {"Bash", "bash", "shell", "exec_command", "shell_command", "run_shell_command",
                "Shell", "run_terminal_cmd", "local_shell"}
@@ -71,15 +72,22 @@ def clip(text: str | None, limit: int = PROMPT_LIMIT) -> str | None:
 
 
 def excerpt(text: str | None, limit: int = OUTPUT_LIMIT) -> str | None:
-    """The head and tail of `text` (two thirds head, one third tail), the cut marked."""
+    """The head and tail of `text` (two thirds head, one third tail), the cut marked.
+
+    Each side is redacted with a margin before it is cut: a secret that straddles a cut
+    is still whole when redaction sees it, so no half of it survives.
+    """
     if not text:
         return None
     if len(text) <= limit:
         return text
+    from wiki_memory.capture.redact import redact
+
     head_len, tail_len = limit * 2 // 3, limit // 3
-    head, tail = text[:head_len], text[-tail_len:]
+    head = redact(text[: head_len + CUT_MARGIN])[:head_len]
+    tail = redact(text[-(tail_len + CUT_MARGIN):])[-tail_len:]
     # Cut at line ends where one is near, so the excerpt reads as whole lines.
-    if (nl := head.rfind("\n")) > head_len - 200:
+    if (nl := head.rfind("\n")) > len(head) - 200:
         head = head[:nl]
     if 0 <= (nl := tail.find("\n")) < 200:
         tail = tail[nl + 1:]
