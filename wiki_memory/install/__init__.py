@@ -30,11 +30,14 @@ def installer(agent: str) -> Installer:
     return importlib.import_module(f"wiki_memory.install.{AGENTS[name]}").INSTALLER
 
 
-def resolve_agents(names: list[str] | tuple[str, ...], ctx: Context) -> list[str]:
-    """Canonical agent names; `all` is every agent found on this machine."""
+def resolve_agents(names: list[str] | tuple[str, ...], ctx: Context, detect: bool = True) -> list[str]:
+    """Canonical agent names; `all` is every agent found on this machine (every agent we
+    know when `detect` is False, as for uninstall: removing finds what is there)."""
     agents: list[str] = []
     for name in names:
-        if name.lower() == "all":
+        if name.lower() == "all" and not detect:
+            agents.extend(AGENTS)
+        elif name.lower() == "all":
             found = [a for a in AGENTS if installer(a).detect(ctx)]
             if not found:
                 raise WikiMemoryError("no agent found on this machine (looked for claude, codex, gemini and "
@@ -54,7 +57,7 @@ def install(agents: list[str] | tuple[str, ...], ctx: Context) -> dict[str, list
 
 def uninstall(agents: list[str] | tuple[str, ...], ctx: Context) -> dict[str, list[Change]]:
     """Remove what `install` added for each agent."""
-    return {agent: installer(agent).uninstall(ctx) for agent in resolve_agents(agents, ctx)}
+    return {agent: installer(agent).uninstall(ctx) for agent in resolve_agents(agents, ctx, detect=False)}
 
 
 def doctor(agents: list[str] | tuple[str, ...], ctx: Context) -> list[Check]:
