@@ -74,3 +74,44 @@ def test_codex_session_lands_in_the_journal_with_hooks_trusted_by_the_installer(
     assert "hello-from-codex" in tool.output and not tool.error
     assert next(o for o in observations if o.kind == "stop").text == "Done: codex said hello."
     assert tool.meta.get("turn_id") and tool.meta.get("model") == "gpt-5.5"
+
+
+def _envelope_hook(tmp_path: Path, agent: str, marker: str) -> str:
+    """A SessionStart hook printing our adapter's envelope around `marker`."""
+    from wiki_memory.capture import adapter
+
+    script = tmp_path / f"{agent}-session-start.sh"
+    envelope = json.dumps(adapter.load(agent).envelope("SessionStart", marker))
+    script.write_text(f"#!/bin/sh\ncat > /dev/null\nprintf '%s\\n' '{envelope}'\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_claude_code_reads_our_session_start_envelope(agent_clis, code_repo, tmp_path):
+    home = Path.home()
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    command = _envelope_hook(tmp_path, "claude-code", "HANDOFF-MARKER-7f3a: the login test was fixed.")
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": command}]}]}}))
+    with FakeAnthropic([text("OK.")]) as model:
+        result = run_claude(agent_clis, ["-p", "What happened before?"], cwd=code_repo, home=home, base_url=model.url)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "HANDOFF-MARKER-7f3a: the login test was fixed." in json.dumps(model.turn_requests[0].body)
+
+
+def test_codex_reads_our_session_start_envelope(agent_clis, code_repo, tmp_path):
+    from wiki_memory.install.codex_app_server import AppServer
+
+    home, codex_home = Path.home(), tmp_path / "codex-home"
+    command = _envelope_hook(tmp_path, "codex", "HANDOFF-MARKER-91c2: retry policy decided.")
+    codex_home.mkdir()
+    (codex_home / "hooks.json").write_text(json.dumps(
+        {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": command}]}]}}))
+    with FakeResponses([text("OK.")]) as model:
+        write_codex_config(codex_home, model.url)
+        with AppServer(str(agent_clis.codex), codex_home, code_repo) as server:
+            server.trust(server.hooks(code_repo))
+        result = run_codex(agent_clis, ["exec", "--skip-git-repo-check", "What happened before?"],
+                           cwd=code_repo, home=home, codex_home=codex_home)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "HANDOFF-MARKER-91c2: retry policy decided." in json.dumps(model.turn_requests[0].body)

@@ -80,11 +80,11 @@ class Adapter:
 
     # -- payload facts ----------------------------------------------------------------------
     def session_id(self, payload: Mapping[str, Any]) -> str | None:
-        return first_str(dict(payload), self.session_keys)
+        return first_str(payload, self.session_keys)
 
     def cwd(self, payload: Mapping[str, Any]) -> str | None:
         """The session's working directory (the project is resolved from it)."""
-        return first_str(dict(payload), ("cwd",))
+        return first_str(payload, ("cwd",))
 
     def meta(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """Facts every observation of this payload keeps (transcript path, model, turn)."""
@@ -103,20 +103,20 @@ class Adapter:
         base = dict(kind=kind, agent=self.name, session_id=session_id, time=utc_now(), cwd=cwd, event=event,
                     meta=self.meta(payload))
         if kind == "prompt":
-            return [Observation(**base, text=clip(first_str(dict(payload), ("prompt",))))]
+            return [Observation(**base, text=clip(first_str(payload, ("prompt",))))]
         if kind == "tool":
             return [self.tool_observation(event, payload, base)]
         if kind == "stop":
             error = payload.get("error")
-            text = first_str(dict(payload), ("last_assistant_message", "prompt_response", "text"))
+            text = first_str(payload, ("last_assistant_message", "prompt_response", "text"))
             if error:
-                details = first_str(dict(payload), ("error_details",))
+                details = first_str(payload, ("error_details",))
                 base["meta"] = {**base["meta"], "error": str(error), **({"error_details": details} if details else {})}
             return [Observation(**base, text=clip(text, PROMPT_LIMIT), error=bool(error))]
         if kind == "session-end":
-            return [Observation(**base, text=first_str(dict(payload), ("reason",)))]
+            return [Observation(**base, text=first_str(payload, ("reason",)))]
         if kind == "compact":
-            instructions = first_str(dict(payload), ("custom_instructions",))
+            instructions = first_str(payload, ("custom_instructions",))
             return [Observation(**base, text=clip(instructions))]
         return [Observation(**base)]
 

@@ -9,6 +9,8 @@ read too when a user wires them; afterAgentResponse carries the final `text`; st
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from typing import Any, Mapping
 
 from wiki_memory.capture.adapter import Adapter
@@ -58,7 +60,7 @@ class Cursor(Adapter):
         observations = super().parse(event, payload)
         if event == "stop" and observations:
             status = str(payload.get("status") or "")
-            observations = [_replace(o, error=status == "error") for o in observations]
+            observations = [replace(o, error=status == "error") for o in observations]
         return observations
 
     def tool_observation(self, event: str, payload: Mapping[str, Any], base: dict[str, Any]) -> Observation:
@@ -73,8 +75,6 @@ class Cursor(Adapter):
             tool, tool_input = str(payload.get("tool_name") or ""), payload.get("tool_input")
             response = payload.get("tool_output", payload.get("tool_response"))
         if isinstance(tool_input, str):  # Cursor sends some inputs as JSON text
-            import json
-
             try:
                 tool_input = json.loads(tool_input)
             except ValueError:
@@ -87,12 +87,6 @@ class Cursor(Adapter):
 
     def envelope(self, event: str, text: str) -> dict[str, Any]:
         return {"additional_context": text}
-
-
-def _replace(observation: Observation, **changes: Any) -> Observation:
-    from dataclasses import replace
-
-    return replace(observation, **changes)
 
 
 ADAPTER = Cursor()

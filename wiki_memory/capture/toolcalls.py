@@ -13,7 +13,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from wiki_memory.capture.observation import PlanItem
 
@@ -280,7 +280,7 @@ def _output(tool: str, response: Any) -> tuple[str, bool]:
     return text, False
 
 
-def first_str(payload: dict[str, Any], keys: Iterable[str]) -> str | None:
+def first_str(payload: Mapping[str, Any], keys: Iterable[str]) -> str | None:
     """The first non-empty string among `payload[key]` for `keys`."""
     for key in keys:
         value = payload.get(key)
