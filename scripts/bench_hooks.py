@@ -82,7 +82,12 @@ def main() -> None:
         cwd.mkdir()
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["WIKI_MEMORY_HOME"] = str(work / "home")
-        cases: dict[str, tuple[list[str], bytes]] = {"python -c pass": ([sys.executable, "-c", "pass"], b"")}
+        cases: dict[str, tuple[list[str], bytes]] = {
+            "python -c pass": ([sys.executable, "-c", "pass"], b""),
+            # The standard library the hook path cannot do without (config's dataclasses,
+            # pathlib, re, hashlib; json): the floor under any hook built on `config`.
+            "stdlib floor": ([sys.executable, "-c", "import dataclasses, hashlib, json, pathlib, re, typing"], b""),
+        }
         for name, (event, payload) in payloads(cwd).items():
             cases[name] = ([*hook_command(), "hook", "claude-code", event], payload)
         for argv, stdin in cases.values():  # warm the page cache and the journal directory
