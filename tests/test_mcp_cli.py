@@ -74,3 +74,26 @@ def test_an_unwritable_file_is_one_clear_line(cli, code_repo):
     result = cli("install-instructions", "notes.txt/AGENTS.md", ok=False)
     assert result.exit_code == 1 and "notes.txt/AGENTS.md" in result.output
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_doctor_starts_the_installed_server_and_lists_its_tools(cli, code_repo):
+    cli("install", "claude-code", "cursor")
+    result = cli("doctor", "claude-code", "cursor", "--json")
+    checks = {(c["agent"], c["name"]): c for c in json.loads(result.output)}
+    for agent in ("claude-code", "cursor"):
+        assert checks[(agent, "mcp server")]["status"] == "ok"
+        assert "starts and lists its 10 tools" in checks[(agent, "mcp server")]["detail"]
+
+
+def test_doctor_fails_when_the_entry_does_not_start_a_server(cli, code_repo):
+    from pathlib import Path
+
+    cli("install", "claude-code")
+    config = Path.home() / ".claude.json"
+    data = json.loads(config.read_text())
+    data["mcpServers"]["wiki-memory"]["args"] = ["serve", "--no-such-option"]
+    config.write_text(json.dumps(data))
+    result = cli("doctor", "claude-code", "--json", ok=False)
+    assert result.exit_code == 1
+    check = next(c for c in json.loads(result.output) if c["name"] == "mcp server")
+    assert check["status"] == "fail" and "did not start as an MCP server" in check["detail"]
