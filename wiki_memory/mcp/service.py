@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 from wiki_memory.config import Project
-from wiki_memory.errors import ConflictError, NotFoundError, PathError, WikiMemoryError
+from wiki_memory.errors import ConflictError, NotFoundError, WikiMemoryError
 from wiki_memory.mcp import edits
 from wiki_memory.mcp.models import (
     CommitOut, DeleteOutput, HandoffOutput, HistoryOutput, LinkOut, LinksOutput, PageOutput, ProjectRef,
@@ -434,10 +434,7 @@ def history(ws: Workspace, page: str | None = None, n: int = 20) -> HistoryOutpu
             path = _find(store, page)
         except NotFoundError:
             # A deleted page keeps its history: look its path up in the log.
-            try:
-                path = normalize_path(page if page.strip().endswith(".md") else page.strip() + ".md")
-            except PathError:
-                raise
+            path = normalize_path(page if page.strip().endswith(".md") else page.strip() + ".md")
             if not store.log(path, 1):
                 raise
     commits = [CommitOut(**{k: v for k, v in c.as_dict().items() if k in CommitOut.model_fields})
