@@ -37,7 +37,9 @@ def test_a_session_over_stdio(code_repo):
             out = await call(client, "write", title="Celery eager mode masks broker timeouts", type="gotcha",
                              body="Tests pass locally and hang on the build server.\n\n## Fix\n\n"
                                   "CELERY_TASK_ALWAYS_EAGER=False in CI.")
-            page = await call(client, "read", page=out["path"])
+            found = await call(client, "search", query="tests hang on the build server")
+            assert found["results"][0]["path"] == out["path"] and found["results"][0]["snippet"]
+            page = await call(client, "read", page=found["results"][0]["path"])
             assert "CELERY_TASK_ALWAYS_EAGER=False in CI." in page["body"]
             await call(client, "edit", page=out["path"], operation="replace_section", heading="Fix",
                        text="Run a real broker in CI.")
