@@ -225,6 +225,9 @@ def test_delete_keeps_history(server, code_repo):
     ("search", {"query": "x", "k": 0}, "`k`"),
     ("edit", {"page": "X", "operation": "rewrite"}, "invalid arguments for edit: `operation`"),
     ("history", {"n": -3}, "`n`"),
+    ("search", {"query": "x", "tags": ["a"]}, "unknown argument for search: `tags` (it takes k, max_chars, project"),
+    ("write", {"title": "X", "type": "note", "body": "y", "kind": "z", "text": "q"},
+     "unknown arguments for write: `kind`, `text`"),
     ("read", {"page": "x", "project": "no-such-project"}, "unknown project 'no-such-project'"),
     ("read", {"page": "x", "project": "/no/such/dir"}, "does not exist"),
 ])

@@ -99,8 +99,16 @@ class MemoryServer(MCPServer):
         self.agent = agent or self.env.get("WIKI_MEMORY_AGENT") or None
         self.session_id = session_id or next((self.env[k] for k in SESSION_ENV if self.env.get(k)), None)
         self.workspaces = Workspaces()
+        self._arguments: dict[str, set[str]] | None = None  # tool -> its argument names
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        known = await self._argument_names(name)
+        unknown = sorted(set(arguments) - known) if known is not None else []
+        if unknown:
+            # Why: pydantic would drop them silently, and an agent that wrote `tags` for `tag`
+            # would get unfiltered results without ever learning why.
+            raise ToolError(f"unknown argument{'s' if len(unknown) > 1 else ''} for {name}: "
+                            f"{', '.join(f'`{u}`' for u in unknown)} (it takes {', '.join(sorted(known))})")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as e:
@@ -108,6 +116,12 @@ class MemoryServer(MCPServer):
                 # The SDK's text is pydantic's multi-line dump with URLs; an agent needs one line.
                 raise ToolError(_validation_message(name, e.__cause__)) from e.__cause__
             raise
+
+    async def _argument_names(self, name: str) -> set[str] | None:
+        if self._arguments is None:
+            self._arguments = {t.name: set((t.input_schema or {}).get("properties", {}))
+                               for t in await self.list_tools()}
+        return self._arguments.get(name)
 
     # Scoping ---------------------------------------------------------------------------
 
