@@ -17,6 +17,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from conftest import git
 from mcp_helpers import PAGE_TOOLS, call, clean_env, run, serve_command
 from wiki_memory.config import resolve_project
 
@@ -72,7 +73,8 @@ def session(url: str, token: str | None = None) -> Client:
 
 
 def test_health_and_a_session_on_loopback_without_a_token(code_repo):
-    with http_server(code_repo) as base:
+    # An HTTP server outlives the session that started it: it does not stamp that session on writes.
+    with http_server(code_repo, CLAUDE_CODE_SESSION_ID="the-session-that-started-it") as base:
         assert base.startswith("http://127.0.0.1:")
         status, body = request(base + "/health")
         assert status == 200 and json.loads(body)["status"] == "ok"
@@ -85,7 +87,9 @@ def test_health_and_a_session_on_loopback_without_a_token(code_repo):
                 assert "It works." in (await call(client, "read", page=out["path"]))["body"]
 
         run(body_)
-    assert (resolve_project(code_repo).wiki / "facts" / "served-over-http.md").is_file()
+    wiki = resolve_project(code_repo).wiki
+    assert (wiki / "facts" / "served-over-http.md").is_file()
+    assert git(wiki, "log", "-1", "--format=%(trailers:key=Session-Id,valueonly,separator=)").strip() == ""
 
 
 def test_a_token_guards_everything_but_health(code_repo):

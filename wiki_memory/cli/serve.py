@@ -48,7 +48,8 @@ def serve(app: App, use_http: bool, host: str | None, port: int | None, token: s
     from wiki_memory.mcp.server import build_server
     from wiki_memory.mcp.transport import serve_http, serve_stdio
 
-    server = build_server(project_dir=app.project_dir, agent=agent, session_id=session_id)
+    server = build_server(project_dir=app.project_dir, agent=agent, session_id=session_id,
+                          session_from_env=not use_http)
     if use_http:
         serve_http(server, host=host or DEFAULT_HOST, port=DEFAULT_PORT if port is None else port, token=token)
     else:

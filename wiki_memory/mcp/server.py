@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import logging
 import os
 from typing import Annotated, Any, Callable, Literal
 
@@ -32,8 +31,6 @@ from wiki_memory.mcp.scope import (
     server_project_dir,
 )
 from wiki_memory.mcp.service import Workspaces
-
-log = logging.getLogger("wiki_memory.mcp")
 
 INSTRUCTIONS = """\
 wiki-memory is this project's long-term memory, shared by every coding agent that works on it \
@@ -91,13 +88,16 @@ class MemoryServer(MCPServer):
     """The MCP server, plus what it needs to serve: where its project is and who calls it."""
 
     def __init__(self, *, project_dir: str | None = None, agent: str | None = None,
-                 session_id: str | None = None, env: dict[str, str] | None = None):
+                 session_id: str | None = None, env: dict[str, str] | None = None, session_from_env: bool = True):
         super().__init__(name="wiki-memory", title="wiki-memory: project memory", version=__version__,
                          instructions=INSTRUCTIONS, log_level="WARNING")
         self.env = dict(os.environ if env is None else env)
         self.project_dir = server_project_dir(project_dir, env=self.env)
         self.agent = agent or self.env.get("WIKI_MEMORY_AGENT") or None
-        self.session_id = session_id or next((self.env[k] for k in SESSION_ENV if self.env.get(k)), None)
+        # The agent that spawned a stdio server may name its session in the environment; an HTTP
+        # server outlives sessions and serves many, so it takes none from there.
+        self.session_id = session_id or (next((self.env[k] for k in SESSION_ENV if self.env.get(k)), None)
+                                         if session_from_env else None)
         self.workspaces = Workspaces()
         self._arguments: dict[str, set[str]] | None = None  # tool -> its argument names
 
@@ -188,9 +188,10 @@ class MemoryServer(MCPServer):
 
 
 def build_server(*, project_dir: str | None = None, agent: str | None = None, session_id: str | None = None,
-                 env: dict[str, str] | None = None) -> MemoryServer:
+                 env: dict[str, str] | None = None, session_from_env: bool = True) -> MemoryServer:
     """The wiki-memory MCP server, ready for `run_stdio_async` or the HTTP app."""
-    server = MemoryServer(project_dir=project_dir, agent=agent, session_id=session_id, env=env)
+    server = MemoryServer(project_dir=project_dir, agent=agent, session_id=session_id, env=env,
+                          session_from_env=session_from_env)
 
     @server.tool_from(READ_ONLY)
     async def search(
