@@ -44,6 +44,10 @@ class App:
                 write_project_file(self.project)
             else:
                 self._store = Store(wiki)
+            # Close the repository when the command ends: open pack files otherwise warn at exit.
+            ctx = click.get_current_context(silent=True)
+            if ctx is not None:
+                ctx.find_root().call_on_close(self._store.close)
         return self._store
 
 
@@ -102,3 +106,4 @@ def main(ctx: click.Context, project_dir: str | None) -> None:
 
 # Command modules register themselves on `main` when imported.
 from wiki_memory.cli import pages as _pages  # noqa: E402,F401
+from wiki_memory.cli import sync as _sync  # noqa: E402,F401
