@@ -310,3 +310,76 @@ def test_watch_stops_cleanly_on_ctrl_c_and_commits_what_is_pending(code_repo):
     assert "stopped" in err and "Traceback" not in err
     assert git(wiki, "show", "HEAD:notes/last.md") == "# Written just before Ctrl-C\n"
     git(wiki, "fsck", "--strict")
+
+
+# `wiki-memory open` ---------------------------------------------------------------------
+
+def script(path: Path, body: str) -> str:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.fixture
+def opened(code_repo, monkeypatch, tmp_path):
+    monkeypatch.chdir(code_repo)
+    for var in ("VISUAL", "EDITOR"):
+        monkeypatch.delenv(var, raising=False)
+    runner = CliRunner()
+    assert runner.invoke(main, ["init"]).exit_code == 0
+    assert runner.invoke(main, ["write", "-t", "Retry policy", "--type", "decision",
+                                "--body", "Retry twice."]).exit_code == 0
+    wiki = Path(runner.invoke(main, ["path"]).output.strip())
+    return runner, wiki
+
+
+def test_open_a_page_in_the_editor_commits_what_the_person_wrote(opened, monkeypatch, tmp_path):
+    runner, wiki = opened
+    monkeypatch.setenv("EDITOR", script(tmp_path / "editor", 'printf "\\nAdded in the editor.\\n" >> "$1"\n'))
+    result = runner.invoke(main, ["open", "Retry policy"])
+    assert result.exit_code == 0, result.output
+    assert "edit: decisions/retry-policy.md" in result.output
+    assert git(wiki, "log", "-1", "--format=%an|%s").strip() == "Test Person|edit: decisions/retry-policy.md"
+    assert "Added in the editor." in git(wiki, "show", "HEAD:decisions/retry-policy.md")
+
+
+def test_open_with_no_page_opens_the_wiki_folder(opened, monkeypatch, tmp_path):
+    runner, wiki = opened
+    record = tmp_path / "args"
+    monkeypatch.setenv("VISUAL", script(tmp_path / "editor", f'echo "$@" > {record}\n'))
+    result = runner.invoke(main, ["open"])
+    assert result.exit_code == 0, result.output
+    assert record.read_text().strip() == str(wiki)
+    assert "no change" in result.output
+
+
+def test_open_without_an_editor_uses_the_system_opener(opened, monkeypatch, tmp_path):
+    runner, wiki = opened
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    record = tmp_path / "opened"
+    script(bin_dir / "xdg-open", f'echo "$@" > {record}\n')
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    result = runner.invoke(main, ["open", "decisions/retry-policy.md"])
+    assert result.exit_code == 0, result.output
+    if sys.platform.startswith("linux"):
+        assert wait_for(lambda: record.exists() and record.read_text().strip(), what="xdg-open") == \
+            str(wiki / "decisions" / "retry-policy.md")
+
+
+def test_open_says_what_to_do_when_nothing_can_open_the_wiki(opened, monkeypatch, tmp_path):
+    runner, _ = opened
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the system opener is `open` on macOS and the shell on Windows")
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    result = runner.invoke(main, ["open"])
+    assert result.exit_code == 1 and "set EDITOR" in result.output and result.output.count("\n") == 1
+
+
+def test_open_reports_an_editor_that_fails(opened, monkeypatch, tmp_path):
+    runner, _ = opened
+    monkeypatch.setenv("EDITOR", script(tmp_path / "editor", "exit 3\n"))
+    result = runner.invoke(main, ["open", "Retry policy"])
+    assert result.exit_code == 1 and "exited with status 3" in result.output

@@ -116,6 +116,33 @@ def _merge_message(remote: Remote, result: MergeResult) -> tuple[str, str]:
     return subject, "\n".join(lines).strip()
 
 
+def _check_incoming(store: Store, remote: Remote, theirs: bytes | None, before: bytes | None) -> None:
+    """Refuse a remote `main` that would write outside the wiki's pages (`.git/hooks/...`,
+    `../x`): git itself refuses such trees on checkout. The remote-tracking ref goes back
+    to what it was, so nothing here refers to the refused commit."""
+    from wiki_memory.errors import PathError
+    from wiki_memory.store import normalize_path
+
+    if theirs is None:
+        return
+    ours = store.head()
+    ours_tree = store.repo[ours].tree if ours else None  # type: ignore[attr-defined]
+    for path, _old, _new in store._changed(ours_tree, store.repo[theirs].tree):  # type: ignore[attr-defined]
+        try:
+            clean = normalize_path(path, page=False) == path
+        except PathError:
+            clean = False
+        if not clean:
+            ref = transport.tracking_ref(remote)
+            if before is None:
+                store.repo.refs.remove_if_equals(ref, None)
+            else:
+                store.repo.refs[ref] = before
+            raise SyncError(f"remote {remote.name!r} has a commit ({theirs.decode()[:8]}) with the path {path!r}, "
+                            "which wiki-memory will not write; nothing was changed here. Fix the remote "
+                            "repository with git, then sync again.")
+
+
 def _integrate(store: Store, remote: Remote, theirs: bytes | None, report: SyncReport, author: Author,
                host: str) -> None:
     """Bring the remote's `main` into ours (under the writer lock): nothing to do, a
@@ -190,7 +217,9 @@ def sync(store: Store, remote: str | None = None, *, project: Any = None, author
         try:
             report.edits.extend(store.commit_edits(author=author))
             for _ in range(attempts):
+                tracked = store.repo.refs.as_dict().get(transport.tracking_ref(chosen))
                 theirs = transport.fetch(store, chosen)
+                _check_incoming(store, chosen, theirs, tracked)
                 with store.lock:
                     report.edits.extend(store.commit_edits(author=author))
                     _integrate(store, chosen, theirs, report, author, host)
