@@ -460,3 +460,30 @@ def test_the_same_code_repository_on_two_machines_meets_in_one_remote(tmp_path, 
     on(second, second_home, "remote", "add", "origin", str(remote))
     on(second, second_home, "sync")
     assert "Refresh the token before the retry." in on(second, second_home, "show", "Login test is flaky")
+    found = on(second, second_home, "search", "expired token retry refresh", "--json")
+    assert json.loads(found)[0]["path"] == "gotchas/login-test-is-flaky.md"
+
+
+def test_the_index_of_the_second_machine_finds_pages_written_on_the_first_after_sync(machines, remote):
+    from wiki_memory.config import project_for_store
+    from wiki_memory.index import Index
+
+    laptop, desktop = machines
+    laptop.store.write(Page.new("Celery workers hang", "gotcha",
+                                "The workers hang when the Redis broker restarts; set broker heartbeats."), CLAUDE)
+    laptop.sync()
+    project = project_for_store(desktop.root)
+    report = sync(desktop.store, project=project, host="desktop")
+    assert report.index is not None and report.index.added >= 1 and not report.index_warning
+    with Index.open(project) as index:
+        by_words = index.search("redis broker restarts", mode="fts")
+        by_meaning = index.search("background job processes freeze", mode="vector")
+    assert by_words and by_words[0].path == "gotchas/celery-workers-hang.md"
+    assert by_meaning and by_meaning[0].path == "gotchas/celery-workers-hang.md"
+    # A page the other machine changes later is re-indexed by the next sync, and only it.
+    laptop.edit("gotchas/celery-workers-hang.md", "set broker heartbeats.", "set broker_heartbeat = 10 in celeryconfig.")
+    laptop.sync()
+    report = sync(desktop.store, project=project, host="desktop")
+    assert (report.index.added, report.index.updated, report.index.removed) == (0, 1, 0)
+    with Index.open(project) as index:
+        assert index.search("celeryconfig", mode="fts")[0].path == "gotchas/celery-workers-hang.md"

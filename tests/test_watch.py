@@ -246,6 +246,28 @@ def test_an_agents_write_is_not_taken_for_a_hand_edit(store, running):
     assert_clean(store)
 
 
+def test_the_watcher_updates_the_index_for_the_pages_it_commits(store):
+    from wiki_memory.config import project_for_store
+    from wiki_memory.index import Index
+
+    project = project_for_store(store.root)
+    file = page(store)
+    rel = file.relative_to(store.root).as_posix()
+    watcher = Watcher(Store(store.root), project=project, quiet=0.2, rescan=0)
+    watcher.start()  # indexes what is there
+    try:
+        file.write_text(file.read_text() + "\nCircuit breakers open after five consecutive timeouts.\n")
+        wait_for(lambda: watcher.step(timeout=0.5), what="the edit to be committed")
+    finally:
+        watcher.stop()
+    with Index.open(project) as index:
+        # Up to date before any search could catch it up: the watcher did it, vectors included.
+        assert index.head == git(store.root, "rev-parse", "HEAD").strip()
+        assert index.pending_count() == 0
+        found = index.search("what happens after repeated timeouts", mode="vector")
+    assert found and found[0].path == rel
+
+
 def test_edits_made_while_nobody_watched_are_committed_at_start(store):
     file = page(store)
     file.write_text(file.read_text() + "\nWhile the watcher was off.\n")

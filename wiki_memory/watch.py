@@ -37,12 +37,13 @@ class Watcher:
 
     `on_edit(edit)` hears about each commit, `on_problem(message)` about pages that do not
     parse and anything that kept a change from being committed (it is retried).
-    With a `project`, the search index is updated after each batch of commits.
+    With a `project` (or an open `index`), the search index is updated for the pages of
+    each batch of commits.
     """
 
     def __init__(self, store: Store, *, project: Any = None, quiet: float = QUIET, max_wait: float = MAX_WAIT,
                  rescan: float = RESCAN, on_edit: Callable[[Edit], None] | None = None,
-                 on_problem: Callable[[str], None] | None = None, author: Any = None):
+                 on_problem: Callable[[str], None] | None = None, author: Any = None, index: Any = None):
         self.store = store
         self.project = project
         self.quiet = quiet
@@ -62,6 +63,7 @@ class Watcher:
         self._stopping = False
         self._broken: set[str] = set()  # pages reported as not parsing, until they are fixed
         self._observer: Any = None
+        self._index = index  # an open search index to use (the CLI's), else the project's is opened
         self._reindexer: Any = None
 
     # Events (the observer's thread) ------------------------------------------------------
@@ -84,8 +86,10 @@ class Watcher:
             if rel is None or is_ignored(rel):
                 continue
             if event.is_directory:
-                # A folder deleted or renamed takes its pages with it: look at everything.
-                full = full or event.event_type in ("deleted", "moved")
+                # A folder deleted or renamed takes its pages with it; in a folder just
+                # created, files may come and go before its watch is in place: look at
+                # everything (a scan compares stat data with git's index, so it is cheap).
+                full = full or event.event_type in ("deleted", "moved", "created")
             else:
                 wanted.append(rel)
         if not wanted and not full:
@@ -186,12 +190,12 @@ class Watcher:
                     self.on_problem(f"{path}: front matter fixed")
 
     def _reindex(self) -> None:
-        if self.project is None:
+        if self.project is None and self._index is None:
             return
         from wiki_memory.sync.reindex import Reindexer
 
         if self._reindexer is None:
-            self._reindexer = Reindexer(self.project)
+            self._reindexer = Reindexer(self.project, self._index)
         try:
             self._reindexer(self.store)
         except Exception as e:  # the index is derived: the commit stands, the index catches up later

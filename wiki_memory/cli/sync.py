@@ -14,6 +14,16 @@ from wiki_memory.cli import App, echo_json, main, pass_app
 from wiki_memory.errors import WikiMemoryError
 
 
+def _index_or_none(app: App):
+    """The project's open search index (the store's commits already go to it), or None if
+    it cannot be opened (`app.store()` has said so): the index is derived, and memory is
+    written without it."""
+    try:
+        return app.index()
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def _edit_line(edit) -> str:
     return f"{edit.commit[:8]} {edit.subject}"
 
@@ -51,8 +61,8 @@ def watch(app: App, once: bool, quiet_period: float, as_json: bool) -> None:
         if not (once and as_json):
             click.echo(_edit_line(edit))
 
-    watcher = Watcher(store, project=app.project, quiet=quiet_period, on_edit=edited, on_problem=problem,
-                      author=Author.person(store.root))
+    watcher = Watcher(store, project=app.project, index=_index_or_none(app), quiet=quiet_period,
+                      on_edit=edited, on_problem=problem, author=Author.person(store.root))
     if once:
         edits = watcher.once()
         if as_json:
@@ -247,7 +257,7 @@ def sync_cmd(app: App, remote_name: str | None, as_json: bool) -> None:
     from wiki_memory.sync import sync
 
     store = app.store()
-    report = sync(store, remote_name, project=app.project)
+    report = sync(store, remote_name, project=app.project, index=_index_or_none(app))
     if as_json:
         echo_json(report.as_dict())
         return
@@ -274,5 +284,7 @@ def sync_cmd(app: App, remote_name: str | None, as_json: bool) -> None:
         click.echo(f"sent {report.sent_commits} commit{'s' if report.sent_commits != 1 else ''}")
     if not (report.edits or report.received_commits or report.sent_commits):
         click.echo("already up to date")
+    if report.index is not None and report.index.changed:
+        click.echo(f"re-indexed {report.index.changed} page{'s' if report.index.changed != 1 else ''}")
     if report.index_warning:
         click.echo(f"warning: {report.index_warning}", err=True)

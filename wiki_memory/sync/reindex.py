@@ -7,42 +7,39 @@ one call.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
-
-log = logging.getLogger(__name__)
 
 
 class Reindexer:
     """Keeps a project's index open between calls (the watcher re-indexes after every
-    settled edit; loading the embedding model once is what makes that cheap)."""
+    settled edit; loading the embedding model once is what makes that cheap). Given an
+    open `index` (the CLI's), it uses that one and leaves closing it to its owner."""
 
-    def __init__(self, project: Any):
+    def __init__(self, project: Any, index: Any = None):
         self.project = project
-        self._index: Any = None
+        self._index: Any = index
+        self._owned = index is None
 
     def __call__(self, store: Any) -> Any:
-        """Re-index the pages that changed in `store` since the index last saw it."""
-        if self.project is None:
-            return None
-        try:
-            from wiki_memory.index import Index
-        except ImportError:
-            # The search index (wiki_memory.index) is not part of this installation yet.
-            return None
+        """Re-index the pages that changed in `store` since the index last saw it; the
+        index's SyncStats (None without a project)."""
         if self._index is None:
+            if self.project is None:
+                return None
+            from wiki_memory.index import Index
+
             self._index = Index.open(self.project)
         return self._index.sync(store)
 
     def close(self) -> None:
-        if self._index is not None:
-            index, self._index = self._index, None
-            index.close()
+        if self._index is not None and self._owned:
+            self._index.close()
+        self._index = None
 
 
-def update_index(project: Any, store: Any) -> Any:
-    """Re-index what changed, once (a sync, `watch --once`)."""
-    reindexer = Reindexer(project)
+def update_index(project: Any, store: Any, index: Any = None) -> Any:
+    """Re-index what changed, once (after a sync, `watch --once`)."""
+    reindexer = Reindexer(project, index)
     try:
         return reindexer(store)
     finally:

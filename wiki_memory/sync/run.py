@@ -43,6 +43,7 @@ class SyncReport:
     fast_forward: bool = False
     merge_commit: str | None = None
     head: str | None = None
+    index: Any = None  # the search index's SyncStats after re-indexing what changed
     index_warning: str | None = None
 
     @property
@@ -60,6 +61,7 @@ class SyncReport:
             "received": self.received, "merged": self.merged,
             "conflicts": [{"page": p, "copy": c} for p, c in self.conflicts],
             "kept": self.kept, "renamed": [{"from": a, "to": b} for a, b in self.renamed],
+            "index": self.index.as_dict() if self.index is not None else None,
             "index_warning": self.index_warning,
         }
 
@@ -202,11 +204,11 @@ def sync_state(store: Store) -> dict[str, dict[str, Any]]:
         return {}
 
 
-def sync(store: Store, remote: str | None = None, *, project: Any = None, author: Author | None = None,
-         host: str | None = None, attempts: int = ATTEMPTS) -> SyncReport:
+def sync(store: Store, remote: str | None = None, *, project: Any = None, index: Any = None,
+         author: Author | None = None, host: str | None = None, attempts: int = ATTEMPTS) -> SyncReport:
     """Sync the wiki with a remote: commit pending hand edits, fetch, merge, push, and
-    re-index what changed (when `project` is given). Raises SyncError (local work intact)
-    when the remote cannot be reached or keeps moving."""
+    re-index what changed (in `index`, or the index of `project`; neither: no re-index).
+    Raises SyncError (local work intact) when the remote cannot be reached or keeps moving."""
     settings = _settings()
     chosen = default_remote(store, remote or settings.get("sync", "remote"))
     host = host or str(settings.get("sync", "host") or "") or machine_name()
@@ -242,11 +244,11 @@ def sync(store: Store, remote: str | None = None, *, project: Any = None, author
             raise
         _record(store, chosen, None)
         report.head = store.head().decode() if store.head() else None
-    if project is not None:
+    if project is not None or index is not None:
         from wiki_memory.sync.reindex import update_index
 
         try:
-            update_index(project, store)
+            report.index = update_index(project, store, index)
         except Exception as e:  # the index is derived data: the sync itself succeeded
-            report.index_warning = f"the search index was not updated: {e}"
+            report.index_warning = f"the search index was not updated ({e}); `wiki-memory reindex` catches up"
     return report
