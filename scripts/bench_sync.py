@@ -9,8 +9,9 @@ re-index included, beside the git CLI doing the same transfer on identical repos
 - no-op: A syncs again with nothing new (the cost of an automatic sync after each
   consolidation).
 
-Re-index is timed apart (`Index.sync`, incremental by blob id, with the embedding model),
-and included in the wall time.
+Re-index is timed apart (`Index.sync`, incremental by blob id, embedding the new chunks with
+the model at WIKI_MEMORY_EMBED_MODEL_PATH) and included in the wall time. Each machine has
+indexed what it wrote itself beforehand (untimed), as the CLI and MCP server do when they write.
 
     python scripts/bench_sync.py                       # 100 and 1,000 pages
     python scripts/bench_sync.py --sizes 100 --runs 3 --json bench-results/sync.json
@@ -58,6 +59,16 @@ def write_pages(store: Store, count: int, prefix: str = "Page", per_commit: int 
         store.write_many(pages[start:start + per_commit], AGENT, session_id="bench", agent="bench")
 
 
+VECTORS = True  # --no-vectors: re-index words (FTS) only, leaving chunks pending embedding
+
+
+def fts_only_update(project, store, index=None):
+    from wiki_memory.index import Index
+
+    with Index.open(project) as idx:
+        return idx.sync(store, embed=False)
+
+
 class Timed:
     """Wraps the re-index call site to time it apart from the sync."""
 
@@ -65,11 +76,12 @@ class Timed:
         self.seconds = 0.0
         self.available = True
         self._real = reindex.update_index
+        self._call = self._real if VECTORS else fts_only_update
 
-    def __call__(self, project, store):
+    def __call__(self, project, store, index=None):
         t = time.perf_counter()
         try:
-            result = self._real(project, store)
+            result = self._call(project, store, index)
         finally:
             self.seconds += time.perf_counter() - t
         if result is None:
@@ -77,11 +89,21 @@ class Timed:
         return result
 
 
+def project_of(store: Store, home: Path):
+    return project_for_store(store.root, {"WIKI_MEMORY_HOME": str(home)})
+
+
+def index_now(store: Store, home: Path) -> None:
+    """Index what a machine wrote itself, untimed: the CLI and MCP keep the index current
+    as they write, so a sync only re-indexes what it brings in."""
+    (reindex.update_index if VECTORS else fts_only_update)(project_of(store, home), store)
+
+
 def timed_sync(store: Store, home: Path) -> dict[str, float | bool]:
     timer = Timed()
     reindex.update_index = timer  # type: ignore[assignment]
     try:
-        project = project_for_store(store.root, {"WIKI_MEMORY_HOME": str(home)})
+        project = project_of(store, home)
         t = time.perf_counter()
         report = sync_run.sync(store, project=project, host="bench")
         wall = time.perf_counter() - t
@@ -110,6 +132,7 @@ def bench_once(pages: int, work: Path) -> dict[str, object]:
     git(work, "init", "-q", "--bare", str(remote))
     a = Store.create(work / "a")
     write_pages(a, pages)
+    index_now(a, home)
     add_remote(a, "origin", str(remote))
     # The git CLI on an identical copy of A, to an identical empty remote.
     shutil.copytree(a.root, work / "a-git", symlinks=True)
@@ -129,6 +152,7 @@ def bench_once(pages: int, work: Path) -> dict[str, object]:
 
     c = Store.create(work / "c")
     write_pages(c, 10, prefix="Local")
+    index_now(c, home)
     add_remote(c, "origin", str(remote))
     shutil.copytree(c.root, work / "c-git", symlinks=True)
     down_merge = timed_sync(c, home)
@@ -162,9 +186,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--runs", type=int, default=1, help="Repeat each size; medians are reported.")
+    parser.add_argument("--no-vectors", action="store_true",
+                        help="Re-index words only (no embedding): the sync and FTS cost, without the model's.")
     parser.add_argument("--json", type=Path, help="Also write the results to this JSON file.")
     args = parser.parse_args()
+    global VECTORS
+    VECTORS = not args.no_vectors
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if not os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH"):
+        # The workplace's shared copy of the model, beside the checkout (as the tests find it).
+        here = Path(__file__).resolve().parent.parent
+        for parent in here.parents:
+            candidate = parent / "shared" / "models" / "all-MiniLM-L6-v2"
+            if candidate.is_dir():
+                os.environ["WIKI_MEMORY_EMBED_MODEL_PATH"] = str(candidate)
+                break
+    if VECTORS:
+        from wiki_memory.index import Embedder
+
+        embedder = Embedder()
+        print(f"embedding model: {embedder.path or embedder.name} "
+              f"({'available' if embedder.available() else 'NOT available: re-index is FTS only'})")
+    else:
+        print("re-index: words (FTS) only, no embedding (--no-vectors)")
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-sync-") as tmp:
         for size in args.sizes:
@@ -184,7 +228,7 @@ def main() -> None:
         print("re-index: n/a = wiki_memory.index is not installed in this checkout")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"benchmark": "sync", "results": results}, indent=2))
+        args.json.write_text(json.dumps({"benchmark": "sync", "vectors": VECTORS, "results": results}, indent=2))
         print(f"wrote {args.json}")
 
 

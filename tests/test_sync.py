@@ -394,7 +394,11 @@ def test_remote_commands(code_repo, monkeypatch, tmp_path):
                                                        ("github", "git@github.com:acme/widgets-memory.git")]
     wiki = Path(runner.invoke(main, ["path"]).output.strip())
     assert "github\tgit@github.com:acme/widgets-memory.git (fetch)" in git(wiki, "remote", "-v")
-    # Two remotes, neither chosen: sync asks which; origin is the default once named so.
+    # A token in an https URL is used, never printed.
+    added = runner.invoke(main, ["remote", "add", "mirror", "https://bot:s3cret-token@git.example.com/wiki.git"])
+    assert added.exit_code == 0 and "s3cret" not in added.output and "bot:***@" in added.output
+    assert "s3cret" not in runner.invoke(main, ["remote", "list"]).output
+    assert runner.invoke(main, ["remote", "remove", "mirror"]).exit_code == 0
     assert runner.invoke(main, ["remote", "remove", "github"]).exit_code == 0
     assert [r.name for r in list_remotes(Store(wiki))] == ["origin"]
     git(tmp_path, "init", "-q", "--bare", str(bare))

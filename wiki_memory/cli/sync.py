@@ -179,7 +179,7 @@ def remote_add(app: App, name: str, url: str) -> None:
 
     store = app.store(create=True)
     added = add_remote(store, name, url)
-    click.echo(f"{added.name}\t{added.url}")
+    click.echo(f"{added.name}\t{added.shown}")
     local = added.local_path
     if local is not None and not (local / "objects").is_dir():
         click.echo(f"note: there is no git repository at {local} yet; create one with "
@@ -232,7 +232,7 @@ def remote_remove(app: App, name: str) -> None:
     from wiki_memory.sync import remove_remote
 
     removed = remove_remote(app.store(), name)
-    click.echo(f"removed {removed.name} ({removed.url})")
+    click.echo(f"removed {removed.name} ({removed.shown})")
 
 
 @main.command(name="sync")

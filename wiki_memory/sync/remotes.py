@@ -21,12 +21,17 @@ class Remote:
     url: str
 
     @property
+    def shown(self) -> str:
+        """The URL as printed: a password or token in it is masked."""
+        return re.sub(r"^([a-zA-Z][a-zA-Z0-9+.-]*://[^/@:]*):[^/@]*@", r"\1:***@", self.url)
+
+    @property
     def local_path(self) -> Path | None:
         """The repository's folder when the remote is on this machine (a path or file://)."""
         return local_path(self.url)
 
     def as_dict(self) -> dict[str, str]:
-        return {"name": self.name, "url": self.url}
+        return {"name": self.name, "url": self.shown}
 
 
 def local_path(url: str) -> Path | None:

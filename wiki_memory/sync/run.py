@@ -213,7 +213,7 @@ def sync(store: Store, remote: str | None = None, *, project: Any = None, index:
     chosen = default_remote(store, remote or settings.get("sync", "remote"))
     host = host or str(settings.get("sync", "host") or "") or machine_name()
     author = author or Author.person(store.root)
-    report = SyncReport(chosen.name, chosen.url)
+    report = SyncReport(chosen.name, chosen.shown)
     # Two syncs of one wiki (a person's and an automatic one) take turns.
     with WriterLock(store.git_dir / "wiki-memory" / "sync.lock", timeout=600):
         try:

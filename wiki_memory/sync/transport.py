@@ -44,7 +44,7 @@ def _client(store, remote: Remote, operation: str):
         return get_transport_and_path(remote.url, config=store.repo.get_config_stack(), operation=operation,
                                       ssh_command=ssh_command, quiet=True)
     except ValueError as e:
-        raise SyncError(f"remote {remote.name!r}: cannot use {remote.url}: {e}") from None
+        raise SyncError(f"remote {remote.name!r}: cannot use {remote.shown}: {e}") from None
 
 
 def _check_local(remote: Remote, path: Path) -> None:
@@ -90,7 +90,7 @@ def _network_errors() -> tuple[type[BaseException], ...]:
 
 
 def unreachable(remote: Remote, exc: BaseException, verb: str = "reach") -> UnreachableError:
-    return UnreachableError(f"cannot {verb} remote {remote.name!r} ({remote.url}): {_reason(exc)}. "
+    return UnreachableError(f"cannot {verb} remote {remote.name!r} ({remote.shown}): {_reason(exc)}. "
                             "Your local memory is intact; run `wiki-memory sync` again when it is reachable.")
 
 
