@@ -405,3 +405,30 @@ def test_open_reports_an_editor_that_fails(opened, monkeypatch, tmp_path):
     monkeypatch.setenv("EDITOR", script(tmp_path / "editor", "exit 3\n"))
     result = runner.invoke(main, ["open", "Retry policy"])
     assert result.exit_code == 1 and "exited with status 3" in result.output
+
+
+def test_a_file_whose_name_cannot_be_committed_is_reported_once_and_blocks_nothing(store, running):
+    odd = store.root / "notes" / "back\\slash.md"
+    odd.parent.mkdir()
+    odd.write_text("# Odd name\n")
+    (store.root / "notes" / "fine.md").write_text("# Fine\n")
+    wait_for(lambda: head_text(store, "notes/fine.md"), what="the other file to be committed")
+    wait_for(lambda: running.problems, what="the report")
+    assert len(running.problems) == 1 and "backslash" in running.problems[0]
+    odd.write_text("# Odd name\n\nEdited again.\n")
+    (store.root / "notes" / "fine.md").write_text("# Fine\n\nAgain.\n")
+    wait_for(lambda: "Again." in (head_text(store, "notes/fine.md") or ""), what="the second edit")
+    assert len(running.problems) == 1  # reported once
+    assert odd.read_text() == "# Odd name\n\nEdited again.\n"  # left alone, not lost
+    # And an agent's write is not blocked by it either.
+    store.write(Page.new("Agent page", "note", "Still writable."), CLAUDE)
+
+
+def test_editor_litter_of_other_editors_is_never_committed(store):
+    notes = store.root / "notes"
+    notes.mkdir()
+    (notes / "page.md").write_text("# Page\n")
+    for litter in ("page.md.kate-swp", ".goutputstream-ABC123", ".~lock.page.md#", "~$page.md", "page.md.crswap"):
+        (notes / litter).write_text("litter")
+    edits = store.commit_edits()
+    assert [e.subject for e in edits] == ["edit: notes/page.md"]

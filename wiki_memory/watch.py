@@ -62,6 +62,9 @@ class Watcher:
         self._last_scan = time.monotonic()
         self._stopping = False
         self._broken: set[str] = set()  # pages reported as not parsing, until they are fixed
+        self._refused: set[str] = set()  # files whose names cannot be committed, reported once
+        self._failures = 0
+        self._not_before = 0.0  # after a failed commit, wait before trying again
         self._observer: Any = None
         self._index = index  # an open search index to use (the CLI's), else the project's is opened
         self._reindexer: Any = None
@@ -122,6 +125,7 @@ class Watcher:
                     return []
                 if self._paths or self._full_scan:
                     settle = min(self._last + self.quiet, (self._first or now) + self.max_wait)
+                    settle = max(settle, self._not_before)
                     if now >= settle:
                         paths, _ = self._take()
                         break
@@ -143,11 +147,15 @@ class Watcher:
         report pages that do not parse. A failure is reported and the paths retried."""
         if paths is None:
             self._last_scan = time.monotonic()
+        refused: dict[str, str] = {}
         try:
-            edits = self.store.commit_edits(paths, self.author)
+            edits = self.store.commit_edits(paths, self.author, refused=refused)
         except (WikiMemoryError, OSError) as e:
+            # A git command holding the index, a full disk: try again, less often each time.
+            self._failures += 1
+            delay = min(60.0, 2.0 ** self._failures)
             self.on_problem(f"could not commit {'the changes' if paths is None else ', '.join(paths)} "
-                            f"yet ({e}); will retry")
+                            f"yet ({e}); retrying in {delay:.0f} s")
             with self._cond:
                 if paths is None:
                     self._full_scan = True
@@ -155,7 +163,14 @@ class Watcher:
                     self._paths.update(paths)
                 self._last = time.monotonic()
                 self._first = self._first or self._last
+                self._not_before = self._last + delay
             return []
+        self._failures = 0
+        self._not_before = 0.0
+        for path, why in refused.items():
+            if path not in self._refused:
+                self._refused.add(path)
+                self.on_problem(f"{why}: not committed; rename the file to keep it in memory")
         for edit in edits:
             self.edits.append(edit)
             self.on_edit(edit)

@@ -76,6 +76,12 @@ WIKI_GITIGNORE = """\
 .DS_Store
 .obsidian/workspace*
 .trash/
+*.kate-swp
+.goutputstream-*
+.~lock.*#
+~$*
+*.crswap
+.syncthing.*
 # A writer's temporary file, renamed over the page when complete.
 .*.wm-tmp-*
 """
@@ -871,7 +877,7 @@ class Store:
         edit (`edit: <path>`). None if there was nothing."""
         with self.lock:
             self._recover()
-            changes = self.pending(paths, refresh=True)
+            changes, _ = self._committable(self.pending(paths, refresh=True))
             if not changes:
                 return None
             names = sorted(changes)
@@ -880,15 +886,34 @@ class Store:
             return self.commit(changes, subject, author or Author.person(self.root), body=body,
                                commit_hand_edits=False, from_files=True)
 
+    def _committable(self, changes: dict[str, bytes | None]) -> tuple[dict[str, bytes | None], dict[str, str]]:
+        """(changes that can be committed, {path: why not} for files whose names git or we
+        refuse: a backslash, a control character). Those stay on disk, untouched, and never
+        block the other edits or an agent's write."""
+        refused: dict[str, str] = {}
+        for path in list(changes):
+            try:
+                if normalize_path(path, page=False) == path:
+                    continue
+                refused[path] = f"{path!r} is not a clean wiki path"
+            except PathError as e:
+                refused[path] = str(e)
+            del changes[path]
+        return changes, refused
+
     def commit_edits(self, paths: Iterable[str] | None = None, author: Author | None = None, *,
-                     group_above: int = 20) -> list[Edit]:
+                     group_above: int = 20, refused: dict[str, str] | None = None) -> list[Edit]:
         """Commit a person's hand edits one change at a time, as the watcher does: each file
         as `edit: <path>`, a file renamed (same content, or the same page id) as
         `edit: <old> -> <new>`. More than `group_above` changes at once (a search and
-        replace across the wiki, a folder copied in) become one `edit: N files` commit."""
+        replace across the wiki, a folder copied in) become one `edit: N files` commit.
+        Files that cannot be committed under their name are left alone and, given a
+        `refused` dict, listed there with the reason."""
         with self.lock:
             self._recover()
-            changes = self.pending(paths, refresh=True)
+            changes, skipped = self._committable(self.pending(paths, refresh=True))
+            if refused is not None:
+                refused.update(skipped)
             if not changes:
                 return []
             author = author or Author.person(self.root)
