@@ -491,3 +491,35 @@ def test_the_index_of_the_second_machine_finds_pages_written_on_the_first_after_
     assert (report.index.added, report.index.updated, report.index.removed) == (0, 1, 0)
     with Index.open(project) as index:
         assert index.search("celeryconfig", mode="fts")[0].path == "gotchas/celery-workers-hang.md"
+
+
+def test_pages_a_sync_brings_in_are_not_taken_for_hand_edits_by_a_running_watcher(shared, remote):
+    import threading
+    import time
+
+    from wiki_memory.watch import Watcher
+
+    laptop, desktop = shared
+    laptop.store.write(Page.new("From the laptop", "note", "Arrives by sync."), CLAUDE)
+    laptop.edit(PAGE, "Line 1 of the retry policy.", "Line 1, laptop.")
+    laptop.sync()
+    watcher = Watcher(Store(desktop.root), quiet=0.2, rescan=0)
+    stop = threading.Event()
+    watcher.start()
+    thread = threading.Thread(target=watcher.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        desktop.sync()  # writes both pages into the folder being watched
+        (desktop.root / "notes" / "marker.md").write_text("# Marker\n")
+        deadline = time.monotonic() + 30
+        while "notes/marker.md" not in git(desktop.root, "ls-files"):
+            assert time.monotonic() < deadline, "the marker was never committed"
+            time.sleep(0.02)
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+        watcher.stop()
+    assert [e.subject for e in watcher.edits] == ["edit: notes/marker.md"]
+    desktop.sync()
+    laptop.sync()
+    check(remote, laptop, desktop, sentences=("Arrives by sync.", "Line 1, laptop."))

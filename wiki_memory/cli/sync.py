@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -51,10 +52,8 @@ def watch(app: App, once: bool, quiet_period: float, as_json: bool) -> None:
     from wiki_memory.watch import Watcher
 
     store = app.store()
-    problems: list[str] = []
 
     def problem(message: str) -> None:
-        problems.append(message)
         click.echo(f"warning: {message}", err=True)
 
     def edited(edit) -> None:
@@ -77,7 +76,13 @@ def watch(app: App, once: bool, quiet_period: float, as_json: bool) -> None:
     previous = signal.signal(signal.SIGTERM, terminate)
     click.echo(f"watching {store.root} (Ctrl-C to stop)", err=True)
     try:
-        watcher.start()
+        try:
+            watcher.start()
+        except OSError as e:
+            limit = e.errno in (errno.ENOSPC, errno.EMFILE) and sys.platform.startswith("linux")
+            raise WikiMemoryError(f"cannot watch {store.root}: {e.strerror or e}"
+                                  + (" (the inotify limit: raise fs.inotify.max_user_watches)" if limit else "")
+                                  ) from None
         watcher.run()
     except KeyboardInterrupt:
         pass
@@ -117,8 +122,10 @@ def open_cmd(app: App, page: str | None) -> None:
       wiki-memory open "Retry policy"           # one page, by title, path or id
       EDITOR="code --wait" wiki-memory open notes/ideas.md
     """
+    from wiki_memory.store import Author
+
     store = app.store(create=True)
-    store.commit_pending()
+    store.commit_edits(author=Author.person(store.root))  # what was pending is not mixed into this edit
     path = store.find(page) if page else None
     target = store.root / path if path else store.root
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
@@ -141,8 +148,6 @@ def open_cmd(app: App, page: str | None) -> None:
                        env={**os.environ, "WIKI_MEMORY_OPEN": str(target)})
     except subprocess.CalledProcessError as e:
         raise WikiMemoryError(f"the editor ({editor}) exited with status {e.returncode}") from None
-    from wiki_memory.store import Author
-
     edits = store.commit_edits([path] if path else None, Author.person(store.root))
     for edit in edits:
         click.echo(_edit_line(edit))
@@ -173,7 +178,7 @@ def remote_add(app: App, name: str, url: str) -> None:
     \b
     Examples:
       wiki-memory remote add origin git@github.com:acme/widgets-memory.git
-      git init --bare /srv/memory/widgets.git && wiki-memory remote add origin /srv/memory/widgets.git
+      git init --bare -b main /srv/memory/widgets.git && wiki-memory remote add origin /srv/memory/widgets.git
     """
     from wiki_memory.sync import add_remote
 
@@ -183,7 +188,7 @@ def remote_add(app: App, name: str, url: str) -> None:
     local = added.local_path
     if local is not None and not (local / "objects").is_dir():
         click.echo(f"note: there is no git repository at {local} yet; create one with "
-                   f"`git init --bare {local}`", err=True)
+                   f"`git init --bare -b main {local}`", err=True)
 
 
 @remote.command(name="list")

@@ -52,13 +52,13 @@ def _check_local(remote: Remote, path: Path) -> None:
     branch would leave that checkout's files behind its history."""
     if not path.exists():
         raise UnreachableError(f"cannot reach remote {remote.name!r}: {path} does not exist "
-                               f"(create it with `git init --bare {path}`). Your local memory is intact.")
+                               f"(create it with `git init --bare -b main {path}`). Your local memory is intact.")
     if (path / ".git").exists():
         raise SyncError(f"remote {remote.name!r} ({path}) is a repository with a working tree; "
-                        f"sync through a bare repository instead (`git init --bare {path}.git`)")
+                        f"sync through a bare repository instead (`git init --bare -b main {path}.git`)")
     if not (path / "objects").is_dir() or not (path / "HEAD").exists():
         raise UnreachableError(f"cannot use remote {remote.name!r}: {path} is not a git repository "
-                               f"(create one with `git init --bare {path}`). Your local memory is intact.")
+                               f"(create one with `git init --bare -b main {path}`). Your local memory is intact.")
 
 
 def _reason(exc: BaseException) -> str:
