@@ -317,6 +317,8 @@ def test_watch_stops_cleanly_on_ctrl_c_and_commits_what_is_pending(code_repo):
                                capture_output=True, text=True, check=True).stdout.strip())
     proc = subprocess.Popen([sys.executable, "-m", "wiki_memory", "watch", "--quiet", "0.2"], cwd=code_repo,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    guard = threading.Timer(2 * TIMEOUT, proc.kill)  # a watcher that never answers fails the test, not CI
+    guard.start()
     try:
         assert "watching" in proc.stderr.readline()
         (wiki / "notes").mkdir()
@@ -326,6 +328,7 @@ def test_watch_stops_cleanly_on_ctrl_c_and_commits_what_is_pending(code_repo):
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=TIMEOUT)
     finally:
+        guard.cancel()
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, err

@@ -2,7 +2,7 @@
 hand edits, fetch, merge page by page, push, re-index) and the automatic sync that
 consolidation triggers. Nothing of either side is ever lost: see `merge` for the rules.
 
-dulwich is imported inside the functions that talk to a remote.
+dulwich's network clients and merge3 are imported only when a sync runs.
 """
 
 from wiki_memory.sync.auto import maybe_auto_sync
