@@ -75,10 +75,11 @@ class Timed:
     def __init__(self) -> None:
         self.seconds = 0.0
         self.available = True
+        self.embedded = 0
         self._real = reindex.update_index
         self._call = self._real if VECTORS else fts_only_update
 
-    def __call__(self, project, store, index=None):
+    def __call__(self, project, store, index=None, progress=None):
         t = time.perf_counter()
         try:
             result = self._call(project, store, index)
@@ -86,6 +87,8 @@ class Timed:
             self.seconds += time.perf_counter() - t
         if result is None:
             self.available = False
+        else:
+            self.embedded += result.embedded
         return result
 
 
@@ -112,7 +115,8 @@ def timed_sync(store: Store, home: Path) -> dict[str, float | bool]:
     if report.index_warning:
         print(f"warning: {report.index_warning}", file=sys.stderr)
     return {"wall_s": wall, "sync_s": wall - timer.seconds, "reindex_s": timer.seconds,
-            "reindexed": timer.available, "received": report.received_commits, "sent": report.sent_commits}
+            "reindexed": timer.available, "chunks_embedded": timer.embedded,
+            "received": report.received_commits, "sent": report.sent_commits}
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -224,6 +228,11 @@ def main() -> None:
             reindexed = f"{row['reindex_s']:>8.2f} s" if row["reindexed"] else "       n/a"  # type: ignore[index]
             git_text = f"{git_s:>6.2f} s ({git_label})" if git_s is not None else ""
             print(f"{r['pages']:>6}  {label:<26} {row['wall_s']:>6.2f} s {reindexed:>18} {git_text}")  # type: ignore[index]
+    for r in results:
+        row = r["down_new_machine"]
+        if row["chunks_embedded"]:  # type: ignore[index]
+            print(f"{r['pages']} pages, new machine: {row['chunks_embedded']} chunks embedded, "  # type: ignore[index]
+                  f"{1000 * row['reindex_s'] / row['chunks_embedded']:.0f} ms per chunk")  # type: ignore[index]
     if not all(r["up"]["reindexed"] for r in results):  # type: ignore[index]
         print("re-index: n/a = wiki_memory.index is not installed in this checkout")
     if args.json:

@@ -259,10 +259,15 @@ def sync_cmd(app: App, remote_name: str | None, as_json: bool) -> None:
       wiki-memory sync
       wiki-memory sync backup --json
     """
+    from wiki_memory.cli.search import _Progress
     from wiki_memory.sync import sync
 
     store = app.store()
-    report = sync(store, remote_name, project=app.project, index=_index_or_none(app))
+    progress = _Progress(quiet=as_json)  # embedding a thousand received pages takes a while
+    try:
+        report = sync(store, remote_name, project=app.project, index=_index_or_none(app), progress=progress)
+    finally:
+        progress.close()
     if as_json:
         echo_json(report.as_dict())
         return

@@ -20,16 +20,17 @@ class Reindexer:
         self._index: Any = index
         self._owned = index is None
 
-    def __call__(self, store: Any) -> Any:
+    def __call__(self, store: Any, progress: Any = None) -> Any:
         """Re-index the pages that changed in `store` since the index last saw it; the
-        index's SyncStats (None without a project)."""
+        index's SyncStats (None without a project). `progress(stage, done, total)` hears
+        how indexing and embedding go (a sync that brings a thousand pages)."""
         if self._index is None:
             if self.project is None:
                 return None
             from wiki_memory.index import Index
 
             self._index = Index.open(self.project)
-        return self._index.sync(store)
+        return self._index.sync(store, progress=progress)
 
     def close(self) -> None:
         if self._index is not None and self._owned:
@@ -37,10 +38,10 @@ class Reindexer:
         self._index = None
 
 
-def update_index(project: Any, store: Any, index: Any = None) -> Any:
+def update_index(project: Any, store: Any, index: Any = None, progress: Any = None) -> Any:
     """Re-index what changed, once (after a sync, `watch --once`)."""
     reindexer = Reindexer(project, index)
     try:
-        return reindexer(store)
+        return reindexer(store, progress)
     finally:
         reindexer.close()

@@ -205,10 +205,12 @@ def sync_state(store: Store) -> dict[str, dict[str, Any]]:
 
 
 def sync(store: Store, remote: str | None = None, *, project: Any = None, index: Any = None,
-         author: Author | None = None, host: str | None = None, attempts: int = ATTEMPTS) -> SyncReport:
+         author: Author | None = None, host: str | None = None, attempts: int = ATTEMPTS,
+         progress: Any = None) -> SyncReport:
     """Sync the wiki with a remote: commit pending hand edits, fetch, merge, push, and
-    re-index what changed (in `index`, or the index of `project`; neither: no re-index).
-    Raises SyncError (local work intact) when the remote cannot be reached or keeps moving."""
+    re-index what changed (in `index`, or the index of `project`; neither: no re-index;
+    `progress` as `Index.sync` takes it). Raises SyncError (local work intact) when the
+    remote cannot be reached or keeps moving."""
     settings = _settings()
     chosen = default_remote(store, remote or settings.get("sync", "remote"))
     host = host or str(settings.get("sync", "host") or "") or machine_name()
@@ -248,7 +250,7 @@ def sync(store: Store, remote: str | None = None, *, project: Any = None, index:
         from wiki_memory.sync.reindex import update_index
 
         try:
-            report.index = update_index(project, store, index)
+            report.index = update_index(project, store, index, progress)
         except Exception as e:  # the index is derived data: the sync itself succeeded
             report.index_warning = f"the search index was not updated ({e}); `wiki-memory reindex` catches up"
     return report
