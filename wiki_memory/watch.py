@@ -154,8 +154,8 @@ class Watcher:
             # A git command holding the index, a full disk: try again, less often each time.
             self._failures += 1
             delay = min(60.0, 2.0 ** self._failures)
-            self.on_problem(f"could not commit {'the changes' if paths is None else ', '.join(paths)} "
-                            f"yet ({e}); retrying in {delay:.0f} s")
+            what = "the changes" if paths is None else ", ".join(paths[:5]) + (" ..." if len(paths) > 5 else "")
+            self.on_problem(f"could not commit {what} yet ({e}); retrying in {delay:.0f} s")
             with self._cond:
                 if paths is None:
                     self._full_scan = True
