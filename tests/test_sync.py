@@ -29,7 +29,7 @@ class Machine:
 
     def __init__(self, root: Path, remote: Path, host: str):
         self.store = Store.create(root)
-        self.host = host
+        self.store.host = self.host = host  # what its commits record as `Host:`
         add_remote(self.store, "origin", str(remote))
 
     @property
@@ -173,14 +173,15 @@ def test_overlapping_edits_keep_both_versions_linked_and_reported(shared, remote
     assert len(report.conflicts) == 1
     page_path, copy = report.conflicts[0]
     assert page_path == PAGE
-    assert re.fullmatch(r"decisions/retry-policy\.conflict-desktop-\d{4}-\d{2}-\d{2}\.md", copy)
+    # The other side's version is the copy, named for the machine that wrote it.
+    assert re.fullmatch(r"decisions/retry-policy\.conflict-laptop-\d{4}-\d{2}-\d{2}\.md", copy)
     laptop.sync()
     for machine in (laptop, desktop):
         page = machine.file(PAGE).read_text()
-        assert "Line 5, laptop: retry twice." in page  # what the remote already had stays the page
+        assert "Line 5, desktop: retry five times." in page  # the merging machine's version stays the page
         assert f"[[{copy.removesuffix('.md')}]]" in page  # and links to the other version
         kept = parse_page(machine.file(copy).read_text(), copy)
-        assert "Line 5, desktop: retry five times." in kept.body
+        assert "Line 5, laptop: retry twice." in kept.body
         assert kept.meta["conflict_of"] == PAGE
         assert kept.id != parse_page(page, PAGE).id  # two pages, two ids
     message = git(desktop.root, "log", "--merges", "-1", "--format=%B")

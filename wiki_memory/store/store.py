@@ -171,11 +171,28 @@ def blob_id(data: bytes) -> bytes:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest().encode("ascii")
 
 
-def _message(subject: str, session_id: str | None, agent: str | None, body: str = "") -> bytes:
+def machine_name() -> str:
+    """This machine, as commits record it (`Host:`) and conflict copies are named: the
+    `[sync] host` setting, else the short host name as a file-name-safe slug (`laptop`)."""
+    import re
+
+    from wiki_memory.config import load_settings
+
+    try:
+        pinned = str(load_settings().get("sync", "host") or "")
+    except Exception:  # a broken config.toml must not stop a commit
+        pinned = ""
+    name = pinned or socket.gethostname().split(".", 1)[0]
+    return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "host"
+
+
+def _message(subject: str, session_id: str | None, agent: str | None, body: str = "",
+             host: str | None = None) -> bytes:
     text = subject.strip()
     if body.strip():
         text += "\n\n" + body.strip()
-    trailers = [f"Session-Id: {session_id}" if session_id else "", f"Agent: {agent}" if agent else ""]
+    trailers = [f"Session-Id: {session_id}" if session_id else "", f"Agent: {agent}" if agent else "",
+                f"Host: {host}" if host else ""]
     trailers = [t for t in trailers if t]
     if trailers:
         text += "\n\n" + "\n".join(trailers)
@@ -210,6 +227,8 @@ class Store:
         self._state_dir = self.git_dir / "wiki-memory"
         self._state_dir.mkdir(exist_ok=True)
         self.lock = WriterLock(self.git_dir / "wiki-memory.lock")
+        # Which machine wrote a commit (a `Host:` trailer): sync names conflict copies by it.
+        self.host = machine_name()
         self._index_head_file = self._state_dir / "index-head"
         self._txn_file = self._state_dir / "transaction.json"
         self._index_cache: tuple[object, bytes | None, int, gitindex.Entries] | None = None
@@ -599,7 +618,7 @@ class Store:
             commit.author_time = commit.commit_time = now
             commit.author_timezone = commit.commit_timezone = offset
             commit.encoding = None
-            commit.message = _message(subject, session_id, agent, body)
+            commit.message = _message(subject, session_id, agent, body, self.host)
             objects.append(commit)
             for obj in objects:
                 self.repo.object_store.add_object(obj)

@@ -7,10 +7,10 @@ The rules, for each file that changed since the common ancestor:
   Front-matter bookkeeping never conflicts by itself: `updated` takes the later value,
   `created` the earlier, list keys (`tags`, `sources`, ...) take both sides' additions
   and removals; the body is then merged on its own;
-- overlapping changes: both versions are kept. The page keeps the version the remote
-  already has (what the other machines see), with a link to
-  `<page>.conflict-<host>-<date>.md`, which holds this machine's version: like a
-  "conflicted copy", the copy is named for the machine that made it;
+- overlapping changes: both versions are kept. The page keeps this machine's version,
+  with a link to `<page>.conflict-<host>-<date>.md`, which holds the other side's version
+  as a page of its own, named for the machine that wrote it (the `Host:` trailer of its
+  commit; the remote's name when the commit has none);
 - deleted on one side and edited on the other: kept, edited;
 - renamed on one side (same content or the same page id) and edited on the other: the
   edit is merged into the page at its new path.
@@ -42,7 +42,7 @@ class MergeResult:
     modes: dict[str, int] = field(default_factory=dict)
     received: list[str] = field(default_factory=list)  # changed on their side only
     merged: list[str] = field(default_factory=list)  # changed on both, merged line by line
-    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (page, copy of this machine's)
+    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (page, copy of the other side's)
     kept: list[str] = field(default_factory=list)  # deleted on one side, edited on the other
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (old, new) with the other's edit
 
@@ -182,7 +182,7 @@ def conflict_path(path: str, host: str, date: str, taken: Callable[[str], bool])
 
 
 def conflict_copy(path: str, data: bytes, page_path: str) -> bytes:
-    """This machine's version, to be kept beside the page: a page of its own (new id,
+    """The other side's version, kept beside the page: a page of its own (new id,
     `conflict_of` naming the page) with its text unchanged; any other file as it was."""
     if not path.endswith(".md"):
         return data
@@ -197,11 +197,11 @@ def conflict_copy(path: str, data: bytes, page_path: str) -> bytes:
     return render_page(page.with_meta(id=new_id(), conflict_of=page_path)).encode("utf-8")
 
 
-def with_conflict_link(data: bytes, copy_path: str, host: str, source: str) -> bytes:
-    """The page as the remote has it, with a note linking to this machine's version."""
+def with_conflict_link(data: bytes, copy_path: str, host: str, other: str) -> bytes:
+    """This machine's version of the page, with a note linking to the other side's."""
     link = copy_path.removesuffix(".md")
-    note = (f"> **Sync conflict**: this page was changed on {host} and on {source} at the same "
-            f"lines. This is the version from {source}; the version from {host} is kept in "
+    note = (f"> **Sync conflict**: this page was changed on {host} and on {other} at the same "
+            f"lines. This is the version from {host}; the version from {other} is kept in "
             f"[[{link}]]. Merge what you need into this page, then delete that one.\n")
     text = data if data.endswith(b"\n") or not data else data + b"\n"
     return text + b"\n" + note.encode("utf-8")
@@ -261,11 +261,12 @@ def _renames(store, changes: dict[str, tuple[bytes | None, bytes | None]]) -> di
 
 
 def merge_trees(store, base_tree: bytes | None, ours_tree: bytes, theirs_tree: bytes, *, host: str,
-                date: str, source: str) -> MergeResult:
+                date: str, source: str, their_host: Callable[[str], str] | None = None) -> MergeResult:
     """How to turn our tree into the merge of both sides: the changes to commit on ours.
 
-    `host` names this machine (for conflict copies), `source` the other side (the remote's
-    name) in the note a conflicted page gets.
+    `host` names this machine in the note a conflicted page gets; `their_host(path)` names
+    the machine whose version of `path` is kept as a conflict copy (default: `source`,
+    the remote's name).
     """
     result = MergeResult()
     ours = _side_changes(store, base_tree, ours_tree)
@@ -273,16 +274,18 @@ def merge_trees(store, base_tree: bytes | None, ours_tree: bytes, theirs_tree: b
     taken = set(ours) | set(theirs)
     handled: set[str] = set()
 
-    def keep_both(path: str, ours_data: bytes, theirs_entry: Entry, *, ours_path: str | None = None) -> None:
-        copy = conflict_path(path, host, date, lambda p: p in taken or _entry(store, ours_tree, p) is not None
+    def keep_both(path: str, ours_data: bytes, theirs_entry: Entry, *, ours_mode: int = FILE_MODE,
+                  theirs_path: str | None = None) -> None:
+        other = their_host(theirs_path or path) if their_host else source
+        copy = conflict_path(path, other, date, lambda p: p in taken or _entry(store, ours_tree, p) is not None
                              or _entry(store, theirs_tree, p) is not None)
         taken.add(copy)
         theirs_data = _data(store, theirs_entry) or b""
-        result.changes[copy] = conflict_copy(ours_path or path, ours_data, path)
+        result.changes[copy] = conflict_copy(copy, theirs_data, path)
         result.modes[copy] = FILE_MODE
-        result.changes[path] = with_conflict_link(theirs_data, copy, host, source) \
-            if path.endswith(".md") else theirs_data
-        result.modes[path] = theirs_entry[0]
+        result.changes[path] = with_conflict_link(ours_data, copy, host, other) \
+            if path.endswith(".md") else ours_data
+        result.modes[path] = ours_mode
         result.conflicts.append((path, copy))
 
     # Renamed on one side, edited on the other: the edit follows the page to its new path.
@@ -301,14 +304,14 @@ def merge_trees(store, base_tree: bytes | None, ours_tree: bytes, theirs_tree: b
             if we_renamed:
                 merged = merge_text(new, base_data, renamed_data, other_data)
                 if merged is None:
-                    keep_both(new, renamed_data, other_old)
+                    keep_both(new, renamed_data, other_old, ours_mode=renamed[0], theirs_path=old)
                 elif merged != renamed_data:
                     result.changes[new] = merged
                     result.modes[new] = renamed[0]
             else:
                 merged = merge_text(new, base_data, other_data, renamed_data)
                 if merged is None:
-                    keep_both(new, other_data, renamed, ours_path=old)
+                    keep_both(new, other_data, renamed, ours_mode=other_old[0])
                 else:
                     result.changes[new] = merged
                     result.modes[new] = renamed[0]
@@ -344,7 +347,7 @@ def merge_trees(store, base_tree: bytes | None, ours_tree: bytes, theirs_tree: b
             continue  # same content, only the mode differs: ours stands
         merged = merge_text(path, _data(store, b), ours_data, theirs_data)
         if merged is None:
-            keep_both(path, ours_data, t)
+            keep_both(path, ours_data, t, ours_mode=o[0])
             continue
         if merged != ours_data:
             result.changes[path] = merged

@@ -9,8 +9,6 @@ round starts again: nothing on the remote is ever overwritten.
 from __future__ import annotations
 
 import json
-import re
-import socket
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -64,12 +62,6 @@ class SyncReport:
             "index": self.index.as_dict() if self.index is not None else None,
             "index_warning": self.index_warning,
         }
-
-
-def machine_name() -> str:
-    """This machine's short host name, as a file-name-safe slug (`laptop`)."""
-    name = socket.gethostname().split(".", 1)[0]
-    return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "host"
 
 
 def _settings():
@@ -167,7 +159,8 @@ def _integrate(store: Store, remote: Remote, theirs: bytes | None, report: SyncR
     base_tree = store.repo[base].tree if base else None  # type: ignore[attr-defined]
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
     result = merge_trees(store, base_tree, store.repo[ours].tree, store.repo[theirs].tree,  # type: ignore[attr-defined]
-                         host=host, date=date, source=remote.name)
+                         host=host, date=date, source=remote.name,
+                         their_host=lambda path: _host_of(store, theirs, ours, path) or remote.name)
     subject, body = _merge_message(remote, result)
     report.received_commits += _count(store, theirs, ours)
     report.merge_commit = store.commit(result.changes, subject, author, body=body, commit_hand_edits=False,
@@ -177,6 +170,18 @@ def _integrate(store: Store, remote: Remote, theirs: bytes | None, report: SyncR
     report.conflicts.extend(result.conflicts)
     report.kept.extend(result.kept)
     report.renamed.extend(result.renamed)
+
+
+def _host_of(store: Store, theirs: bytes, ours: bytes, path: str) -> str | None:
+    """The machine (`Host:` trailer) of the newest commit on their side that changed `path`."""
+    for entry in store.repo.get_walker(include=[theirs], exclude=[ours]):
+        commit = entry.commit
+        mine = store.blob_at(path, commit.id)
+        if not commit.parents or any(store.blob_at(path, p) != mine for p in commit.parents):
+            trailers = store._info(commit, with_paths=False).trailers
+            if trailers.get("Host"):
+                return trailers["Host"]
+    return None
 
 
 def _record(store: Store, remote: Remote, error: str | None) -> None:
@@ -213,7 +218,7 @@ def sync(store: Store, remote: str | None = None, *, project: Any = None, index:
     remote cannot be reached or keeps moving."""
     settings = _settings()
     chosen = default_remote(store, remote or settings.get("sync", "remote"))
-    host = host or str(settings.get("sync", "host") or "") or machine_name()
+    host = host or store.host
     author = author or Author.person(store.root)
     report = SyncReport(chosen.name, chosen.shown)
     # Two syncs of one wiki (a person's and an automatic one) take turns.
