@@ -87,7 +87,8 @@ def test_write_read_history_recent(server, code_repo, monkeypatch):
             assert unchanged["commit"] is None and not unchanged["changed"]
             history = await call(client, "history", page=written["path"])
             assert [c["id"] for c in history["commits"]] == [again["commit"], written["commit"]]
-            assert history["commits"][0]["trailers"] == {"Session-Id": "2624e4c8-aaaa-bbbb", "Agent": "claude-code"}
+            trailers = history["commits"][0]["trailers"]
+            assert trailers["Session-Id"] == "2624e4c8-aaaa-bbbb" and trailers["Agent"] == "claude-code"
             old = await call(client, "read", page=written["path"], rev=written["commit"])
             assert "Refresh before the retry." in old["body"] and old["rev"] == written["commit"]
             await call(client, "write", title="Retry policy", type="decision", body="Retry twice, then fail.")
