@@ -44,6 +44,10 @@ class App:
                 write_project_file(self.project)
             else:
                 self._store = Store(wiki)
+            # Close packs and files when the command ends, not in interpreter teardown.
+            ctx = click.get_current_context(silent=True)
+            if ctx is not None:
+                ctx.call_on_close(self._store.close)
         return self._store
 
 

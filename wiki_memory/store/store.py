@@ -76,6 +76,8 @@ WIKI_GITIGNORE = """\
 .DS_Store
 .obsidian/workspace*
 .trash/
+# A writer's temporary file, renamed over the page when complete.
+.*.wm-tmp-*
 """
 
 
@@ -195,6 +197,7 @@ class Store:
         self._index_head_file = self._state_dir / "index-head"
         self._txn_file = self._state_dir / "transaction.json"
         self._index_cache: tuple[object, bytes | None, int, gitindex.Entries] | None = None
+        self._trees: dict[bytes, Tree] = {}
         # Observers (the search index) hear about every landed commit: (commit id, changed paths).
         self.on_commit: list[Callable[[str, tuple[str, ...]], None]] = []
 
@@ -247,8 +250,19 @@ class Store:
             raise NotFoundError("the wiki has no commits yet")
         return commit.id.decode()
 
+    def _tree(self, tree_id: bytes) -> Tree:
+        """A tree object, from a small cache: trees never change, and history walks and
+        page lookups read the same folders over and over."""
+        tree = self._trees.get(tree_id)
+        if tree is None:
+            tree = self.repo[tree_id]
+            if len(self._trees) >= 2048:
+                self._trees.clear()
+            self._trees[tree_id] = tree  # type: ignore[assignment]
+        return tree  # type: ignore[return-value]
+
     def _tree_entry(self, tree_id: bytes, path: str) -> tuple[int, bytes] | None:
-        obj = self.repo[tree_id]
+        obj = self._tree(tree_id)
         parts = path.split("/")
         for i, part in enumerate(parts):
             try:
@@ -259,7 +273,7 @@ class Store:
                 return mode, sha
             if mode != TREE_MODE:
                 return None
-            obj = self.repo[sha]
+            obj = self._tree(sha)
         return None
 
     def blob_at(self, path: str, rev: str | bytes | None = None) -> bytes | None:
@@ -566,10 +580,26 @@ class Store:
             for obj in objects:
                 self.repo.object_store.add_object(obj)
             self._land(head, commit.id, {p: (blob_changes[p], changes[p]) for p in changes})
+            self._maybe_pack()
             landed = tuple(changes)
         for observer in list(self.on_commit):
             observer(commit.id.decode(), landed)
         return commit.id.decode()
+
+    def _maybe_pack(self, limit: int = 6700) -> None:
+        """Pack loose objects once there are many, as `git gc --auto` does (same estimate:
+        the objects in one fan-out folder times 256). Reading packed history is ~4x faster."""
+        try:
+            sample = len(os.listdir(self.git_dir / "objects" / "17"))
+        except FileNotFoundError:
+            return
+        if sample * 256 > limit:
+            self.pack()
+
+    def pack(self) -> None:
+        """Move every loose object into a pack (under the writer lock)."""
+        with self.lock:
+            self.repo.object_store.pack_loose_objects()
 
     def _mode_for(self, path: str) -> int:
         try:
@@ -825,6 +855,10 @@ class Store:
                     lock.unlink()
             except FileNotFoundError:
                 pass
+        for path in txn.get("paths", []):
+            target = self.root / path
+            for tmp in target.parent.glob(f".{target.name}.wm-tmp-*"):
+                tmp.unlink(missing_ok=True)  # the dead writer's half-written file
         head = self.head()
         if head is not None and txn.get("commit") == head.decode():
             # The commit landed; its files and index entries may not have. `index-head` still
@@ -879,10 +913,58 @@ class Store:
         if path is None:
             walker = self.repo.get_walker(include=[start.id], max_entries=n)
             return [self._info(entry.commit) for entry in walker]
-        path = normalize_path(path)
-        walker = self.repo.get_walker(include=[start.id], paths=[path.encode("utf-8")], follow=True,
-                                      max_entries=n)
-        return [self._info(entry.commit) for entry in walker]
+        return [self._info(commit) for commit in self._page_history(start, normalize_path(path), n)]
+
+    def _page_history(self, start: Commit, path: str, n: int | None) -> Iterator[Commit]:
+        """The commits that changed `path`, newest first, following renames back in time.
+
+        Why not dulwich's `follow=True` walker: it diffs every commit's whole tree (9 s for
+        1,500 commits here). This compares one path's blob id with the parents' and runs
+        rename detection only on the commit where the page first appears.
+        """
+        import heapq
+
+        # (negated commit time, tie-breaker, commit id, the page's path in that commit)
+        queue: list[tuple[int, int, bytes, str]] = [(-start.commit_time, 0, start.id, path)]
+        seen: set[tuple[bytes, str]] = set()
+        emitted = 0
+        counter = 1
+        while queue and (n is None or emitted < n):
+            _, _, commit_id, current = heapq.heappop(queue)
+            if (commit_id, current) in seen:
+                continue
+            seen.add((commit_id, current))
+            commit: Commit = self.repo[commit_id]  # type: ignore[assignment]
+            mine = self._tree_entry(commit.tree, current)
+            parents = [self.repo[p] for p in commit.parents]
+            follow: list[tuple[Commit, str]] = []
+            same = [p for p in parents if self._tree_entry(p.tree, current) == mine]  # type: ignore[attr-defined]
+            if same:
+                follow = [(same[0], current)]  # TREESAME to a parent: the change came from there
+            else:
+                if mine is not None:
+                    yield commit
+                    emitted += 1
+                for parent in parents:
+                    if self._tree_entry(parent.tree, current) is not None:  # type: ignore[attr-defined]
+                        follow.append((parent, current))
+                    elif mine is not None:
+                        source = self._rename_source(parent.tree, commit.tree, current)  # type: ignore[attr-defined]
+                        if source:
+                            follow.append((parent, source))
+            for parent, parent_path in follow:
+                heapq.heappush(queue, (-parent.commit_time, counter, parent.id, parent_path))  # type: ignore[attr-defined]
+                counter += 1
+
+    def _rename_source(self, old_tree: bytes, new_tree: bytes, path: str) -> str | None:
+        """The path `path` was renamed from between two trees, if git's rename detection says so."""
+        from dulwich.diff_tree import CHANGE_RENAME, RenameDetector
+
+        detector = RenameDetector(self.repo.object_store)
+        for change in detector.changes_with_renames(old_tree, new_tree):
+            if change.type == CHANGE_RENAME and change.new.path.decode("utf-8", "replace") == path:
+                return change.old.path.decode("utf-8", "replace")
+        return None
 
     def diff(self, rev_a: str | None = None, rev_b: str | None = None, path: str | None = None) -> str:
         """A unified diff: no revision = uncommitted hand edits; one = since it; two = between."""
