@@ -13,8 +13,6 @@ wiki_memory.consolidate.background` is that sleeper.
 from __future__ import annotations
 
 import os
-import secrets
-import subprocess
 import sys
 import time
 from datetime import datetime, timezone
@@ -50,6 +48,8 @@ def _project_args(project: Project) -> tuple[list[str], dict[str, str]]:
 
 def spawn(project: Project, args: Sequence[str], *, module: str = "wiki_memory") -> int | None:
     """Start `python -m <module> [--project DIR] ARGS...` detached; returns its pid."""
+    import subprocess
+
     project_args, extra_env = _project_args(project)
     env = dict(os.environ)
     env.update(extra_env)
@@ -105,7 +105,7 @@ def start_pending(project: Project, *, every: float = 10.0) -> int | None:
 
 
 def _new_token(project: Project, session_id: str) -> str:
-    token = secrets.token_hex(8)
+    token = os.urandom(8).hex()
     path = _token_file(project, session_id)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -164,6 +164,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def settle_seconds() -> float:
+    """How long a journal must be quiet before `--pending` takes it (`[consolidate] settle_seconds`)."""
+    from wiki_memory.config import load_settings
+    from wiki_memory.errors import WikiMemoryError
+
+    try:
+        return float(load_settings().get("consolidate", "settle_seconds", 5))
+    except (TypeError, ValueError, WikiMemoryError):
+        return 5.0
 
 
 def pending_journals(project: Project, *, settle: float = 5.0, exclude: Sequence[str] = (),

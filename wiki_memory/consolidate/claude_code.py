@@ -124,9 +124,10 @@ def read_transcript(path: str | Path, *, include_sidechains: bool = False) -> li
     records = [r for r in _records(path)
                if r.get("type") in ("user", "assistant", "system", "attachment") and r.get("uuid")
                and (include_sidechains or not r.get("isSidechain"))]
-    branch = _active_branch(records)
+    # The branch is chosen among the main thread's records; sidechains (sub-agents) run beside it.
+    branch = _active_branch([r for r in records if not r.get("isSidechain")])
     if branch is not None:
-        records = [r for r in records if r["uuid"] in branch]
+        records = [r for r in records if r["uuid"] in branch or r.get("isSidechain")]
 
     session_id = next((str(r["sessionId"]) for r in records if r.get("sessionId")), path.stem)
     cwd = next((str(r["cwd"]) for r in records if r.get("cwd")), None)

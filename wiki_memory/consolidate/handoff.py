@@ -42,6 +42,9 @@ class HandoffView:
 
 def _inline_entries(project: Project, session_id: str | None, settle: float) -> list[dict[str, Any]]:
     """Sessions that ended but were not consolidated yet, summarised from their journals."""
+    pending = background.pending_journals(project, settle=settle, exclude=(session_id,) if session_id else ())
+    if not pending:
+        return []  # the common case: nothing more to import
     from wiki_memory.consolidate.extract import summarize
     from wiki_memory.consolidate.render import content_from_summary, handoff_body, handoff_page_path, \
         handoff_text, session_page_path
@@ -50,7 +53,7 @@ def _inline_entries(project: Project, session_id: str | None, settle: float) -> 
 
     started = time.monotonic()
     entries = []
-    for path in background.pending_journals(project, settle=settle, exclude=(session_id,) if session_id else ()):
+    for path in pending:
         if len(entries) >= INLINE_MAX_SESSIONS or time.monotonic() - started > INLINE_TIME_BUDGET:
             break
         try:
@@ -93,16 +96,18 @@ def handoff_for_next_session(project: Project, *, session_id: str | None = None,
     wait to be consolidated or the context is stale; `refresh` (the CLI) rebuilds a stale
     context first, which needs the store.
     """
-    from wiki_memory.consolidate.run import settle_seconds
-
     ctx = context.load(project)
     stale = context.is_stale(project, ctx)
     if stale and refresh:
         from wiki_memory.consolidate.run import open_store
 
-        ctx = context.refresh(project, open_store(project, create=False))
+        store = open_store(project, create=False)
+        try:
+            ctx = context.refresh(project, store)
+        finally:
+            store.close()
         stale = False
-    inline = _inline_entries(project, session_id, settle_seconds())
+    inline = _inline_entries(project, session_id, background.settle_seconds())
     if background_work and (inline or stale):
         background.start_pending(project)
     text, paths = context.compose(ctx, inline, session_id=session_id, budget=budget)
@@ -157,7 +162,10 @@ def write_explicit_handoff(project: Project, store: Any, *, summary: str, done: 
     date = now[:10]
     name = f"{date}-{_slug(who)}-{short_id(session_id)}" if session_id else f"{date}-{now[11:19].replace(':', '')}-{_slug(who)}"
     path = f"handoffs/{date[:4]}/{date[5:7]}/{name}-explicit.md"
-    meta: dict[str, Any] = {"handoff_kind": "explicit", "ended": now}
+    from wiki_memory.capture.observation import utc_now
+
+    # Milliseconds: two handoffs written in the same second still have an order.
+    meta: dict[str, Any] = {"handoff_kind": "explicit", "ended": utc_now()}
     if agent:
         meta["agent"] = agent
     else:

@@ -83,9 +83,8 @@ def import_transcripts(agent: str, files: Sequence[Path], *, project: Project | 
                        progress: Callable[..., Any] | None = None) -> ImportReport:
     """Import transcripts as session pages; see the module docstring."""
     from wiki_memory.consolidate.extract import summarize
-    from wiki_memory.consolidate.run import build_pages, current_branch, open_store, unique_key
+    from wiki_memory.consolidate.run import current_branch, open_store
     from wiki_memory.consolidate.session import build_session
-    from wiki_memory.store import Author
 
     report = ImportReport(agent)
     by_project: dict[str, tuple[Project, list[Any]]] = {}
@@ -117,26 +116,36 @@ def import_transcripts(agent: str, files: Sequence[Path], *, project: Project | 
         by_project.setdefault(target.id, (target, []))[1].append(summary)
     for pid, (target, summaries) in by_project.items():
         store = open_store(target)
-        report.wikis[pid] = str(target.wiki)
-        fresh, seen = [], set()
-        for summary in summaries:
-            summary.session.page_key = unique_key(store, summary.session)
-            page = build_pages(summary, with_handoff=False)[0]
-            if store.exists(page.path) or page.path in seen:
-                report.skipped.setdefault(pid, []).append(page.path)
-            else:
-                seen.add(page.path)
-                fresh.append(page)
-        if not fresh:
-            continue
-        body = "\n".join(f"- {p.path}" for p in fresh)
-        results = store.write_many(fresh, Author.agent(agent),
-                                   message=f"import: {len(fresh)} {agent} session{'s' if len(fresh) != 1 else ''}\n\n{body}")
-        commit = next((r.commit for r in results if r.commit), None)
-        if commit:
-            report.commits[pid] = commit
-            from wiki_memory.consolidate.run import after_commit
-
-            after_commit(target, store)
-        report.imported[pid] = [r.path for r in results]
+        try:
+            _import_into(agent, report, pid, target, store, summaries)
+        finally:
+            store.close()
     return report
+
+
+def _import_into(agent: str, report: ImportReport, pid: str, target: Project, store: Any,
+                 summaries: list[Any]) -> None:
+    """Write one project's imported session pages in one commit, skipping those already there."""
+    from wiki_memory.consolidate.run import after_commit, build_pages, unique_key
+    from wiki_memory.store import Author
+
+    report.wikis[pid] = str(target.wiki)
+    fresh, seen = [], set()
+    for summary in summaries:
+        summary.session.page_key = unique_key(store, summary.session)
+        page = build_pages(summary, with_handoff=False)[0]
+        if store.exists(page.path) or page.path in seen:
+            report.skipped.setdefault(pid, []).append(page.path)
+        else:
+            seen.add(page.path)
+            fresh.append(page)
+    if not fresh:
+        return
+    plural = "s" if len(fresh) != 1 else ""
+    body = "\n".join(f"- {p.path}" for p in fresh)
+    results = store.write_many(fresh, Author.agent(agent), message=f"import: {len(fresh)} {agent} session{plural}\n\n{body}")
+    commit = next((r.commit for r in results if r.commit), None)
+    if commit:
+        report.commits[pid] = commit
+        after_commit(target, store)
+    report.imported[pid] = [r.path for r in results]

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Sequence
 
 from wiki_memory.capture import journal
 from wiki_memory.config import Project, find_code_root, load_settings
-from wiki_memory.consolidate.background import log, pending_journals, state_dir
+from wiki_memory.consolidate.background import log, pending_journals, settle_seconds, state_dir
 from wiki_memory.consolidate.extract import Summary, summarize
 from wiki_memory.consolidate.render import (
     content_from_summary, handoff_body, handoff_page_path, session_body, session_page_path, title_words,
@@ -305,7 +305,14 @@ def consolidate_session(project: Project, session_id: str, *, llm: bool | None =
     path = journal.journal_file(project.journal_dir, session_id)
     if not path.exists():
         raise NotFoundError(f"no journal for session {session_id} in {project.journal_dir}")
-    return _consolidate_journal(project, path, llm=llm, force=force, wait=wait, store=store)
+    own = store is None
+    try:
+        if own:
+            store = _LazyStore(project)
+        return _consolidate_journal(project, path, llm=llm, force=force, wait=wait, store=store)
+    finally:
+        if own:
+            store.close()
 
 
 def _consolidate_journal(project: Project, path: Path, *, llm: bool | None, force: bool, wait: bool,
@@ -340,8 +347,6 @@ def _consolidate_journal(project: Project, path: Path, *, llm: bool | None, forc
                 mode = "extractive (llm failed)"
                 log(f"session {session.session_id}: LLM consolidation with {config.label} failed ({e}); "
                     "wrote the extractive pages instead")
-        if store is None:
-            store = open_store(project)
         session.page_key = unique_key(store, session)
         pages = build_pages(summary, result, mode=mode)
         # Proposed pages never overwrite memory that exists (a person's or an earlier session's).
@@ -375,21 +380,32 @@ def consolidate_pending(project: Project, *, settle: float | None = None, llm: b
     if settle is None:
         settle = settle_seconds()
     outcomes = []
-    store = None
-    for path in pending_journals(project, settle=settle, exclude=tuple(exclude)):
-        try:
-            if store is None:
-                store = open_store(project)
-            outcomes.append(_consolidate_journal(project, path, llm=llm, force=False, wait=False, store=store))
-        except WikiMemoryError as e:
-            log(f"pending {path.name}: {e}")
-            outcomes.append(Outcome(path.stem, "error", message=str(e)))
+    store = _LazyStore(project)
+    try:
+        for path in pending_journals(project, settle=settle, exclude=tuple(exclude)):
+            try:
+                outcomes.append(_consolidate_journal(project, path, llm=llm, force=False, wait=False, store=store))
+            except WikiMemoryError as e:
+                log(f"pending {path.name}: {e}")
+                outcomes.append(Outcome(path.stem, "error", message=str(e)))
+    finally:
+        store.close()
     return outcomes
 
 
-def settle_seconds() -> float:
-    """How long a journal must be quiet before `--pending` takes it (`[consolidate] settle_seconds`)."""
-    try:
-        return float(load_settings().get("consolidate", "settle_seconds", 5))
-    except (TypeError, ValueError, WikiMemoryError):
-        return 5.0
+class _LazyStore:
+    """The project's store, opened (or created) on first use: a session with nothing to
+    consolidate never creates a wiki."""
+
+    def __init__(self, project: Project):
+        self._project = project
+        self._store: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._store is None:
+            self._store = open_store(self._project)
+        return getattr(self._store, name)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
