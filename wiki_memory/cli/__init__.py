@@ -24,6 +24,7 @@ class App:
     project_dir: str | None = None
     _project: Project | None = field(default=None, repr=False)
     _store: Any = field(default=None, repr=False)
+    _index: Any = field(default=None, repr=False)
 
     @property
     def project(self) -> Project:
@@ -48,7 +49,27 @@ class App:
             ctx = click.get_current_context(silent=True)
             if ctx is not None:
                 ctx.call_on_close(self._store.close)
+            self._attach_index(self._store)
         return self._store
+
+    def _attach_index(self, store) -> None:
+        """Every write through this store lands in the search index at once (FTS; vectors
+        when the model is loaded in this process, else at the next sync or search)."""
+        try:
+            self.index().attach(store)
+        except Exception as e:  # noqa: BLE001 - the index is derived; a write must not fail on it
+            click.echo(f"wiki-memory: warning: the search index is unavailable ({e}); "
+                       "`wiki-memory reindex` rebuilds it", err=True)
+
+    def index(self):  # -> Index; imported lazily
+        """The project's search index, attached to the store once there is one."""
+        if self._index is None:
+            from wiki_memory.index import Index
+
+            self._index = Index.open(self.project)
+            if self._store is not None:
+                self._index.attach(self._store)
+        return self._index
 
 
 def write_project_file(project: Project) -> None:
@@ -106,4 +127,5 @@ def main(ctx: click.Context, project_dir: str | None) -> None:
 
 # Command modules register themselves on `main` when imported.
 from wiki_memory.cli import pages as _pages  # noqa: E402,F401
+from wiki_memory.cli import search as _search  # noqa: E402,F401
 from wiki_memory.cli import handoff as _handoff  # noqa: E402,F401

@@ -1,0 +1,333 @@
+"""The search index: sync from the git store, FTS5, vectors from the real model, links."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import warnings
+from pathlib import Path
+
+import pytest
+
+from conftest import DEFAULT_MODEL, git
+from wiki_memory.config import project_for_store
+from wiki_memory.index import Embedder, Index, ModelUnavailableWarning, SearchResult
+from wiki_memory.index import embed as embed_module
+from wiki_memory.index import schema
+from wiki_memory.pages import Page
+from wiki_memory.store import Author, Store
+
+AGENT = Author.agent("claude-code")
+
+PAGES = [
+    ("Celery eager mode masks broker timeouts", "gotcha",
+     "With CELERY_TASK_ALWAYS_EAGER set, tasks run inline and the broker is never contacted, so a "
+     "missing Redis connection only shows up in production. Turn eager mode off in CI.", ["celery", "ci"]),
+    ("Retry policy for outbound HTTP", "decision",
+     "Retry idempotent requests twice with exponential backoff, then fail. ERR_CONN_RESET and "
+     "timeouts are retried; 4xx responses are not.", ["http"]),
+    ("JWT refresh must happen before the retry", "gotcha",
+     "The token refresh in src/auth/jwt.py ran after the retry, so the retry reused the expired "
+     "token and got a 401. Refresh first.", ["auth"]),
+    ("Release procedure", "procedure",
+     "Bump the version in pyproject.toml, tag the commit, push the tag; the pipeline publishes "
+     "the wheel to the package index.", []),
+    ("Database connection pooling", "fact",
+     "The service keeps at most 20 connections in its pool; the auth service resets idle "
+     "connections after five minutes.", ["db"]),
+    ("Frontend uses pnpm", "preference",
+     "Install JavaScript dependencies with pnpm, never npm or yarn; the lock file is pnpm-lock.yaml.", []),
+]
+
+
+def make_store(tmp_path: Path, pages=PAGES) -> Store:
+    store = Store.create(tmp_path / "wiki")
+    store.write_many([Page.new(t, ty, b, tags=tags) for t, ty, b, tags in pages], AGENT)
+    return store
+
+
+@pytest.fixture(scope="module")
+def model():
+    """One loaded model for the module (0.3 s to load); tests count its calls."""
+    # Module-scoped fixtures run before the autouse environment: name the model outright.
+    embedder = Embedder(path=os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") or str(DEFAULT_MODEL))
+    if not embedder.available():
+        pytest.fail(f"the embedding model is needed (WIKI_MEMORY_EMBED_MODEL_PATH): {embedder.error}")
+    return embedder
+
+
+@pytest.fixture
+def store(tmp_path):
+    return make_store(tmp_path)
+
+
+@pytest.fixture
+def index(store, model):
+    idx = Index.open(project_for_store(store.root), embedder=model)
+    idx.sync(store)
+    yield idx
+    idx.close()
+
+
+def paths(results: list[SearchResult]) -> list[str]:
+    return [r.path for r in results]
+
+
+def test_a_query_sharing_no_word_finds_its_page_by_meaning(index):
+    query = "background jobs execute synchronously during testing"
+    assert index.search(query, mode="fts") == []  # not one word in common
+    assert paths(index.search(query, k=3, mode="vector"))[0] == "gotchas/celery-eager-mode-masks-broker-timeouts.md"
+    assert paths(index.search(query, k=3))[0] == "gotchas/celery-eager-mode-masks-broker-timeouts.md"
+    # Words alone pick the wrong page here ("package"); meaning finds the right one.
+    assert paths(index.search("which package manager for the web app", k=1, mode="vector")) == \
+        ["preferences/frontend-uses-pnpm.md"]
+
+
+def test_fts_finds_exact_identifiers(index):
+    top = index.search("ERR_CONN_RESET", k=3, mode="fts")
+    assert paths(top) == ["decisions/retry-policy-for-outbound-http.md"]  # "reset" alone is elsewhere too
+    jwt = index.search("src/auth/jwt.py", k=3)
+    assert paths(jwt)[0] == "gotchas/jwt-refresh-must-happen-before-the-retry.md"
+    assert "fts" in jwt[0].retrievers
+    assert paths(index.search("pnpm-lock.yaml", k=1))[0] == "preferences/frontend-uses-pnpm.md"
+
+
+def test_results_carry_what_a_caller_needs(index):
+    r = index.search("retry backoff", k=2)[0]
+    assert r.path == "decisions/retry-policy-for-outbound-http.md"
+    assert (r.title, r.type, r.tags, r.status) == ("Retry policy for outbound HTTP", "decision", ("http",), "active")
+    assert "exponential backoff" in r.snippet and r.heading == r.title and r.score > 0
+    assert set(r.retrievers) == {"fts", "vector"} and r.updated and r.id
+    assert set(r.as_dict()) >= {"path", "title", "type", "heading", "snippet", "score", "retrievers"}
+
+
+@pytest.mark.parametrize("query", ['"unbalanced', "celery*", "NEAR(celery broker)", "-broker", "celery AND",
+                                   "OR", "title:celery", "(celery", "a^b", "NOT", "'", "***", ""])
+def test_fts_syntax_in_a_query_is_text(index, query):
+    results = index.search(query, k=3, mode="fts")
+    assert isinstance(results, list)
+    if "celery" in query:
+        assert paths(results)[0] == "gotchas/celery-eager-mode-masks-broker-timeouts.md"
+
+
+def test_incremental_sync_reembeds_only_what_changed(tmp_path, store, model):
+    idx = Index.open(project_for_store(store.root), embedder=model)
+    before = model.texts_embedded
+    first = idx.sync(store)
+    assert first.added == len(PAGES) and first.embedded == len(PAGES)
+    assert model.texts_embedded - before == len(PAGES)
+
+    again = idx.sync(store)
+    assert (again.added, again.updated, again.removed, again.embedded) == (0, 0, 0, 0)
+    assert model.texts_embedded - before == len(PAGES)
+
+    page = store.read("facts/database-connection-pooling.md")
+    store.write(page.with_body(page.body + "\nThe pool size is set by DB_POOL_SIZE.\n"), AGENT)
+    store.delete("preferences/frontend-uses-pnpm.md", AGENT)
+    # A metadata-only change (tags) keeps the text the model sees: no new embedding.
+    tagged = store.read("procedures/release-procedure.md")
+    store.write(tagged.with_meta(tags=["release"]), AGENT)
+    mark = model.texts_embedded
+    stats = idx.sync(store)
+    assert (stats.updated, stats.removed, stats.unchanged) == (2, 1, len(PAGES) - 3)
+    assert model.texts_embedded - mark == 1  # only the edited chunk
+    assert paths(idx.search("DB_POOL_SIZE", k=1)) == ["facts/database-connection-pooling.md"]
+    assert "preferences/frontend-uses-pnpm.md" not in paths(idx.search("pnpm", k=8))
+    assert paths(idx.search("release", k=1, tag="release")) == ["procedures/release-procedure.md"]
+    idx.close()
+
+
+def test_a_rebuilt_index_returns_the_same_results(index, store, model):
+    queries = ["tests hang on the build server", "token expired 401", "ERR_CONN_RESET", "pool connections"]
+    before = {q: [(r.path, r.heading, r.snippet) for r in index.search(q, k=4)] for q in queries}
+    stats = index.sync(store, full=True)
+    assert stats.added == len(PAGES) and stats.rebuilt
+    after = {q: [(r.path, r.heading, r.snippet) for r in index.search(q, k=4)] for q in queries}
+    assert after == before
+
+
+def test_a_corrupt_index_file_is_rebuilt_not_fatal(store, model):
+    project = project_for_store(store.root)
+    Index.open(project, embedder=model).close()
+    project.index_path.write_bytes(b"this is not a database" * 100)
+    idx = Index.open(project, embedder=model)
+    assert idx.rebuilt and "unreadable" in idx.rebuilt
+    assert paths(idx.search("pnpm", k=1)) == ["preferences/frontend-uses-pnpm.md"]  # caught up from the store
+    idx.close()
+
+
+def test_another_schema_version_is_rebuilt(store, model):
+    project = project_for_store(store.root)
+    idx = Index.open(project, embedder=model)
+    idx.sync(store)
+    idx.conn.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
+    idx.close()
+    idx = Index.open(project, embedder=model)
+    assert "schema version 0" in idx.rebuilt
+    assert idx.stats()["pages"] == 0
+    assert paths(idx.search("Celery eager", k=1)) == ["gotchas/celery-eager-mode-masks-broker-timeouts.md"]
+    idx.close()
+
+
+def test_no_model_means_fts_with_one_warning(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(embed_module, "_warned", set())
+    missing = Embedder(path=str(tmp_path / "no-model-here"))
+    idx = Index.open(project_for_store(store.root), embedder=missing)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stats = idx.sync(store)
+        first = idx.search("celery broker", k=2)
+        second = idx.search("retry", k=2, mode="vector")
+    ours = [w for w in caught if issubclass(w.category, ModelUnavailableWarning)]
+    assert len(ours) == 1 and "no-model-here" in str(ours[0].message)
+    assert stats.pending == len(PAGES) and stats.embedded == 0
+    assert paths(first)[0] == "gotchas/celery-eager-mode-masks-broker-timeouts.md"
+    assert first[0].retrievers == ("fts",) and second[0].retrievers == ("fts",)
+    idx.close()
+    # Once a model is there, the pending chunks are embedded (by the next sync or search).
+    idx = Index.open(project_for_store(store.root))
+    assert paths(idx.search("background jobs execute synchronously during testing", k=1, mode="vector")) == \
+        ["gotchas/celery-eager-mode-masks-broker-timeouts.md"]
+    assert idx.stats()["pending"] == 0
+    idx.close()
+
+
+def test_store_writes_keep_an_attached_index_current(tmp_path, model, monkeypatch):
+    store = make_store(tmp_path)
+    project = project_for_store(store.root)
+    cold = Embedder()  # a model not loaded in this process yet
+    idx = Index.open(project, embedder=cold).attach(store)
+    idx.sync(store, embed=False)
+    store.write(Page.new("Flaky websocket test", "gotcha", "test_ws_reconnect fails when PORT_RANGE is busy."),
+                AGENT)
+    # Searchable by words at once, with no sync; its vector is pending (no model loaded here).
+    assert idx.has_page("gotchas/flaky-websocket-test.md") and not cold.loaded
+    assert paths(idx.search("PORT_RANGE", k=1, mode="fts")) == ["gotchas/flaky-websocket-test.md"]
+    assert idx.stats()["pending"] == len(PAGES) + 1
+    idx.close()
+
+    hot = Index.open(project, embedder=model).attach(store)
+    hot.sync(store)
+    store.write(Page.new("Cache warmup", "procedure", "Run make warm-cache after a deploy."), AGENT)
+    assert hot.stats()["pending"] == 0  # the model is loaded in this process: embedded at once
+    assert hot.head == store.head().decode()
+    store.delete("gotchas/flaky-websocket-test.md", AGENT)
+    assert not hot.has_page("gotchas/flaky-websocket-test.md")
+    hot.close()
+
+
+def test_a_commit_made_outside_wiki_memory_is_caught_up_by_search(store, index):
+    page = store.root / "notes" / "hand-written.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text("# Hand written\n\nThe staging host is called zanzibar.\n")
+    git(store.root, "add", "notes/hand-written.md")
+    git(store.root, "commit", "-q", "-m", "edit: notes/hand-written.md")
+    assert paths(index.search("zanzibar", k=1)) == ["notes/hand-written.md"]
+    git(store.root, "rm", "-q", "notes/hand-written.md")
+    git(store.root, "commit", "-q", "-m", "forget")
+    assert index.search("zanzibar", k=1, mode="fts") == []
+
+
+def test_filters_and_status(tmp_path, model):
+    store = make_store(tmp_path, PAGES + [
+        ("Old retry policy", "decision", "Retry requests five times with a fixed delay.", ["http"]),
+    ])
+    old = store.read("decisions/old-retry-policy.md")
+    store.write(old.with_meta(status="superseded", superseded_by="decisions/retry-policy-for-outbound-http.md"),
+                AGENT)
+    idx = Index.open(project_for_store(store.root), embedder=model)
+    idx.sync(store)
+    # The superseded page matches "retry requests" as well, but ranks below the active one.
+    ranked = paths(idx.search("retry requests delay", k=3))
+    assert ranked.index("decisions/retry-policy-for-outbound-http.md") < ranked.index("decisions/old-retry-policy.md")
+    assert paths(idx.search("retry", status="superseded")) == ["decisions/old-retry-policy.md"]
+    assert set(paths(idx.search("retry", type="decision"))) == {"decisions/retry-policy-for-outbound-http.md",
+                                                               "decisions/old-retry-policy.md"}
+    assert all(r.type == "gotcha" for r in idx.search("retry token", type="gotcha", mode="vector"))
+    assert paths(idx.search("connections", tag="db", mode="vector")) == ["facts/database-connection-pooling.md"]
+    assert idx.search("retry", since="2999-01-01") == []
+    assert len(idx.search("retry", since="1d")) >= 2
+    idx.close()
+
+
+def test_max_chars_gives_the_best_context_that_fits(index):
+    full = index.search("connections retry token", k=5)
+    total = sum(len(r.snippet) for r in full)
+    budget = total // 2
+    fitted = index.search("connections retry token", k=5, max_chars=budget)
+    assert sum(len(r.snippet) for r in fitted) <= budget
+    assert paths(fitted) == paths(full)[:len(fitted)] and fitted
+    tiny = index.search("connections retry token", k=5, max_chars=40)
+    assert len(tiny) == 1 and len(tiny[0].snippet) <= 40
+
+
+def test_long_pages_are_chunked_at_headings_and_the_best_chunk_is_shown(tmp_path, model):
+    body = "\n\n".join([
+        "## Setup\n\n" + "Install the toolchain and clone the repository. " * 30,
+        "## Deploying\n\n" + "Deploys go through the blue green switch on the load balancer. " * 5,
+        "## Rollback\n\n" + "To roll back, flip the switch back to the previous colour within ten minutes. " * 3,
+    ])
+    store = make_store(tmp_path, [("Operations handbook", "procedure", body, [])])
+    idx = Index.open(project_for_store(store.root), embedder=model)
+    idx.sync(store)
+    assert idx.stats()["chunks"] >= 3
+    r = idx.search("how do I roll back a bad release", k=1)[0]
+    assert r.heading == "Rollback" and "flip the switch" in r.snippet
+    assert len(idx.search("switch", k=5)) == 1  # a page appears once
+    idx.close()
+
+
+def test_links_and_backlinks(tmp_path, model):
+    store = make_store(tmp_path, [
+        ("Auth service overview", "fact", "Tokens come from the auth service. See [[JWT refresh]].", []),
+        ("JWT refresh", "gotcha", "Refresh before retry; see [[Auth service overview]], "
+         "[[decisions/retry-policy]] and [[Not written yet]].", []),
+    ])
+    idx = Index.open(project_for_store(store.root), embedder=model)
+    idx.sync(store)
+    out = idx.links("gotchas/jwt-refresh.md")
+    assert [(link.target, link.path) for link in out] == [
+        ("Auth service overview", "facts/auth-service-overview.md"),
+        ("decisions/retry-policy", None), ("Not written yet", None)]
+    assert idx.backlinks("facts/auth-service-overview.md") == ["gotchas/jwt-refresh.md"]
+    # Writing the missing page resolves the link that waited for it.
+    store.write(Page.new("Retry policy", "decision", "Twice."), AGENT)
+    idx.sync(store)
+    assert idx.links("gotchas/jwt-refresh.md")[1].path == "decisions/retry-policy.md"
+    assert idx.backlinks("decisions/retry-policy.md") == ["gotchas/jwt-refresh.md"]
+    idx.close()
+
+
+def test_the_index_is_one_sqlite_file_in_wal_mode_with_fts5(index):
+    conn = sqlite3.connect(index.path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert {"pages", "chunks", "chunks_fts", "vectors", "links", "meta"} <= tables
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
+    assert "fts5" in sql and "porter unicode61" in sql
+    dim, blob = conn.execute("SELECT dim, vec FROM vectors LIMIT 1").fetchone()
+    assert dim == 384 and len(blob) == 384 * 4
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == schema.SCHEMA_VERSION
+    conn.close()
+
+
+def test_a_broken_page_is_still_indexed_by_its_words(tmp_path, model):
+    store = Store.create(tmp_path / "wiki")
+    store.commit({"notes/broken.md": b"---\ntitle: [unclosed\n---\nThe word quetzal is here.\n"}, "edit", AGENT)
+    idx = Index.open(project_for_store(store.root), embedder=model)
+    stats = idx.sync(store)
+    assert stats.errors and "notes/broken.md" in stats.errors[0]
+    assert paths(idx.search("quetzal", k=1)) == ["notes/broken.md"]
+    idx.close()
+
+
+def test_embedding_batches_are_small(tmp_path, model):
+    body = "\n\n".join(f"## Part {i}\n\nSection {i} talks about topic number {i}." for i in range(40))
+    store = make_store(tmp_path, [("Many sections", "note", body, [])])
+    idx = Index.open(project_for_store(store.root), embedder=model)
+    calls = model.calls
+    idx.sync(store)
+    assert model.batch_size <= 16
+    assert model.calls - calls >= 40 // model.batch_size
+    idx.close()
+    assert os.path.exists(idx.path)

@@ -1,0 +1,105 @@
+"""The `search`, `reindex` and `links` commands, and the write path keeping the index current."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from wiki_memory.cli import main
+
+
+@pytest.fixture
+def cli(code_repo, monkeypatch):
+    monkeypatch.chdir(code_repo)
+    runner = CliRunner()
+
+    def run(*args, input=None, ok=True):
+        result = runner.invoke(main, list(args), input=input, catch_exceptions=False)
+        if ok:
+            assert result.exit_code == 0, result.output
+        return result
+
+    run("init")
+    return run
+
+
+def test_a_page_written_by_the_cli_is_found_by_the_next_search(cli):
+    cli("write", "-t", "Celery eager mode masks broker timeouts", "--type", "gotcha", "--tag", "ci",
+        "--body", "With CELERY_TASK_ALWAYS_EAGER the broker is never contacted in CI.")
+    cli("write", "-t", "Retry policy", "--type", "decision", "--body", "Retry twice; ERR_CONN_RESET is retried.")
+    rows = json.loads(cli("search", "ERR_CONN_RESET", "--json").output)
+    assert rows[0]["path"] == "decisions/retry-policy.md"
+    assert set(rows[0]) >= {"path", "title", "type", "heading", "snippet", "score", "retrievers", "tags",
+                            "status", "updated"}
+    meaning = json.loads(cli("search", "background jobs execute synchronously during testing", "--json").output)
+    assert meaning[0]["path"] == "gotchas/celery-eager-mode-masks-broker-timeouts.md"
+    assert meaning[0]["retrievers"] == ["vector"]
+    text = cli("search", "broker", "--mode", "fts").output
+    assert "1. Celery eager mode masks broker timeouts  [gotcha]" in text
+    assert json.loads(cli("search", "retry", "--type", "gotcha", "--mode", "fts", "--json").output) == []
+    assert json.loads(cli("search", "broker", "--tag", "ci", "--json").output)[0]["tags"] == ["ci"]
+
+
+def test_search_output_fits_max_chars(cli):
+    for i in range(6):
+        cli("write", "-t", f"Deploy note {i}", "--body", f"Deploy step {i}: " + "run the deploy script carefully. " * 20)
+    rows = json.loads(cli("search", "deploy script", "--max-chars", "900", "--json").output)
+    assert rows and sum(len(r["snippet"]) for r in rows) <= 900
+
+
+def test_fts_syntax_is_text_on_the_command_line(cli):
+    cli("write", "-t", "Quoting", "--body", "NEAR and AND are words here.")
+    for query in ['"', "a*", "NEAR(", "x -y", "AND OR NOT", "col:umn"]:
+        result = cli("search", query, "--mode", "fts", "--json")
+        assert isinstance(json.loads(result.output), list)
+
+
+def test_reindex_and_links(cli):
+    cli("write", "-t", "Auth overview", "--type", "fact", "--body", "See [[JWT refresh]] and [[Missing page]].")
+    cli("write", "-t", "JWT refresh", "--type", "gotcha", "--body", "Refresh first.")
+    stats = json.loads(cli("reindex", "--json").output)
+    assert stats["pending"] == 0 and stats["removed"] == 0
+    full = json.loads(cli("reindex", "--full", "--json").output)
+    assert full["added"] == 2 and full["embedded"] == 2
+    assert "2 unchanged" in cli("reindex").output
+    data = json.loads(cli("links", "Auth overview", "--json").output)
+    assert data["links"] == [
+        {"target": "JWT refresh", "path": "gotchas/jwt-refresh.md", "heading": None, "alias": None},
+        {"target": "Missing page", "path": None, "heading": None, "alias": None}]
+    back = cli("links", "gotchas/jwt-refresh.md").output
+    assert "backlinks (1):\n  facts/auth-overview.md" in back
+
+
+def test_user_errors_are_one_line(cli):
+    bad = cli("search", "x", "--since", "yesterday-ish", ok=False)
+    assert bad.exit_code == 1 and "--since" in bad.output and "Traceback" not in bad.output
+    missing = cli("links", "No such page", ok=False)
+    assert missing.exit_code == 1 and "no page" in missing.output
+
+
+def test_search_before_init_says_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["search", "anything"])
+    assert result.exit_code == 0 and "no match" in result.output
+    result = CliRunner().invoke(main, ["reindex"])
+    assert result.exit_code == 1 and "wiki-memory init" in result.output
+
+
+def test_write_does_not_load_the_embedding_model(cli, code_repo):
+    # A separate process, as a real `wiki-memory write` is: fastembed must stay unimported.
+    code = ("import sys; from wiki_memory.cli import main\n"
+            "try:\n    main(['write', '-t', 'Fast write', '--body', 'quick words'])\n"
+            "except SystemExit:\n    pass\n"
+            "print('fastembed' in sys.modules, 'onnxruntime' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=code_repo, capture_output=True, text=True,
+                         env=os.environ.copy(), timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "False False"
+    # ...yet the page is in the index already (words now, vector on the next search).
+    rows = json.loads(cli("search", "quick words", "--mode", "fts", "--json").output)
+    assert rows[0]["path"] == "notes/fast-write.md"

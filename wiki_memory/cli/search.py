@@ -1,0 +1,168 @@
+"""Commands on the search index: search, reindex, links."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any
+
+import click
+
+from wiki_memory.cli import App, echo_json, main, pass_app
+from wiki_memory.pages import PAGE_TYPES, STATUSES
+
+SNIPPET_CHARS = 300  # in the plain-text listing; --json and --max-chars give whole passages
+
+
+def _warnings_to_stderr(caught: list[warnings.WarningMessage]) -> None:
+    for w in caught:
+        click.echo(f"wiki-memory: warning: {w.message}", err=True)
+
+
+class _Progress:
+    """A progress bar on stderr per stage, shown only for long runs."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+        self.bars: dict[str, Any] = {}
+        self.done: dict[str, int] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.quiet or total < 200:
+            return
+        if stage not in self.bars:
+            label = {"index": "indexing pages", "embed": "embedding chunks"}.get(stage, stage)
+            bar = click.progressbar(length=total, label=label, file=sys.stderr)
+            bar.__enter__()
+            self.bars[stage] = bar
+            self.done[stage] = 0
+        self.bars[stage].update(done - self.done[stage])
+        self.done[stage] = done
+        if done >= total:
+            self.bars.pop(stage).__exit__(None, None, None)
+
+    def close(self) -> None:
+        for bar in self.bars.values():
+            bar.__exit__(None, None, None)
+        self.bars.clear()
+
+
+@main.command()
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(1, 200), default=8, show_default=True, help="How many pages.")
+@click.option("--mode", type=click.Choice(["hybrid", "fts", "vector"]), default="hybrid", show_default=True,
+              help="hybrid: words and meaning fused; fts: words only; vector: meaning only.")
+@click.option("--type", "page_type", type=click.Choice(PAGE_TYPES), multiple=True,
+              help="Only pages of this type (repeat for several).")
+@click.option("--tag", "tags", multiple=True, help="Only pages with this tag (repeat: any of them).")
+@click.option("--status", type=click.Choice(STATUSES), help="Only pages with this status.")
+@click.option("--since", metavar="WHEN", help="Only pages updated since WHEN (2026-11-01, 7d, 2w).")
+@click.option("--max-chars", type=click.IntRange(1, None), metavar="N",
+              help="Fit the snippets into N characters: the best context that fits.")
+@click.option("--json", "as_json", is_flag=True, help="Print a list of result objects.")
+@pass_app
+def search(app: App, query: str, k: int, mode: str, page_type: tuple[str, ...], tags: tuple[str, ...],
+           status: str | None, since: str | None, max_chars: int | None, as_json: bool) -> None:
+    """Search memory by words and by meaning; print the best pages with their best passage.
+
+    Any text is a query: quotes, `*`, `-`, NEAR are plain words. Superseded and archived
+    pages rank below active ones. Without an embedding model, searches by words alone.
+
+    \b
+    Examples:
+      wiki-memory search "tests hang on the build server"
+      wiki-memory search ERR_CONN_RESET --mode fts --json
+      wiki-memory search "auth retries" --type decision --since 30d --max-chars 4000
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        index = app.index()
+        results = index.search(query, k=k, mode=mode, type=list(page_type) or None, tag=list(tags) or None,
+                               status=status, since=since, max_chars=max_chars)
+    _warnings_to_stderr(caught)
+    if as_json:
+        echo_json([r.as_dict() for r in results])
+        return
+    if not results:
+        click.echo("no match", err=True)
+        return
+    for n, r in enumerate(results, 1):
+        found = "+".join(r.retrievers)
+        status_note = f" ({r.status})" if r.status != "active" else ""
+        click.echo(f"{n}. {r.title}{status_note}  [{r.type}] {r.path}  ({found} {r.score:.4f})")
+        if r.heading and r.heading != r.title:
+            click.echo(f"   § {r.heading}")
+        snippet = r.snippet if max_chars else _short(r.snippet, SNIPPET_CHARS)
+        for line in snippet.splitlines():
+            if line.strip():
+                click.echo(f"   {line}")
+
+
+def _short(text: str, limit: int) -> str:
+    from wiki_memory.index.index import cut
+
+    return cut(" ".join(text.split()), limit)
+
+
+@main.command()
+@click.option("--full", is_flag=True, help="Drop the index and rebuild it from the wiki.")
+@click.option("--no-embed", is_flag=True, help="Index words only; vectors are computed later.")
+@click.option("--json", "as_json", is_flag=True, help="Print what the sync did as JSON.")
+@pass_app
+def reindex(app: App, full: bool, no_embed: bool, as_json: bool) -> None:
+    """Bring the search index up to date with the wiki (only changed pages are redone).
+
+    The index is derived from the wiki's git history and can always be rebuilt: `--full`
+    deletes it and indexes every page again.
+
+    \b
+    Examples:
+      wiki-memory reindex
+      wiki-memory reindex --full --json
+    """
+    store = app.store()
+    progress = _Progress(quiet=as_json)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            stats = app.index().sync(store, progress=progress, embed=not no_embed, full=full)
+        finally:
+            progress.close()
+    _warnings_to_stderr(caught)
+    if as_json:
+        echo_json(stats.as_dict())
+        return
+    click.echo(f"{stats.added} added, {stats.updated} updated, {stats.removed} removed, "
+               f"{stats.unchanged} unchanged; {stats.embedded} chunks embedded, {stats.pending} pending "
+               f"({stats.seconds:.2f} s)")
+    for error in stats.errors:
+        click.echo(f"indexed as plain text: {error}", err=True)
+
+
+@main.command()
+@click.argument("page")
+@click.option("--json", "as_json", is_flag=True, help="Print links and backlinks as JSON.")
+@pass_app
+def links(app: App, page: str, as_json: bool) -> None:
+    """Show a page's [[links]] (and where they lead) and the pages that link to it.
+
+    \b
+    Examples:
+      wiki-memory links "JWT refresh must happen before the retry"
+      wiki-memory links decisions/retry-policy.md --json
+    """
+    path = app.store().find(page)
+    index = app.index()
+    out_links = index.links(path)
+    back = index.backlinks(path)
+    if as_json:
+        echo_json({"path": path, "links": [link.as_dict() for link in out_links], "backlinks": back})
+        return
+    click.echo(f"{path}")
+    click.echo(f"links ({len(out_links)}):")
+    for link in out_links:
+        target = link.target + (f"#{link.heading}" if link.heading else "")
+        click.echo(f"  [[{target}]] -> {link.path or '(no such page yet)'}")
+    click.echo(f"backlinks ({len(back)}):")
+    for source in back:
+        click.echo(f"  {source}")

@@ -1,0 +1,129 @@
+"""Embeddings with fastembed, loaded lazily and only in processes that need them.
+
+The model is `sentence-transformers/all-MiniLM-L6-v2` unless configured otherwise
+(`WIKI_MEMORY_EMBED_MODEL`, or `[index] model` in config.toml); `WIKI_MEMORY_EMBED_MODEL_PATH`
+(or `[index] model_path`) names a local copy, loaded offline. When no model can be loaded,
+`available` is False, one warning says why, and search runs on FTS alone.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from typing import Any, Iterable, Sequence
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# fastembed's default batch of 256 takes gigabytes of memory on 200-word chunks.
+BATCH_SIZE = 16
+
+
+class ModelUnavailableWarning(UserWarning):
+    """No embedding model could be loaded: search uses FTS alone."""
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, ModelUnavailableWarning, stacklevel=3)
+
+
+class Embedder:
+    """A sentence embedding model, loaded on first use. Vectors are float32, unit length."""
+
+    def __init__(self, name: str | None = None, path: str | None = None, batch_size: int = BATCH_SIZE,
+                 settings: Any = None):
+        section = settings.section("index") if settings is not None else {}
+        self.name = name or os.environ.get("WIKI_MEMORY_EMBED_MODEL") or section.get("model") or DEFAULT_MODEL
+        self.path = path or os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") or section.get("model_path") or None
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._error: str | None = None
+        self._lock = threading.Lock()
+        self.dim: int | None = None
+        self.calls = 0  # how many times the model ran (batches of documents or one query)
+        self.texts_embedded = 0
+
+    @property
+    def loaded(self) -> bool:
+        """True once the model is in memory (nothing is loaded by asking)."""
+        return self._model is not None
+
+    @property
+    def error(self) -> str | None:
+        return self._error
+
+    def available(self) -> bool:
+        """Load the model if needed; False (with one warning) when it cannot be had."""
+        return self._load() is not None
+
+    def _load(self) -> Any:
+        if self._model is not None or self._error is not None:
+            return self._model
+        with self._lock:
+            if self._model is not None or self._error is not None:
+                return self._model
+            try:
+                if self.path and not os.path.isdir(self.path):
+                    raise FileNotFoundError(f"no model folder at {self.path}")
+                from fastembed import TextEmbedding
+
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # fastembed's notes on pooling and threads
+                    if self.path:
+                        model = TextEmbedding(self.name, specific_model_path=self.path, local_files_only=True)
+                    else:
+                        model = TextEmbedding(self.name)
+                probe = next(iter(model.embed(["probe"], batch_size=1)))
+                self.dim = int(len(probe))
+                self._model = model
+            except Exception as e:  # offline, no local copy, a broken file, an unknown name
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                self._error = f"{self.name}: {first}"
+                where = f" (WIKI_MEMORY_EMBED_MODEL_PATH={self.path})" if self.path else \
+                    " (set WIKI_MEMORY_EMBED_MODEL_PATH to a local copy for offline use)"
+                _warn_once(f"no embedding model could be loaded{where}: {first[:200]}; "
+                           "searching by words only (FTS)")
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """An (n, dim) float32 array of unit vectors; raises if no model is available."""
+        import numpy as np
+
+        model = self._load()
+        if model is None:
+            raise RuntimeError(self._error or "no embedding model")
+        if not texts:
+            return np.zeros((0, self.dim or 0), dtype=np.float32)
+        out = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start:start + self.batch_size])
+            self.calls += 1
+            self.texts_embedded += len(batch)
+            out.extend(model.embed(batch, batch_size=self.batch_size))
+        return normalize(np.asarray(out, dtype=np.float32))
+
+    def embed_query(self, text: str) -> Any:
+        return self.embed([text])[0]
+
+
+def normalize(matrix: Any) -> Any:
+    import numpy as np
+
+    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32, copy=False)
+
+
+def batched(items: Iterable[Any], size: int) -> Iterable[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

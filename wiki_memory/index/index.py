@@ -1,0 +1,718 @@
+"""The search index of one project: sync from the git store, search by words and meaning."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import sys
+import threading
+import time
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+from wiki_memory.errors import WikiMemoryError
+from wiki_memory.index import schema
+from wiki_memory.index.embed import Embedder
+from wiki_memory.index.links import Link, Resolver
+from wiki_memory.index.query import Query, fts_expression, parse_query
+from wiki_memory.index.results import SearchResult, SyncStats
+
+if TYPE_CHECKING:
+    from wiki_memory.config import Project
+    from wiki_memory.pages import Page
+    from wiki_memory.store import Store
+
+MODES = ("hybrid", "fts", "vector")
+INACTIVE = ("superseded", "archived")
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The knobs of ranking and chunking, each chosen on LoCoMo and the coding-memory set
+    (see scripts/eval_locomo.py and scripts/eval_coding.py for the figures)."""
+
+    chunk_words: int = 200  # the embedding model truncates at 256 word pieces
+    rrf_k: int = 60  # reciprocal rank fusion: score = sum(weight / (rrf_k + rank))
+    fts_weight: float = 1.0
+    vector_weight: float = 0.5  # the dense ranking is trusted less than bm25 on its own
+    title_weight: float = 3.0  # bm25 column weights: title (and tags), heading, text
+    heading_weight: float = 1.5
+    text_weight: float = 1.0
+    depth: int = 50  # chunks taken from each retriever before fusion (at least)
+    inactive_factor: float = 0.5  # superseded and archived pages rank below active ones
+    context_words: int = 0  # grow a short best chunk with its neighbours up to this many words
+
+
+DEFAULT_TUNING = Tuning()
+# Chunks embedded inside one search at most; a larger backlog waits for `reindex` or sync.
+PENDING_IN_SEARCH = 256
+
+
+def embed_text(title: str, heading: str, text: str) -> str:
+    """What the model sees for a chunk: the page title (dates and names live there) first."""
+    head = title if not heading or heading == title else f"{title} - {heading}"
+    return f"{head}\n{text}" if text else head
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def read_head(wiki: Path) -> str | None:
+    """The commit id the wiki's HEAD names, read from the files (no dulwich import)."""
+    git = wiki / ".git"
+    try:
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not head.startswith("ref:"):
+        return head or None
+    ref = head[4:].strip()
+    try:
+        return (git / ref).read_text(encoding="utf-8").strip() or None
+    except OSError:
+        pass
+    try:
+        for line in (git / "packed-refs").read_text(encoding="utf-8").splitlines():
+            sha, _, name = line.partition(" ")
+            if name.strip() == ref:
+                return sha
+    except OSError:
+        pass
+    return None
+
+
+_RELATIVE = re.compile(r"^(\d+)\s*([dwmyh])$")
+
+
+def parse_since(since: str | None) -> str | None:
+    """`7d`, `2w`, `3m`, `1y`, `12h` or an ISO date/time -> an ISO prefix to compare with."""
+    if since is None or not str(since).strip():
+        return None
+    value = str(since).strip()
+    m = _RELATIVE.match(value.lower())
+    if m:
+        n, unit = int(m.group(1)), m.group(2)
+        delta = {"h": timedelta(hours=n), "d": timedelta(days=n), "w": timedelta(weeks=n),
+                 "m": timedelta(days=30 * n), "y": timedelta(days=365 * n)}[unit]
+        return (datetime.now(timezone.utc) - delta).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise WikiMemoryError(f"--since {value!r}: give a date (2026-11-30), a time, or an age (7d, 2w)") from None
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(timezone.utc)
+    return parsed.strftime("%Y-%m-%dT%H:%M:%SZ") if "T" in value or " " in value else parsed.strftime("%Y-%m-%d")
+
+
+def _as_list(value: str | Sequence[str] | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return [str(v) for v in value if str(v).strip()]
+
+
+class Index:
+    """A project's search index: SQLite (FTS5 + vectors as blobs) beside its wiki.
+
+    Open it with `Index.open(project)`; `attach(store)` keeps it current with every commit
+    the store makes in this process; `sync(store)` catches up with anything else (a pull,
+    a `git commit` in the wiki); `search` catches up by itself when the wiki moved.
+    """
+
+    def __init__(self, path: Path | str, *, project: "Project | None" = None, embedder: Embedder | None = None,
+                 settings: Any = None, tuning: Tuning | None = None):
+        self.path = Path(path)
+        self.project = project
+        self.settings = settings
+        self.embedder = embedder if embedder is not None else Embedder(settings=settings)
+        self.tuning = tuning or DEFAULT_TUNING
+        self._lock = threading.RLock()
+        self._store: "Store | None" = None
+        self._own_store = False
+        self._matrix_cache: tuple[Any, ...] | None = None
+        self.rebuilt: str | None = None
+        self.conn = self._open()
+
+    @classmethod
+    def open(cls, project: "Project", *, embedder: Embedder | None = None, settings: Any = None,
+             tuning: Tuning | None = None) -> "Index":
+        """Open (or create) the index at `project.index_path`; a file of another schema
+        version, or a damaged one, is rebuilt from the store on its next sync or search."""
+        if settings is None:
+            from wiki_memory.config import load_settings
+
+            settings = load_settings()
+        return cls(project.index_path, project=project, embedder=embedder, settings=settings, tuning=tuning)
+
+    def _open(self) -> sqlite3.Connection:
+        conn, reason = schema.open_db(self.path)
+        self.rebuilt = reason
+        chunking = f"{self.tuning.chunk_words}"
+        row = conn.execute("SELECT value FROM meta WHERE key = 'chunking'").fetchone()
+        if row is None:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('chunking', ?)", (chunking,))
+        elif row[0] != chunking:
+            # Chunks of another size: start over (derived data, rebuilt by the next sync).
+            conn.close()
+            schema.remove_files(self.path)
+            conn, _ = schema.open_db(self.path)
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('chunking', ?)", (chunking,))
+            self.rebuilt = f"chunk size changed to {chunking} words"
+        return conn
+
+    def _reopen_fresh(self, why: str) -> None:
+        """The file broke under us: delete it, create it empty; the next sync refills it."""
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
+        schema.remove_files(self.path)
+        self._matrix_cache = None
+        self.conn = self._open()
+        self.rebuilt = why
+
+    def close(self) -> None:
+        with self._lock:
+            self.detach()
+            if self._own_store and self._store is not None:
+                self._store.close()
+            self._store = None
+            try:
+                self.conn.close()
+            except sqlite3.Error:
+                pass
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # Meta ----------------------------------------------------------------------------
+
+    def _meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+        else:
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def _bump(self) -> None:
+        self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+
+    @property
+    def head(self) -> str | None:
+        """The store commit this index reflects (None before the first full sync)."""
+        return self._meta("head")
+
+    def stats(self) -> dict[str, object]:
+        with self._lock:
+            count = lambda sql, *a: self.conn.execute(sql, a).fetchone()[0]  # noqa: E731
+            return {"path": str(self.path), "head": self.head, "pages": count("SELECT count(*) FROM pages"),
+                    "chunks": count("SELECT count(*) FROM chunks"),
+                    "vectors": count("SELECT count(*) FROM vectors WHERE model = ?", self.embedder.name),
+                    "pending": self.pending_count(), "model": self.embedder.name,
+                    "links": count("SELECT count(*) FROM links"),
+                    "unresolved_links": count("SELECT count(*) FROM links WHERE resolved IS NULL")}
+
+    def pending_count(self) -> int:
+        return self.conn.execute(
+            "SELECT count(*) FROM chunks c WHERE NOT EXISTS "
+            "(SELECT 1 FROM vectors v WHERE v.chunk = c.id AND v.model = ?)", (self.embedder.name,)).fetchone()[0]
+
+    # Keeping current -------------------------------------------------------------------
+
+    def attach(self, store: "Store") -> "Index":
+        """Index every commit `store` makes from now on (FTS at once; vectors at once when
+        the model is loaded in this process, else pending until the next sync or search)."""
+        with self._lock:
+            if self._store is not None and self._store is not store:
+                self.detach()
+            self._store = store
+            if self._on_commit not in store.on_commit:
+                store.on_commit.append(self._on_commit)
+        return self
+
+    def detach(self) -> None:
+        store = self._store
+        if store is not None and self._on_commit in store.on_commit:
+            store.on_commit.remove(self._on_commit)
+
+    def _on_commit(self, commit_id: str, paths: tuple[str, ...]) -> None:
+        # Why: the commit has landed; an index problem must not turn it into an error.
+        try:
+            self._apply_commit(commit_id, paths)
+        except Exception as e:  # noqa: BLE001
+            print(f"wiki-memory: warning: the index missed commit {commit_id[:8]} ({e}); "
+                  "the next search or `wiki-memory reindex` catches up", file=sys.stderr)
+
+    def _apply_commit(self, commit_id: str, paths: tuple[str, ...]) -> None:
+        from wiki_memory.store.paths import is_page_path
+
+        store = self._store
+        if store is None:
+            return
+        with self._lock:
+            commit = store.repo[commit_id.encode()]
+            parents = [p.decode() for p in commit.parents]  # type: ignore[attr-defined]
+            changes: dict[str, str | None] = {}
+            for path in paths:
+                if not is_page_path(path):
+                    continue
+                blob = store.blob_at(path, commit_id)
+                changes[path] = blob.decode() if blob else None
+            try:
+                self._write(store, changes, stats=SyncStats(),
+                            head=commit_id if parents[:1] == [self.head] or not parents else None)
+            except sqlite3.DatabaseError as e:
+                self._reopen_fresh(f"unreadable ({e})")
+                return
+            if self.embedder.loaded:
+                self._embed_pending()
+
+    def sync(self, store: "Store | None" = None, progress: Progress | None = None, *, embed: bool = True,
+             full: bool = False) -> SyncStats:
+        """Bring the index up to the store's HEAD: only pages whose git blob id changed are
+        re-chunked (and their changed chunks re-embedded); deleted pages disappear.
+
+        `full` drops everything first. With `embed`, chunks without a vector are embedded
+        when a model is available (else they stay pending, counted in the stats).
+        """
+        store = store or self._get_store()
+        if store is None:
+            raise WikiMemoryError("no wiki to index yet; run `wiki-memory init`")
+        started = time.perf_counter()
+        stats = SyncStats(rebuilt=self.rebuilt)
+        with self._lock:
+            try:
+                stats = self._sync(store, stats, progress, full)
+            except sqlite3.DatabaseError as e:
+                self._reopen_fresh(f"unreadable ({e})")
+                stats = self._sync(store, SyncStats(rebuilt=self.rebuilt), progress, full)
+            if embed:
+                stats.embedded = self._embed_pending(progress=progress)
+            stats.pending = self.pending_count()
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def _sync(self, store: "Store", stats: SyncStats, progress: Progress | None, full: bool) -> SyncStats:
+        if full:
+            self._reopen_fresh("full reindex")
+            stats.rebuilt = "full reindex"
+        head = store.head()
+        head_id = head.decode() if head else None
+        current = {path: blob.decode() for path, blob in store.page_files()}
+        indexed = dict(self.conn.execute("SELECT path, blob FROM pages"))
+        changes: dict[str, str | None] = {p: b for p, b in current.items() if indexed.get(p) != b}
+        for path in indexed:
+            if path not in current:
+                changes[path] = None
+        stats.added = sum(1 for p, b in changes.items() if b is not None and p not in indexed)
+        stats.updated = sum(1 for p, b in changes.items() if b is not None and p in indexed)
+        stats.removed = sum(1 for b in changes.values() if b is None)
+        stats.unchanged = len(current) - stats.added - stats.updated
+        stats.head = head_id
+        self._write(store, changes, stats, head=head_id, progress=progress, always_set_head=True)
+        return stats
+
+    def _get_store(self) -> "Store | None":
+        if self._store is not None:
+            return self._store
+        if self.project is None or not (self.project.wiki / ".git").is_dir():
+            return None
+        from wiki_memory.store import Store
+
+        self._store = Store(self.project.wiki)
+        self._own_store = True
+        return self._store
+
+    def _catch_up(self) -> None:
+        """Before a search: if the wiki moved since the last sync, sync (without embedding)."""
+        wiki = self._store.root if self._store is not None else (self.project.wiki if self.project else None)
+        if wiki is None:
+            return
+        head = read_head(wiki)
+        if head is None or head == self.head:
+            return
+        store = self._get_store()
+        if store is not None:
+            self.sync(store, embed=False)
+
+    # Writing pages into the index --------------------------------------------------------
+
+    def _write(self, store: "Store", changes: dict[str, str | None], stats: SyncStats, *, head: str | None,
+               progress: Progress | None = None, always_set_head: bool = False) -> None:
+        """Apply {path: blob id or None} in one transaction (batches of pages for big syncs)."""
+        items = sorted(changes.items())
+        total = len(items)
+        batch = 500
+        for start in range(0, max(total, 1), batch):
+            part = items[start:start + batch]
+            last = start + batch >= total
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                for path, blob in part:
+                    if blob is None:
+                        self._delete_page(path)
+                    else:
+                        data = store.repo[blob.encode()].as_raw_string()  # type: ignore[union-attr]
+                        self._put_page(path, blob, data.decode("utf-8", errors="replace"), stats)
+                if last:
+                    if changes:
+                        self._resolve_links()
+                        self._bump()
+                    if head is not None or always_set_head:
+                        self._set_meta("head", head)
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            if progress is not None and total:
+                progress("index", min(start + batch, total), total)
+
+    def _delete_page(self, path: str) -> None:
+        c = self.conn
+        c.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE page = ?)", (path,))
+        c.execute("DELETE FROM vectors WHERE chunk IN (SELECT id FROM chunks WHERE page = ?)", (path,))
+        c.execute("DELETE FROM chunks WHERE page = ?", (path,))
+        c.execute("DELETE FROM page_tags WHERE page = ?", (path,))
+        c.execute("DELETE FROM links WHERE source = ?", (path,))
+        c.execute("DELETE FROM pages WHERE path = ?", (path,))
+
+    def _put_page(self, path: str, blob: str, text: str, stats: SyncStats) -> None:
+        from wiki_memory.errors import PageError
+        from wiki_memory.pages import Page, chunk_text, parse_page, wiki_links
+
+        try:
+            page = parse_page(text, path)
+        except PageError as e:
+            # A page whose front matter is broken is still findable by its words.
+            stats.errors.append(str(e))
+            page = Page(path, {}, text, has_front_matter=False)
+        c = self.conn
+        # Vectors of chunks whose embedded text is unchanged are kept, not recomputed.
+        kept: dict[str, list[tuple[str, int, bytes]]] = {}
+        for h, model, dim, vec in c.execute(
+                "SELECT c.hash, v.model, v.dim, v.vec FROM chunks c JOIN vectors v ON v.chunk = c.id "
+                "WHERE c.page = ?", (path,)):
+            kept.setdefault(h, []).append((model, dim, vec))
+        self._delete_page(path)
+        title = page.title
+        tags = list(page.tags)
+        c.execute("INSERT INTO pages(path, id, title, type, tags, status, created, updated, blob) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  (path, page.id, title, page.type, json.dumps(tags), page.status, page.created, page.updated, blob))
+        c.executemany("INSERT OR IGNORE INTO page_tags VALUES (?, ?)", [(path, t) for t in tags])
+        fts_title = " ".join([title, *tags])
+        for chunk in chunk_text(page.body, title, self.tuning.chunk_words):
+            h = _hash(embed_text(title, chunk.heading, chunk.text))
+            cur = c.execute("INSERT INTO chunks(page, ordinal, heading, text, hash) VALUES (?, ?, ?, ?, ?)",
+                            (path, chunk.ordinal, chunk.heading, chunk.text, h))
+            chunk_id = cur.lastrowid
+            c.execute("INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?, ?, ?, ?)",
+                      (chunk_id, fts_title, chunk.heading, chunk.text))
+            for model, dim, vec in kept.get(h, ()):
+                c.execute("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?)", (chunk_id, model, dim, vec))
+        try:
+            links = wiki_links(page.body)
+        except Exception:  # noqa: BLE001 - a Markdown oddity must not stop indexing
+            links = []
+        c.executemany("INSERT INTO links(source, ordinal, target, heading, alias) VALUES (?, ?, ?, ?, ?)",
+                      [(path, i, link.target, link.heading, link.alias) for i, link in enumerate(links)])
+
+    def _resolve_links(self) -> None:
+        resolver = Resolver(self.conn.execute("SELECT path, title FROM pages"))
+        rows = self.conn.execute("SELECT rowid, target, resolved FROM links").fetchall()
+        updates = []
+        for rowid, target, resolved in rows:
+            new = resolver.resolve(target)
+            if new != resolved:
+                updates.append((new, rowid))
+        self.conn.executemany("UPDATE links SET resolved = ? WHERE rowid = ?", updates)
+
+    # Embeddings ---------------------------------------------------------------------------
+
+    def _embed_pending(self, limit: int | None = None, progress: Progress | None = None) -> int:
+        """Embed chunks that have no vector for the current model; returns how many."""
+        if not self.pending_count() or not self.embedder.available():
+            return 0
+        model = self.embedder.name
+        sql = ("SELECT c.id, c.hash, p.title, c.heading, c.text FROM chunks c JOIN pages p ON p.path = c.page "
+               "WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk = c.id AND v.model = ?) ORDER BY c.id")
+        rows = self.conn.execute(sql + (" LIMIT ?" if limit else ""), (model, limit) if limit else (model,)).fetchall()
+        done = 0
+        step = max(self.embedder.batch_size * 4, 64)
+        for start in range(0, len(rows), step):
+            part = rows[start:start + step]
+            vectors = self.embedder.embed([embed_text(title, heading, text) for _, _, title, heading, text in part])
+            dim = int(vectors.shape[1])
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                # A chunk replaced while we embedded keeps its own (pending) state.
+                self.conn.executemany(
+                    "INSERT OR REPLACE INTO vectors SELECT ?, ?, ?, ? WHERE EXISTS "
+                    "(SELECT 1 FROM chunks WHERE id = ? AND hash = ?)",
+                    [(cid, model, dim, vectors[i].tobytes(), cid, h) for i, (cid, h, *_rest) in enumerate(part)])
+                self._bump()
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            done += len(part)
+            if progress is not None:
+                progress("embed", done, len(rows))
+        return done
+
+    def _matrix(self) -> tuple[Any, Any, list[str]] | None:
+        """(chunk ids, unit vectors, page of each row) for the current model, cached in memory
+        until the index's generation moves (another process's write moves it too)."""
+        import numpy as np
+
+        generation = self._meta("generation")
+        key = (generation, self.embedder.name)
+        if self._matrix_cache is not None and self._matrix_cache[0] == key:
+            return self._matrix_cache[1]
+        rows = self.conn.execute(
+            "SELECT v.chunk, v.dim, v.vec, c.page FROM vectors v JOIN chunks c ON c.id = v.chunk "
+            "WHERE v.model = ? ORDER BY v.chunk", (self.embedder.name,)).fetchall()
+        if not rows:
+            value = None
+        else:
+            dim = rows[0][1]
+            rows = [r for r in rows if r[1] == dim]
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+            value = (ids, matrix, [r[3] for r in rows])
+        self._matrix_cache = (key, value)
+        return value
+
+    # Search ---------------------------------------------------------------------------------
+
+    def search(self, query: str, k: int = 8, mode: str = "hybrid", type: str | Sequence[str] | None = None,
+               tag: str | Sequence[str] | None = None, status: str | Sequence[str] | None = None,
+               since: str | None = None, max_chars: int | None = None) -> list[SearchResult]:
+        """The `k` best pages for `query`, each once with its best passage.
+
+        `mode`: "hybrid" (bm25 and vector rankings fused), "fts" or "vector"; without a model,
+        FTS alone. Filters: `type`, `tag` (any of), `status`, `since` (`7d`, `2026-11-01`).
+        `max_chars` caps the total length of the snippets: the best context that fits.
+        """
+        if mode not in MODES:
+            raise WikiMemoryError(f"unknown search mode {mode!r} (one of: {', '.join(MODES)})")
+        if k < 1:
+            return []
+        with self._lock:
+            try:
+                return self._search(query, k, mode, type, tag, status, since, max_chars)
+            except sqlite3.DatabaseError as e:
+                if "fts5" in str(e).lower() and "syntax" in str(e).lower():
+                    raise
+                self._reopen_fresh(f"unreadable ({e})")
+                return self._search(query, k, mode, type, tag, status, since, max_chars)
+
+    def _search(self, text: str, k: int, mode: str, type_: Any, tag: Any, status: Any, since: str | None,
+                max_chars: int | None) -> list[SearchResult]:
+        self._catch_up()
+        query = parse_query(text)
+        where, params = self._filters(type_, tag, status, since)
+        depth = max(self.tuning.depth, k * 8)
+        rankings: dict[str, list[tuple[int, str]]] = {}
+        vectors = mode != "fts" and self._vectors_usable()
+        if mode != "vector" or not vectors:
+            rankings["fts"] = self._fts(query, where, params, depth)
+        if vectors:
+            rankings["vector"] = self._vector(text, where, params, depth)
+        ranked = self._fuse(rankings)
+        return self._results(ranked, query, k, max_chars)
+
+    def _vectors_usable(self) -> bool:
+        if not self.embedder.available():
+            return False
+        self._embed_pending(limit=PENDING_IN_SEARCH)
+        return True
+
+    def _filters(self, type_: Any, tag: Any, status: Any, since: str | None) -> tuple[str, list[Any]]:
+        conds: list[str] = []
+        params: list[Any] = []
+        types = _as_list(type_)
+        if types:
+            conds.append(f"p.type IN ({', '.join('?' * len(types))})")
+            params += types
+        tags = _as_list(tag)
+        if tags:
+            conds.append(f"p.path IN (SELECT page FROM page_tags WHERE tag IN ({', '.join('?' * len(tags))}))")
+            params += tags
+        statuses = _as_list(status)
+        if statuses:
+            conds.append(f"p.status IN ({', '.join('?' * len(statuses))})")
+            params += statuses
+        cutoff = parse_since(since)
+        if cutoff:
+            conds.append("COALESCE(p.updated, p.created, '') >= ?")
+            params.append(cutoff)
+        return (" AND ".join(conds) or "1"), params
+
+    def _fts(self, query: Query, where: str, params: list[Any], depth: int) -> list[tuple[int, str]]:
+        expression = fts_expression(query)
+        if expression is None:
+            return []
+        t = self.tuning
+        sql = (f"SELECT f.rowid, c.page FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
+               f"JOIN pages p ON p.path = c.page WHERE chunks_fts MATCH ? AND {where} "
+               f"ORDER BY bm25(chunks_fts, ?, ?, ?) LIMIT ?")
+        return self.conn.execute(sql, [expression, *params, t.title_weight, t.heading_weight, t.text_weight,
+                                       depth]).fetchall()
+
+    def _vector(self, text: str, where: str, params: list[Any], depth: int) -> list[tuple[int, str]]:
+        import numpy as np
+
+        loaded = self._matrix()
+        if loaded is None or not text.strip():
+            return []
+        ids, matrix, pages = loaded
+        scores = matrix @ self.embedder.embed_query(text)
+        if where != "1":
+            allowed = np.fromiter((r[0] for r in self.conn.execute(
+                f"SELECT c.id FROM chunks c JOIN pages p ON p.path = c.page WHERE {where}", params)), dtype=np.int64)
+            scores = np.where(np.isin(ids, allowed), scores, -np.inf)
+        n = min(depth, len(scores))
+        top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(int(ids[i]), pages[i]) for i in top if np.isfinite(scores[i])]
+
+    def _fuse(self, rankings: dict[str, list[tuple[int, str]]]) -> list[tuple[str, float, int, tuple[str, ...]]]:
+        """Reciprocal rank fusion at page level: (page, score, best chunk id, retrievers).
+
+        A page's rank in each ranking is the rank of its best chunk among distinct pages;
+        its best chunk is the one with the highest fused chunk-level score.
+        """
+        t = self.tuning
+        weights = {"fts": t.fts_weight, "vector": t.vector_weight}
+        page_score: dict[str, float] = {}
+        chunk_score: dict[int, float] = {}
+        chunk_page: dict[int, str] = {}
+        found_by: dict[str, list[str]] = {}
+        for name, ranking in rankings.items():
+            w = weights[name] if len(rankings) > 1 else 1.0
+            seen: dict[str, int] = {}
+            for rank, (chunk_id, page) in enumerate(ranking):
+                chunk_score[chunk_id] = chunk_score.get(chunk_id, 0.0) + w / (t.rrf_k + rank + 1)
+                chunk_page[chunk_id] = page
+                if page not in seen:
+                    seen[page] = len(seen)
+                    page_score[page] = page_score.get(page, 0.0) + w / (t.rrf_k + seen[page] + 1)
+                    found_by.setdefault(page, []).append(name)
+        best: dict[str, int] = {}
+        for chunk_id, score in chunk_score.items():
+            page = chunk_page[chunk_id]
+            if page not in best or score > chunk_score[best[page]]:
+                best[page] = chunk_id
+        return [(page, score, best[page], tuple(found_by[page])) for page, score in page_score.items()]
+
+    def _results(self, ranked: list[tuple[str, float, int, tuple[str, ...]]], query: Query, k: int,
+                 max_chars: int | None) -> list[SearchResult]:
+        if not ranked:
+            return []
+        pages = {}
+        rows = self.conn.execute(
+            f"SELECT path, id, title, type, tags, status, created, updated FROM pages "
+            f"WHERE path IN ({', '.join('?' * len(ranked))})", [r[0] for r in ranked])
+        for path, pid, title, ptype, tags, status, created, updated in rows:
+            pages[path] = (pid, title, ptype, tuple(json.loads(tags or "[]")), status, created, updated)
+        scored = []
+        for page, score, chunk_id, retrievers in ranked:
+            if page not in pages:
+                continue
+            if pages[page][4] in INACTIVE:
+                score *= self.tuning.inactive_factor
+            scored.append((score, page, chunk_id, retrievers))
+        scored.sort(key=lambda r: (-r[0], r[1]))
+        results: list[SearchResult] = []
+        budget = max_chars
+        for score, page, chunk_id, retrievers in scored[:k]:
+            pid, title, ptype, tags, status, created, updated = pages[page]
+            heading, ordinal, snippet = self._passage(chunk_id)
+            if budget is not None:
+                if budget <= 0:
+                    break
+                if len(snippet) > budget:
+                    if results and budget < 200:
+                        break
+                    snippet = cut(snippet, budget)
+                budget -= len(snippet)
+            results.append(SearchResult(page, title, ptype, heading, snippet, score, retrievers, tags, status,
+                                        updated, created, pid, ordinal))
+        return results
+
+    def _passage(self, chunk_id: int) -> tuple[str, int, str]:
+        """(heading, ordinal, text) of a chunk, grown with its neighbours while short."""
+        page, ordinal, heading, text = self.conn.execute(
+            "SELECT page, ordinal, heading, text FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
+        want = self.tuning.context_words
+        if want and len(text.split()) < want:
+            near = self.conn.execute(
+                "SELECT ordinal, heading, text FROM chunks WHERE page = ? AND ordinal BETWEEN ? AND ? "
+                "ORDER BY ordinal", (page, ordinal - 3, ordinal + 3)).fetchall()
+            by_ordinal = {o: (h, t) for o, h, t in near}
+            parts = {ordinal: text}
+            words = len(text.split())
+            step = 1
+            while words < want and step <= 3:
+                grew = False
+                for o in (ordinal - step, ordinal + step):
+                    if o in by_ordinal and by_ordinal[o][0] == heading and words < want:
+                        parts[o] = by_ordinal[o][1]
+                        words += len(parts[o].split())
+                        grew = True
+                if not grew:
+                    break
+                step += 1
+            text = "\n\n".join(parts[o] for o in sorted(parts))
+        return heading, ordinal, text
+
+    # Links -----------------------------------------------------------------------------------
+
+    def links(self, path: str) -> list[Link]:
+        """The `[[links]]` of a page, in order, with the path each resolves to (or None)."""
+        with self._lock:
+            self._catch_up()
+            rows = self.conn.execute("SELECT target, resolved, heading, alias FROM links WHERE source = ? "
+                                     "ORDER BY ordinal", (path,)).fetchall()
+            return [Link(target, resolved, heading, alias) for target, resolved, heading, alias in rows]
+
+    def backlinks(self, path: str) -> list[str]:
+        """The pages that link to `path`, sorted."""
+        with self._lock:
+            self._catch_up()
+            rows = self.conn.execute("SELECT DISTINCT source FROM links WHERE resolved = ? AND source != ? "
+                                     "ORDER BY source", (path, path)).fetchall()
+            return [r[0] for r in rows]
+
+    def has_page(self, path: str) -> bool:
+        with self._lock:
+            return self.conn.execute("SELECT 1 FROM pages WHERE path = ?", (path,)).fetchone() is not None
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` shortened to at most `limit` characters, at a line or word boundary."""
+    if len(text) <= limit:
+        return text
+    if limit <= 1:
+        return text[:max(limit, 0)]
+    head = text[:limit - 1]
+    for sep in ("\n", " "):
+        at = head.rfind(sep)
+        if at >= limit // 2:
+            head = head[:at]
+            break
+    return head.rstrip() + "…"

@@ -1,0 +1,55 @@
+"""Resolving `[[...]]` links to page paths, as Obsidian does.
+
+A target resolves, in order, to: the page at that path (with or without `.md`); the page
+whose title it is (case-insensitive); the page whose file name (slug) it matches. When
+several pages fit, the shortest path wins (Obsidian's "closest" rule has no folder context
+here). A target that fits no page resolves to None: a link to a page not written yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+
+@dataclass(frozen=True)
+class Link:
+    """An outgoing link of a page: the target as written and the page it resolves to."""
+
+    target: str
+    path: str | None  # the resolved page path, None when no page fits
+    heading: str | None = None
+    alias: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {"target": self.target, "path": self.path, "heading": self.heading, "alias": self.alias}
+
+
+class Resolver:
+    def __init__(self, pages: Iterable[tuple[str, str]]):
+        from wiki_memory.pages import slugify
+
+        self._slugify = slugify
+        self.paths: set[str] = set()
+        self.by_title: dict[str, list[str]] = {}
+        self.by_stem: dict[str, list[str]] = {}
+        for path, title in pages:
+            self.paths.add(path)
+            self.by_title.setdefault(title.casefold(), []).append(path)
+            stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+            self.by_stem.setdefault(stem.casefold(), []).append(path)
+
+    def resolve(self, target: str) -> str | None:
+        target = target.strip().lstrip("/")
+        if not target:
+            return None
+        for candidate in (target, target + ".md"):
+            if candidate in self.paths:
+                return candidate
+        for table, key in ((self.by_title, target.casefold()),
+                           (self.by_stem, target.rsplit("/", 1)[-1].removesuffix(".md").casefold()),
+                           (self.by_stem, self._slugify(target.rsplit("/", 1)[-1]).casefold())):
+            found = table.get(key)
+            if found:
+                return min(found, key=lambda p: (len(p), p))
+        return None

@@ -1,0 +1,66 @@
+"""Turning what a person or agent typed into an FTS5 query that cannot be a syntax error.
+
+Every word becomes a quoted FTS5 string, so `"`, `*`, `NEAR`, `AND`, `-` and `:` are
+text, never operators. Words are OR-ed (bm25 rewards pages that have more of them);
+common words are dropped when anything else is left. An identifier (`ERR_CONN_RESET`,
+`src/auth/jwt.py`, `user.id`) is also matched as a phrase of its parts, so the exact
+identifier ranks above pages that merely share one of its parts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+# A run of word characters joined by identifier punctuation: snake_case, dotted.names, paths.
+_IDENTIFIER = re.compile(r"\w+(?:[_./:\\-]+\w+)+", re.UNICODE)
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its itself
+just me more most my myself no nor not now of off on once only or other our ours ourselves out
+over own same she should so some such than that the their theirs them themselves then there
+these they this those through to too under until up very was we were what when where which
+while who whom why will with would you your yours yourself yourselves s t ll d m re ve
+ever also get got go going did does doing like much many may might must shall us let
+""".split())
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    words: tuple[str, ...]  # content words, lowercased, in order, without duplicates
+    phrases: tuple[tuple[str, ...], ...]  # identifiers, as their parts
+
+    @property
+    def empty(self) -> bool:
+        return not self.words and not self.phrases
+
+
+def parse_query(text: str) -> Query:
+    tokens = [t.lower() for t in _TOKEN.findall(text)]
+    content = [t for t in tokens if t not in STOPWORDS]
+    # A query of only common words ("what is it") still searches for them.
+    chosen = content or tokens
+    words = tuple(dict.fromkeys(chosen))
+    phrases = []
+    for m in _IDENTIFIER.finditer(text):
+        parts = tuple(t.lower() for t in _TOKEN.findall(m.group(0)))
+        if len(parts) > 1:
+            phrases.append(parts)
+    return Query(text, words, tuple(dict.fromkeys(phrases)))
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts_expression(query: Query) -> str | None:
+    """The MATCH expression for a query, or None when it has no searchable word."""
+    parts = [_quote(" ".join(p)) for p in query.phrases]
+    parts += [_quote(w) for w in query.words]
+    if not parts:
+        return None
+    return " OR ".join(parts)

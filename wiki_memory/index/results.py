@@ -1,0 +1,56 @@
+"""What search and sync hand back."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One page found by a search, with the passage that matched best."""
+
+    path: str
+    title: str
+    type: str
+    heading: str  # the heading above the best passage ("" before any heading)
+    snippet: str  # the best passage (with its neighbours when they help), cut to the budget
+    score: float  # higher is better; comparable within one search only
+    retrievers: tuple[str, ...]  # which rankings found it: "fts", "vector"
+    tags: tuple[str, ...] = ()
+    status: str = "active"
+    updated: str | None = None
+    created: str | None = None
+    id: str | None = None
+    chunk: int = 0  # the ordinal of the best chunk in the page
+
+    def as_dict(self) -> dict[str, object]:
+        data = asdict(self)
+        data["retrievers"] = list(self.retrievers)
+        data["tags"] = list(self.tags)
+        data["score"] = round(self.score, 6)
+        return data
+
+
+@dataclass
+class SyncStats:
+    """What a sync did."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    embedded: int = 0  # chunks embedded by this sync
+    pending: int = 0  # chunks still without a vector (no model, or left for later)
+    errors: list[str] = field(default_factory=list)  # pages indexed as plain text (broken front matter)
+    seconds: float = 0.0
+    head: str | None = None
+    rebuilt: str | None = None  # why the index file was rebuilt, if it was
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.removed
+
+    def as_dict(self) -> dict[str, object]:
+        data = asdict(self)
+        data["seconds"] = round(self.seconds, 3)
+        return data

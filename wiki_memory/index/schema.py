@@ -1,0 +1,140 @@
+"""The index's SQLite file: one per project, derived from the git store, rebuilt rather
+than migrated.
+
+Tables: `pages` (one row per page, with the git blob id it was indexed from), `page_tags`,
+`chunks` (search-sized pieces of a page), `chunks_fts` (FTS5 over title, heading and text;
+porter + unicode61; rowid = chunk id), `vectors` (one float32 blob per chunk and model),
+`links` (`[[...]]` links with their resolved path) and `meta` (schema version, the store
+commit the index reflects, a generation counter that moves whenever vectors change).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+# Bump on any change to the tables or to what goes in them (chunking, embedded text):
+# an index of another version is deleted and rebuilt from the store.
+SCHEMA_VERSION = "3"
+
+DDL = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE pages(
+    path TEXT PRIMARY KEY,
+    id TEXT,
+    title TEXT NOT NULL,
+    type TEXT NOT NULL,
+    tags TEXT NOT NULL DEFAULT '[]',
+    status TEXT NOT NULL,
+    created TEXT,
+    updated TEXT,
+    blob TEXT NOT NULL
+);
+CREATE INDEX pages_type ON pages(type);
+CREATE INDEX pages_updated ON pages(updated);
+CREATE TABLE page_tags(page TEXT NOT NULL, tag TEXT NOT NULL, PRIMARY KEY(page, tag)) WITHOUT ROWID;
+CREATE INDEX page_tags_tag ON page_tags(tag);
+CREATE TABLE chunks(
+    id INTEGER PRIMARY KEY,
+    page TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    heading TEXT NOT NULL,
+    text TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    UNIQUE(page, ordinal)
+);
+CREATE VIRTUAL TABLE chunks_fts USING fts5(title, heading, text, tokenize='porter unicode61');
+CREATE TABLE vectors(
+    chunk INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vec BLOB NOT NULL,
+    PRIMARY KEY(chunk, model)
+) WITHOUT ROWID;
+CREATE TABLE links(
+    source TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    heading TEXT,
+    alias TEXT,
+    resolved TEXT
+);
+CREATE INDEX links_source ON links(source);
+CREATE INDEX links_resolved ON links(resolved);
+"""
+
+
+class IndexCorrupt(Exception):
+    """The file is not a usable index: rebuild it."""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False, isolation_level=None)
+    conn.execute("PRAGMA busy_timeout = 30000")
+    return conn
+
+
+def _check(conn: sqlite3.Connection) -> str | None:
+    """The schema version of an existing index, None for an empty file; raises on damage."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    if not tables:
+        return None
+    if "meta" not in tables:
+        raise IndexCorrupt("no meta table")
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    return row[0] if row else ""
+
+
+def remove_files(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(f"{path}{suffix}")
+        except FileNotFoundError:
+            pass
+
+
+def open_db(path: Path) -> tuple[sqlite3.Connection, str | None]:
+    """A connection to the index at `path`, created or rebuilt as needed.
+
+    Returns (connection, why it was rebuilt or None). A file of another schema version, or
+    one SQLite cannot read, is deleted and created afresh: the index is derived data.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    reason: str | None = None
+    for attempt in range(2):
+        conn = None
+        try:
+            conn = _connect(path)
+            conn.execute("PRAGMA journal_mode = WAL")
+            version = _check(conn)
+            if version == SCHEMA_VERSION:
+                return conn, reason
+            if version is None:
+                _create(conn)
+                return conn, reason
+            reason = f"schema version {version or '?'} is not {SCHEMA_VERSION}"
+        except (sqlite3.DatabaseError, IndexCorrupt) as e:
+            reason = f"unreadable ({e})"
+        if conn is not None:
+            conn.close()
+        if attempt == 1:
+            break
+        remove_files(path)
+    raise IndexCorrupt(f"{path}: cannot create the index ({reason})")
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # Another process may have created it between our check and the lock.
+        if _check(conn) is None:
+            # Statement by statement: executescript would commit the transaction.
+            for statement in DDL.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute("INSERT INTO meta VALUES ('schema', ?), ('generation', '0')", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
