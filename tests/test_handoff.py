@@ -134,8 +134,8 @@ def test_the_budget_and_the_fence_hold_against_huge_and_hostile_sessions(project
     from wiki_memory.pages import Page
     from wiki_memory.store import Author
 
-    for n in range(60):
-        store.write(Page.new(f"Preference number {n}", "preference", "z" * 280), Author.person(store.root))
+    store.write_many([Page.new(f"Preference number {n}", "preference", "z" * 280) for n in range(60)],
+                     Author.person(store.root))
     context.refresh(project, store)
     text = startup.session_start_text(project, "codex", "new", "startup")
     assert len(text) <= 8000

@@ -35,6 +35,8 @@ only or other our ours out over own same she should so some such than that the t
 these they this those through to too under until up very was we were what when where which while who whom why
 will with would you your yours yourself use used using make made get got let lets need needs want wants like
 session sessions agent file files page pages md ok yes please can't don't didn't isn't won't still via per
+goal done failed abandoned approaches open items next steps touched where look record handoff memory
+completed pending progress final report stated question left user later requests changes passed run
 """.split())
 
 
@@ -389,22 +391,32 @@ def _relate(project: Project, handoffs: list[dict[str, Any]], notes: Mapping[str
 
 def _relate_by_search(project: Project, handoffs: list[dict[str, Any]], allowed: set[str],
                       limit: int) -> dict[str, list[str]] | None:
-    """The same through the search index when it is installed and built; None otherwise."""
+    """The same through the search index (bm25 over the handoff's words; `[consolidate]
+    related_search = "hybrid"` adds vectors); None when there is no index to ask."""
+    if not project.index_path.exists() or not handoffs:
+        return None
     try:
-        from wiki_memory import index  # noqa: F401  (the search issue; optional)
+        from wiki_memory.index import Index
     except ImportError:
         return None
-    search = getattr(index, "search", None)
-    if search is None or not project.index_path.exists():
-        return None
+    from wiki_memory.config import load_settings
+
+    settings = load_settings()
+    mode = str(settings.get("consolidate", "related_search", "fts"))
     related: dict[str, list[str]] = {}
     try:
-        for h in handoffs:
-            query = " ".join((h.get("terms") or [])[:30])
-            results = search(project, query, k=limit * 3, mode="fts")
-            paths = [getattr(r, "path", None) or (r.get("path") if isinstance(r, dict) else None) for r in results]
-            related[h["path"]] = [p for p in paths if p in allowed][:limit]
-    except Exception:  # the index is an optimisation here; word overlap still works
+        with Index.open(project, settings=settings) as index:
+            for h in handoffs:
+                query = " ".join((h.get("terms") or [])[:40])
+                if not query:
+                    related[h["path"]] = []
+                    continue
+                results = index.search(query, k=limit * 3, mode=mode, type=["decision", "gotcha"], status="active")
+                related[h["path"]] = [r.path for r in results if r.path in allowed][:limit]
+    except Exception as e:  # the index is derived data; word overlap still works without it
+        from wiki_memory.consolidate.background import log
+
+        log(f"related pages by search failed ({type(e).__name__}: {e}); using word overlap")
         return None
     return related
 

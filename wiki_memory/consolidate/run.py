@@ -395,17 +395,35 @@ def consolidate_pending(project: Project, *, settle: float | None = None, llm: b
 
 class _LazyStore:
     """The project's store, opened (or created) on first use: a session with nothing to
-    consolidate never creates a wiki."""
+    consolidate never creates a wiki. Its commits land in the search index at once, as
+    every CLI write does."""
 
     def __init__(self, project: Project):
         self._project = project
         self._store: Any = None
+        self._index: Any = None
 
     def __getattr__(self, name: str) -> Any:
         if self._store is None:
             self._store = open_store(self._project)
+            self._index = attach_index(self._project, self._store)
         return getattr(self._store, name)
 
     def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
         if self._store is not None:
             self._store.close()
+
+
+def attach_index(project: Project, store: Any) -> Any:
+    """The project's search index, kept current with `store`'s commits; None without one."""
+    try:
+        from wiki_memory.index import Index
+    except ImportError:
+        return None
+    try:
+        return Index.open(project).attach(store)
+    except Exception as e:  # derived data: consolidation goes on without it
+        log(f"the search index is unavailable ({type(e).__name__}: {e}); `wiki-memory reindex` rebuilds it")
+        return None
