@@ -313,3 +313,6 @@ def test_settled_journals_only(project):
     assert [p.name for p in background.pending_journals(project, settle=5)] == ["s-old-0001.jsonl"]
     age(journal.journal_file(project.journal_dir, "s-fresh-0001"), 60)
     assert len(background.pending_journals(project, settle=5)) == 2
+    # A session that has just ended is complete: no need to wait for it to settle.
+    Session(project, "s-ended-0001").start().prompt("Just ended").edit("c.py").end().write(age_seconds=0)
+    assert "s-ended-0001.jsonl" in [p.name for p in background.pending_journals(project, settle=5)]

@@ -162,6 +162,23 @@ def test_a_session_that_ended_unconsolidated_is_summarised_at_start_and_consolid
     assert "Goal: Fix the flaky login test" in view.text
 
 
+def test_a_wiki_changed_by_other_writers_is_picked_up_in_the_background(project):
+    consolidate_session(project, claude_session(project))
+    store = open_store(project)
+    from wiki_memory.pages import Page
+    from wiki_memory.store import Author
+
+    # A write that is not a consolidation (an MCP write, a hand edit, a pull).
+    store.write(Page.new("Always run the linter before committing", "preference", "ruff check ."),
+                Author.person(store.root))
+    first = handoff_for_next_session(project, session_id="n", background_work=True)
+    assert first.stale and "Always run the linter" not in first.text  # served at once, not rebuilt inline
+    deadline = time.time() + 30
+    while context.is_stale(project, context.load(project)) and time.time() < deadline:
+        time.sleep(0.05)
+    assert "Always run the linter" in startup.session_start_text(project, "codex", "n", "startup")
+
+
 def test_session_start_when_nothing_exists_yet(project):
     assert startup.session_start_text(project, "claude-code", "first-ever", "startup") is None
     assert not project.wiki.exists()
@@ -210,8 +227,14 @@ def test_a_hand_edit_of_a_handoff_is_what_the_next_session_reads(project):
     assert handoff_for_next_session(project, session_id="n", refresh=True) is None
 
 
-def test_the_hook_path_imports_no_heavy_module(project):
+def test_the_hook_path_imports_no_heavy_module(project, tmp_path):
+    from test_consolidate_transcripts import codex_rollout
+
     consolidate_session(project, claude_session(project))
+    # And a session that ended but is not consolidated: summarised on the hook path, transcript included.
+    sid = "01a22bcf-417c-7f01-aca0-77b109a14191"
+    Session(project, sid, agent="codex", start="2026-11-30T09:34:50").start(
+        transcript_path=str(codex_rollout(tmp_path, sid))).prompt("make notes").end().write()
     script = (
         "import sys, json\n"
         "from wiki_memory.config import resolve_project\n"
@@ -219,9 +242,9 @@ def test_the_hook_path_imports_no_heavy_module(project):
         f"text = startup.session_start_text(resolve_project({str(project.root)!r}), 'codex', 'n', 'startup')\n"
         "heavy = [m for m in ('dulwich', 'yaml', 'frontmatter', 'click', 'markdown_it', 'numpy', 'fastembed', 'mcp')"
         " if m in sys.modules]\n"
-        "print(json.dumps({'heavy': heavy, 'has_text': bool(text)}))\n")
+        "print(json.dumps({'heavy': heavy, 'exit_code_seen': '`pytest -q` failed (exit 3)' in text}))\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
-    assert json.loads(out) == {"heavy": [], "has_text": True}
+    assert json.loads(out) == {"heavy": [], "exit_code_seen": True}
 
 
 # The command line ---------------------------------------------------------------------------------

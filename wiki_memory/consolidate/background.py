@@ -166,6 +166,19 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
+def _ended(path: Path) -> bool:
+    """True when the journal's last line is the session's end (read from the file's tail)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - 4096))
+            tail = f.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    except OSError:
+        return False
+    return b'"kind":"session-end"' in tail or b'"kind": "session-end"' in tail
+
+
 def settle_seconds() -> float:
     """How long a journal must be quiet before `--pending` takes it (`[consolidate] settle_seconds`)."""
     from wiki_memory.config import load_settings
@@ -179,7 +192,8 @@ def settle_seconds() -> float:
 
 def pending_journals(project: Project, *, settle: float = 5.0, exclude: Sequence[str] = (),
                      now: float | None = None) -> list[Path]:
-    """Journals not consolidated as they stand, quiet for `settle` seconds, newest first.
+    """Journals not consolidated as they stand, quiet for `settle` seconds (or ended),
+    newest first.
 
     A journal is consolidated when its state file is at least as new as the journal:
     consolidation stamps the state file with the journal's time as it read it, so a line
@@ -207,10 +221,13 @@ def pending_journals(project: Project, *, settle: float = 5.0, exclude: Sequence
                     st = entry.stat()
                 except OSError:
                     continue
-                if now - st.st_mtime < settle or st.st_size == 0:
+                if st.st_size == 0:
                     continue
                 done = states.get(entry.name[:-6])
                 if done is not None and done >= st.st_mtime:
+                    continue
+                # A journal still being written is left alone, unless its session has ended.
+                if now - st.st_mtime < settle and not _ended(Path(entry.path)):
                     continue
                 found.append((st.st_mtime, Path(entry.path)))
     except OSError:

@@ -24,6 +24,8 @@ from wiki_memory.consolidate import background, context
 INLINE_MAX_BYTES = 4 * 1024 * 1024
 INLINE_MAX_SESSIONS = 3
 INLINE_TIME_BUDGET = 0.06
+# ... and reads its transcript too when it is this small (Codex's hooks carry no exit codes).
+INLINE_MAX_TRANSCRIPT_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def _inline_entries(project: Project, session_id: str | None, settle: float) -> 
         try:
             if path.stat().st_size > INLINE_MAX_BYTES:
                 continue
-            session = load_session(path, with_transcript=False)
+            session = load_session(path, max_transcript_bytes=INLINE_MAX_TRANSCRIPT_BYTES)
         except OSError:
             continue
         if session_id and session.session_id == session_id:

@@ -126,15 +126,17 @@ def current_branch(cwd: str | None) -> str | None:
     return head[len("ref: refs/heads/"):] if head.startswith("ref: refs/heads/") else None
 
 
-def load_session(journal_path: Path, *, with_transcript: bool = True) -> Session:
-    """The session of a journal, completed with its transcript when one can be read."""
+def load_session(journal_path: Path, *, with_transcript: bool = True,
+                 max_transcript_bytes: int | None = None) -> Session:
+    """The session of a journal, completed with its transcript when one can be read (and is
+    no bigger than `max_transcript_bytes`, when given)."""
     observations = list(journal.read(journal_path))
     first = next((o for o in observations if o.session_id), None)
     agent = first.agent if first else ""
     session_id = first.session_id if first else journal_path.stem
     transcript = []
     if with_transcript:
-        transcript = read_transcript_for(agent, session_id, observations)
+        transcript = read_transcript_for(agent, session_id, observations, max_bytes=max_transcript_bytes)
     session = build_session(merge_observations(observations, transcript), agent=agent or None,
                             session_id=session_id)
     if not session.branch:
@@ -142,17 +144,25 @@ def load_session(journal_path: Path, *, with_transcript: bool = True) -> Session
     return session
 
 
-def read_transcript_for(agent: str, session_id: str, observations: Sequence[Any]) -> list[Any]:
-    """The transcript's observations for a session, or [] (none named, unreadable, unknown agent)."""
+def read_transcript_for(agent: str, session_id: str, observations: Sequence[Any], *,
+                        max_bytes: int | None = None) -> list[Any]:
+    """The transcript's observations for a session, or [] (none named, unreadable, too big
+    for `max_bytes`, unknown agent)."""
     path = next((o.meta.get("transcript_path") for o in reversed(observations)
                  if o.meta.get("transcript_path")), None)
+
+    def fits(candidate: Path) -> bool:
+        return max_bytes is None or candidate.stat().st_size <= max_bytes
+
     try:
         if agent == "codex":
             from wiki_memory.consolidate.codex import find_rollout, read_rollout
 
+            if max_bytes is not None and not (path and Path(path).is_file()):
+                return []  # no searching the sessions folder on the hook path
             found = Path(path) if path and Path(path).is_file() else find_rollout(session_id)
-            return read_rollout(found) if found else []
-        if agent == "claude-code" and path and Path(path).is_file():
+            return read_rollout(found) if found and fits(found) else []
+        if agent == "claude-code" and path and Path(path).is_file() and fits(Path(path)):
             from wiki_memory.consolidate.claude_code import read_transcript
 
             return read_transcript(path)
@@ -379,6 +389,8 @@ def consolidate_pending(project: Project, *, settle: float | None = None, llm: b
     """Consolidate every journal left unconsolidated (a killed process, a crash, a Stop-only agent)."""
     if settle is None:
         settle = settle_seconds()
+    from wiki_memory.consolidate import context
+
     outcomes = []
     store = _LazyStore(project)
     try:
@@ -388,6 +400,10 @@ def consolidate_pending(project: Project, *, settle: float | None = None, llm: b
             except WikiMemoryError as e:
                 log(f"pending {path.name}: {e}")
                 outcomes.append(Outcome(path.stem, "error", message=str(e)))
+        # The wiki moved without a consolidation (a hand edit, an MCP write, a pull): the
+        # SessionStart context is rebuilt here, in the background, not on the hook path.
+        if not outcomes and context.is_stale(project, context.load(project)):
+            context.refresh(project, store)
     finally:
         store.close()
     return outcomes
