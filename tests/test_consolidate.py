@@ -77,6 +77,11 @@ def test_a_broader_run_that_passes_fixes_a_narrow_failure(project):
     summary = summarize(load_session(journal.journal_file(project.journal_dir, "s-broad-0001")))
     assert not summary.failed
     assert any("failed at first" in line and "then `python -m pytest` passed" in line for line in summary.done)
+    # A bare `make` (another target) passing says nothing about `make lint`.
+    t = Session(project, "s-broad-0002").start().prompt("Clean up the lint errors")
+    t.bash("make lint", "src/a.py:1: F401 unused import", error=True).bash("make", "built").end().write()
+    other = summarize(load_session(journal.journal_file(project.journal_dir, "s-broad-0002")))
+    assert other.failed == ("`make lint` failed: src/a.py:1: F401 unused import",)
 
 
 def test_probing_commands_that_fail_are_not_failed_approaches(project):

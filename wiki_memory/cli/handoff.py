@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import click
@@ -167,3 +168,41 @@ def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: boo
         return
     for line in report.lines():
         click.echo(line)
+
+
+@main.command()
+@click.option("--keep", is_flag=True, help="Keep the temporary folder (its wiki and code) to look around.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result (pages, what Codex receives) as JSON.")
+def demo(keep: bool, as_json: bool) -> None:
+    """Show the main job in a throwaway folder: Claude Code works, Codex picks up.
+
+    A realistic Claude Code session goes through the real hook entry points (a test
+    fails, a file is edited, the test passes, another fails, a plan item stays open);
+    its SessionEnd consolidates it in the background; then Codex starts in the same
+    directory, and this prints what Codex's SessionStart hook hands it. Your own memory
+    is not touched.
+
+    \b
+    Example:
+      wiki-memory demo
+      wiki-memory demo --keep   # then browse the wiki it prints
+    """
+    from wiki_memory.consolidate.demo import demo as run
+
+    result = run(keep=keep, say=(lambda line: None) if as_json else click.echo)
+    if as_json:
+        echo_json(result.as_dict())
+        return
+    if result.envelope is None:
+        raise WikiMemoryError("Codex's SessionStart hook printed nothing: see "
+                              f"{result.home / 'logs'} for why")
+    click.echo("\nWhat Codex receives (the hook's stdout, which Codex adds to the model's context):\n")
+    click.echo(json.dumps(result.envelope)[:300] + (" …" if len(json.dumps(result.envelope)) > 300 else ""))
+    click.echo("\nIts additionalContext, as the model reads it:\n")
+    click.echo(result.context)
+    if result.log:
+        click.echo("\nThe project's wiki (git log):")
+        for line in result.log:
+            click.echo(f"  {line}")
+    if keep:
+        click.echo(f"\nKept: {result.repo} (code) and {result.home} (WIKI_MEMORY_HOME)")

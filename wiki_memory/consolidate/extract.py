@@ -126,11 +126,17 @@ def is_verification(command: str) -> bool:
     return bool(_VERIFY.search(" ".join(command_words(command))))
 
 
+_TEST_RUNNERS = {"pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox", "ava", "karma"}
+
+
 def _covers(later: tuple[str, ...], earlier: tuple[str, ...]) -> bool:
-    """A later run covers an earlier one: the same command, or the same tool run more broadly."""
+    """A later run covers an earlier one: the same command, or a broader run of the same
+    test runner (`pytest` after `pytest tests/x.py`; not `make` after `make lint`)."""
     if not later or not earlier or later[0] != earlier[0]:
         return False
-    return later == earlier or set(later) <= set(earlier)
+    if later == earlier:
+        return True
+    return earlier[:len(later)] == later and (len(later) >= 2 or os.path.basename(later[0]) in _TEST_RUNNERS)
 
 
 def relative(path: str, cwd: str | None) -> str:
@@ -216,15 +222,22 @@ def _split_final(text: str) -> tuple[list[str], list[str], list[str]]:
     questions: list[str] = []
     steps: list[str] = []
     in_next = False
+    after_blank = False
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("```"):
+            after_blank = after_blank or not line
             continue
         heading = re.match(r"^#+\s*(.+)$", line)
         if heading:
             in_next = bool(_NEXT.match(heading.group(1)) or re.search(r"next|remaining|todo|follow", heading.group(1),
                                                                       re.IGNORECASE))
+            after_blank = False
             continue
+        is_item = bool(re.match(r"^([-*•]|\d+[.)])\s+", line))
+        if in_next and after_blank and not is_item:
+            in_next = False  # a new paragraph after the list of next steps
+        after_blank = False
         body = re.sub(r"^([-*•]|\d+[.)])\s+", "", line)
         body = clean(body, 300)
         if not body:
