@@ -13,11 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
-
 from wiki_memory.errors import WikiMemoryError
 
 PROJECT_FILE = ".wiki-memory.toml"
@@ -67,16 +62,32 @@ class Settings:
         return self.section(section).get(key, default)
 
 
+def _read_toml(path: Path) -> dict[str, Any] | None:
+    """A TOML file's contents, or None when there is no file.
+
+    tomllib is imported only when there is a file to read: this is on the hook path,
+    where most calls find no config.toml and no .wiki-memory.toml.
+    """
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    with f:
+        try:
+            return tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            raise WikiMemoryError(f"{path}: invalid TOML: {e}") from None
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read `config.toml` from the home; a missing file is empty settings."""
     path = home(env) / "config.toml"
-    try:
-        with open(path, "rb") as f:
-            return Settings(tomllib.load(f), path)
-    except FileNotFoundError:
-        return Settings({}, path)
-    except tomllib.TOMLDecodeError as e:
-        raise WikiMemoryError(f"{path}: invalid TOML: {e}") from None
+    data = _read_toml(path)
+    return Settings(data if data is not None else {}, path)
 
 
 def find_code_root(start: Path) -> Path | None:
@@ -164,14 +175,7 @@ def _name_slug(name: str) -> str:
 
 
 def read_project_file(root: Path) -> dict[str, Any]:
-    path = root / PROJECT_FILE
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        return {}
-    except tomllib.TOMLDecodeError as e:
-        raise WikiMemoryError(f"{path}: invalid TOML: {e}") from None
+    return _read_toml(root / PROJECT_FILE) or {}
 
 
 def project_for_store(wiki: Path, env: Mapping[str, str] | None = None) -> Project:
