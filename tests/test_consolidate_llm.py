@@ -95,7 +95,6 @@ def test_good_output_words_the_pages_and_proposes_durable_ones(project, provider
 
 
 def test_the_model_gets_redacted_text_only(project, monkeypatch):
-    pytest.importorskip("wiki_memory.capture.redact", reason="redaction lands with the capture issue")
     monkeypatch.setenv("WM_TEST_LLM_KEY", "k")
     with FakeLLM("openai") as server:
         server.reply = json.dumps(GOOD)

@@ -248,3 +248,28 @@ def test_import_is_idempotent_and_files_sessions_by_their_working_directory(tmp_
     assert again.imported == {} and again.skipped == {project.id: first.imported[project.id]}
     assert git(project.wiki, "log", "--format=%s").count("import:") == 1
     assert not list((project.wiki).rglob("handoffs/*"))  # history, not a handoff
+
+
+def test_secrets_in_a_transcript_never_reach_the_pages(tmp_path: Path):
+    from journals import set_config
+
+    set_config("[redact]\npatterns = ['corp-[0-9a-f]{16}']\n")
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    lines = [
+        _claude_record("u1", None, "user", "Deploy with the key corp-0123456789abcdef please"),
+        _claude_record("u2", "u1", "assistant", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {
+            "command": f"GITHUB_TOKEN={token} ./deploy.sh"}}]),
+        _claude_record("u3", "u2", "user", [{"type": "tool_result", "tool_use_id": "t1",
+                                             "content": "deployed with postgres://admin:hunter2secret@db/prod"}]),
+        _claude_record("u4", "u3", "assistant", [{"type": "text", "text": "Deployed."}]),
+    ]
+    path = tmp_path / "sess-secret.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    project = resolve_project(tmp_path)
+    report = import_transcripts("claude-code", [path], project=project)
+    [page_path] = report.imported[project.id]
+    page = (project.wiki / page_path).read_text()
+    assert "./deploy.sh" in page and "REDACTED" in page
+    for secret in (token, "hunter2secret", "corp-0123456789abcdef"):
+        assert secret not in page
+        assert secret not in git(project.wiki, "log", "-p")

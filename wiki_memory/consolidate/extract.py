@@ -53,6 +53,10 @@ _UNDO = re.compile(r"^git (checkout( --)?|restore|reset --hard|stash( push)?|rev
 # Errors about the agent's own mechanics (a tool not offered, a file not read first), not the work.
 _TOOL_UNAVAILABLE = re.compile(r"No such tool available|is not enabled|unsupported call|Unknown tool|"
                                r"File has not been read yet|has been modified since (it was )?read", re.IGNORECASE)
+# A statement that something is not finished: "Quoted fields are not handled yet", "the test still fails".
+_UNFINISHED = re.compile(r"\b(not|n't|never)\b(\s+\w+){0,3}\s+yet\b|\bstill\s+(fail|fails|failing|broken|missing|"
+                         r"needs?|to be|has to|have to|pending|open|red)\b|\b(remains|remain) to be\b|\bleft to do\b|"
+                         r"\bTODO\b|\bunfinished\b|\bincomplete\b", re.IGNORECASE)
 _FILLER = re.compile(r"^(perfect|great|done|excellent|sure|okay|ok|alright|all set|got it|awesome|nice)\b[!.]*$",
                      re.IGNORECASE)
 _NEXT = re.compile(r"^(next( steps?)?\b|to ?do\b|remaining\b|still (need|to)\b|not (yet|done)\b|left to do|"
@@ -217,7 +221,8 @@ def _between(steps: list[Step], start: int, end: int, cwd: str | None) -> list[s
 
 
 def _split_final(text: str) -> tuple[list[str], list[str], list[str]]:
-    """The final message as (statements, questions, next steps), one line each."""
+    """The final message as (statements, questions, next steps and what it says is unfinished),
+    one line each."""
     statements: list[str] = []
     questions: list[str] = []
     steps: list[str] = []
@@ -256,11 +261,17 @@ def _split_final(text: str) -> tuple[list[str], list[str], list[str]]:
                 continue  # an introduction to what follows
             if sentence.endswith("?"):
                 questions.append(sentence)
-            elif in_next or _NEXT.match(sentence) or re.match(r"^next\b", sentence, re.IGNORECASE):
+            elif in_next or _NEXT.match(sentence) or re.match(r"^next\b", sentence, re.IGNORECASE) \
+                    or _UNFINISHED.search(sentence):
                 steps.append(sentence)
             else:
                 statements.append(sentence)
     return statements, questions, steps
+
+
+def in_next_words(sentence: str) -> bool:
+    """A sentence that says what to do next, rather than what is not done."""
+    return not _UNFINISHED.search(sentence) or bool(_NEXT.match(sentence))
 
 
 def _dedupe(items: Iterable[str]) -> tuple[str, ...]:
@@ -423,7 +434,8 @@ def summarize(session: Session) -> Summary:
         for q in questions[:4]:
             open_items.append(f"Question left for the user: {q}")
         for step in next_steps[:6]:
-            open_items.append(f"Stated next step: {step}")
+            label = "Stated next step" if in_next_words(step) else "Reported as unfinished"
+            open_items.append(f"{label}: {step}")
 
     # A request nobody answered, and a session that stopped in the middle of a call.
     last_prompt = session.real_prompts[-1] if session.real_prompts else None

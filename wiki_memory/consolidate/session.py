@@ -339,15 +339,32 @@ def merge_observations(journal: Sequence[Observation], transcript: Sequence[Obse
     return merged
 
 
+_redaction_config: tuple[str, float] | None = None
+
+
 def redact(text: str) -> str:
-    """Secrets out of text read from a transcript (the journal is redacted when written)."""
+    """Secrets out of text read from a transcript (the journal is redacted when written),
+    with the user's own `[redact] patterns` from config.toml (re-read when it changes)."""
+    global _redaction_config
     if not text:
         return text
+    import os
+
+    from wiki_memory.capture import redact as redaction
+    from wiki_memory.config import home, load_settings
+
+    path = home() / "config.toml"
     try:
-        from wiki_memory.capture.redact import redact as capture_redact
-    except ImportError:  # capture without redaction: nothing better to do here
-        return text
-    return capture_redact(text)
+        key = (str(path), os.stat(path).st_mtime)
+    except OSError:
+        key = (str(path), 0.0)
+    if key != _redaction_config:
+        _redaction_config = key
+        try:
+            redaction.configure(load_settings().section("redact"))
+        except Exception:  # a broken config.toml: the built-in patterns still apply
+            redaction.configure(None)
+    return redaction.redact(text)
 
 
 def excerpt(text: str, limit: int = 2000) -> str:
