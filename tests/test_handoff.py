@@ -142,6 +142,23 @@ def test_the_budget_and_the_fence_hold_against_huge_and_hostile_sessions(project
     assert text.count("</wiki-memory handoff>") == 1 and text.endswith("</wiki-memory handoff>")
     assert "‹/wiki-memory handoff>" in text  # the hostile closing tag was defused
     assert "Goal: Refactor everything" in text and "Preferences recorded" in text
+    # Preferences get a share of what is left, and say how many more there are.
+    shown = text.split("Preferences recorded in this project:\n", 1)[1].split("\n\n", 1)[0] \
+        .removesuffix("\n</wiki-memory handoff>").splitlines()
+    assert shown[-1] == f"- … and {60 - (len(shown) - 1)} more (`wiki-memory list --type preference`)"
+
+
+def test_the_newest_handoff_wins_whatever_its_file_name(project):
+    store = open_store(project)
+    from wiki_memory.pages import Page
+    from wiki_memory.store import Author
+
+    # Hand-named handoffs whose names sort after the dated ones, but which are older.
+    store.write_many([Page.new(f"Notes {n}", "handoff", "## Goal\n\nAn old plan.", path=f"handoffs/2026/11/zz-{n}.md",
+                               extra={"ended": "2026-11-02T10:00:00Z"}) for n in range(40)], Author.person(store.root))
+    consolidate_session(project, claude_session(project))
+    view = handoff_for_next_session(project, session_id="n")
+    assert view.handoffs[0] == "handoffs/2026/11/2026-11-30-claude-code-2624e4c8.md"
 
 
 def test_a_session_that_ended_unconsolidated_is_summarised_at_start_and_consolidated_behind(project):
