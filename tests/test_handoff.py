@@ -338,3 +338,24 @@ def test_cli_default_transcript_places(project, cli, tmp_path, monkeypatch):
     monkeypatch.setenv("CODEX_HOME", str(codex_home))
     data = json.loads(cli("import", "codex", "--json").stdout)
     assert list(data["imported"]) == [project.id] and len(data["imported"][project.id]) == 1
+
+
+def test_demo_prints_what_codex_receives(tmp_path):
+    """`wiki-memory demo`, as the README runs it: real hook processes, real background consolidation."""
+    result = subprocess.run([sys.executable, "-m", "wiki_memory", "demo", "--json"], capture_output=True, text=True,
+                            timeout=180, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["consolidated_in_seconds"] is not None  # SessionEnd's background run finished
+    assert [p.split("/")[0] for p in data["pages"]] == ["sessions", "handoffs"]
+    context_text = data["codex_receives"]["hookSpecificOutput"]["additionalContext"]
+    assert data["codex_receives"]["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "Goal: The cart total is off by a cent" in context_text
+    assert "`python -m pytest tests/test_cart.py -q` failed at first" in context_text
+    assert "`python -m pytest tests/test_checkout.py -q` failed" in context_text
+    assert "[pending] Apply the same rounding to checkout totals (src/checkout.py)" in context_text
+    assert "Files touched: src/cart.py" in context_text
+    assert not Path(data["home"]).exists()  # cleaned up
+    human = subprocess.run([sys.executable, "-m", "wiki_memory", "demo"], capture_output=True, text=True,
+                           timeout=180, cwd=tmp_path)
+    assert human.returncode == 0 and "What Codex receives" in human.stdout and "Goal: The cart total" in human.stdout

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -32,7 +31,7 @@ def log(message: str, env: Mapping[str, str] | None = None) -> None:
     try:
         folder = home(env) / "logs"
         folder.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         with open(folder / "consolidate.log", "a", encoding="utf-8") as f:
             f.write(f"{stamp} [{os.getpid()}] {' '.join(message.split())}\n")
     except OSError:

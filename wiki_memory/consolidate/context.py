@@ -349,9 +349,10 @@ def build(project: Project, store: Any, head: bytes | None) -> dict[str, Any]:
     recent = [p for p, _ in sorted(((p, n.get("updated") or "") for p, n in notes.items()),
                                    key=lambda kv: kv[1], reverse=True)[:10]]
     keep = set(recent) | {p for paths in related_by.values() for p in paths}
-    # Notes the start-time scorer may need for sessions not consolidated yet: the newest 200.
+    # Notes the start-time scorer may need for sessions not consolidated yet: the newest 60
+    # (kept small: SessionStart parses this file on every start).
     keep |= {p for p, _ in sorted(((p, n.get("updated") or "") for p, n in notes.items()),
-                                  key=lambda kv: kv[1], reverse=True)[:200]}
+                                  key=lambda kv: kv[1], reverse=True)[:60]}
     preferences.sort(key=lambda e: str(e.get("updated") or ""), reverse=True)
     preferences.sort(key=lambda e: not e.get("pinned"))  # pinned first, then the newest
     _write_json(cache_path, {"version": VERSION, "entries": fresh})
@@ -362,12 +363,13 @@ def build(project: Project, store: Any, head: bytes | None) -> dict[str, Any]:
         "version": VERSION, "project": project.id, "head": head.decode() if head else None,
         "generated": iso(time.time()),
         "handoffs": [{k: e[k] for k in ("path", "kind", "session_id", "agent", "ended", "ended_ts", "text",
-                                         "compact", "terms")} | {"related": related_by.get(e["path"], [])}
+                                         "compact")} | {"related": related_by.get(e["path"], []),
+                                                        "terms": e["terms"][:40]}
                      for e in handoffs],
         "preferences": [{k: e[k] for k in ("path", "title", "line", "pinned")} for e in preferences[:40]],
         "preferences_total": len(preferences),
-        "notes": {p: {k: notes[p].get(k) for k in ("title", "type", "updated", "line", "terms")}
-                  for p in notes if p in keep},
+        "notes": {p: {**{k: notes[p].get(k) for k in ("title", "type", "updated", "line")},
+                      "terms": (notes[p].get("terms") or [])[:40]} for p in notes if p in keep},
         "recent": recent,
     }
 

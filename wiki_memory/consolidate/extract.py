@@ -24,6 +24,7 @@ import os
 import re
 import shlex
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable
 
 from wiki_memory.capture.observation import PlanItem
@@ -93,15 +94,74 @@ def error_line(output: str) -> str:
     return clean((weak or lines)[-1], 200)
 
 
+@lru_cache(maxsize=4096)
+def _command_words(command: str) -> tuple[str, ...]:
+    return tuple(_split_command(command))
+
+
 def command_words(command: str) -> list[str]:
     """The words of the command that does the work: `cd x && FOO=1 uv run pytest -q` -> pytest -q."""
-    segments = re.split(r"\s*(?:&&|\|\||;|\n)\s*", command.strip())
-    work = [s for s in segments if s and not re.match(r"^(cd|export|source|\.|set|pushd|popd)\b", s)]
-    segment = (work[-1] if work else command).split("|")[0].strip()
-    try:
-        words = shlex.split(segment)
-    except ValueError:
-        words = segment.split()
+    return list(_command_words(command))
+
+
+def _segments(command: str) -> list[str]:
+    """A shell line cut at `&&`, `||`, `;`, `|` and newlines outside quotes; each part starts
+    with the separator before it (`|` after a pipe, else `;`)."""
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
+    sep = ";"
+    i = 0
+    while i < len(command):
+        ch = command[i]
+        if quote:
+            if ch == "\\" and quote == '"' and i + 1 < len(command):
+                current.append(command[i:i + 2])
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+            current.append(ch)
+        elif ch in "'\"":
+            quote = ch
+            current.append(ch)
+        elif ch == "\\" and i + 1 < len(command):
+            current.append(command[i:i + 2])
+            i += 2
+            continue
+        elif ch in ";\n&|":
+            double = command[i:i + 2] in ("&&", "||")
+            parts.append(sep + "".join(current).strip())
+            sep = "|" if ch == "|" and not double else ";"
+            current = []
+            i += 2 if double else 1
+            continue
+        else:
+            current.append(ch)
+        i += 1
+    parts.append(sep + "".join(current).strip())
+    return parts
+
+
+def _split_command(command: str) -> list[str]:
+    # The last command of the line that does the work (not `cd`, `export`), and of a
+    # pipeline its first stage (`pytest | tee log` is pytest).
+    pieces = _segments(command.strip())
+    stages: list[str] = []
+    for piece in pieces:
+        after_pipe, text = piece[0] == "|", piece[1:]
+        if not text or re.match(r"^(cd|export|source|\.|set|pushd|popd|true|false|:|exit)(\s|$)", text):
+            continue
+        if not after_pipe:
+            stages.append(text)
+    segment = stages[-1] if stages else command.strip()
+    if not any(c in segment for c in "'\"\\"):
+        words = segment.split()  # nothing quoted: no need for shlex (slow on long sessions)
+    else:
+        try:
+            words = shlex.split(segment)
+        except ValueError:
+            words = segment.split()
     while words and (re.match(r"^\w+=", words[0]) or words[0] in _WRAPPERS or words[0] == "run"
                      or words[0].startswith("-")):
         words = words[1:]
@@ -221,8 +281,8 @@ def _between(steps: list[Step], start: int, end: int, cwd: str | None) -> list[s
 
 
 def _split_final(text: str) -> tuple[list[str], list[str], list[str]]:
-    """The final message as (statements, questions, next steps and what it says is unfinished),
-    one line each."""
+    """The final message as (statements, questions, open lines), one line each; an open line
+    is labelled a stated next step or something reported as unfinished."""
     statements: list[str] = []
     questions: list[str] = []
     steps: list[str] = []
@@ -261,17 +321,13 @@ def _split_final(text: str) -> tuple[list[str], list[str], list[str]]:
                 continue  # an introduction to what follows
             if sentence.endswith("?"):
                 questions.append(sentence)
-            elif in_next or _NEXT.match(sentence) or re.match(r"^next\b", sentence, re.IGNORECASE) \
-                    or _UNFINISHED.search(sentence):
-                steps.append(sentence)
+            elif in_next or _NEXT.match(sentence) or re.match(r"^next\b", sentence, re.IGNORECASE):
+                steps.append(f"Stated next step: {sentence}")
+            elif _UNFINISHED.search(sentence):
+                steps.append(f"Reported as unfinished: {sentence}")
             else:
                 statements.append(sentence)
     return statements, questions, steps
-
-
-def in_next_words(sentence: str) -> bool:
-    """A sentence that says what to do next, rather than what is not done."""
-    return not _UNFINISHED.search(sentence) or bool(_NEXT.match(sentence))
 
 
 def _dedupe(items: Iterable[str]) -> tuple[str, ...]:
@@ -433,9 +489,7 @@ def summarize(session: Session) -> Summary:
             done.append(f"Final report: {report}")
         for q in questions[:4]:
             open_items.append(f"Question left for the user: {q}")
-        for step in next_steps[:6]:
-            label = "Stated next step" if in_next_words(step) else "Reported as unfinished"
-            open_items.append(f"{label}: {step}")
+        open_items.extend(next_steps[:6])
 
     # A request nobody answered, and a session that stopped in the middle of a call.
     last_prompt = session.real_prompts[-1] if session.real_prompts else None

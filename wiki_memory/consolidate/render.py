@@ -51,8 +51,14 @@ def _duration(session: Session) -> str:
     return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"
 
 
-def _bullets(items: Iterable[str]) -> str:
-    lines = [f"- {item}" for item in items if item]
+def _bullets(items: Iterable[str], limit: int | None = None, *, keep_last: int = 0) -> str:
+    """A Markdown list; past `limit` items, the first and the last `keep_last` with a count between."""
+    items = [item for item in items if item]
+    if limit is not None and len(items) > limit:
+        head = items[:limit - keep_last]
+        tail = items[len(items) - keep_last:] if keep_last else []
+        items = head + [f"… {len(items) - len(head) - len(tail)} more"] + tail
+    lines = [f"- {item}" for item in items]
     return "\n".join(lines) if lines else NONE
 
 
@@ -92,10 +98,10 @@ def handoff_body(content: HandoffContent, session_page: str | None, transcript: 
         where.append(f"Transcript (on the machine that ran it): `{transcript}`")
     sections = {
         "Goal": goal,
-        "Done": _bullets(content.done),
-        "Failed or abandoned approaches": _bullets(content.failed),
-        "Open items / next steps": _bullets(content.open),
-        "Files touched": _bullets(f"`{f}`" for f in content.files),
+        "Done": _bullets(content.done, 25),
+        "Failed or abandoned approaches": _bullets(content.failed, 25),
+        "Open items / next steps": _bullets(content.open, 25),
+        "Files touched": _bullets((f"`{f}`" for f in content.files), 60),
         "Where to look": _bullets(where),
     }
     return "\n\n".join(f"## {name}\n\n{text}" for name, text in sections.items()) + "\n"
@@ -116,12 +122,12 @@ def session_body(summary: Summary, handoff_page: str | None, llm_summary: str | 
         parts.append(f"## Summary\n\n{llm_summary.strip()}")
     parts.append(f"## Goal\n\n{_quote(summary.goal) if summary.goal else 'No goal was stated.'}")
     if summary.requests:
-        parts.append("## Later requests\n\n" + _bullets(clean(r, 500) for r in summary.requests))
+        parts.append("## Later requests\n\n" + _bullets((clean(r, 500) for r in summary.requests), 25, keep_last=20))
     if s.plan:
-        parts.append("## Plan\n\n" + _bullets(plan_lines(s.plan)))
+        parts.append("## Plan\n\n" + _bullets(plan_lines(s.plan), 40))
     if summary.edits:
-        parts.append("## Files touched\n\n" + _bullets(f"`{f}` ({n} edit{'s' if n != 1 else ''})"
-                                                        for f, n in summary.edits.items()))
+        parts.append("## Files touched\n\n" + _bullets((f"`{f}` ({n} edit{'s' if n != 1 else ''})"
+                                                         for f, n in summary.edits.items()), 60))
     if summary.reads:
         shown = summary.reads[:25]
         more = f"\n- … and {len(summary.reads) - 25} more" if len(summary.reads) > 25 else ""
@@ -135,11 +141,11 @@ def session_body(summary: Summary, handoff_page: str | None, llm_summary: str | 
         more = f"\n- … and {len(summary.commands) - 80} more" if len(summary.commands) > 80 else ""
         parts.append("## Commands\n\n" + _bullets(lines) + more)
     if summary.stories:
-        parts.append("## Failures and what followed\n\n" + _bullets(summary.stories))
+        parts.append("## Failures and what followed\n\n" + _bullets(summary.stories, 30, keep_last=10))
     if summary.failed:
-        parts.append("## Failed or abandoned\n\n" + _bullets(summary.failed))
+        parts.append("## Failed or abandoned\n\n" + _bullets(summary.failed, 30))
     if summary.open:
-        parts.append("## Left open\n\n" + _bullets(summary.open))
+        parts.append("## Left open\n\n" + _bullets(summary.open, 30))
     if summary.memory:
         parts.append("## Memory\n\n" + _bullets(f"[[{p}]]" for p in summary.memory))
     if summary.final:

@@ -250,11 +250,17 @@ def open_store(project: Project, *, create: bool = True) -> Any:
     from wiki_memory.store import Store
 
     def ready() -> Any:
-        if (project.wiki / ".git").is_dir():
+        """The store when the wiki is there and has its first commit; None while it is being made."""
+        if not (project.wiki / ".git").is_dir():
+            return None
+        try:
             store = Store(project.wiki)
-            if store.head() is not None:
-                return store
-        return None
+        except Exception:  # dulwich's NotGitRepository: `.git` exists but is not filled in yet
+            return None
+        if store.head() is None:
+            store.close()
+            return None
+        return store
 
     store = ready()
     if store is not None:

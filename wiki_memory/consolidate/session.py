@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -62,6 +63,7 @@ def normalize_status(status: str | None) -> str:
     return "pending"
 
 
+@lru_cache(maxsize=8192)
 def time_key(stamp: str | None) -> float:
     """Seconds since the epoch for an ISO 8601 time; 0 when it cannot be read."""
     if not stamp:
@@ -257,13 +259,15 @@ def build_session(observations: Iterable[Observation], *, agent: str | None = No
     first = obs[0] if obs else None
     session = Session(agent=agent or (first.agent if first else "") or "agent",
                       session_id=session_id or (first.session_id if first else "") or "unknown")
+    first_ts = last_ts = None
     for o in obs:
         session.events += 1
         if o.time:
-            if session.start is None or time_key(o.time) < time_key(session.start):
-                session.start = o.time
-            if session.end is None or time_key(o.time) >= time_key(session.end):
-                session.end = o.time
+            ts = time_key(o.time)
+            if first_ts is None or ts < first_ts:
+                session.start, first_ts = o.time, ts
+            if last_ts is None or ts >= last_ts:
+                session.end, last_ts = o.time, ts
         if o.cwd and not session.cwd:
             session.cwd = o.cwd
         meta = o.meta or {}
