@@ -9,9 +9,13 @@ import hashlib
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from collections import namedtuple
 from pathlib import Path
-from typing import Any, Mapping
+from types import MappingProxyType
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping
 
 from wiki_memory.errors import WikiMemoryError
 
@@ -27,16 +31,19 @@ def home(env: Mapping[str, str] | None = None) -> Path:
     return Path(data).expanduser().absolute() / "wiki-memory"
 
 
-@dataclass(frozen=True)
-class Project:
-    """A project's memory: its wiki repository and the derived files beside it."""
+# Why named tuples and not frozen dataclasses: this module runs in every hook process, and
+# `dataclasses` imports `inspect` (with `ast` and `dis`), a fifth of a hook's start-up.
 
-    id: str
-    name: str
-    home: Path  # WIKI_MEMORY_HOME/projects/<id>
-    wiki: Path  # the git repository of pages
-    root: Path | None = None  # the code repository (or directory) it was resolved from
-    identity: str = ""  # what the id hashes: remote URL, absolute path, pinned name or store
+
+class Project(namedtuple("Project", "id name home wiki root identity", defaults=(None, ""))):
+    """A project's memory: its wiki repository and the derived files beside it.
+
+    `home` is WIKI_MEMORY_HOME/projects/<id>; `wiki` the git repository of pages; `root` the
+    code repository (or directory) it was resolved from; `identity` what the id hashes
+    (remote URL, absolute path, pinned name or store).
+    """
+
+    __slots__ = ()
 
     @property
     def index_path(self) -> Path:
@@ -47,12 +54,10 @@ class Project:
         return self.home / "journal"
 
 
-@dataclass(frozen=True)
-class Settings:
-    """`config.toml` from the wiki-memory home, read once; sections are plain dicts."""
+class Settings(namedtuple("Settings", "data path", defaults=(MappingProxyType({}), None))):
+    """`config.toml` from the wiki-memory home (`data`, from `path`); sections are plain dicts."""
 
-    data: Mapping[str, Any] = field(default_factory=dict)
-    path: Path | None = None
+    __slots__ = ()
 
     def section(self, name: str) -> dict[str, Any]:
         value = self.data.get(name, {})

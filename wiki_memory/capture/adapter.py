@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import importlib
 import re
-from typing import Any, Mapping
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping
 
 from wiki_memory.capture.observation import Observation, utc_now
 from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, first_str, tool_facts

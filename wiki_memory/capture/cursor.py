@@ -10,8 +10,9 @@ read too when a user wires them; afterAgentResponse carries the final `text`; st
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-from typing import Any, Mapping
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping
 
 from wiki_memory.capture.adapter import Adapter
 from wiki_memory.capture.observation import Observation
@@ -60,7 +61,7 @@ class Cursor(Adapter):
         observations = super().parse(event, payload)
         if event == "stop" and observations:
             status = str(payload.get("status") or "")
-            observations = [replace(o, error=status == "error") for o in observations]
+            observations = [o._replace(error=status == "error") for o in observations]
         return observations
 
     def tool_observation(self, event: str, payload: Mapping[str, Any], base: dict[str, Any]) -> Observation:

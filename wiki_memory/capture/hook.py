@@ -16,9 +16,11 @@ import json
 import os
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
-from typing import Any, BinaryIO, Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, Mapping
 
 MAX_PAYLOAD = 64 * 1024 * 1024  # bytes read from stdin; a larger payload is drained and skipped
 LOG_LIMIT = 1024 * 1024  # the hook log is rotated past this size
@@ -122,13 +124,12 @@ def redact_observation(observation):
     """The observation with every text field passed through redaction."""
     from wiki_memory.capture.redact import redact, redact_value
 
-    return replace(
-        observation,
+    return observation._replace(
         text=redact(observation.text) if observation.text else observation.text,
         input=redact(observation.input) if observation.input else observation.input,
         output=redact(observation.output) if observation.output else observation.output,
         files=tuple(redact(f) for f in observation.files),
-        plan=tuple(replace(p, text=redact(p.text)) for p in observation.plan),
+        plan=tuple(p._replace(text=redact(p.text)) for p in observation.plan),
         meta=redact_value(dict(observation.meta)),
     )
 

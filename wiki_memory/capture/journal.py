@@ -12,7 +12,9 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Iterable, Iterator
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable, Iterator
 
 from wiki_memory.capture.observation import Observation
 

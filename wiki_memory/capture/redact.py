@@ -19,14 +19,16 @@ Standard library only: this runs on the hook path.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable, Mapping
+from collections import namedtuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable, Mapping
 
 MARK = "[REDACTED:{}]"
 
 
-@dataclass(frozen=True)
-class Family:
+class Family(namedtuple("Family", "name source flags hints fold", defaults=(0, (), False))):
     """One kind of secret: `source` matches it; group `secret` (if named) is what goes.
 
     `hints` are literal strings at least one of which every match contains (checked in
@@ -35,11 +37,7 @@ class Family:
     redaction to a fraction of a millisecond in a hook process that starts cold.
     """
 
-    name: str
-    source: str
-    flags: int = 0
-    hints: tuple[str, ...] = ()
-    fold: bool = False
+    __slots__ = ()
 
     @property
     def pattern(self) -> re.Pattern[str]:

@@ -12,8 +12,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from collections import namedtuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Mapping
 
 from wiki_memory.capture.observation import PlanItem
 
@@ -53,15 +56,11 @@ def _regex(name: str) -> re.Pattern[str]:
     return _compiled[name]
 
 
-@dataclass(frozen=True)
-class ToolFacts:
-    """The normalised facts of one tool call."""
+class ToolFacts(namedtuple("ToolFacts", "input output error files plan")):
+    """The normalised facts of one tool call: input and output (str or None), error (bool),
+    files (tuple of paths), plan (tuple of PlanItem)."""
 
-    input: str | None
-    output: str | None
-    error: bool
-    files: tuple[str, ...]
-    plan: tuple[PlanItem, ...]
+    __slots__ = ()
 
 
 def clip(text: str | None, limit: int = PROMPT_LIMIT) -> str | None:
