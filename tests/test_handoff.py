@@ -196,6 +196,18 @@ def test_a_wiki_changed_by_other_writers_is_picked_up_in_the_background(project)
     assert "Always run the linter" in startup.session_start_text(project, "codex", "n", "startup")
 
 
+def test_sessions_that_did_nothing_are_settled_once_not_reread_at_every_start(project):
+    set_config("[consolidate]\nsettle_seconds = 1\n")
+    for n in range(3):  # agents opened and closed without a prompt
+        Session(project, f"idle-{n}").start().end().write(age_seconds=5)
+    assert startup.session_start_text(project, "codex", "new", "startup") is None
+    deadline = time.time() + 30
+    while background.pending_journals(project, settle=1) and time.time() < deadline:
+        time.sleep(0.05)
+    assert background.pending_journals(project, settle=1) == []
+    assert not project.wiki.exists()  # nothing substantive: no wiki was created for it
+
+
 def test_session_start_when_nothing_exists_yet(project):
     assert startup.session_start_text(project, "claude-code", "first-ever", "startup") is None
     assert not project.wiki.exists()
@@ -248,6 +260,12 @@ def test_the_hook_path_imports_no_heavy_module(project, tmp_path):
     from test_consolidate_transcripts import codex_rollout
 
     consolidate_session(project, claude_session(project))
+    # The usual start (nothing pending): not even `dataclasses` or `typing` (a fifth of a hook's start).
+    script = ("import sys\nfrom wiki_memory.config import resolve_project\nfrom wiki_memory.capture import startup\n"
+              f"assert startup.session_start_text(resolve_project({str(project.root)!r}), 'codex', 'n', 'startup')\n"
+              "print(sorted(m for m in ('dataclasses', 'typing', 'inspect', 'subprocess', 'datetime') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
     # And a session that ended but is not consolidated: summarised on the hook path, transcript included.
     sid = "01a22bcf-417c-7f01-aca0-77b109a14191"
     Session(project, sid, agent="codex", start="2026-11-30T09:34:50").start(

@@ -16,7 +16,9 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Mapping, Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # no runtime `typing` import on the hook path
+    from typing import Mapping, Sequence
 
 from wiki_memory.config import Project, home
 

@@ -15,7 +15,9 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # no runtime `typing` import on the hook path
+    from typing import Any, Iterable, Mapping, Sequence
 
 from wiki_memory.config import Project
 
@@ -126,7 +128,7 @@ def compose(ctx: Mapping[str, Any] | None, inline: Sequence[Mapping[str, Any]] =
     ctx = ctx or {}
     candidates: dict[str, dict[str, Any]] = {}
     for entry in list(inline) + list(ctx.get("handoffs") or []):
-        if not isinstance(entry, Mapping) or not entry.get("text"):
+        if not isinstance(entry, dict) or not entry.get("text"):
             continue
         if session_id and entry.get("session_id") == session_id:
             continue  # a session is never handed its own handoff
@@ -160,7 +162,7 @@ def compose(ctx: Mapping[str, Any] | None, inline: Sequence[Mapping[str, Any]] =
             if len(lines) > 1:
                 parts.append("\n\n".join(lines))
 
-    prefs = [p for p in ctx.get("preferences") or [] if isinstance(p, Mapping)]
+    prefs = [p for p in ctx.get("preferences") or [] if isinstance(p, dict)]
     if prefs:
         # Preferences get a share of the budget, not all of it: related notes come after.
         lines = ["Preferences recorded in this project:"]

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
-from typing import Any, Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # no runtime `typing` import on the hook path
+    from typing import Any, Sequence
 
 from wiki_memory.config import Project
 from wiki_memory.consolidate import background, context
@@ -28,23 +30,24 @@ INLINE_TIME_BUDGET = 0.06
 INLINE_MAX_TRANSCRIPT_BYTES = 1024 * 1024
 
 
-@dataclass(frozen=True)
-class HandoffView:
-    """What a session starting now would be handed."""
+class HandoffView(namedtuple("HandoffView", "text handoffs pending stale", defaults=((), False))):
+    """What a session starting now would be handed.
 
-    text: str  # exactly what SessionStart gives the agent
-    handoffs: tuple[str, ...]  # the handoff pages it draws on (newest first)
-    pending: tuple[str, ...] = ()  # sessions summarised on the spot, not consolidated yet
-    stale: bool = False  # the wiki moved on since the context was built (a rebuild was started)
+    `text`: exactly what SessionStart gives the agent; `handoffs`: the handoff pages it draws
+    on, newest first; `pending`: sessions summarised on the spot, not consolidated yet;
+    `stale`: the wiki moved on since the context was built (a rebuild was started).
+    (A named tuple, not a dataclass: `dataclasses` costs the hook path a fifth of its start.)
+    """
+
+    __slots__ = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {"text": self.text, "handoffs": list(self.handoffs), "pending": list(self.pending),
                 "stale": self.stale, "chars": len(self.text)}
 
 
-def _inline_entries(project: Project, session_id: str | None, settle: float) -> list[dict[str, Any]]:
+def _inline_entries(project: Project, pending: list[Path], session_id: str | None) -> list[dict[str, Any]]:
     """Sessions that ended but were not consolidated yet, summarised from their journals."""
-    pending = background.pending_journals(project, settle=settle, exclude=(session_id,) if session_id else ())
     if not pending:
         return []  # the common case: nothing more to import
     from wiki_memory.consolidate.extract import summarize
@@ -109,8 +112,11 @@ def handoff_for_next_session(project: Project, *, session_id: str | None = None,
         finally:
             store.close()
         stale = False
-    inline = _inline_entries(project, session_id, background.settle_seconds())
-    if background_work and (inline or stale):
+    pending = background.pending_journals(project, settle=background.settle_seconds(),
+                                          exclude=(session_id,) if session_id else ())
+    inline = _inline_entries(project, pending, session_id)
+    # Even a journal with nothing in it is consolidated (as empty), so that later starts skip it.
+    if background_work and (pending or stale):
         background.start_pending(project)
     text, paths = context.compose(ctx, inline, session_id=session_id, budget=budget)
     if text is None:
