@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import git
-from journals import Session, age, set_config
-from wiki_memory.capture import journal, startup
+from journals import Session, set_config
+from wiki_memory.capture import startup
 from wiki_memory.cli import main
 from wiki_memory.config import resolve_project
 from wiki_memory.consolidate import background, context
@@ -108,6 +108,31 @@ def test_preferences_and_related_gotchas_follow_the_handoff(project):
     assert notes.splitlines()[0].startswith("- [gotcha] JWT refresh must happen before the retry "
                                             "(gotchas/jwt-refresh-must-happen-before-the-retry.md)")
     assert text.index("Goal:") < text.index("Preferences recorded") < text.index("Decisions and gotchas")
+
+
+def test_related_notes_come_from_the_search_index_once_it_is_built(project):
+    from wiki_memory.index import Index
+    from wiki_memory.pages import Page
+    from wiki_memory.store import Author
+
+    store = open_store(project)
+    newer = [Page.new(f"Decision {n} about the office wifi", "decision", "Rotate the password monthly.",
+                      date=f"2026-11-2{n}T10:00:00Z") for n in range(6)]  # newer, unrelated
+    store.write_many([Page.new("Webhook handlers must be idempotent", "gotcha",
+                               "Stripe retries deliveries; dedupe on the event id.", date="2026-11-01T10:00:00Z"),
+                      *newer], Author.person(store.root))
+    with Index.open(project) as index:
+        index.sync(store, embed=False)  # what `wiki-memory reindex` does
+    sid = "8d8d8d8d-7777-4777-8777-000000000007"
+    Session(project, sid).start().prompt("Make the invoice endpoint idempotent").edit("src/invoices.py") \
+        .stop("Added a unique constraint on the request key.").end().write()
+    consolidate_session(project, sid)
+    text = startup.session_start_text(project, "codex", "next", "startup")
+    # One shared word ("idempotent") is below the word-overlap threshold, and five newer notes
+    # would crowd it out of the recent ones; bm25 finds it and puts it first.
+    notes = text.split("Decisions and gotchas that may bear on this work:\n", 1)[1].splitlines()
+    assert notes[0].startswith("- [gotcha] Webhook handlers must be idempotent "
+                               "(gotchas/webhook-handlers-must-be-idempotent.md)")
 
 
 def test_memory_without_any_handoff_still_offers_preferences(project):

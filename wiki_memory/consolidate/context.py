@@ -11,6 +11,7 @@ Reading is standard library only; `refresh` imports the page model and uses the 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -318,12 +319,15 @@ def build(project: Project, store: Any, head: bytes | None) -> dict[str, Any]:
     notes: dict[str, dict[str, Any]] = {}
     wanted = ("handoffs/", "preferences/", "decisions/", "gotchas/")
     by_month: list[tuple[str, bytes]] = []
+    notes_digest = hashlib.sha1()
     for path, blob in (store.page_files(head) if head else ()):
         if not path.startswith(wanted):
             continue
         if path.startswith("handoffs/"):
             by_month.append((path, blob))
             continue
+        if not path.startswith("preferences/"):
+            notes_digest.update(f"{path}:{blob.decode()}\n".encode())
         entry = _cached(store, entries, fresh, path, blob)
         if entry is None or entry.get("status") != "active":
             continue
@@ -344,10 +348,17 @@ def build(project: Project, store: Any, head: bytes | None) -> dict[str, Any]:
         for path, blob in months[month]:
             entry = _cached(store, entries, fresh, path, blob)
             if entry is not None and entry.get("status") == "active":
-                handoffs.append(entry)
+                handoffs.append({**entry, "key": f"{blob.decode()}:{path}"})
     handoffs.sort(key=lambda e: -float(e.get("ended_ts") or 0))
     handoffs = handoffs[:KEEP_HANDOFFS]
-    related_by = _relate(project, handoffs, notes)
+    # Related notes are worked out again only for a handoff that changed, or when the
+    # decisions and gotchas did (a search per handoff costs a fifth of a second in a big wiki).
+    notes_key = notes_digest.hexdigest()
+    known = cache.get("related") if cache.get("notes_key") == notes_key else None
+    known = known if isinstance(known, dict) else {}
+    missing = [h for h in handoffs if h["key"] not in known]
+    related_by = {h["path"]: known[h["key"]] for h in handoffs if h["key"] in known}
+    related_by.update(_relate(project, missing, notes))
     recent = [p for p, _ in sorted(((p, n.get("updated") or "") for p, n in notes.items()),
                                    key=lambda kv: kv[1], reverse=True)[:10]]
     keep = set(recent) | {p for paths in related_by.values() for p in paths}
@@ -357,7 +368,8 @@ def build(project: Project, store: Any, head: bytes | None) -> dict[str, Any]:
                                   key=lambda kv: kv[1], reverse=True)[:60]}
     preferences.sort(key=lambda e: str(e.get("updated") or ""), reverse=True)
     preferences.sort(key=lambda e: not e.get("pinned"))  # pinned first, then the newest
-    _write_json(cache_path, {"version": VERSION, "entries": fresh})
+    _write_json(cache_path, {"version": VERSION, "entries": fresh, "notes_key": notes_key,
+                             "related": {h["key"]: related_by.get(h["path"], []) for h in handoffs}})
     from wiki_memory.consolidate.session import iso
     import time
 
@@ -432,8 +444,12 @@ def _relate_by_search(project: Project, handoffs: list[dict[str, Any]], allowed:
     related: dict[str, list[str]] = {}
     try:
         with Index.open(project, settings=settings) as index:
+            if index.head is None:
+                # Never synced: a first full sync belongs to `reindex` or a search, not to a
+                # background consolidation (minutes in a big wiki). Word overlap this time.
+                return None
             for h in handoffs:
-                query = " ".join((h.get("terms") or [])[:40])
+                query = " ".join((h.get("terms") or [])[:24])
                 if not query:
                     related[h["path"]] = []
                     continue

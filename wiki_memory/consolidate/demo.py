@@ -87,7 +87,7 @@ def claude_session_events(repo: Path, session_id: str) -> list[tuple[str, dict[s
     """The hook payloads of a Claude Code session (as Claude Code 2.1 sends them)."""
     base = {"session_id": session_id, "cwd": str(repo), "permission_mode": "default",
             "transcript_path": str(repo.parent / ".claude-transcript-not-kept.jsonl")}
-    cart, test_cart = str(repo / "src" / "cart.py"), str(repo / "tests" / "test_cart.py")
+    cart = str(repo / "src" / "cart.py")
 
     def tool(name: str, tool_input: dict[str, Any], response: Any, n: int, failure: str | None = None):
         event = "PostToolUseFailure" if failure else "PostToolUse"
