@@ -186,6 +186,27 @@ def test_the_newest_handoff_wins_whatever_its_file_name(project):
     assert view.handoffs[0] == "handoffs/2026/11/2026-11-30-claude-code-2624e4c8.md"
 
 
+def test_the_budget_is_a_hard_limit_whatever_the_context_holds():
+    import random
+
+    for trial in range(200):
+        r = random.Random(trial)
+        handoffs = [{"path": f"handoffs/2026/11/h{i}.md", "session_id": f"s{i}", "kind": r.choice(["automatic", "explicit"]),
+                     "ended_ts": 1e9 + r.random() * 1e5, "text": "From x\n(record)\n\nGoal: " + "w " * r.randint(10, 3000),
+                     "compact": "From x\n(y)\n\nGoal: " + "c " * r.randint(1, 500),
+                     "related": [f"gotchas/g{j}.md" for j in range(r.randint(0, 6))]} for i in range(r.randint(0, 5))]
+        ctx = {"handoffs": handoffs, "preferences_total": 60,
+               "preferences": [{"path": f"preferences/p{i}.md", "title": f"P{i}", "line": "x" * r.randint(0, 400)}
+                               for i in range(r.randint(0, 50))],
+               "notes": {f"gotchas/g{j}.md": {"title": "T" * r.randint(1, 100), "type": "gotcha",
+                                               "line": "l" * r.randint(0, 300)} for j in range(10)},
+               "recent": [f"gotchas/g{j}.md" for j in range(10)]}
+        text, paths = context.compose(ctx, session_id="other")
+        assert len(text) <= 8000 and text.endswith(context.CLOSE_TAG), trial  # recent notes: never empty
+        assert paths[:1] == ([max(handoffs, key=lambda h: h["ended_ts"])["path"]] if handoffs else []) or \
+            any(h["kind"] == "explicit" for h in handoffs)  # the newest first, unless an explicit one goes ahead
+
+
 def test_a_session_that_ended_unconsolidated_is_summarised_at_start_and_consolidated_behind(project):
     set_config("[consolidate]\nsettle_seconds = 2\n")
     sid = claude_session(project)  # its SessionEnd consolidation never ran (killed, crashed)

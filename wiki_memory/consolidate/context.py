@@ -200,7 +200,20 @@ def compose(ctx: Mapping[str, Any] | None, inline: Sequence[Mapping[str, Any]] =
     if not parts:
         return None, []
     opening = OPEN_TAG if chosen else OPEN_TAG_NO_HANDOFF
-    return f"{opening}\n" + "\n\n".join(parts) + f"\n{CLOSE_TAG}", paths
+
+    def render() -> str:
+        return f"{opening}\n" + "\n\n".join(parts) + f"\n{CLOSE_TAG}"
+
+    text = render()
+    # The sums above are close; this makes the budget a hard limit: the last lines go first.
+    while len(text) > budget and parts:
+        lines = parts[-1].split("\n")
+        if len(lines) > 2:
+            parts[-1] = "\n".join(lines[:-1])
+        else:
+            parts.pop()
+        text = render()
+    return text, paths
 
 
 def _order(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:

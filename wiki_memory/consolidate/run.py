@@ -408,7 +408,7 @@ def consolidate_pending(project: Project, *, settle: float | None = None, llm: b
                 outcomes.append(Outcome(path.stem, "error", message=str(e)))
         # The wiki moved without a consolidation (a hand edit, an MCP write, a pull): the
         # SessionStart context is rebuilt here, in the background, not on the hook path.
-        if not outcomes and context.is_stale(project, context.load(project)):
+        if context.is_stale(project, context.load(project)):
             context.refresh(project, store)
     finally:
         store.close()
