@@ -321,3 +321,20 @@ def test_settled_journals_only(project):
     # A session that has just ended is complete: no need to wait for it to settle.
     Session(project, "s-ended-0001").start().prompt("Just ended").edit("c.py").end().write(age_seconds=0)
     assert "s-ended-0001.jsonl" in [p.name for p in background.pending_journals(project, settle=5)]
+
+
+def test_memory_the_session_wrote_or_read_is_where_to_look(project):
+    s = Session(project, "s-mem-0001").start().prompt("Why does the login retry fail?")
+    s.tool("mcp__wiki-memory__search", "login retry", '[{"path": "decisions/retry-policy.md", "score": 0.8}]')
+    s.tool("mcp__wiki-memory__read", "decisions/retry-policy.md", "# Retry policy\nRetry twice.")
+    s.tool("mcp__wiki-memory__write", "JWT refresh must happen before the retry",
+           '{"path": "gotchas/jwt-refresh-must-happen-before-the-retry.md", "commit": "abc123"}')
+    s.bash('wiki-memory write -t "Login flake notes" --type note --body x', "notes/login-flake-notes.md")
+    s.stop("Recorded the cause as a gotcha.").end().write()
+    _, handoff = consolidated(project, "s-mem-0001")
+    where = section(handoff, "Where to look")
+    assert "[[gotchas/jwt-refresh-must-happen-before-the-retry.md]]" in where
+    assert "[[notes/login-flake-notes.md]]" in where and "[[decisions/retry-policy.md]]" in where
+    done = section(handoff, "Done")
+    assert "Recorded in memory: gotchas/jwt-refresh-must-happen-before-the-retry.md, notes/login-flake-notes.md" in done
+    assert "decisions/retry-policy.md" not in done  # read, not written
