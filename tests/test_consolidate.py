@@ -309,7 +309,7 @@ def test_settled_journals_only(project):
     Session(project, "s-fresh-0001").start().prompt("Live session").edit("a.py").write(age_seconds=0)
     Session(project, "s-old-0001").start().prompt("Old session").edit("b.py").end().write(age_seconds=30)
     names = [p.name for p in background.pending_journals(project, settle=5)]
-    assert names == ["s-old-0001.jsonl"]
+    assert names == ["s-old-0001.jsonl"]  # the live one is mid-turn: left alone
     assert [p.name for p in background.pending_journals(project, settle=5, exclude=("s-old-0001",))] == []
     consolidate_session(project, "s-old-0001")
     assert background.pending_journals(project, settle=5) == []
@@ -318,9 +318,21 @@ def test_settled_journals_only(project):
     assert [p.name for p in background.pending_journals(project, settle=5)] == ["s-old-0001.jsonl"]
     age(journal.journal_file(project.journal_dir, "s-fresh-0001"), 60)
     assert len(background.pending_journals(project, settle=5)) == 2
-    # A session that has just ended is complete: no need to wait for it to settle.
-    Session(project, "s-ended-0001").start().prompt("Just ended").edit("c.py").end().write(age_seconds=0)
-    assert "s-ended-0001.jsonl" in [p.name for p in background.pending_journals(project, settle=5)]
+
+
+def test_a_session_whose_turn_is_over_need_not_settle(project):
+    def fresh() -> list[str]:
+        return [p.name for p in background.pending_journals(project, settle=5)]
+
+    # Ended, even when asynchronous hooks (Claude Code's PostToolUse) append after the end.
+    Session(project, "s-ended-0001").start().prompt("Just ended").stop("Done.").end().edit("c.py").write(age_seconds=0)
+    # Stopped: the agent answered and waits (or was closed before its SessionEnd hook ran).
+    Session(project, "s-stopped-0001").start().prompt("Answered").edit("d.py").stop("Done.").write(age_seconds=0)
+    # Mid-turn, and resumed after an end: live, left alone until they settle.
+    Session(project, "s-busy-0001").start().prompt("Working").stop("One.").prompt("Two").edit("e.py") \
+        .write(age_seconds=0)
+    Session(project, "s-resumed-0001").start().prompt("A").end().start("resume").prompt("B").write(age_seconds=0)
+    assert sorted(fresh()) == ["s-ended-0001.jsonl", "s-stopped-0001.jsonl"]
 
 
 def test_memory_the_session_wrote_or_read_is_where_to_look(project):

@@ -42,24 +42,34 @@ def _strings(value: Any) -> str:
     return ""
 
 
+def _logs() -> str:
+    """The hook and consolidation logs, for a failure message."""
+    from wiki_memory.config import home
+
+    folder = home() / "logs"
+    return "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in sorted(folder.glob("*.log"))) \
+        if folder.is_dir() else "(no logs)"
+
+
 def _handoff_in(request_body: Any) -> str:
     seen = _strings(request_body)
     start = seen.find("<wiki-memory handoff")
-    assert start >= 0, "the model request carries no handoff"
+    assert start >= 0, f"the model request carries no handoff; logs:\n{_logs()}"
     end = seen.find("</wiki-memory handoff>", start)
     return seen[start:end + len("</wiki-memory handoff>")]
 
 
-def _wait_consolidated(repo: Path, timeout: float = 60) -> list[str]:
-    """The first session's pages, once its background consolidation has finished."""
+def _wait_consolidated(repo: Path, agent: str, timeout: float = 60) -> list[str]:
+    """The pages of `agent`'s session, once its background consolidation has finished."""
     project = resolve_project(repo)
     deadline = time.time() + timeout
     while time.time() < deadline:
-        states = list(background.state_dir(project).glob("*.json"))
-        if states:
-            return list(json.loads(states[0].read_text()).get("pages") or [])
+        for state in background.state_dir(project).glob("*.json"):
+            data = json.loads(state.read_text())
+            if data.get("agent") == agent and data.get("pages"):
+                return list(data["pages"])
         time.sleep(0.1)
-    raise AssertionError("the session was never consolidated")
+    raise AssertionError(f"the {agent} session was never consolidated; logs:\n{_logs()}")
 
 
 def test_claude_code_session_hands_off_to_codex(agent_clis, code_repo, tmp_path):
@@ -93,7 +103,7 @@ def test_claude_code_session_hands_off_to_codex(agent_clis, code_repo, tmp_path)
     assert "Files touched: src/widget.py" in handoff
     assert "[pending] Add a regression test for widget totals" in handoff
     # And the session was consolidated in the background into the wiki.
-    pages = _wait_consolidated(code_repo)
+    pages = _wait_consolidated(code_repo, "claude-code")
     assert [p.split("/")[0] for p in pages] == ["sessions", "handoffs"]
 
 
@@ -128,5 +138,5 @@ def test_codex_session_hands_off_to_claude_code(agent_clis, code_repo, tmp_path)
     assert "sys.exit('ValueError: trailing comma')" in failed and "failed (exit 1)" in failed
     assert "Files touched: src/parser.py" in handoff
     assert "[pending] Handle quoted fields" in handoff
-    pages = _wait_consolidated(code_repo)
+    pages = _wait_consolidated(code_repo, "codex")
     assert [p.split("/")[0] for p in pages] == ["sessions", "handoffs"]

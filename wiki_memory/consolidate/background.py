@@ -167,17 +167,24 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-def _ended(path: Path) -> bool:
-    """True when the journal's last line is the session's end (read from the file's tail)."""
+def _at_rest(path: Path) -> bool:
+    """True when the session's last turn is over: its last Stop or end comes after its last
+    prompt or start (read from the file's tail). Such a journal need not settle first: the
+    agent is waiting for the user, or gone. Lines of asynchronous hooks (Claude Code's
+    PostToolUse) that land after the Stop do not count."""
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
-            f.seek(max(0, size - 4096))
-            tail = f.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+            f.seek(max(0, size - 65536))
+            tail = f.read()
     except OSError:
         return False
-    return b'"kind":"session-end"' in tail or b'"kind": "session-end"' in tail
+
+    def last(kind: bytes) -> int:
+        return max(tail.rfind(b'"kind":"' + kind + b'"'), tail.rfind(b'"kind": "' + kind + b'"'))
+
+    return max(last(b"stop"), last(b"session-end")) > max(last(b"prompt"), last(b"session-start"))
 
 
 def settle_seconds() -> float:
@@ -193,8 +200,8 @@ def settle_seconds() -> float:
 
 def pending_journals(project: Project, *, settle: float = 5.0, exclude: Sequence[str] = (),
                      now: float | None = None) -> list[Path]:
-    """Journals not consolidated as they stand, quiet for `settle` seconds (or ended),
-    newest first.
+    """Journals not consolidated as they stand, quiet for `settle` seconds (or whose last turn
+    is over), newest first.
 
     A journal is consolidated when its state file is at least as new as the journal:
     consolidation stamps the state file with the journal's time as it read it, so a line
@@ -227,8 +234,8 @@ def pending_journals(project: Project, *, settle: float = 5.0, exclude: Sequence
                 done = states.get(entry.name[:-6])
                 if done is not None and done >= st.st_mtime:
                     continue
-                # A journal still being written is left alone, unless its session has ended.
-                if now - st.st_mtime < settle and not _ended(Path(entry.path)):
+                # A journal still being written is left alone, unless its turn is over.
+                if now - st.st_mtime < settle and not _at_rest(Path(entry.path)):
                     continue
                 found.append((st.st_mtime, Path(entry.path)))
     except OSError:
