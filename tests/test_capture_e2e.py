@@ -5,6 +5,7 @@ journal must hold its prompt, the tool call with its output, the final message a
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -16,11 +17,22 @@ from wiki_memory.cli import main
 from wiki_memory.config import resolve_project
 
 
-def _journal(repo: Path):
+def _journal(repo: Path, wait_for: set[str] = frozenset({"session-end"}), timeout: float = 20.0):
+    """The session's journal, once it holds the kinds in `wait_for`.
+
+    Why wait: the agents run some hooks asynchronously (Claude Code's PostToolUse) or at
+    exit (SessionEnd), so on a loaded machine a line can land just after the CLI returns.
+    """
     directory = resolve_project(repo).journal_dir
-    files = sorted(directory.glob("*.jsonl")) if directory.is_dir() else []
+    deadline = time.monotonic() + timeout
+    while True:
+        files = sorted(directory.glob("*.jsonl")) if directory.is_dir() else []
+        observations = list(journal.read(files[0])) if len(files) == 1 else []
+        if wait_for <= {o.kind for o in observations} or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert len(files) == 1, f"expected one session journal in {directory}, found {files}"
-    return files[0], list(journal.read(files[0]))
+    return files[0], observations
 
 
 def _install(*args: str, env: dict[str, str] | None = None) -> str:
@@ -37,7 +49,7 @@ def test_claude_code_session_lands_in_the_journal(agent_clis, code_repo):
                             cwd=code_repo, home=home, base_url=model.url)
     assert result.returncode == 0, result.stderr[-2000:]
     session_id = json.loads(result.stdout)["session_id"]
-    path, observations = _journal(code_repo)
+    path, observations = _journal(code_repo, {"session-start", "prompt", "tool", "stop", "session-end"})
     assert path.stem == session_id
     kinds = [o.kind for o in observations]
     assert {"session-start", "prompt", "tool", "stop", "session-end"} <= set(kinds), kinds
