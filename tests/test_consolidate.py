@@ -350,3 +350,20 @@ def test_memory_the_session_wrote_or_read_is_where_to_look(project):
     done = section(handoff, "Done")
     assert "Recorded in memory: gotchas/jwt-refresh-must-happen-before-the-retry.md, notes/login-flake-notes.md" in done
     assert "decisions/retry-policy.md" not in done  # read, not written
+
+
+def test_a_consolidation_commit_syncs_when_auto_sync_is_on(project, tmp_path):
+    from wiki_memory.consolidate.run import open_store
+    from wiki_memory.sync import add_remote
+
+    remote = tmp_path / "team-wiki.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    store = open_store(project)
+    add_remote(store, "origin", str(remote))
+    store.close()
+    set_config("[sync]\nauto = true\n")
+    Session(project, "s-sync-0001").start().prompt("Document the deploy").edit("docs/deploy.md") \
+        .stop("Documented.").end().write()
+    outcome = consolidate_session(project, "s-sync-0001")
+    assert git(remote, "log", "--format=%s", "main").splitlines()[0] == "consolidate: claude-code session ssync000"
+    assert outcome.handoff in git(remote, "ls-tree", "-r", "--name-only", "main")
