@@ -111,21 +111,24 @@ def bench_consolidation(sizes: list[int], work: Path) -> list[dict[str, object]]
         code = work / f"code-{events}"
         code.mkdir()
         project = resolve_project(code)
-        sid_a, sid_b = f"bench-a-{events}", f"bench-b-{events}"
+        sid_a, sid_b, sid_c = f"bench-a-{events}", f"bench-b-{events}", f"bench-c-{events}"
         session_events(project, sid_a, events)
         session_events(project, sid_b, events, start_hour=12)
+        session_events(project, sid_c, events, start_hour=16)
         size = (project.journal_dir / f"{sid_a}.jsonl").stat().st_size
         # In process (the wiki exists already for a fair comparison: create it first).
         from wiki_memory.consolidate.run import open_store
 
         open_store(project).close()
-        tracemalloc.start()
         t = time.perf_counter()
         outcome = consolidate_session(project, sid_a, llm=False)
         wall = time.perf_counter() - t
+        assert outcome.status == "committed", outcome
+        # Peak Python memory on an identical session (tracemalloc slows the run, so apart).
+        tracemalloc.start()
+        consolidate_session(project, sid_c, llm=False)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        assert outcome.status == "committed", outcome
         # As the background process a SessionEnd hook starts.
         t = time.perf_counter()
         process = subprocess.Popen([sys.executable, "-m", "wiki_memory", "--project", str(code), "consolidate",
