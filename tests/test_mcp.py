@@ -280,6 +280,8 @@ def test_reading_a_project_with_no_memory_yet(tmp_path):
             assert (await call(client, "recent"))["pages"] == []
             assert (await call(client, "history"))["commits"] == []
             assert "no memory yet" in await fail(client, "read", page="x")
+            assert (await call(client, "handoff"))["text"] is None
+            assert (await call(client, "search", query="anything"))["results"] == []
 
     run(body)
     srv.close()

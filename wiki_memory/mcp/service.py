@@ -443,9 +443,11 @@ def history(ws: Workspace, page: str | None = None, n: int = 20) -> HistoryOutpu
 
 
 def handoff(ws: Workspace) -> HandoffOutput:
+    """Exactly what a session starting now would be handed (the SessionStart text)."""
     from wiki_memory.consolidate.handoff import handoff_for_next_session
 
-    view = handoff_for_next_session(ws.project)
+    # Like `wiki-memory handoff`: a context left stale by a write elsewhere is rebuilt first.
+    view = handoff_for_next_session(ws.project, refresh=ws.store() is not None)
     if view is None:
         return HandoffOutput(project=ws.ref, text=None, handoffs=[])
     return HandoffOutput(project=ws.ref, text=view.text, handoffs=[str(p) for p in view.handoffs])
@@ -454,19 +456,15 @@ def handoff(ws: Workspace) -> HandoffOutput:
 def handoff_write(ws: Workspace, caller: Caller, summary: str, done: Sequence[str] = (),
                   failed: Sequence[str] = (), next_steps: Sequence[str] = (), open_questions: Sequence[str] = (),
                   files: Sequence[str] = ()) -> WriteOutput:
+    """An explicit handoff from the calling agent (the consolidator validates and redacts it)."""
     from wiki_memory.consolidate.handoff import write_explicit_handoff
 
-    _check_text("summary", summary)
-    items = [*done, *failed, *next_steps, *open_questions, *files]
-    if any(not str(item).strip() for item in items):
-        raise InputError("list items may not be empty strings")
-    if sum(len(str(i).encode()) for i in items) + len(summary.encode()) > MAX_BODY_BYTES:
-        raise InputError("the handoff is over the 2 MB page limit; summarise")
     store = ws.store(create=True)
     with store.lock:
         result = write_explicit_handoff(ws.project, store, summary=summary, done=tuple(done), failed=tuple(failed),
                                         next_steps=tuple(next_steps), open_questions=tuple(open_questions),
-                                        files=tuple(files), agent=caller.agent, session_id=caller.session_id)
+                                        files=tuple(files), agent=caller.agent or FALLBACK_AGENT,
+                                        session_id=caller.session_id)
     return _write_output(ws, result, "handoff_write")
 
 
