@@ -479,3 +479,28 @@ def test_links_and_backlinks(server):
                 "facts/auth-service-overview.md"
 
     run(body)
+
+
+def test_pages_are_found_by_title_and_id_through_the_index(server, code_repo):
+    from wiki_memory.pages import Page
+    from wiki_memory.store import Author, Store
+
+    # Pages whose paths do not follow from their titles: found through the index, not a scan.
+    store = Store(wiki(code_repo)) if (wiki(code_repo) / ".git").is_dir() else Store.create(wiki(code_repo))
+    store.write(Page.new("Kubernetes pods restart at midnight", "fact", "The cron job drains nodes.",
+                         path="ops/k8s-restarts.md"), Author.agent("codex"))
+    store.write(Page.new("Top level", "note", "At the root.", path="toplevel.md"), Author.agent("codex"))
+
+    async def body():
+        async with Client(server) as client:
+            page = await call(client, "read", page="kubernetes PODS restart at midnight")
+            assert page["path"] == "ops/k8s-restarts.md"
+            assert (await call(client, "read", page=page["id"]))["path"] == "ops/k8s-restarts.md"
+            assert (await call(client, "read", page="toplevel"))["path"] == "toplevel.md"
+            assert "no page with path, title or id 'Nothing by that name'" in \
+                await fail(client, "read", page="Nothing by that name")
+            await call(client, "write", title="Twice", type="note", body="a", path="a/twice.md")
+            await call(client, "write", title="Twice", type="note", body="b", path="b/twice.md")
+            assert "names 2 pages: a/twice.md, b/twice.md" in await fail(client, "read", page="twice")
+
+    run(body)
