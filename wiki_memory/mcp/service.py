@@ -430,48 +430,110 @@ def delete(ws: Workspace, caller: Caller, page: str) -> DeleteOutput:
     return DeleteOutput(project=ws.ref, path=path, commit=commit)
 
 
+MAX_RECENT_COMMITS = 5000  # how far back `recent` looks for pages of a rare type
+
+
 def recent(ws: Workspace, n: int = 10, type: str | None = None) -> RecentOutput:
     """The pages changed most recently (by commit, so hand edits count), newest first."""
-    from wiki_memory.errors import PageError
-    from wiki_memory.store import is_page_path
-
     store = ws.store()
-    if store is None:
-        return RecentOutput(project=ws.ref, pages=[])
-    head = store.head()
+    head = store.head() if store is not None else None
     if head is None:
         return RecentOutput(project=ws.ref, pages=[])
     out: list[RecentPage] = []
     seen: set[str] = set()
     repo = store.repo
-    for entry in repo.get_walker(include=[head]):
+    trees: dict[bytes, dict[bytes, tuple[int, bytes]]] = {}
+    in_step = _index_in_step(ws)
+    for walked, entry in enumerate(repo.get_walker(include=[head])):
+        if walked >= MAX_RECENT_COMMITS:
+            break
         commit = entry.commit
         parent_tree = repo[commit.parents[0]].tree if commit.parents else None
-        changed: list[str] = []
-        for change in repo.object_store.tree_changes(parent_tree, commit.tree):
-            new_path = change[0][1]
-            if new_path is not None:
-                changed.append(new_path.decode("utf-8", "replace"))
-        for path in sorted(changed):
-            if path in seen or not is_page_path(path):
+        fresh = [p for p in sorted(_changed_files(repo, parent_tree, commit.tree, trees)) if p not in seen]
+        seen.update(fresh)
+        author = commit.author.decode("utf-8", "replace").split(" <", 1)[0]
+        subject = commit.message.decode("utf-8", "replace").split("\n", 1)[0]
+        for path, meta in _page_meta(ws, store, fresh, in_step).items():
+            if type and meta["type"] != type:
                 continue
-            seen.add(path)
-            if not store.exists(path):
-                continue
-            try:
-                page = store.read(path)
-            except PageError:
-                continue
-            if type and page.type != type:
-                continue
-            author = commit.author.decode("utf-8", "replace").split(" <", 1)[0]
-            subject = commit.message.decode("utf-8", "replace").split("\n", 1)[0]
-            out.append(RecentPage(path=path, title=page.title, type=page.type, status=page.status,
-                                  tags=list(page.tags), updated=page.updated, commit=commit.id.decode(),
-                                  author=author, subject=subject))
+            out.append(RecentPage(path=path, **meta, commit=commit.id.decode(), author=author, subject=subject))
             if len(out) >= n:
                 return RecentOutput(project=ws.ref, pages=out)
     return RecentOutput(project=ws.ref, pages=out)
+
+
+def _changed_files(repo: Any, old: bytes | None, new: bytes, trees: dict[bytes, Any],
+                   prefix: str = "") -> Iterable[str]:
+    """Files added or changed from tree `old` to tree `new`, descending only into folders
+    that differ. Why not dulwich's `tree_changes`: it walks every entry of a changed folder
+    through Python objects, 20 ms a commit in a 10,000-page wiki; this compares two dicts."""
+    if old == new:
+        return
+    before = _tree_dict(repo, old, trees) if old else {}
+    for name, (mode, sha) in _tree_dict(repo, new, trees).items():
+        was = before.get(name)
+        if was == (mode, sha):
+            continue
+        path = prefix + name.decode("utf-8", "surrogateescape")
+        if mode == 0o040000:
+            yield from _changed_files(repo, was[1] if was and was[0] == 0o040000 else None, sha, trees, path + "/")
+        else:
+            yield path
+
+
+def _tree_dict(repo: Any, tree_id: bytes, trees: dict[bytes, Any]) -> dict[bytes, tuple[int, bytes]]:
+    found = trees.get(tree_id)
+    if found is None:
+        found = trees[tree_id] = {e.path: (e.mode, e.sha) for e in repo[tree_id].iteritems()}
+    return found
+
+
+def _index_in_step(ws: Workspace) -> Any:
+    """The index when it reflects the wiki's HEAD, else None."""
+    from wiki_memory.index import read_head
+
+    index = ws.index()
+    if index is None or index.head is None or index.head != read_head(ws.project.wiki):
+        return None
+    return index
+
+
+def _page_meta(ws: Workspace, store: Any, paths: list[str], index: Any) -> dict[str, dict[str, Any]]:
+    """title, type, status, tags, updated of those of `paths` that are pages at HEAD, in order:
+    from the index when it is in step (no page parsed), else from the pages themselves."""
+    import json
+    import sqlite3
+
+    from wiki_memory.errors import PageError
+    from wiki_memory.store import is_page_path
+
+    paths = [p for p in paths if is_page_path(p)]
+    if not paths:
+        return {}
+    if index is not None:
+        try:
+            rows = {}
+            for start in range(0, len(paths), 500):
+                part = paths[start:start + 500]
+                rows.update({row[0]: row[1:] for row in index.conn.execute(
+                    f"SELECT path, title, type, status, tags, updated FROM pages WHERE path IN "
+                    f"({', '.join('?' * len(part))})", part)})
+            return {p: {"title": rows[p][0], "type": rows[p][1], "status": rows[p][2] or "active",
+                        "tags": list(json.loads(rows[p][3] or "[]")), "updated": rows[p][4]}
+                    for p in paths if p in rows}
+        except (sqlite3.Error, ValueError, TypeError):
+            pass  # the index's table changed: read the pages
+    out = {}
+    for path in paths:
+        if not store.exists(path):
+            continue
+        try:
+            page = store.read(path)
+        except PageError:
+            continue
+        out[path] = {"title": page.title, "type": page.type, "status": page.status, "tags": list(page.tags),
+                     "updated": page.updated}
+    return out
 
 
 def history(ws: Workspace, page: str | None = None, n: int = 20) -> HistoryOutput:
