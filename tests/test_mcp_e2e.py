@@ -76,8 +76,10 @@ def test_claude_code_searches_and_writes_memory_through_the_mcp_server(agent_cli
     written = _tool_result(model.turn_requests[3], "mcp__wiki-memory__write")
     assert "procedures/integration-tests-need-redis.md" in written
     wiki = resolve_project(code_repo).wiki
+    # (The session's end then commits its consolidation on top: look the page's own commit up.)
     log = git(wiki, "log", "-1", "--format=%an|%s|%(trailers:key=Session-Id,valueonly,separator=)|"
-                                 "%(trailers:key=Agent,valueonly,separator=)")
+                                 "%(trailers:key=Agent,valueonly,separator=)",
+              "--", "procedures/integration-tests-need-redis.md")
     assert log.strip() == f"claude-code|remember: procedures/integration-tests-need-redis|{session_id}|claude-code"
     page = parse_page((wiki / "procedures" / "integration-tests-need-redis.md").read_text(), "x.md")
     assert page.sources == (f"claude-code:{session_id[:8]}",)
