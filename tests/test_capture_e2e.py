@@ -5,6 +5,7 @@ journal must hold its prompt, the tool call with its output, the final message a
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -52,7 +53,9 @@ def test_claude_code_session_lands_in_the_journal(agent_clis, code_repo):
     path, observations = _journal(code_repo, {"session-start", "prompt", "tool", "stop", "session-end"})
     assert path.stem == session_id
     kinds = [o.kind for o in observations]
-    assert {"session-start", "prompt", "tool", "stop", "session-end"} <= set(kinds), kinds
+    logs = sorted((Path(os.environ["WIKI_MEMORY_HOME"]) / "logs").glob("*.log"))
+    assert {"session-start", "prompt", "tool", "stop", "session-end"} <= set(kinds), \
+        (kinds, result.stderr[-2000:], [p.read_text()[-2000:] for p in logs])
     assert kinds.index("session-start") < kinds.index("prompt") < kinds.index("stop") < kinds.index("session-end")
     prompt = next(o for o in observations if o.kind == "prompt")
     assert prompt.text == "Say hello with a tool" and prompt.agent == "claude-code"

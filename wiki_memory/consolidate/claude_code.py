@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
+from wiki_memory.capture import journal
 from wiki_memory.capture.observation import Observation, PlanItem
 from wiki_memory.consolidate.session import compact_input, excerpt, redact
 
@@ -26,14 +27,7 @@ _EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)", re.MULTILINE)
 
 
 def _records(path: Path) -> Iterator[dict[str, Any]]:
-    with open(path, "rb") as f:
-        for line in f:
-            try:
-                data = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(data, dict):
-                yield data
+    return journal.records(path)
 
 
 def _is_tool_result(record: dict[str, Any]) -> bool:

@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
+from wiki_memory.capture import journal
 from wiki_memory.capture.observation import Observation, PlanItem
 from wiki_memory.consolidate.session import compact_input, excerpt, is_meta_prompt, patch_files, redact
 
@@ -33,14 +34,7 @@ _SHELL = {"exec_command", "shell", "local_shell", "shell_command", "container.ex
 
 
 def _records(path: Path) -> Iterator[dict[str, Any]]:
-    with open(path, "rb") as f:
-        for line in f:
-            try:
-                data = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(data, dict) and isinstance(data.get("payload"), dict):
-                yield data
+    return (data for data in journal.records(path) if isinstance(data.get("payload"), dict))
 
 
 def _texts(content: Any, kinds: tuple[str, ...]) -> str:
