@@ -67,6 +67,28 @@ QUERIES = ("tests hang on the build server", "ERR_CONN_RESET", "auth service rej
            "notification queue drops requests", "who reviewed the fix")
 
 
+SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pre", "con", "ex", "ber", "dal", "fin", "gor",
+             "hul", "jen", "kor", "lum", "mar", "nis", "ost", "pel", "quin", "ras", "sel", "tor", "ul", "vin", "wes")
+
+
+def vocabulary(size: int, seed: int = 11) -> list[str]:
+    """Made-up content words: a real wiki's vocabulary is large, and its word frequencies
+    fall off as Zipf's law says (the weights below), which sets FTS posting-list lengths."""
+    rng = random.Random(seed)
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+VOCAB = vocabulary(20000)
+ZIPF = [1 / (r + 1) ** 1.07 for r in range(len(VOCAB))]
+
+
+def prose(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choices(VOCAB, weights=ZIPF, k=words)).capitalize() + "."
+
+
 def generate(n: int, seed: int = 7):
     from wiki_memory.pages import Page
 
@@ -80,11 +102,24 @@ def generate(n: int, seed: int = 7):
                  f"{rng.choice(CAUSES)} made it worse. {rng.choice(FILLER)}",
                  f"## Fix\n\n{rng.choice(ACTIONS)}. {rng.choice(ACTIONS)} as well. {rng.choice(FILLER)} "
                  f"See [[{rng.choice(COMPONENTS).capitalize()} {rng.choice(PROBLEMS)} ({rng.randrange(n)})]]."]
-        if rng.random() < 0.4:
-            paras.append("## Notes\n\n" + " ".join(rng.choice(FILLER) for _ in range(rng.randint(3, 8))))
+        paras[0] += " " + prose(rng, rng.randint(15, 40))
+        if rng.random() < 0.5:
+            paras.append("## Notes\n\n" + " ".join(rng.choice(FILLER) for _ in range(rng.randint(1, 4))) + " "
+                         + " ".join(prose(rng, rng.randint(8, 20)) for _ in range(rng.randint(2, 8))))
         pages.append(Page.new(title, TYPES[i % len(TYPES)], "\n\n".join(paras),
                               tags=[comp.split()[0].lower(), prob.split()[0]]))
     return pages
+
+
+def queries(count: int, seed: int = 5) -> list[str]:
+    """The fixed phrasings above, then known-item queries: one common word of the prose and
+    one to three specific ones (ranks 200-5,000), as a person recalls a page."""
+    rng = random.Random(seed)
+    out = list(QUERIES)
+    while len(out) < count:
+        words = rng.choices(VOCAB[:200], weights=ZIPF[:200], k=1) + rng.sample(VOCAB[200:5000], rng.randint(1, 3))
+        out.append(" ".join(words))
+    return out[:count]
 
 
 def build_wiki(root: Path, n: int):
@@ -147,8 +182,7 @@ def bench_size(n: int, work: Path, args, embedder, vector_source: list | None) -
     for mode in ("fts", "vector", "hybrid"):
         index.search(QUERIES[0], mode=mode)  # warm: matrix loaded, model loaded
         times = []
-        for i in range(args.queries):
-            q = QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}")
+        for q in queries(args.queries):
             t = time.perf_counter()
             index.search(q, k=8, mode=mode)
             times.append((time.perf_counter() - t) * 1000)

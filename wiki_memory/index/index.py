@@ -60,6 +60,10 @@ class Tuning:
 
 
 DEFAULT_TUNING = Tuning()
+# In an index of PRUNE_FROM chunks or more, words in more than PRUNE_SHARE of them only
+# score matches that a rarer word of the query made (see _without_common_words).
+PRUNE_FROM = 5000
+PRUNE_SHARE = 0.05
 # Chunks embedded inside one search at most; a larger backlog waits for `reindex` or sync.
 PENDING_IN_SEARCH = 256
 
@@ -148,6 +152,9 @@ class Index:
         self._store: "Store | None" = None
         self._own_store = False
         self._matrix_cache: tuple[Any, ...] | None = None
+        self._complete_at: str | None = None  # the generation at which no chunk lacked a vector
+        self._inactive_cache: tuple[str | None, bool] | None = None
+        self._total_cache: tuple[str | None, int] | None = None
         self.rebuilt: str | None = None
         self.conn = self._open()
 
@@ -186,6 +193,9 @@ class Index:
             pass
         schema.remove_files(self.path)
         self._matrix_cache = None
+        self._complete_at = None
+        self._inactive_cache = None
+        self._total_cache = None
         self.conn = self._open()
         self.rebuilt = why
 
@@ -534,7 +544,7 @@ class Index:
     def _search(self, text: str, k: int, mode: str, type_: Any, tag: Any, status: Any, since: str | None,
                 max_chars: int | None) -> list[SearchResult]:
         self._catch_up()
-        query = parse_query(text)
+        query = self._without_common_words(parse_query(text))
         where, params = self._filters(type_, tag, status, since)
         depth = max(self.tuning.depth, k * 8)
         rankings: dict[str, list[tuple[int, str, float]]] = {}
@@ -568,11 +578,72 @@ class Index:
         coverage = matched / len(terms)
         return t.vector_weight + (t.vector_weight_max - t.vector_weight) * (1.0 - coverage)
 
+    def _without_common_words(self, query: Query) -> Query:
+        """The query less its words found in more than half of all chunks.
+
+        Why: bm25 gives such a word no weight (FTS5 clamps its negative idf), yet OR-ed in
+        it makes nearly every chunk a match to score: the cost grows with the wiki, the
+        ranking does not change. A project's own name or a word in every template is one.
+        """
+        if len(query.words) < 2:
+            return query
+        total = self._chunk_total()
+        if total < 50:
+            return query
+        df: dict[str, int] = {}
+        for word, stem in self._stems(query.words).items():
+            row = self.conn.execute("SELECT doc FROM chunks_vocab WHERE term = ?", (stem,)).fetchone()
+            df[word] = row[0] if row else 0
+        useless = {w for w, n in df.items() if n * 2 > total}
+        words = [w for w in query.words if w not in useless] or list(query.words)
+        # Trigger: a big wiki (over PRUNE_FROM chunks) and a query mixing rare and frequent words.
+        # Why: rows holding only frequent words rarely reach the top, yet scoring them is
+        # most of the cost; they still count toward the score of the rows kept.
+        frequent = [w for w in words if df.get(w, 0) > total * PRUNE_SHARE] if total >= PRUNE_FROM else []
+        selective = [w for w in words if w not in frequent]
+        if not selective or (not query.phrases and sum(df.get(w, 0) for w in selective) < 20):
+            selective, frequent = words, []
+        if len(selective) == len(query.words):
+            return query
+        return replace(query, words=tuple(selective), scoring=tuple(frequent))
+
+    def _chunk_total(self) -> int:
+        generation = self._meta("generation")
+        if self._total_cache is None or self._total_cache[0] != generation:
+            self._total_cache = (generation, self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        return self._total_cache[1]
+
+    def _stems(self, words: Sequence[str]) -> dict[str, str]:
+        """Each word as the FTS5 tokenizer (porter unicode61) indexes it; words that split
+        into several tokens are left out."""
+        c = self.conn
+        c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_words USING fts5(x, tokenize='porter unicode61')")
+        c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_words_v USING fts5vocab(temp, wm_words, 'instance')")
+        c.executemany("INSERT INTO temp.wm_words(rowid, x) VALUES (?, ?)", [(i + 1, w) for i, w in enumerate(words)])
+        tokens: dict[int, list[str]] = {}
+        for term, doc in c.execute("SELECT term, doc FROM temp.wm_words_v"):
+            tokens.setdefault(doc, []).append(term)
+        c.execute("DELETE FROM temp.wm_words")
+        return {words[doc - 1]: terms[0] for doc, terms in tokens.items() if len(terms) == 1}
+
     def _vectors_usable(self) -> bool:
         if not self.embedder.available():
             return False
-        self._embed_pending(limit=PENDING_IN_SEARCH)
+        # Counting pending chunks scans the chunks: do it once per change of the index.
+        generation = self._meta("generation")
+        if self._complete_at != generation:
+            self._embed_pending(limit=PENDING_IN_SEARCH)
+            if not self.pending_count():
+                self._complete_at = self._meta("generation")
         return True
+
+    def _has_inactive(self) -> bool:
+        generation = self._meta("generation")
+        if self._inactive_cache is None or self._inactive_cache[0] != generation:
+            found = self.conn.execute(f"SELECT 1 FROM pages WHERE status IN ({', '.join('?' * len(INACTIVE))}) "
+                                      "LIMIT 1", INACTIVE).fetchone() is not None
+            self._inactive_cache = (generation, found)
+        return self._inactive_cache[1]
 
     def _filters(self, type_: Any, tag: Any, status: Any, since: str | None) -> tuple[str, list[Any]]:
         conds: list[str] = []
@@ -600,6 +671,13 @@ class Index:
         if expression is None:
             return []
         t = self.tuning
+        if where == "1":
+            # No filter: rank inside FTS5 first, join only the rows kept (30% faster).
+            sql = ("SELECT f.id, c.page, f.s FROM (SELECT rowid AS id, -bm25(chunks_fts, ?, ?, ?) AS s "
+                   "FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?) f "
+                   "JOIN chunks c ON c.id = f.id ORDER BY f.s DESC")
+            return self.conn.execute(sql, [t.title_weight, t.heading_weight, t.text_weight, expression,
+                                           depth]).fetchall()
         sql = (f"SELECT f.rowid, c.page, -bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts f "
                f"JOIN chunks c ON c.id = f.rowid JOIN pages p ON p.path = c.page "
                f"WHERE chunks_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?")
@@ -677,23 +755,27 @@ class Index:
         ranked, chunk_score, chunks_of = fused
         if not ranked:
             return []
-        pages = {}
-        rows = self.conn.execute(
-            f"SELECT path, id, title, type, tags, status, created, updated FROM pages "
-            f"WHERE path IN ({', '.join('?' * len(ranked))})", [r[0] for r in ranked])
-        for path, pid, title, ptype, tags, status, created, updated in rows:
-            pages[path] = (pid, title, ptype, tuple(json.loads(tags or "[]")), status, created, updated)
+        # Statuses of every candidate (the demotion can reorder them), details of the top k only.
+        inactive = {row[0] for row in self.conn.execute(
+            f"SELECT path FROM pages WHERE status IN ({', '.join('?' * len(INACTIVE))})", INACTIVE)} \
+            if self._has_inactive() else set()
         scored = []
         for page, score, retrievers in ranked:
-            if page not in pages:
-                continue
-            if pages[page][4] in INACTIVE:
+            if page in inactive:
                 score *= self.tuning.inactive_factor
             scored.append((score, page, retrievers))
         scored.sort(key=lambda r: (-r[0], r[1]))
+        scored = scored[:k]
+        pages = {}
+        rows = self.conn.execute(
+            f"SELECT path, id, title, type, tags, status, created, updated FROM pages "
+            f"WHERE path IN ({', '.join('?' * len(scored))})", [r[1] for r in scored])
+        for path, pid, title, ptype, tags, status, created, updated in rows:
+            pages[path] = (pid, title, ptype, tuple(json.loads(tags or "[]")), status, created, updated)
+        scored = [r for r in scored if r[1] in pages]
         results: list[SearchResult] = []
         budget = max_chars
-        for score, page, retrievers in scored[:k]:
+        for score, page, retrievers in scored:
             pid, title, ptype, tags, status, created, updated = pages[page]
             heading, ordinal, snippet = self._snippet(page, chunks_of[page], chunk_score)
             if budget is not None:

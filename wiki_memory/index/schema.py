@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 # Bump on any change to the tables or to what goes in them (chunking, embedded text):
 # an index of another version is deleted and rebuilt from the store.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 DDL = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -45,6 +46,7 @@ CREATE TABLE chunks(
     UNIQUE(page, ordinal)
 );
 CREATE VIRTUAL TABLE chunks_fts USING fts5(title, heading, text, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, 'row');
 CREATE TABLE vectors(
     chunk INTEGER NOT NULL,
     model TEXT NOT NULL,
@@ -133,7 +135,10 @@ def _create(conn: sqlite3.Connection) -> None:
             for statement in DDL.split(";"):
                 if statement.strip():
                     conn.execute(statement)
-            conn.execute("INSERT INTO meta VALUES ('schema', ?), ('generation', '0')", (SCHEMA_VERSION,))
+            # The generation starts from the clock, so a rebuilt file never repeats an old one
+            # (a process caching by generation would otherwise trust stale state).
+            conn.execute("INSERT INTO meta VALUES ('schema', ?), ('generation', ?)",
+                         (SCHEMA_VERSION, str(time.time_ns() // 1000)))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
