@@ -156,7 +156,10 @@ class Index:
         self._inactive_cache: tuple[str | None, bool] | None = None
         self._total_cache: tuple[str | None, int] | None = None
         self.rebuilt: str | None = None
-        self.conn = self._open()
+        try:
+            self.conn = self._open()
+        except (sqlite3.Error, schema.IndexCorrupt, OSError) as e:
+            raise WikiMemoryError(f"cannot open the search index {self.path}: {e}") from None
 
     @classmethod
     def open(cls, project: "Project", *, embedder: Embedder | None = None, settings: Any = None,
@@ -296,6 +299,8 @@ class Index:
                 self._write(store, changes, stats=SyncStats(),
                             head=commit_id if parents[:1] == [self.head] or not parents else None)
             except sqlite3.DatabaseError as e:
+                if not schema.is_damage(e):
+                    raise
                 self._reopen_fresh(f"unreadable ({e})")
                 return
             if self.embedder.loaded:
@@ -318,6 +323,8 @@ class Index:
             try:
                 stats = self._sync(store, stats, progress, full)
             except sqlite3.DatabaseError as e:
+                if not schema.is_damage(e):
+                    raise
                 self._reopen_fresh(f"unreadable ({e})")
                 stats = self._sync(store, SyncStats(rebuilt=self.rebuilt), progress, full)
             if embed:
@@ -536,8 +543,8 @@ class Index:
             try:
                 return self._search(query, k, mode, type, tag, status, since, max_chars)
             except sqlite3.DatabaseError as e:
-                if "fts5" in str(e).lower() and "syntax" in str(e).lower():
-                    raise
+                if not schema.is_damage(e):
+                    raise WikiMemoryError(f"the search index is busy or unavailable ({e}); try again") from None
                 self._reopen_fresh(f"unreadable ({e})")
                 return self._search(query, k, mode, type, tag, status, since, max_chars)
 

@@ -71,6 +71,21 @@ class IndexCorrupt(Exception):
     """The file is not a usable index: rebuild it."""
 
 
+def is_damage(error: BaseException) -> bool:
+    """True when an SQLite error means the file is damaged (rebuild it), False when it is
+    passing trouble such as another process holding the lock (never delete for that)."""
+    if isinstance(error, IndexCorrupt):
+        return True
+    if not isinstance(error, sqlite3.DatabaseError):
+        return False
+    message = str(error).lower()
+    if any(word in message for word in ("locked", "busy", "readonly", "read-only", "disk i/o", "unable to open",
+                                        "out of memory", "interrupted")):
+        return False
+    return not isinstance(error, sqlite3.OperationalError) or "no such" in message or "malformed" in message \
+        or "not a database" in message
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False, isolation_level=None)
     conn.execute("PRAGMA busy_timeout = 30000")
@@ -117,6 +132,10 @@ def open_db(path: Path) -> tuple[sqlite3.Connection, str | None]:
                 return conn, reason
             reason = f"schema version {version or '?'} is not {SCHEMA_VERSION}"
         except (sqlite3.DatabaseError, IndexCorrupt) as e:
+            if not is_damage(e):
+                if conn is not None:
+                    conn.close()
+                raise
             reason = f"unreadable ({e})"
         if conn is not None:
             conn.close()
