@@ -568,22 +568,32 @@ class Index:
     def _vector_weight(self, query: Query, fts: list[tuple[int, str, float]]) -> float:
         """How much to trust meaning for this query: little when the best word match holds
         all the query's words, more as it holds fewer (a paraphrase shares few words with
-        its page). Coverage is measured by FTS5 itself, so stemming counts."""
+        its page). Words are compared as the FTS5 tokenizer stems them."""
         t = self.tuning
         if t.vector_weight_max <= t.vector_weight:
             return t.vector_weight
-        terms = [" ".join(p) for p in query.phrases] + [w for w in query.words
-                                                        if not any(w in p for p in query.phrases)]
-        if not fts or not terms:
+        phrases = [" ".join(p) for p in query.phrases]
+        words = [w for w in query.words if not any(w in p for p in query.phrases)]
+        if not fts or not (phrases or words):
             return t.vector_weight_max
-        best = fts[0][0]
-        matched = 0
-        for term in terms:
-            if self.conn.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?",
-                                 (_quote(term), best)).fetchone():
-                matched += 1
+        row = self.conn.execute("SELECT title, heading, text FROM chunks_fts WHERE rowid = ?", (fts[0][0],)).fetchone()
+        chunk, *terms = self._tokens([" ".join(row or ())] + phrases + words)
+        present = set(chunk)
+        matched = sum(1 for term in terms if term and all(stem in present for stem in term))
         coverage = matched / len(terms)
         return t.vector_weight + (t.vector_weight_max - t.vector_weight) * (1.0 - coverage)
+
+    def _tokens(self, texts: Sequence[str]) -> list[list[str]]:
+        """Each text as the FTS5 tokenizer (porter unicode61) indexes it: its terms in order."""
+        c = self.conn
+        c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_words USING fts5(x, tokenize='porter unicode61')")
+        c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_words_v USING fts5vocab(temp, wm_words, 'instance')")
+        c.executemany("INSERT INTO temp.wm_words(rowid, x) VALUES (?, ?)", [(i + 1, t) for i, t in enumerate(texts)])
+        found: dict[int, list[tuple[int, str]]] = {}
+        for term, doc, offset in c.execute("SELECT term, doc, offset FROM temp.wm_words_v"):
+            found.setdefault(doc, []).append((offset, term))
+        c.execute("DELETE FROM temp.wm_words")
+        return [[term for _, term in sorted(found.get(i + 1, []))] for i in range(len(texts))]
 
     def _without_common_words(self, query: Query) -> Query:
         """The query less its words found in more than half of all chunks.
@@ -621,17 +631,8 @@ class Index:
         return self._total_cache[1]
 
     def _stems(self, words: Sequence[str]) -> dict[str, str]:
-        """Each word as the FTS5 tokenizer (porter unicode61) indexes it; words that split
-        into several tokens are left out."""
-        c = self.conn
-        c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_words USING fts5(x, tokenize='porter unicode61')")
-        c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_words_v USING fts5vocab(temp, wm_words, 'instance')")
-        c.executemany("INSERT INTO temp.wm_words(rowid, x) VALUES (?, ?)", [(i + 1, w) for i, w in enumerate(words)])
-        tokens: dict[int, list[str]] = {}
-        for term, doc in c.execute("SELECT term, doc FROM temp.wm_words_v"):
-            tokens.setdefault(doc, []).append(term)
-        c.execute("DELETE FROM temp.wm_words")
-        return {words[doc - 1]: terms[0] for doc, terms in tokens.items() if len(terms) == 1}
+        """Each word as FTS5 indexes it; words that split into several tokens are left out."""
+        return {w: terms[0] for w, terms in zip(words, self._tokens(words)) if len(terms) == 1}
 
     def _vectors_usable(self) -> bool:
         if not self.embedder.available():
@@ -748,12 +749,14 @@ class Index:
                     seen[page] = len(seen)
                     page_score[page] = page_score.get(page, 0.0) + w / (t.rrf_k + seen[page] + 1)
                     found_by.setdefault(page, []).append(name)
-        for page, chunk_ids in chunks_of.items():
-            chunk_ids.sort(key=lambda c: -chunk_score[c])
-            if t.page_score == "chunk" or t.fusion == "convex":
-                page_score[page] = chunk_score[chunk_ids[0]]
-            elif t.page_score == "sum2":
-                page_score[page] = sum(chunk_score[c] for c in chunk_ids[:2])
+        if t.page_score != "rank" or t.fusion == "convex":
+            for page, chunk_ids in chunks_of.items():
+                chunk_ids.sort(key=lambda c: -chunk_score[c])
+                if t.page_score == "sum2" and t.fusion != "convex":
+                    page_score[page] = sum(chunk_score[c] for c in chunk_ids[:2])
+                else:
+                    page_score[page] = chunk_score[chunk_ids[0]]
+        # (otherwise each page's chunks are ordered later, for the pages shown only)
         ranked = [(page, score, tuple(found_by[page])) for page, score in page_score.items()]
         return ranked, chunk_score, chunks_of
 
@@ -784,7 +787,8 @@ class Index:
         budget = max_chars
         for score, page, retrievers in scored:
             pid, title, ptype, tags, status, created, updated = pages[page]
-            heading, ordinal, snippet = self._snippet(page, chunks_of[page], chunk_score)
+            chunk_ids = sorted(chunks_of[page], key=lambda c: -chunk_score[c])
+            heading, ordinal, snippet = self._snippet(page, chunk_ids, chunk_score)
             if budget is not None:
                 if budget <= 0:
                     break
