@@ -169,14 +169,21 @@ def bench_size(n: int, work: Path, args, embedder, vector_source: list | None) -
     noop_s = time.perf_counter() - t
     assert noop.changed == 0
     embed_s = None
+    if vector_source is None and n > args.embed_limit and not args.embed_all:
+        import numpy as np
+
+        rows = np.random.default_rng(1).standard_normal((1000, 384)).astype(np.float32)
+        vector_source = ("random unit vectors", [(384, (r / np.linalg.norm(r)).tobytes()) for r in rows])
     if vector_source is None or args.embed_all:
         t = time.perf_counter()
         embedded = index.sync(store).embedded
         embed_s = time.perf_counter() - t
-        vector_source = index.conn.execute("SELECT dim, vec FROM vectors").fetchall()
+        vector_source = (f"copied from the {n:,}-page wiki", index.conn.execute("SELECT dim, vec FROM vectors").fetchall())
+        kind = "embedded"
     else:
         embedded = 0
-        copy_vectors(index, [(dim, vec) for dim, vec in vector_source], embedder.name)
+        kind = vector_source[0]
+        copy_vectors(index, vector_source[1], embedder.name)
     embedder.available()
     latencies: dict[str, list[float]] = {}
     for mode in ("fts", "vector", "hybrid"):
@@ -190,6 +197,18 @@ def bench_size(n: int, work: Path, args, embedder, vector_source: list | None) -
     index.close()
     store.close()
 
+    # The CLI's own peak memory: VmHWM, which starts afresh at exec (ru_maxrss would carry
+    # over the forking parent's).
+    probe = ("import atexit, sys\n"
+             "atexit.register(lambda: sys.stderr.write('MAXRSS ' + next(l.split()[1] for l in "
+             "open('/proc/self/status') if l.startswith('VmHWM')) + '\\n'))\n"
+             "sys.argv = ['wiki-memory'] + sys.argv[1:]\nfrom wiki_memory.entry import main\nmain()\n")
+    cli_rss = {}
+    for mode in ("fts", "hybrid"):
+        out = subprocess.run([sys.executable, "-c", probe, "search", "auth service rejects valid tokens", "--mode", mode],
+                             env={**env, "WIKI_MEMORY_STORE": str(wiki)}, capture_output=True, text=True)
+        cli_rss[mode] = next((int(line.split()[1]) / 1024 for line in out.stderr.splitlines()
+                              if line.startswith("MAXRSS")), float("nan"))
     cold: dict[str, float] = {}
     exe = Path(sys.executable).with_name("wiki-memory")
     command = [str(exe)] if exe.exists() else [sys.executable, "-m", "wiki_memory"]
@@ -203,7 +222,8 @@ def bench_size(n: int, work: Path, args, embedder, vector_source: list | None) -
             if out.returncode != 0 or not json.loads(out.stdout):
                 raise SystemExit(f"cold search failed: {out.stderr}")
         cold[mode] = statistics.median(walls)
-    size_mb = sum(os.path.getsize(f) for f in home.rglob("index.sqlite*")) / 1e6
+    size_mb = sum(os.path.getsize(f) for f in home.rglob("index.sqlite")) / 1e6
+    wal_mb = sum(os.path.getsize(f) for f in home.rglob("index.sqlite-wal")) / 1e6
     row = {
         "pages": n, "chunks": chunks, "build_wiki_s": round(build_s, 2),
         "fts_index_s": round(fts_s, 2), "fts_pages_per_s": round(n / fts_s, 1),
@@ -214,10 +234,10 @@ def bench_size(n: int, work: Path, args, embedder, vector_source: list | None) -
         **{f"{m}_p50_ms": round(pct(v, 50), 2) for m, v in latencies.items()},
         **{f"{m}_p95_ms": round(pct(v, 95), 2) for m, v in latencies.items()},
         "cold_cli_fts_ms": round(cold["fts"], 1), "cold_cli_hybrid_ms": round(cold["hybrid"], 1),
-        "index_mb": round(size_mb, 1),
+        "index_mb": round(size_mb, 1), "wal_mb": round(wal_mb, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "cli_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
-        "vectors": "embedded" if embed_s else "copied from the 1,000-page wiki",
+        "cli_fts_peak_rss_mb": round(cli_rss["fts"], 1), "cli_hybrid_peak_rss_mb": round(cli_rss["hybrid"], 1),
+        "vectors": kind,
     }
     return row, vector_source
 
@@ -228,6 +248,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100, help="warm queries per mode")
     ap.add_argument("--cold-runs", type=int, default=5)
     ap.add_argument("--embed-all", action="store_true", help="embed every size for real (slow)")
+    ap.add_argument("--embed-limit", type=int, default=2000,
+                    help="a wiki larger than this, run without a smaller one, gets random unit vectors")
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()
     evalkit.setup_model_env()
@@ -255,8 +277,9 @@ def main() -> None:
               ("vector_p50_ms", "warm vector p50 (ms)"), ("vector_p95_ms", "warm vector p95 (ms)"),
               ("hybrid_p50_ms", "warm hybrid p50 (ms)"), ("hybrid_p95_ms", "warm hybrid p95 (ms)"),
               ("cold_cli_fts_ms", "cold CLI search, fts (ms)"), ("cold_cli_hybrid_ms", "cold CLI search, hybrid (ms)"),
-              ("index_mb", "index size (MB)"), ("peak_rss_mb", "peak memory, bench process (MB)"),
-              ("cli_peak_rss_mb", "peak memory, CLI process (MB)"), ("vectors", "vectors")]
+              ("index_mb", "index size (MB)"), ("wal_mb", "write-ahead log (MB)"), ("peak_rss_mb", "peak memory, bench process (MB)"),
+              ("cli_fts_peak_rss_mb", "peak memory, CLI fts (MB)"),
+              ("cli_hybrid_peak_rss_mb", "peak memory, CLI hybrid (MB)"), ("vectors", "vectors")]
     print(f"{'':<34}" + "".join(f"{r['pages']:>18,}" for r in rows))
     for key, label in labels:
         print(f"{label:<34}" + "".join(f"{str(r[key] if r[key] is not None else '-'):>18}" for r in rows))

@@ -330,6 +330,12 @@ class Index:
             if embed:
                 stats.embedded = self._embed_pending(progress=progress)
             stats.pending = self.pending_count()
+            if stats.changed + stats.embedded > 500:
+                # A big sync leaves a big write-ahead log: fold it into the file now.
+                try:
+                    self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.OperationalError:
+                    pass  # a reader holds it; SQLite checkpoints later by itself
         stats.seconds = time.perf_counter() - started
         return stats
 
