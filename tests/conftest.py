@@ -50,3 +50,15 @@ def code_repo(tmp_path: Path) -> Path:
     git(repo, "init", "-q")
     git(repo, "remote", "add", "origin", "git@github.com:acme/widgets.git")
     return repo
+
+
+@pytest.fixture(scope="session")
+def agent_clis():
+    """The real Claude Code and Codex CLIs (see `agent_clis.py`), installed from npm into
+    `.agent-clis/` on first use; skips, saying why, where npm or the install is missing."""
+    from agent_clis import AgentCLIsUnavailable, ensure_agent_clis
+
+    try:
+        return ensure_agent_clis()
+    except AgentCLIsUnavailable as e:
+        pytest.skip(str(e))

@@ -331,3 +331,25 @@ def test_a_commit_interrupted_after_it_landed_is_finished_by_the_next_writer(sto
     assert_clean(store)
     # The person's history is not polluted by a bogus "edit" reverting the landed commit.
     assert "edit:" not in git(store.root, "log", "--format=%s")
+
+
+def test_loose_objects_are_packed_and_history_still_reads(store):
+    for i in range(5):
+        store.write(gotcha(f"version {i}"), CLAUDE)
+    store.pack()
+    counts = dict(line.split(": ") for line in git(store.root, "count-objects", "-v").splitlines())
+    assert counts["count"] == "0" and int(counts["in-pack"]) > 0
+    store.write(gotcha("after packing"), CLAUDE)
+    assert len(store.log("gotchas/jwt-refresh-before-retry.md")) == 6
+    assert_clean(store)
+
+
+def test_history_follows_a_rename_made_by_hand(store):
+    store.write(gotcha("v1"), CLAUDE)
+    store.write(gotcha("v2"), CLAUDE)
+    git(store.root, "mv", "gotchas/jwt-refresh-before-retry.md", "gotchas/renamed-by-hand.md")
+    git(store.root, "commit", "-q", "-m", "rename by hand")
+    store.write(Page.new("Unrelated", "note", "x"), CLAUDE)
+    subjects = [c.subject for c in store.log("gotchas/renamed-by-hand.md")]
+    assert subjects == ["rename by hand", "update: gotchas/jwt-refresh-before-retry",
+                        "remember: gotchas/jwt-refresh-before-retry"]

@@ -9,14 +9,13 @@ import hashlib
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from collections import namedtuple
 from pathlib import Path
-from typing import Any, Mapping
+from types import MappingProxyType
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping
 
 from wiki_memory.errors import WikiMemoryError
 
@@ -32,16 +31,19 @@ def home(env: Mapping[str, str] | None = None) -> Path:
     return Path(data).expanduser().absolute() / "wiki-memory"
 
 
-@dataclass(frozen=True)
-class Project:
-    """A project's memory: its wiki repository and the derived files beside it."""
+# Why named tuples and not frozen dataclasses: this module runs in every hook process, and
+# `dataclasses` imports `inspect` (with `ast` and `dis`), a fifth of a hook's start-up.
 
-    id: str
-    name: str
-    home: Path  # WIKI_MEMORY_HOME/projects/<id>
-    wiki: Path  # the git repository of pages
-    root: Path | None = None  # the code repository (or directory) it was resolved from
-    identity: str = ""  # what the id hashes: remote URL, absolute path, pinned name or store
+
+class Project(namedtuple("Project", "id name home wiki root identity", defaults=(None, ""))):
+    """A project's memory: its wiki repository and the derived files beside it.
+
+    `home` is WIKI_MEMORY_HOME/projects/<id>; `wiki` the git repository of pages; `root` the
+    code repository (or directory) it was resolved from; `identity` what the id hashes
+    (remote URL, absolute path, pinned name or store).
+    """
+
+    __slots__ = ()
 
     @property
     def index_path(self) -> Path:
@@ -52,12 +54,10 @@ class Project:
         return self.home / "journal"
 
 
-@dataclass(frozen=True)
-class Settings:
-    """`config.toml` from the wiki-memory home, read once; sections are plain dicts."""
+class Settings(namedtuple("Settings", "data path", defaults=(MappingProxyType({}), None))):
+    """`config.toml` from the wiki-memory home (`data`, from `path`); sections are plain dicts."""
 
-    data: Mapping[str, Any] = field(default_factory=dict)
-    path: Path | None = None
+    __slots__ = ()
 
     def section(self, name: str) -> dict[str, Any]:
         value = self.data.get(name, {})
@@ -67,16 +67,32 @@ class Settings:
         return self.section(section).get(key, default)
 
 
+def _read_toml(path: Path) -> dict[str, Any] | None:
+    """A TOML file's contents, or None when there is no file.
+
+    tomllib is imported only when there is a file to read: this is on the hook path,
+    where most calls find no config.toml and no .wiki-memory.toml.
+    """
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    with f:
+        try:
+            return tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            raise WikiMemoryError(f"{path}: invalid TOML: {e}") from None
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read `config.toml` from the home; a missing file is empty settings."""
     path = home(env) / "config.toml"
-    try:
-        with open(path, "rb") as f:
-            return Settings(tomllib.load(f), path)
-    except FileNotFoundError:
-        return Settings({}, path)
-    except tomllib.TOMLDecodeError as e:
-        raise WikiMemoryError(f"{path}: invalid TOML: {e}") from None
+    data = _read_toml(path)
+    return Settings(data if data is not None else {}, path)
 
 
 def find_code_root(start: Path) -> Path | None:
@@ -164,14 +180,7 @@ def _name_slug(name: str) -> str:
 
 
 def read_project_file(root: Path) -> dict[str, Any]:
-    path = root / PROJECT_FILE
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        return {}
-    except tomllib.TOMLDecodeError as e:
-        raise WikiMemoryError(f"{path}: invalid TOML: {e}") from None
+    return _read_toml(root / PROJECT_FILE) or {}
 
 
 def project_for_store(wiki: Path, env: Mapping[str, str] | None = None) -> Project:

@@ -12,7 +12,9 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Iterable, Iterator
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable, Iterator
 
 from wiki_memory.capture.observation import Observation
 
@@ -52,8 +54,9 @@ def append(journal_dir: Path, observations: Iterable[Observation]) -> Path | Non
     return path
 
 
-def read(path: Path) -> Iterator[Observation]:
-    """The observations of a journal file in order; unreadable lines are skipped."""
+def records(path: Path) -> Iterator[dict]:
+    """The JSON objects of a JSONL file (a journal, an agent's transcript) in order; a line
+    that is not a JSON object (torn by a full disk, an unknown format) is skipped."""
     with open(path, "rb") as f:
         for line in f:
             try:
@@ -61,4 +64,9 @@ def read(path: Path) -> Iterator[Observation]:
             except ValueError:
                 continue
             if isinstance(data, dict):
-                yield Observation.from_dict(data)
+                yield data
+
+
+def read(path: Path) -> Iterator[Observation]:
+    """The observations of a journal file in order; unreadable lines are skipped."""
+    return (Observation.from_dict(data) for data in records(path))

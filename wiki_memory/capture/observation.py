@@ -2,24 +2,36 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Mapping
+import time
+from collections import namedtuple
+from types import MappingProxyType
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping
 
 KINDS = ("session-start", "prompt", "tool", "stop", "compact", "session-end")
+_EMPTY: "Mapping[str, Any]" = MappingProxyType({})
+
+# Why named tuples and not frozen dataclasses: these are built in every hook process, and
+# `dataclasses` imports `inspect` (with `ast` and `dis`), a fifth of a hook's start-up.
 
 
-@dataclass(frozen=True)
-class PlanItem:
-    """One item of the agent's plan (TodoWrite, TaskCreate/TaskUpdate, update_plan)."""
+class PlanItem(namedtuple("PlanItem", "text status id", defaults=(None,))):
+    """One item of the agent's plan (TodoWrite, TaskCreate/TaskUpdate, update_plan).
 
-    text: str
-    status: str  # pending | in_progress | completed (as the agent said, normalised)
-    id: str | None = None
+    `status` is pending | in_progress | completed (as the agent said, normalised).
+    """
+
+    __slots__ = ()
 
 
-@dataclass(frozen=True)
-class Observation:
+_FIELDS = ("kind", "agent", "session_id", "time", "cwd", "event", "text", "tool", "input", "output",
+           "error", "files", "plan", "meta")
+
+
+class Observation(namedtuple("Observation", _FIELDS,
+                             defaults=(None, None, None, None, None, None, False, (), (), _EMPTY))):
     """One thing that happened in a session.
 
     `text` is the prompt for `prompt`, the final assistant message for `stop`, the reason
@@ -27,28 +39,19 @@ class Observation:
     path, the pattern); `output` an excerpt of its output (head and tail, truncation
     marked). `meta` holds the rest: transcript_path, model, source, reason, duration_ms,
     turn_id, tool_use_id.
+
+    Fields: kind, agent, session_id, time (required); cwd, event (the agent's own event
+    name: PostToolUse, afterShellExecution, ...), text, tool, input, output, error (bool),
+    files (tuple of paths), plan (tuple of PlanItem), meta (a mapping).
     """
 
-    kind: str
-    agent: str
-    session_id: str
-    time: str
-    cwd: str | None = None
-    event: str | None = None  # the agent's own event name (PostToolUse, afterShellExecution, ...)
-    text: str | None = None
-    tool: str | None = None
-    input: str | None = None
-    output: str | None = None
-    error: bool = False
-    files: tuple[str, ...] = ()
-    plan: tuple[PlanItem, ...] = ()
-    meta: Mapping[str, Any] = field(default_factory=dict)
+    __slots__ = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> "dict[str, Any]":
         """A compact dict: empty fields are left out of the journal line."""
-        data = asdict(self)
+        data = self._asdict()
         data["files"] = list(self.files)
-        data["plan"] = [asdict(item) for item in self.plan]
+        data["plan"] = [item._asdict() for item in self.plan]
         data["meta"] = dict(self.meta)
         return {k: v for k, v in data.items() if v not in (None, "", [], {}, False) or k in
                 ("kind", "agent", "session_id", "time")}
@@ -68,5 +71,10 @@ class Observation:
 
 
 def utc_now() -> str:
-    """Millisecond ISO 8601 time in UTC, as journals record it."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    """Millisecond ISO 8601 time in UTC, as journals record it (`2026-11-30T08:12:44.123Z`).
+
+    Built with `time`, not `datetime`: this runs in every hook process, where an import
+    costs more than the call.
+    """
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"

@@ -45,6 +45,10 @@ class App:
                 write_project_file(self.project)
             else:
                 self._store = Store(wiki)
+            # Close packs and files when the command ends, not in interpreter teardown.
+            ctx = click.get_current_context(silent=True)
+            if ctx is not None:
+                ctx.call_on_close(self._store.close)
             self._attach_index(self._store)
         return self._store
 
@@ -123,4 +127,7 @@ def main(ctx: click.Context, project_dir: str | None) -> None:
 
 # Command modules register themselves on `main` when imported.
 from wiki_memory.cli import pages as _pages  # noqa: E402,F401
+from wiki_memory.cli import install as _install  # noqa: E402,F401
 from wiki_memory.cli import search as _search  # noqa: E402,F401
+from wiki_memory.cli import sync as _sync  # noqa: E402,F401
+from wiki_memory.cli import handoff as _handoff  # noqa: E402,F401

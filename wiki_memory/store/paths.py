@@ -13,6 +13,9 @@ from wiki_memory.errors import PathError
 TEMP_PATTERNS: tuple[str, ...] = (
     "*.swp", "*.swo", "*.swx", ".*.swp", "*~", ".#*", "#*#", "4913", "*___jb_tmp___",
     "*___jb_old___", "*.tmp", ".DS_Store", "Thumbs.db", ".*.wm-tmp-*", "*.orig",
+    # Kate's swap file, GNOME's atomic-save temp, LibreOffice and MS Office locks, Chrome's
+    # File System Access swap, Syncthing's temp files.
+    "*.kate-swp", ".goutputstream-*", ".~lock.*#", "~$*", "*.crswap", ".syncthing.*",
 )
 IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".vscode", ".idea"})
 NOT_PAGES = frozenset({"README.md", ".gitignore"})
@@ -25,7 +28,7 @@ _TEMP_NAME = re.compile("|".join(fnmatch.translate(p) for p in TEMP_PATTERNS))
 
 def is_ignored_name(name: str) -> bool:
     """True for a file or folder name that is never memory (`.git`, `x.md~`, `.x.md.swp`)."""
-    if name.endswith(".md") and name[0] not in ".#":
+    if name.endswith(".md") and name[0] not in ".#~":
         return False  # the common case, decided without the pattern
     return name in IGNORED_DIRS or _TEMP_NAME.match(name) is not None
 

@@ -1,0 +1,163 @@
+"""Redaction: one test per family of secret, the things that must survive, user patterns,
+and no secret reaching the journal or the log."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from wiki_memory.capture import redact as redaction
+from wiki_memory.capture.redact import redact, user_families
+from wiki_memory.config import resolve_project
+
+# (family, text with a secret, the secret that must go, what must stay)
+CASES = [
+    ("aws-access-key", "export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE", "AWS_ACCESS_KEY_ID="),
+    ("aws-secret-key", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key"),
+    ("github-token", "git push https://ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/a/b",
+     "ghp_0123456789abcdefghijABCDEFGHIJ012345", "github.com/a/b"),
+    ("github-token", "GITHUB_TOKEN is github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz012345",
+     "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz012345", "GITHUB_TOKEN is"),
+    ("gitlab-token", "token glpat-AbCdEfGhIjKlMnOpQrSt12 expired", "glpat-AbCdEfGhIjKlMnOpQrSt12", "expired"),
+    ("npm-token", "//registry.npmjs.org/:_authToken npm_abcdefghijklmnopqrstuvwxyz0123456789",
+     "npm_abcdefghijklmnopqrstuvwxyz0123456789", "registry.npmjs.org"),
+    ("slack-token", "SLACK xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+     "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "SLACK"),
+    ("slack-token", "post to https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXX",
+     "T000/B000/XXXXXXXXXXXXXXXX", "post to"),
+    ("stripe-key", "stripe.api_key = sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "stripe"),
+    ("openai-key", "client = OpenAI(api_key=sk-proj-Ab3dEf6hIj9kLmNoPqRsTuVwXyZ0123456789)",
+     "sk-proj-Ab3dEf6hIj9kLmNoPqRsTuVwXyZ0123456789", "OpenAI("),
+    ("anthropic-key", "key: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCd",
+     "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCd", "key:"),
+    ("google-api-key", "maps?key=AIzaSyA1234567890abcdefghijklmnopqrstuv&q=x",
+     "AIzaSyA1234567890abcdefghijklmnopqrstuv", "&q=x"),
+    ("jwt", "cookie eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ."
+            "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c end",
+     "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", "end"),
+    ("private-key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq98\nabc\n-----END RSA PRIVATE KEY-----\nafter",
+     "MIIEpAIBAAKCAQEA7bq98", "after"),
+    ("private-key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\n(cut here",
+     "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", ""),
+    ("url-password", "DATABASE_URL postgres://app:s3cr3t-pw@db.internal:5432/app",
+     "s3cr3t-pw", "postgres://app:"),
+    ("authorization", "curl -H 'Authorization: Bearer abc123.def456' https://api", "abc123.def456",
+     "Authorization: Bearer"),
+    ("authorization", "authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz", "Basic"),
+    ("api-key-header", "curl -H 'x-api-key: 0123456789abcdef' https://api", "0123456789abcdef", "x-api-key:"),
+    ("cli-password", "curl -u admin:hunter2pass https://x", "hunter2pass", "-u admin:"),
+    ("cli-password", "mysql -h db -u root -pHunter2secret app", "Hunter2secret", "mysql -h db -u root -p"),
+    ("cli-password", "pg_dump --password=swordfish42 db", "swordfish42", "--password="),
+    ("assignment", "export OPENAI_API_KEY=abcdefgh12345678", "abcdefgh12345678", "OPENAI_API_KEY="),
+    ("assignment", "GH_TOKEN=tok_9f8e7d6c5b", "tok_9f8e7d6c5b", "GH_TOKEN="),
+    ("assignment", "CLIENT_SECRET='q1w2e3r4t5'", "q1w2e3r4t5", "CLIENT_SECRET="),
+    ("assignment", "PASSWORD=correcthorsebattery", "correcthorsebattery", "PASSWORD="),
+    ("assignment", 'db = connect(password="hunter22")', "hunter22", "connect(password="),
+    ("assignment", '{"client_secret": "abcd-efgh-ijkl"}', "abcd-efgh-ijkl", "client_secret"),
+    ("assignment", "smtp:\n  password: mailpass99\n  user: me", "mailpass99", "user: me"),
+    ("connection-string", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFy+/==;EndpointSuffix=x",
+     "Zm9vYmFy+/==", "AccountName=acct"),
+    ("connection-string", "Server=tcp:db;Database=app;User Id=sa;Password=P@ssw0rd!;", "P@ssw0rd!", "User Id=sa"),
+]
+
+
+@pytest.mark.parametrize("family,text,secret,kept", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_each_family_is_redacted(family, text, secret, kept):
+    out = redact(text)
+    assert secret not in out, out
+    assert f"[REDACTED:{family}]" in out, out
+    assert kept in out
+
+
+SURVIVORS = [
+    "commit 3f786850e387550fdab836ed7e6dc881de23001b (HEAD -> main)",
+    "session 123e4567-e89b-12d3-a456-426614174000 started",
+    "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "digest: sha256=2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+    "edited src/auth/token_refresh.py and tests/test_tokens.py",
+    "cat ~/.config/gh/token_cache.json",
+    "max_tokens=4096 input_tokens: 120 tokens_used=600",
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    "the API_KEY=$API_KEY comes from the environment",
+    "ssh -p 2222 host && mkdir -p build",
+    "Use the token bucket algorithm; a password reset flow",
+]
+
+
+@pytest.mark.parametrize("text", SURVIVORS)
+def test_non_secrets_survive(text):
+    assert redact(text) == text
+
+
+def test_data_uri_is_kept_whole_even_when_it_contains_a_key_shape():
+    uri = "data:image/png;base64,AAAA+AKIAIOSFODNN7EXAMPLE+BBBB"
+    assert redact(f"img {uri} and AKIAIOSFODNN7EXAMPLE") == f"img {uri} and [REDACTED:aws-access-key]"
+
+
+def test_user_patterns_add_families():
+    families = user_families([r"corp-[0-9a-f]{8}", r"pin=(\d{4,})", r"(unbalanced"])
+    out = redact("id corp-deadbeef and pin=1234", extra=families)
+    assert out == "id [REDACTED:custom] and pin=[REDACTED:custom]"
+
+
+def test_user_patterns_come_from_config_toml(tmp_path):
+    from wiki_memory.config import home
+
+    home().mkdir(parents=True, exist_ok=True)
+    (home() / "config.toml").write_text("[redact]\npatterns = ['ticket-[0-9]{6}']\n")
+    hook_in_subprocess({"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
+                        "prompt": "see ticket-123456"})
+    line = journal_lines(tmp_path, "s")[0]
+    assert line["text"] == "see [REDACTED:custom]"
+
+
+def hook_in_subprocess(payload: dict, agent: str = "claude-code") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "wiki_memory", "hook", agent], input=json.dumps(payload).encode(),
+                          capture_output=True, timeout=60)
+
+
+def journal_lines(cwd, session_id: str) -> list[dict]:
+    from wiki_memory.capture.journal import journal_file
+
+    path = journal_file(resolve_project(cwd).journal_dir, session_id)
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_no_secret_reaches_the_journal(tmp_path):
+    secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+    payload = {"session_id": "s2", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Bash",
+               "tool_input": {"command": f"GITHUB_TOKEN={secret} gh pr list"},
+               "tool_response": {"stdout": f"using {secret}\n" + "x" * 5000 + f"\nAuthorization: Bearer {secret}",
+                                 "stderr": "", "interrupted": False},
+               "transcript_path": f"/tmp/{secret}.jsonl"}
+    assert hook_in_subprocess(payload).returncode == 0
+    from wiki_memory.config import home
+
+    for root, _, files in os.walk(home()):
+        for name in files:
+            assert secret not in open(os.path.join(root, name), errors="replace").read(), name
+    line = journal_lines(tmp_path, "s2")[0]
+    assert line["input"] == "GITHUB_TOKEN=[REDACTED:github-token] gh pr list"
+    assert "[REDACTED:" in line["output"]
+
+
+def test_a_secret_cut_by_the_excerpt_boundary_does_not_leak_its_tail(tmp_path):
+    secret = "sk-proj-" + "Q" * 60
+    head = "a" * 1349 + " "  # the excerpt's head (1,365 characters) ends inside the secret
+    payload = {"session_id": "s3", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "env"},
+               "tool_response": {"stdout": head + secret + " " + "b" * 20000, "stderr": "", "interrupted": False}}
+    assert hook_in_subprocess(payload).returncode == 0
+    output = journal_lines(tmp_path, "s3")[0]["output"]
+    assert "QQQQ" not in output
+
+
+def test_compiled_lazily():
+    redaction._compiled.clear()
+    redact("nothing to see here")
+    assert not redaction._compiled

@@ -1,0 +1,137 @@
+"""The interface every agent adapter has, and the registry of agents.
+
+An adapter is one small module in `capture/` defining a subclass of `Adapter`:
+
+- `events`: the agent's own hook event names, each mapped to the observation kind it
+  produces (`None`: the event is known but records nothing, e.g. PreToolUse);
+- `parse(event, payload)`: the payload of one hook call -> observations;
+- `envelope(event, text)`: what the hook prints to hand `text` to the agent at session start.
+
+`AGENTS` names every adapter by its agent name; `load(name)` imports only that one module,
+so a hook process pays for one adapter. Standard library only: this is the hook path.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping
+
+from wiki_memory.capture.observation import Observation, utc_now
+from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, first_str, tool_facts
+
+#: agent name -> module in wiki_memory.capture that defines its adapter.
+AGENTS: dict[str, str] = {
+    "claude-code": "claude_code",
+    "codex": "codex",
+    "gemini": "gemini",
+    "cursor": "cursor",
+}
+#: other spellings people type.
+ALIASES: dict[str, str] = {"claude": "claude-code", "claude_code": "claude-code", "claudecode": "claude-code",
+                           "gemini-cli": "gemini", "cursor-agent": "cursor", "openai-codex": "codex"}
+
+
+def agent_name(name: str) -> str | None:
+    """The canonical agent name for `name`, or None when it is not an agent we know."""
+    key = name.strip().lower()
+    key = ALIASES.get(key, key)
+    return key if key in AGENTS else None
+
+
+def load(name: str) -> "Adapter":
+    """The adapter of agent `name` (canonical or alias); KeyError when unknown."""
+    canonical = agent_name(name)
+    if canonical is None:
+        raise KeyError(name)
+    module = importlib.import_module(f"wiki_memory.capture.{AGENTS[canonical]}")
+    return module.ADAPTER
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+class Adapter:
+    """One agent's hook payloads and outputs. Subclasses set the class attributes and
+    override `parse` where their payloads differ from the Claude Code shape."""
+
+    name: str = ""
+    #: the agent's event name -> observation kind (None: known, records nothing).
+    events: Mapping[str, str | None] = {}
+    #: events after which consolidation starts (`startup.after_session`).
+    end_events: frozenset[str] = frozenset()
+    #: payload keys holding the session id, in order of preference.
+    session_keys: tuple[str, ...] = ("session_id",)
+
+    # -- events ---------------------------------------------------------------------------
+    def resolve_event(self, given: str | None, payload: Mapping[str, Any]) -> str | None:
+        """The agent's own event name from the argument (any case or kebab-case) or, when
+        absent, from the payload's `hook_event_name`; None when it is not one of ours."""
+        for candidate in (given, payload.get("hook_event_name")):
+            if isinstance(candidate, str) and candidate:
+                squashed = _squash(candidate)
+                for event in self.events:
+                    if _squash(event) == squashed:
+                        return event
+                if given:
+                    return None  # an explicit event we do not know: do not guess from the payload
+        return None
+
+    # -- payload facts ----------------------------------------------------------------------
+    def session_id(self, payload: Mapping[str, Any]) -> str | None:
+        return first_str(payload, self.session_keys)
+
+    def cwd(self, payload: Mapping[str, Any]) -> str | None:
+        """The session's working directory (the project is resolved from it)."""
+        return first_str(payload, ("cwd",))
+
+    def meta(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """Facts every observation of this payload keeps (transcript path, model, turn)."""
+        keys = ("transcript_path", "model", "turn_id", "tool_use_id", "duration_ms", "source", "reason",
+                "trigger", "permission_mode", "prompt_id")
+        return {k: payload[k] for k in keys if isinstance(payload.get(k), (str, int, float)) and payload[k] != ""}
+
+    # -- parsing ----------------------------------------------------------------------------
+    def parse(self, event: str, payload: Mapping[str, Any]) -> list[Observation]:
+        """Observations for one hook call (Claude Code's payload shape; others override)."""
+        kind = self.events.get(event)
+        session_id = self.session_id(payload)
+        if kind is None or session_id is None:
+            return []
+        cwd = self.cwd(payload)
+        base = dict(kind=kind, agent=self.name, session_id=session_id, time=utc_now(), cwd=cwd, event=event,
+                    meta=self.meta(payload))
+        if kind == "prompt":
+            return [Observation(**base, text=clip(first_str(payload, ("prompt",))))]
+        if kind == "tool":
+            return [self.tool_observation(event, payload, base)]
+        if kind == "stop":
+            error = payload.get("error")
+            text = first_str(payload, ("last_assistant_message", "prompt_response", "text"))
+            if error:
+                details = first_str(payload, ("error_details",))
+                base["meta"] = {**base["meta"], "error": str(error), **({"error_details": details} if details else {})}
+            return [Observation(**base, text=clip(text, PROMPT_LIMIT), error=bool(error))]
+        if kind == "session-end":
+            return [Observation(**base, text=first_str(payload, ("reason",)))]
+        if kind == "compact":
+            instructions = first_str(payload, ("custom_instructions",))
+            return [Observation(**base, text=clip(instructions))]
+        return [Observation(**base)]
+
+    def tool_observation(self, event: str, payload: Mapping[str, Any], base: dict[str, Any]) -> Observation:
+        tool = str(payload.get("tool_name") or "")
+        error_text = payload.get("error") if isinstance(payload.get("error"), str) else None
+        failed = True if error_text is not None or event.endswith("Failure") else None
+        facts = tool_facts(tool, payload.get("tool_input"), payload.get("tool_response"), base["cwd"],
+                           failed=failed, error_text=error_text)
+        return Observation(**base, tool=tool, input=facts.input, output=facts.output, error=facts.error,
+                           files=facts.files, plan=facts.plan)
+
+    # -- output -------------------------------------------------------------------------------
+    def envelope(self, event: str, text: str) -> dict[str, Any]:
+        """What the hook prints to hand `text` to the agent (Claude Code's shape)."""
+        return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}

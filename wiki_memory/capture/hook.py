@@ -1,0 +1,168 @@
+"""`wiki-memory hook AGENT [EVENT]`: one hook call, from stdin to the session's journal.
+
+The run, in order: read the payload (bounded), find the event, let the agent's adapter turn
+it into observations, redact them, append them to the journal of the project resolved from
+the payload's `cwd`; on SessionStart print the handoff in the agent's envelope; on the
+session's end start consolidation. Every step runs inside one guard: whatever goes wrong
+(bad JSON, an unknown agent, a full disk, a bug of ours), the hook prints nothing the agent
+could misread, logs one line under `WIKI_MEMORY_HOME/logs/`, and exits 0.
+
+Imports: the standard library, `config` and `capture` only (start-up time is the budget).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, Mapping
+
+MAX_PAYLOAD = 64 * 1024 * 1024  # bytes read from stdin; a larger payload is drained and skipped
+LOG_LIMIT = 1024 * 1024  # the hook log is rotated past this size
+
+
+class Skip(Exception):
+    """A hook call that records nothing, for a reason worth one log line."""
+
+
+def main(argv: list[str] | None = None, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
+         env: Mapping[str, str] | None = None) -> int:
+    """Run one hook call; always returns 0 (the agent must never see us fail)."""
+    argv = list(sys.argv[2:] if argv is None else argv)
+    env = os.environ if env is None else env
+    agent = argv[0] if argv else ""
+    event = argv[1] if len(argv) > 1 else None
+    started = time.monotonic()
+    try:
+        if stdin is None:
+            stdin = sys.stdin.buffer if sys.stdin is not None and not sys.stdin.isatty() else None
+        raw = read_payload(stdin)
+        output = run(agent, event, raw, env)
+        if output is not None:
+            out = stdout or sys.stdout.buffer
+            out.write(output)
+            out.flush()
+    except Skip as e:
+        log(env, agent, event, str(e), started)
+    except BaseException as e:  # noqa: BLE001 - the guard: nothing may reach the agent
+        if isinstance(e, KeyboardInterrupt):
+            return 0
+        log(env, agent, event, f"{type(e).__name__}: {e}", started)
+    return 0
+
+
+def read_payload(stdin: BinaryIO | None) -> bytes:
+    """All of stdin up to MAX_PAYLOAD; a larger payload is drained (so the agent's write
+    never fails on a closed pipe) and refused."""
+    if stdin is None:
+        return b""
+    chunks, size = [], 0
+    while True:
+        chunk = stdin.read(1 << 20)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size <= MAX_PAYLOAD:
+            chunks.append(chunk)
+    if size > MAX_PAYLOAD:
+        raise Skip(f"payload of {size:,} bytes is over the {MAX_PAYLOAD:,}-byte limit; skipped")
+    return b"".join(chunks)
+
+
+def parse_payload(raw: bytes) -> dict[str, Any]:
+    """The payload as a dict, or Skip."""
+    if not raw.strip():
+        raise Skip("empty payload")
+    try:
+        payload = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise Skip(f"payload is not JSON ({type(e).__name__} at {getattr(e, 'pos', '?')})") from None
+    if not isinstance(payload, dict):
+        raise Skip(f"payload is a JSON {type(payload).__name__}, not an object")
+    return payload
+
+
+def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> bytes | None:
+    """Record one hook call; returns what to print (SessionStart's envelope) or None."""
+    from wiki_memory.capture import adapter as adapters, journal, redact, startup
+    from wiki_memory import config
+
+    try:
+        adapter = adapters.load(agent)
+    except KeyError:
+        raise Skip(f"unknown agent {agent!r} (known: {', '.join(adapters.AGENTS)})") from None
+    payload = parse_payload(raw)
+    name = adapter.resolve_event(event, payload)
+    if name is None:
+        raise Skip(f"unknown event {event or payload.get('hook_event_name')!r} for {adapter.name}")
+    observations = adapter.parse(name, payload)
+    session_id = adapter.session_id(payload)
+    if session_id is None:
+        raise Skip(f"{name} payload has no session id")
+    cwd = adapter.cwd(payload)
+    project = config.resolve_project(cwd if cwd and os.path.isdir(cwd) else None, env)
+    if observations:
+        redact.configure(config.load_settings(env).section("redact"))
+        journal.append(project.journal_dir, [redact_observation(o) for o in observations])
+    kinds = {o.kind for o in observations}
+    if "session-start" in kinds:
+        source = payload.get("source") if isinstance(payload.get("source"), str) else None
+        text = startup.session_start_text(project, adapter.name, session_id, source)
+        if text:
+            return (json.dumps(adapter.envelope(name, text)) + "\n").encode("utf-8")
+    if name in adapter.end_events:
+        startup.after_session(project, adapter.name, session_id, "session-end")
+    return None
+
+
+def redact_observation(observation):
+    """The observation with every text field passed through redaction."""
+    from wiki_memory.capture.redact import redact, redact_value
+
+    return observation._replace(
+        text=redact(observation.text) if observation.text else observation.text,
+        input=redact(observation.input) if observation.input else observation.input,
+        output=redact(observation.output) if observation.output else observation.output,
+        files=tuple(redact(f) for f in observation.files),
+        plan=tuple(p._replace(text=redact(p.text)) for p in observation.plan),
+        meta=redact_value(dict(observation.meta)),
+    )
+
+
+def log(env: Mapping[str, str], agent: str, event: str | None, message: str, started: float) -> None:
+    """One line in `WIKI_MEMORY_HOME/logs/hooks.log`; never raises."""
+    try:
+        from wiki_memory import config
+        from wiki_memory.capture.redact import redact
+        from wiki_memory.capture.observation import utc_now
+
+        directory = config.home(env) / "logs"
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / "hooks.log"
+        try:
+            if path.stat().st_size > LOG_LIMIT:
+                os.replace(path, directory / "hooks.log.1")
+        except FileNotFoundError:
+            pass
+        elapsed = (time.monotonic() - started) * 1000
+        line = f"{utc_now()} {agent or '-'} {event or '-'} {elapsed:.0f}ms {redact(message)}"
+        line = line.replace("\n", " ")[:2000] + "\n"
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except BaseException:  # noqa: BLE001 - a full disk or a missing home: stay silent
+        pass
+
+
+def log_path(env: Mapping[str, str] | None = None) -> Path:
+    """Where hook failures are logged."""
+    from wiki_memory import config
+
+    return config.home(env) / "logs" / "hooks.log"

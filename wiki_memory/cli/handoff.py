@@ -1,0 +1,208 @@
+"""Commands on sessions and handoffs: handoff, handoff write, consolidate, import, demo."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from wiki_memory.cli import App, echo_json, main, pass_app
+from wiki_memory.errors import WikiMemoryError
+
+
+@main.group(invoke_without_command=True)
+@click.option("--session", "session_id", metavar="ID",
+              help="As this session would see it (its own handoff is left out).")
+@click.option("--json", "as_json", is_flag=True, help="Print the text, the handoff pages and the size as JSON.")
+@click.pass_context
+def handoff(ctx: click.Context, session_id: str | None, as_json: bool) -> None:
+    """Print what the next session in this project will be handed when it starts.
+
+    Exactly the text the SessionStart hook gives an agent: the newest handoffs not
+    written by that session, preferences, and related decisions and gotchas.
+
+    \b
+    Examples:
+      wiki-memory handoff
+      wiki-memory handoff --json
+      wiki-memory handoff write --summary "Refresh moved before the retry" --next "Fix admin_client.py"
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from wiki_memory.consolidate.handoff import handoff_for_next_session
+
+    app: App = ctx.obj
+    refresh = (app.project.wiki / ".git").is_dir()
+    view = handoff_for_next_session(app.project, session_id=session_id, refresh=refresh)
+    if as_json:
+        echo_json(view.as_dict() if view else {"text": None, "handoffs": [], "pending": [], "chars": 0})
+    elif view is None:
+        click.echo("No handoff yet: no session of this project has been consolidated, and memory holds "
+                   "no preferences, decisions or gotchas to offer.", err=True)
+    else:
+        click.echo(view.text)
+
+
+@handoff.command(name="write")
+@click.option("--summary", "-s", help="What was being done and where it stands (read from stdin when omitted).")
+@click.option("--done", "done", multiple=True, metavar="TEXT", help="Something finished (repeat for several).")
+@click.option("--failed", "failed", multiple=True, metavar="TEXT", help="An approach that failed, and why.")
+@click.option("--next", "next_steps", multiple=True, metavar="TEXT", help="A next step.")
+@click.option("--question", "questions", multiple=True, metavar="TEXT", help="An open question.")
+@click.option("--file", "files", multiple=True, metavar="PATH", help="A file touched.")
+@click.option("--agent", metavar="NAME", help="Written by this agent (e.g. codex) rather than by you.")
+@click.option("--session", "session_id", metavar="ID", help="The session this handoff is from.")
+@click.option("--json", "as_json", is_flag=True, help="Print path and commit as JSON.")
+@pass_app
+def handoff_write(app: App, summary: str | None, done: tuple[str, ...], failed: tuple[str, ...],
+                  next_steps: tuple[str, ...], questions: tuple[str, ...], files: tuple[str, ...],
+                  agent: str | None, session_id: str | None, as_json: bool) -> None:
+    """Write a handoff on purpose (one commit); the next session gets it first.
+
+    It takes precedence over the automatic handoff of the same session (or of the same
+    moment). Writing again in the same session updates it.
+
+    \b
+    Example:
+      wiki-memory handoff write --summary "Login test flake: refresh now precedes the retry" \\
+          --done "Fixed src/auth/client.py" --failed "Raising the retry delay: still flaky" \\
+          --next "Same fix in src/auth/admin_client.py" --file src/auth/client.py
+    """
+    from wiki_memory.consolidate.handoff import write_explicit_handoff
+
+    if summary is None:
+        if sys.stdin.isatty():
+            raise click.UsageError("give --summary (or pipe the summary on stdin)")
+        summary = sys.stdin.read()
+    store = app.store(create=True)
+    result = write_explicit_handoff(app.project, store, summary=summary, done=done, failed=failed,
+                                    next_steps=next_steps, open_questions=questions, files=files, agent=agent,
+                                    session_id=session_id)
+    if as_json:
+        echo_json({"path": result.path, "commit": result.commit, "created": result.created})
+    else:
+        click.echo(result.path)
+
+
+@main.command()
+@click.option("--session", "session_id", metavar="ID", help="Consolidate this session.")
+@click.option("--pending", is_flag=True, help="Consolidate every session whose journal is not consolidated yet.")
+@click.option("--llm/--no-llm", "llm", default=None,
+              help="Use the LLM of [consolidate] in config.toml, or not (default: use it when configured).")
+@click.option("--force", is_flag=True, help="Consolidate again even if the journal has not changed.")
+@click.option("--settle", type=float, metavar="SECONDS",
+              help="With --pending: skip journals written to in the last SECONDS (default 5).")
+@click.option("--quiet", is_flag=True, help="Print nothing (background runs log instead).")
+@click.option("--json", "as_json", is_flag=True, help="Print what each consolidation did as JSON.")
+@pass_app
+def consolidate(app: App, session_id: str | None, pending: bool, llm: bool | None, force: bool,
+                settle: float | None, quiet: bool, as_json: bool) -> None:
+    """Turn a finished session into a session page and a handoff page (one commit).
+
+    Hooks run this in the background when a session ends; running it again changes
+    nothing until the session's journal grows.
+
+    \b
+    Examples:
+      wiki-memory consolidate --pending
+      wiki-memory consolidate --session 2624e4c8-1b7e-4a51-9f0e-6a1d2e3f4a5b --no-llm
+    """
+    from wiki_memory.consolidate.run import consolidate_pending, consolidate_session
+
+    if bool(session_id) == pending:
+        raise click.UsageError("give --session ID or --pending")
+    if session_id:
+        outcomes = [consolidate_session(app.project, session_id, llm=llm, force=force)]
+    else:
+        outcomes = consolidate_pending(app.project, settle=settle, llm=llm)
+    if quiet:
+        return
+    if as_json:
+        echo_json([o.as_dict() for o in outcomes])
+        return
+    if not outcomes:
+        click.echo("nothing pending")
+    for o in outcomes:
+        detail = {"committed": f"committed {(o.commit or '')[:8]} ({o.mode})",
+                  "unchanged": "pages already up to date", "already": "already consolidated",
+                  "empty": "nothing substantive: no pages", "busy": "being consolidated by another process",
+                  }.get(o.status, o.message or o.status)
+        click.echo(f"{o.session_id}: {detail}")
+        for path in o.pages if o.status == "committed" else ():
+            click.echo(f"  {path}")
+
+
+@main.command(name="import")
+@click.argument("agent", type=click.Choice(["claude-code", "codex"]))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.option("--json", "as_json", is_flag=True, help="Print what was imported, per project, as JSON.")
+@click.pass_context
+def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: bool) -> None:
+    """Import past sessions from transcripts, as session pages.
+
+    Without PATHs, reads the agent's default place (~/.claude/projects, or
+    $CODEX_HOME/sessions). Each session is filed under the project of the working
+    directory its transcript records, unless --project (before the command) says where.
+    Importing again skips sessions that already have a page.
+
+    \b
+    Examples:
+      wiki-memory import claude-code
+      wiki-memory import codex ~/.codex/sessions/2026/11
+      wiki-memory --project . import claude-code ~/Downloads/session.jsonl
+    """
+    from wiki_memory.consolidate.importer import default_transcripts, find_transcripts, import_transcripts
+
+    app: App = ctx.obj
+    files = find_transcripts(paths) if paths else default_transcripts(agent)
+    if not files:
+        raise WikiMemoryError(f"no {agent} transcripts found" + (f" in {', '.join(paths)}" if paths else
+                                                                  " in the default place"))
+    forced = app.project if app.project_dir else None
+    with click.progressbar(length=len(files), label=f"reading {len(files)} transcripts", file=sys.stderr,
+                           show_pos=True) as bar:
+        report = import_transcripts(agent, files, project=forced, progress=lambda n=1: bar.update(n))
+    if as_json:
+        echo_json(report.as_dict())
+        return
+    for line in report.lines():
+        click.echo(line)
+
+
+@main.command()
+@click.option("--keep", is_flag=True, help="Keep the temporary folder (its wiki and code) to look around.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result (pages, what Codex receives) as JSON.")
+def demo(keep: bool, as_json: bool) -> None:
+    """Show the main job in a throwaway folder: Claude Code works, Codex picks up.
+
+    A realistic Claude Code session goes through the real hook entry points (a test
+    fails, a file is edited, the test passes, another fails, a plan item stays open);
+    its SessionEnd consolidates it in the background; then Codex starts in the same
+    directory, and this prints what Codex's SessionStart hook hands it. Your own memory
+    is not touched.
+
+    \b
+    Example:
+      wiki-memory demo
+      wiki-memory demo --keep   # then browse the wiki it prints
+    """
+    from wiki_memory.consolidate.demo import demo as run
+
+    result = run(keep=keep, say=(lambda line: None) if as_json else click.echo)
+    if as_json:
+        echo_json(result.as_dict())
+        return
+    if result.envelope is None:
+        raise WikiMemoryError("Codex's SessionStart hook printed nothing: see "
+                              f"{result.home / 'logs'} for why")
+    click.echo("\nWhat Codex receives (the hook's stdout, which Codex adds to the model's context):\n")
+    click.echo(json.dumps(result.envelope)[:300] + (" …" if len(json.dumps(result.envelope)) > 300 else ""))
+    click.echo("\nIts additionalContext, as the model reads it:\n")
+    click.echo(result.context)
+    if result.log:
+        click.echo("\nThe project's wiki (git log):")
+        for line in result.log:
+            click.echo(f"  {line}")
+    if keep:
+        click.echo(f"\nKept: {result.repo} (code) and {result.home} (WIKI_MEMORY_HOME)")

@@ -1,0 +1,300 @@
+"""Commands for people and teams: watch, open, remote add/list/remove, sync."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+import click
+
+from wiki_memory.cli import App, echo_json, main, pass_app
+from wiki_memory.errors import WikiMemoryError
+
+
+def _index_or_none(app: App):
+    """The project's open search index (the store's commits already go to it), or None if
+    it cannot be opened (`app.store()` has said so): the index is derived, and memory is
+    written without it."""
+    try:
+        return app.index()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _edit_line(edit) -> str:
+    return f"{edit.commit[:8]} {edit.subject}"
+
+
+@main.command()
+@click.option("--once", is_flag=True, help="Commit whatever is pending, then exit.")
+@click.option("--quiet", "quiet_period", type=click.FloatRange(min=0.05), default=0.5, show_default=True,
+              metavar="SECONDS", help="How long a file must stay unchanged before it is committed.")
+@click.option("--json", "as_json", is_flag=True, help="With --once: print the commits as JSON.")
+@pass_app
+def watch(app: App, once: bool, quiet_period: float, as_json: bool) -> None:
+    """Commit your edits in the wiki folder as you save them, until Ctrl-C.
+
+    Each settled change becomes one commit under your git identity (`edit: <path>`);
+    renames and deletions are followed, editor temporary files ignored, and the search
+    index updated for just those pages. A page whose front matter does not parse is
+    committed anyway and reported once.
+
+    \b
+    Examples:
+      wiki-memory watch            # leave it running beside your editor
+      wiki-memory watch --once     # commit what you changed, then exit
+    """
+    from wiki_memory.store import Author
+    from wiki_memory.watch import Watcher
+
+    store = app.store()
+
+    def problem(message: str) -> None:
+        click.echo(f"warning: {message}", err=True)
+
+    def edited(edit) -> None:
+        if not (once and as_json):
+            click.echo(_edit_line(edit))
+
+    watcher = Watcher(store, project=app.project, index=_index_or_none(app), quiet=quiet_period,
+                      on_edit=edited, on_problem=problem, author=Author.person(store.root))
+    if once:
+        edits = watcher.once()
+        if as_json:
+            echo_json([{"commit": e.commit, "subject": e.subject, "paths": list(e.paths)} for e in edits])
+        elif not edits:
+            click.echo("nothing to commit")
+        return
+
+    def terminate(signum, frame):  # a service manager's stop is a Ctrl-C
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    click.echo(f"watching {store.root} (Ctrl-C to stop)", err=True)
+    try:
+        try:
+            watcher.start()
+        except OSError as e:
+            limit = e.errno in (errno.ENOSPC, errno.EMFILE) and sys.platform.startswith("linux")
+            raise WikiMemoryError(f"cannot watch {store.root}: {e.strerror or e}"
+                                  + (" (the inotify limit: raise fs.inotify.max_user_watches)" if limit else "")
+                                  ) from None
+        watcher.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        try:
+            watcher.stop()
+        except KeyboardInterrupt:  # a second Ctrl-C while the last changes are committed
+            pass
+    click.echo(f"stopped ({len(watcher.edits)} commit{'s' if len(watcher.edits) != 1 else ''})", err=True)
+
+
+def _system_opener() -> list[str] | None:
+    if sys.platform == "darwin":
+        return ["open"]
+    if sys.platform.startswith("win"):
+        return None  # os.startfile
+    for name in ("xdg-open", "gio"):
+        found = shutil.which(name)
+        if found:
+            return [found, "open"] if name == "gio" else [found]
+    return None
+
+
+@main.command(name="open")
+@click.argument("page", required=False)
+@pass_app
+def open_cmd(app: App, page: str | None) -> None:
+    """Open the wiki folder, or one page, in $VISUAL / $EDITOR (else the system's opener).
+
+    With a terminal editor, what you changed is committed as your edit when it exits;
+    with a GUI editor, run `wiki-memory watch` to commit as you save.
+
+    \b
+    Examples:
+      wiki-memory open                          # the whole memory, as a folder
+      wiki-memory open "Retry policy"           # one page, by title, path or id
+      EDITOR="code --wait" wiki-memory open notes/ideas.md
+    """
+    from wiki_memory.store import Author
+
+    store = app.store(create=True)
+    store.commit_edits(author=Author.person(store.root))  # what was pending is not mixed into this edit
+    path = store.find(page) if page else None
+    target = store.root / path if path else store.root
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        opener = _system_opener()
+        if opener is None and sys.platform.startswith("win"):
+            os.startfile(str(target))  # type: ignore[attr-defined]
+        elif opener is None:
+            raise WikiMemoryError(f"no $EDITOR set and no system opener found; open {target} yourself, "
+                                  "or set EDITOR (for example EDITOR=vim)")
+        else:
+            subprocess.Popen([*opener, str(target)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+        click.echo(f"opened {target}")
+        click.echo("your saves become memory with `wiki-memory watch` (or before the next write)", err=True)
+        return
+    try:
+        # The shell splits EDITOR as git does (`code --wait`); the path travels in the environment.
+        subprocess.run(f'{editor} "$WIKI_MEMORY_OPEN"', shell=True, check=True,
+                       env={**os.environ, "WIKI_MEMORY_OPEN": str(target)})
+    except subprocess.CalledProcessError as e:
+        raise WikiMemoryError(f"the editor ({editor}) exited with status {e.returncode}") from None
+    edits = store.commit_edits([path] if path else None, Author.person(store.root))
+    for edit in edits:
+        click.echo(_edit_line(edit))
+    if not edits:
+        click.echo(f"no change to {path or store.root}")
+
+
+@main.group()
+def remote() -> None:
+    """Manage the git remotes this wiki syncs with (any git host, or a bare repository).
+
+    Remotes are the wiki repository's own (`git -C "$(wiki-memory path)" remote -v`).
+
+    \b
+    Example:
+      wiki-memory remote add origin git@github.com:acme/widgets-memory.git
+      wiki-memory remote list
+    """
+
+
+@remote.command(name="add")
+@click.argument("name")
+@click.argument("url")
+@pass_app
+def remote_add(app: App, name: str, url: str) -> None:
+    """Add a remote: an https://, ssh:// or user@host:path URL, file:// or a local path.
+
+    \b
+    Examples:
+      wiki-memory remote add origin git@github.com:acme/widgets-memory.git
+      git init --bare -b main /srv/memory/widgets.git && wiki-memory remote add origin /srv/memory/widgets.git
+    """
+    from wiki_memory.sync import add_remote
+
+    store = app.store(create=True)
+    added = add_remote(store, name, url)
+    click.echo(f"{added.name}\t{added.shown}")
+    local = added.local_path
+    if local is not None and not (local / "objects").is_dir():
+        click.echo(f"note: there is no git repository at {local} yet; create one with "
+                   f"`git init --bare -b main {local}`", err=True)
+
+
+@remote.command(name="list")
+@click.option("--json", "as_json", is_flag=True, help="Print a list of objects.")
+@pass_app
+def remote_list(app: App, as_json: bool) -> None:
+    """List the remotes, with when each last synced (or why it failed).
+
+    \b
+    Example:
+      wiki-memory remote list --json
+    """
+    from wiki_memory.sync import list_remotes, sync_state
+
+    store = app.store()
+    state = sync_state(store)
+    rows = []
+    for r in list_remotes(store):
+        info = state.get(r.name, {})
+        rows.append({**r.as_dict(), "last_success": info.get("last_success"),
+                     "last_attempt": info.get("last_attempt"), "last_error": info.get("last_error")})
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        click.echo("no remotes; add one with `wiki-memory remote add origin <url>`", err=True)
+    for row in rows:
+        status = "never synced"
+        if row["last_error"]:
+            status = f"last sync failed {row['last_attempt']}: {row['last_error']}"
+        elif row["last_success"]:
+            status = f"synced {row['last_success']}"
+        click.echo(f"{row['name']}\t{row['url']}\t{status}")
+
+
+@remote.command(name="remove")
+@click.argument("name")
+@pass_app
+def remote_remove(app: App, name: str) -> None:
+    """Forget a remote (the wiki and the remote repository are left as they are).
+
+    \b
+    Example:
+      wiki-memory remote remove backup
+    """
+    from wiki_memory.sync import remove_remote
+
+    removed = remove_remote(app.store(), name)
+    click.echo(f"removed {removed.name} ({removed.shown})")
+
+
+@main.command(name="sync")
+@click.argument("remote_name", metavar="[REMOTE]", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print what the sync did as JSON.")
+@pass_app
+def sync_cmd(app: App, remote_name: str | None, as_json: bool) -> None:
+    """Share memory through a git remote: commit your pending edits, fetch, merge, push.
+
+    Pages changed on one side are taken; a page changed on both is merged line by line,
+    or, where both changed the same lines, both versions are kept (this machine's as
+    `<page>.conflict-<host>-<date>.md`, linked from the page) and reported. A page
+    deleted on one side and edited on the other is kept. Nothing is ever lost; an
+    unreachable remote leaves your local memory as it was.
+
+    \b
+    Examples:
+      wiki-memory remote add origin git@github.com:acme/widgets-memory.git
+      wiki-memory sync
+      wiki-memory sync backup --json
+    """
+    from wiki_memory.cli.search import _Progress
+    from wiki_memory.sync import sync
+
+    store = app.store()
+    progress = _Progress(quiet=as_json)  # embedding a thousand received pages takes a while
+    try:
+        report = sync(store, remote_name, project=app.project, index=_index_or_none(app), progress=progress)
+    finally:
+        progress.close()
+    if as_json:
+        echo_json(report.as_dict())
+        return
+    click.echo(f"synced with {report.remote} ({report.url})")
+    if report.edits:
+        click.echo(f"committed {len(report.edits)} hand edit{'s' if len(report.edits) != 1 else ''} first: "
+                   + ", ".join(e.subject.removeprefix("edit: ") for e in report.edits[:5])
+                   + (" ..." if len(report.edits) > 5 else ""))
+    if report.received_commits:
+        changed = len(report.changed_here)
+        click.echo(f"received {report.received_commits} commit{'s' if report.received_commits != 1 else ''}"
+                   f" ({changed} file{'s' if changed != 1 else ''} changed here"
+                   + (", fast-forward" if report.fast_forward else "") + ")")
+    for path in report.merged:
+        click.echo(f"merged: {path} (changed on both sides, merged line by line)")
+    for old, new in report.renamed:
+        click.echo(f"followed a rename: {old} -> {new} (the other side's edit is in {new})")
+    for path in report.kept:
+        click.echo(f"kept: {path} (deleted on one side, edited on the other)")
+    for page, copy in report.conflicts:
+        click.echo(f"conflict: {page} was changed here and on {report.remote} at the same lines; both are "
+                   f"kept: the page has {report.remote}'s version, yours is in {copy} (linked from the page)")
+    if report.sent_commits:
+        click.echo(f"sent {report.sent_commits} commit{'s' if report.sent_commits != 1 else ''}")
+    if not (report.edits or report.received_commits or report.sent_commits):
+        click.echo("already up to date")
+    if report.index is not None and report.index.changed:
+        click.echo(f"re-indexed {report.index.changed} page{'s' if report.index.changed != 1 else ''}")
+    if report.index_warning:
+        click.echo(f"warning: {report.index_warning}", err=True)

@@ -1,0 +1,201 @@
+"""The handoff, as the rest of wiki-memory asks for it.
+
+- `handoff_for_next_session`: what a session starting now is told (exactly the SessionStart
+  text): the newest handoffs of the project not written by the asking session, sessions
+  that ended but are not consolidated yet (summarised on the spot), preferences, and the
+  decisions and gotchas that relate to them. Standard library only on the default path.
+- `write_explicit_handoff`: a handoff written on purpose by a person or an agent (`wiki-memory
+  handoff write`, the MCP `handoff_write` tool); it takes precedence over the automatic
+  handoff of the same session or moment.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import namedtuple
+from pathlib import Path
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # no runtime `typing` import on the hook path
+    from typing import Any, Sequence
+
+from wiki_memory.config import Project
+from wiki_memory.consolidate import background, context
+
+# SessionStart summarises at most this much unconsolidated journal on the spot.
+INLINE_MAX_BYTES = 4 * 1024 * 1024
+INLINE_MAX_SESSIONS = 3
+INLINE_TIME_BUDGET = 0.06
+# ... and reads its transcript too when it is this small (Codex's hooks carry no exit codes).
+INLINE_MAX_TRANSCRIPT_BYTES = 1024 * 1024
+
+
+class HandoffView(namedtuple("HandoffView", "text handoffs pending stale", defaults=((), False))):
+    """What a session starting now would be handed.
+
+    `text`: exactly what SessionStart gives the agent; `handoffs`: the handoff pages it draws
+    on, newest first; `pending`: sessions summarised on the spot, not consolidated yet;
+    `stale`: the wiki moved on since the context was built (a rebuild was started).
+    (A named tuple, not a dataclass: `dataclasses` costs the hook path a fifth of its start.)
+    """
+
+    __slots__ = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "handoffs": list(self.handoffs), "pending": list(self.pending),
+                "stale": self.stale, "chars": len(self.text)}
+
+
+def _inline_entries(project: Project, pending: list[Path], session_id: str | None) -> list[dict[str, Any]]:
+    """Sessions that ended but were not consolidated yet, summarised from their journals."""
+    if not pending:
+        return []  # the common case: nothing more to import
+    from wiki_memory.consolidate.extract import summarize
+    from wiki_memory.consolidate.render import content_from_summary, handoff_body, handoff_page_path, \
+        handoff_text, session_page_path
+    from wiki_memory.consolidate.run import _stamp, current_branch, load_session
+    from wiki_memory.consolidate.session import time_key
+
+    started = time.monotonic()
+    entries = []
+    for path in pending:
+        if len(entries) >= INLINE_MAX_SESSIONS or time.monotonic() - started > INLINE_TIME_BUDGET:
+            break
+        try:
+            if path.stat().st_size > INLINE_MAX_BYTES:
+                continue
+            session = load_session(path, max_transcript_bytes=INLINE_MAX_TRANSCRIPT_BYTES)
+        except OSError:
+            continue
+        if session_id and session.session_id == session_id:
+            continue
+        summary = summarize(session)
+        if not summary.substantive:
+            continue
+        branch = session.branch or current_branch(session.cwd)
+        meta = {"agent": session.agent, "session_id": session.session_id, "ended": _stamp(session.end),
+                "session_page": session_page_path(session), "handoff_kind": "automatic"}
+        if branch:
+            meta["branch"] = branch
+        if not session.ended:
+            meta["in_progress"] = True
+        handoff_path = handoff_page_path(session)
+        body = handoff_body(content_from_summary(summary), session_page_path(session))
+        entries.append({"path": handoff_path, "kind": "automatic", "session_id": session.session_id,
+                        "agent": session.agent, "ended": meta["ended"], "ended_ts": time_key(session.end),
+                        "text": handoff_text(meta, body, handoff_path),
+                        "compact": handoff_text(meta, body, handoff_path, compact=True),
+                        "terms": context.terms(summary.goal, " ".join(summary.open), " ".join(summary.files)),
+                        "related": None})
+    return entries
+
+
+def handoff_for_next_session(project: Project, *, session_id: str | None = None, agent: str | None = None,
+                             source: str | None = None, background_work: bool = False, refresh: bool = False,
+                             budget: int = context.BUDGET) -> HandoffView | None:
+    """What a session starting now would be handed, or None when memory has nothing to say.
+
+    `source` (startup | resume | clear | compact) changes nothing: a session is never
+    handed its own handoff, so a resumed session sees other sessions' handoffs only.
+    `background_work` (the SessionStart hook) starts `consolidate --pending` when sessions
+    wait to be consolidated or the context is stale; `refresh` (the CLI) rebuilds a stale
+    context first, which needs the store.
+    """
+    ctx = context.load(project)
+    stale = context.is_stale(project, ctx)
+    if stale and refresh:
+        from wiki_memory.consolidate.run import open_store
+
+        store = open_store(project, create=False)
+        try:
+            ctx = context.refresh(project, store)
+        finally:
+            store.close()
+        stale = False
+    pending = background.pending_journals(project, settle=background.settle_seconds(),
+                                          exclude=(session_id,) if session_id else ())
+    inline = _inline_entries(project, pending, session_id)
+    # Even a journal with nothing in it is consolidated (as empty), so that later starts skip it.
+    if background_work and (pending or stale):
+        background.start_pending(project)
+    text, paths = context.compose(ctx, inline, session_id=session_id, budget=budget)
+    if text is None:
+        return None
+    pending = tuple(str(e["session_id"]) for e in inline if e["path"] in paths)
+    return HandoffView(text, tuple(paths), pending, stale)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "person"
+
+
+def write_explicit_handoff(project: Project, store: Any, *, summary: str, done: Sequence[str] = (),
+                           failed: Sequence[str] = (), next_steps: Sequence[str] = (),
+                           open_questions: Sequence[str] = (), files: Sequence[str] = (),
+                           agent: str | None = None, session_id: str | None = None) -> Any:
+    """Write a handoff page from a person or an agent (one commit); returns the WriteResult.
+
+    One explicit handoff per session: writing again in the same session updates it. It is
+    offered ahead of the automatic handoff of the same session, and of any automatic
+    handoff within ten minutes of it.
+    """
+    from wiki_memory.consolidate.extract import clean
+    from wiki_memory.consolidate.render import explicit_body, title_words
+    from wiki_memory.consolidate.run import after_commit, current_branch
+    from wiki_memory.consolidate.session import redact, short_id
+    from wiki_memory.errors import WikiMemoryError
+    from wiki_memory.pages import Page, now_iso
+    from wiki_memory.store import Author
+
+    summary = (summary or "").strip()
+    if not summary:
+        raise WikiMemoryError("a handoff needs a summary (what was being done and where it stands)")
+    if len(summary) > 20000:
+        raise WikiMemoryError("the summary is over 20,000 characters; a handoff should be far shorter")
+
+    def items(values: Sequence[str], name: str) -> list[str]:
+        if isinstance(values, str):
+            values = [values]
+        out = [redact(" ".join(str(v).split())) for v in values if str(v).strip()]
+        if len(out) > 50 or any(len(v) > 2000 for v in out):
+            raise WikiMemoryError(f"too much in {name}: at most 50 items of 2,000 characters")
+        return out
+
+    done_l, failed_l = items(done, "done"), items(failed, "failed")
+    next_l, questions_l, files_l = items(next_steps, "next steps"), items(open_questions, "open questions"), \
+        items(files, "files")
+    now = now_iso()
+    author = Author.agent(agent) if agent else Author.person(store.root)
+    who = agent or author.name
+    date = now[:10]
+    name = f"{date}-{_slug(who)}-{short_id(session_id)}" if session_id else f"{date}-{now[11:19].replace(':', '')}-{_slug(who)}"
+    path = f"handoffs/{date[:4]}/{date[5:7]}/{name}-explicit.md"
+    from wiki_memory.capture.observation import utc_now
+
+    # Milliseconds: two handoffs written in the same second still have an order.
+    meta: dict[str, Any] = {"handoff_kind": "explicit", "ended": utc_now()}
+    if agent:
+        meta["agent"] = agent
+    else:
+        meta["author"] = who
+    if session_id:
+        meta["session_id"] = session_id
+    branch = current_branch(str(project.root)) if project.root else None
+    if branch:
+        meta["branch"] = branch
+    body = explicit_body(redact(summary), done_l, failed_l, next_l, questions_l, files_l)
+    page = Page.new(f"Handoff {date} {who}: {title_words(clean(summary, 200))}", "handoff", body,
+                    tags=[agent or "person", "explicit"], sources=[f"{agent}:{short_id(session_id)}"]
+                    if agent and session_id else [], path=path, extra=meta, date=now)
+    result = store.write(page, author, session_id=session_id, agent=agent,
+                         message=f"handoff: {path.removesuffix('.md')}")
+    context.refresh(project, store)
+    if result.commit:
+        after_commit(project, store)
+    return result
+
+
+def journal_exists(project: Project, session_id: str) -> bool:
+    from wiki_memory.capture.journal import journal_file
+
+    return Path(journal_file(project.journal_dir, session_id)).exists()

@@ -1,0 +1,451 @@
+"""Consolidating a session: journal (+ transcript) -> session page + handoff page, one commit.
+
+Idempotent: a session is consolidated once per state of its journal. The state file
+(`<home>/consolidate/<session>.json`) records the journal's size as read and carries the
+journal's modification time, so running again is a no-op (no commit, same pages) until the
+journal grows, and then the same two pages are updated in place. A consolidation killed
+half-way left no state: `consolidate --pending` finishes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from wiki_memory.capture import journal
+from wiki_memory.config import Project, find_code_root, load_settings
+from wiki_memory.consolidate.background import log, pending_journals, settle_seconds, state_dir
+from wiki_memory.consolidate.extract import Summary, summarize
+from wiki_memory.consolidate.render import (
+    content_from_summary, handoff_body, handoff_page_path, session_body, session_page_path, title_words,
+)
+from wiki_memory.consolidate.session import Session, build_session, iso, merge_observations, time_key
+from wiki_memory.errors import NotFoundError, WikiMemoryError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What consolidating one session did."""
+
+    session_id: str
+    status: str  # committed | unchanged | already | empty | busy
+    commit: str | None = None
+    pages: tuple[str, ...] = ()
+    handoff: str | None = None
+    mode: str = "extractive"  # extractive | llm:<provider>:<model> | extractive (llm failed: ...)
+    message: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"session_id": self.session_id, "status": self.status, "commit": self.commit,
+                "pages": list(self.pages), "handoff": self.handoff, "mode": self.mode, "message": self.message}
+
+
+@dataclass
+class _State:
+    size: int
+    mtime: float
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def _state_path(project: Project, journal_path: Path) -> Path:
+    return state_dir(project) / (journal_path.stem + ".json")
+
+
+def read_state(project: Project, journal_path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(_state_path(project, journal_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write_state(project: Project, journal_path: Path, state: dict[str, Any], journal_mtime: float) -> None:
+    path = _state_path(project, journal_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(state, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+    # The journal's time as read: a line appended since makes the journal newer than this.
+    os.utime(path, (journal_mtime, journal_mtime))
+
+
+class _SessionLock:
+    """One consolidation of a session at a time (SessionEnd's and SessionStart's --pending)."""
+
+    def __init__(self, path: Path, wait: bool):
+        self.path, self.wait, self.fd = path, wait, None
+
+    def __enter__(self) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        if fcntl is None:
+            return True
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except OSError:
+                if not self.wait or time.monotonic() > deadline:
+                    return False
+                time.sleep(0.05)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the flock
+
+
+def current_branch(cwd: str | None) -> str | None:
+    """The branch checked out in the code repository of `cwd`, read from its HEAD file."""
+    if not cwd:
+        return None
+    root = find_code_root(Path(cwd)) if Path(cwd).exists() else None
+    if root is None:
+        return None
+    dot_git = root / ".git"
+    git_dir = dot_git
+    if dot_git.is_file():
+        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+        if not text.startswith("gitdir:"):
+            return None
+        git_dir = Path(text[7:].strip())
+        git_dir = git_dir if git_dir.is_absolute() else (root / git_dir).resolve()
+    try:
+        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return head[len("ref: refs/heads/"):] if head.startswith("ref: refs/heads/") else None
+
+
+def load_session(journal_path: Path, *, with_transcript: bool = True,
+                 max_transcript_bytes: int | None = None) -> Session:
+    """The session of a journal, completed with its transcript when one can be read (and is
+    no bigger than `max_transcript_bytes`, when given)."""
+    observations = list(journal.read(journal_path))
+    first = next((o for o in observations if o.session_id), None)
+    agent = first.agent if first else ""
+    session_id = first.session_id if first else journal_path.stem
+    transcript = []
+    if with_transcript:
+        transcript = read_transcript_for(agent, session_id, observations, max_bytes=max_transcript_bytes)
+    session = build_session(merge_observations(observations, transcript), agent=agent or None,
+                            session_id=session_id)
+    if not session.branch:
+        session.branch = current_branch(session.cwd)
+    return session
+
+
+def read_transcript_for(agent: str, session_id: str, observations: Sequence[Any], *,
+                        max_bytes: int | None = None) -> list[Any]:
+    """The transcript's observations for a session, or [] (none named, unreadable, too big
+    for `max_bytes`, unknown agent)."""
+    path = next((o.meta.get("transcript_path") for o in reversed(observations)
+                 if o.meta.get("transcript_path")), None)
+
+    def fits(candidate: Path) -> bool:
+        return max_bytes is None or candidate.stat().st_size <= max_bytes
+
+    try:
+        if agent == "codex":
+            from wiki_memory.consolidate.codex import find_rollout, read_rollout
+
+            if max_bytes is not None and not (path and Path(path).is_file()):
+                return []  # no searching the sessions folder on the hook path
+            found = Path(path) if path and Path(path).is_file() else find_rollout(session_id)
+            return read_rollout(found) if found and fits(found) else []
+        if agent == "claude-code" and path and Path(path).is_file() and fits(Path(path)):
+            from wiki_memory.consolidate.claude_code import read_transcript
+
+            return read_transcript(path)
+    except Exception as e:  # a transcript is a bonus; the journal alone still makes the pages
+        log(f"session {session_id}: transcript {path} unreadable ({type(e).__name__}: {e}); using the journal")
+    return []
+
+
+def _stamp(value: str | None) -> str:
+    seconds = time_key(value)
+    return iso(seconds) if seconds else (value or "")
+
+
+def build_pages(summary: Summary, llm_result: Any = None, *, mode: str = "extractive",
+                with_handoff: bool = True) -> list[Any]:
+    """The session page and the handoff page (and proposed pages) for a summary; with
+    `with_handoff` False (an import), the session page alone."""
+    from wiki_memory.pages import Page
+
+    s = summary.session
+    session_path = session_page_path(s)
+    handoff_path = handoff_page_path(s)
+    source = f"{s.agent}:{s.short_id}"
+    goal_words = llm_result.title if llm_result is not None and llm_result.title else title_words(summary.goal)
+    session_meta: dict[str, Any] = {"agent": s.agent, "session_id": s.session_id}
+    for key, value in (("model", s.model), ("branch", s.branch), ("cwd", s.cwd), ("started", _stamp(s.start)),
+                       ("ended", _stamp(s.end)), ("handoff", handoff_path if with_handoff else None),
+                       ("transcript", s.transcript_path)):
+        if value:
+            session_meta[key] = value
+    content = llm_result.content if llm_result is not None else content_from_summary(summary)
+    proposals = []
+    if llm_result is not None:
+        for p in llm_result.proposals:
+            page = Page.new(p.title, p.type, f"{p.body}\n\nSource: [[{session_path}]]",
+                            tags=list(p.tags) + ["llm-proposed"], sources=[source])
+            proposals.append(page)
+        if proposals:
+            from dataclasses import replace
+
+            content = replace(content, related=tuple(content.related) + tuple(p.path for p in proposals))
+    session_page = Page.new(f"Session {s.date} {s.agent} {s.key}: {goal_words}", "session",
+                            session_body(summary, handoff_path if with_handoff else None,
+                                         llm_result.summary if llm_result else None),
+                            tags=[s.agent], sources=[source], path=session_path, extra=session_meta,
+                            date=_stamp(s.start) or None)
+    if not with_handoff:
+        return [session_page]
+    handoff_meta: dict[str, Any] = {"agent": s.agent, "session_id": s.session_id, "ended": _stamp(s.end),
+                                    "handoff_kind": "automatic", "session_page": session_path,
+                                    "consolidation": mode}
+    if s.branch:
+        handoff_meta["branch"] = s.branch
+    if not s.ended:
+        handoff_meta["in_progress"] = True
+    handoff_page = Page.new(f"Handoff {s.date} {s.agent} {s.key}: {goal_words}", "handoff",
+                            handoff_body(content, session_path, s.transcript_path), tags=[s.agent],
+                            sources=[source], path=handoff_path, extra=handoff_meta,
+                            date=_stamp(s.end) or None)
+    return [session_page, handoff_page, *proposals]
+
+
+def unique_key(store: Any, session: Session) -> str:
+    """The key naming the session's pages: its short id, unless another session's pages
+    already have that name (then a longer one)."""
+    from wiki_memory.consolidate.session import key_candidates
+
+    keys = key_candidates(session.session_id)
+    for key in keys:
+        session.page_key = key
+        path = session_page_path(session)
+        if not store.exists(path):
+            return key
+        try:
+            owner = store.read(path).meta.get("session_id")
+        except WikiMemoryError:
+            continue
+        if owner in (None, session.session_id):
+            return key
+    return keys[-1]
+
+
+def open_store(project: Project, *, create: bool = True) -> Any:
+    """The project's store, created (with its `project.json`) on first use."""
+    from wiki_memory.store import Store
+
+    def ready() -> Any:
+        """The store when the wiki is there and has its first commit; None while it is being made."""
+        if not (project.wiki / ".git").is_dir():
+            return None
+        try:
+            store = Store(project.wiki)
+        except Exception:  # dulwich's NotGitRepository: `.git` exists but is not filled in yet
+            return None
+        if store.head() is None:
+            store.close()
+            return None
+        return store
+
+    store = ready()
+    if store is not None:
+        return store
+    if not create:
+        raise NotFoundError(f"no wiki yet for this project ({project.wiki}); run `wiki-memory init`")
+    # Trigger: two sessions of a new project end at once, and both find no wiki.
+    # Why: creating a repository is not atomic; the second would trip over the first's `.git`.
+    with _SessionLock(project.home / ".create-wiki.lock", wait=True):
+        deadline = time.monotonic() + 5
+        while (project.wiki / ".git").is_dir() and ready() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # someone else (`wiki-memory init`) is creating it right now
+        store = ready() or Store.create(project.wiki)
+    info = {"id": project.id, "name": project.name, "root": str(project.root) if project.root else None,
+            "identity": project.identity, "wiki": str(project.wiki)}
+    info_path = project.home / "project.json"
+    if not info_path.exists():
+        info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    return store
+
+
+def after_commit(project: Project, store: Any) -> None:
+    """What follows a consolidation commit: the sync issue's `[sync] auto = true` hook.
+
+    The single call site for automatic sync; `wiki_memory.sync.maybe_auto_sync` decides
+    whether to push (and does nothing unless the user turned it on).
+    """
+    try:
+        from wiki_memory.sync import maybe_auto_sync
+    except ImportError:
+        return  # the sync part is not installed in this build
+    try:
+        maybe_auto_sync(project, store)
+    except Exception as e:  # a failed push never loses the commit; it is retried next time
+        log(f"auto sync after consolidation failed: {type(e).__name__}: {e}")
+
+
+def _use_llm(llm: bool | None) -> Any:
+    from wiki_memory.consolidate.llm import llm_config
+
+    if llm is False:
+        return None
+    try:
+        config = llm_config(load_settings())
+    except WikiMemoryError as e:
+        if llm:
+            raise
+        log(f"LLM consolidation is misconfigured ({e}); writing extractive pages")
+        return None
+    if llm is True and config is None:
+        raise WikiMemoryError("--llm needs a provider: set [consolidate] provider and model in config.toml")
+    return config
+
+
+def consolidate_session(project: Project, session_id: str, *, llm: bool | None = None, force: bool = False,
+                        wait: bool = True, store: Any = None) -> Outcome:
+    """Consolidate one session of the project (see the module docstring)."""
+    path = journal.journal_file(project.journal_dir, session_id)
+    if not path.exists():
+        raise NotFoundError(f"no journal for session {session_id} in {project.journal_dir}")
+    own = store is None
+    try:
+        if own:
+            store = _LazyStore(project)
+        return _consolidate_journal(project, path, llm=llm, force=force, wait=wait, store=store)
+    finally:
+        if own:
+            store.close()
+
+
+def _consolidate_journal(project: Project, path: Path, *, llm: bool | None, force: bool, wait: bool,
+                         store: Any = None) -> Outcome:
+    lock = _SessionLock(state_dir(project) / (path.stem + ".lock"), wait)
+    with lock as held:
+        if not held:
+            return Outcome(path.stem, "busy", message="another process is consolidating this session")
+        st = path.stat()
+        state = read_state(project, path)
+        if state and state.get("size") == st.st_size and not force:
+            return Outcome(str(state.get("session_id") or path.stem), "already", state.get("commit"),
+                           tuple(state.get("pages") or ()), state.get("handoff"), str(state.get("mode") or ""),
+                           "already consolidated as the journal stands")
+        session = load_session(path)
+        summary = summarize(session)
+        base = {"session_id": session.session_id, "agent": session.agent, "journal": path.name,
+                "size": st.st_size, "time": iso(time.time())}
+        if not summary.substantive:
+            _write_state(project, path, {**base, "pages": [], "status": "empty"}, st.st_mtime)
+            log(f"session {session.session_id}: nothing substantive (no prompt, no command or edit); no pages")
+            return Outcome(session.session_id, "empty", message="nothing substantive: no pages written")
+        config = _use_llm(llm)
+        result, mode = None, "extractive"
+        if config is not None:
+            from wiki_memory.consolidate.llm import LLMError, consolidate as llm_consolidate
+
+            try:
+                result = llm_consolidate(config, summary)
+                mode = f"llm:{config.label}"
+            except LLMError as e:
+                mode = "extractive (llm failed)"
+                log(f"session {session.session_id}: LLM consolidation with {config.label} failed ({e}); "
+                    "wrote the extractive pages instead")
+        session.page_key = unique_key(store, session)
+        pages = build_pages(summary, result, mode=mode)
+        # Proposed pages never overwrite memory that exists (a person's or an earlier session's).
+        pages = pages[:2] + [p for p in pages[2:] if not store.exists(p.path)]
+        results = store.write_many(pages, _author(session.agent), session_id=session.session_id,
+                                   agent=session.agent,
+                                   message=f"consolidate: {session.agent} session {session.short_id}")
+        commit = next((r.commit for r in results if r.commit), None)
+        from wiki_memory.consolidate import context
+
+        context.refresh(project, store)
+        if commit:
+            after_commit(project, store)
+        paths = tuple(r.path for r in results)
+        _write_state(project, path, {**base, "pages": list(paths), "handoff": paths[1], "commit": commit,
+                                     "mode": mode, "status": "committed" if commit else "unchanged"}, st.st_mtime)
+        log(f"session {session.session_id}: {'committed ' + commit[:8] if commit else 'unchanged'} "
+            f"({mode}): {', '.join(paths)}")
+        return Outcome(session.session_id, "committed" if commit else "unchanged", commit, paths, paths[1], mode)
+
+
+def _author(agent: str) -> Any:
+    from wiki_memory.store import Author
+
+    return Author.agent(agent or "wiki-memory")
+
+
+def consolidate_pending(project: Project, *, settle: float | None = None, llm: bool | None = None,
+                        exclude: Iterable[str] = ()) -> list[Outcome]:
+    """Consolidate every journal left unconsolidated (a killed process, a crash, a Stop-only agent)."""
+    if settle is None:
+        settle = settle_seconds()
+    from wiki_memory.consolidate import context
+
+    outcomes = []
+    store = _LazyStore(project)
+    try:
+        for path in pending_journals(project, settle=settle, exclude=tuple(exclude)):
+            try:
+                outcomes.append(_consolidate_journal(project, path, llm=llm, force=False, wait=False, store=store))
+            except WikiMemoryError as e:
+                log(f"pending {path.name}: {e}")
+                outcomes.append(Outcome(path.stem, "error", message=str(e)))
+        # The wiki moved without a consolidation (a hand edit, an MCP write, a pull): the
+        # SessionStart context is rebuilt here, in the background, not on the hook path.
+        if context.is_stale(project, context.load(project)):
+            context.refresh(project, store)
+    finally:
+        store.close()
+    return outcomes
+
+
+class _LazyStore:
+    """The project's store, opened (or created) on first use: a session with nothing to
+    consolidate never creates a wiki. Its commits land in the search index at once, as
+    every CLI write does."""
+
+    def __init__(self, project: Project):
+        self._project = project
+        self._store: Any = None
+        self._index: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._store is None:
+            self._store = open_store(self._project)
+            self._index = attach_index(self._project, self._store)
+        return getattr(self._store, name)
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+        if self._store is not None:
+            self._store.close()
+
+
+def attach_index(project: Project, store: Any) -> Any:
+    """The project's search index, kept current with `store`'s commits; None without one."""
+    try:
+        from wiki_memory.index import Index
+    except ImportError:
+        return None
+    try:
+        return Index.open(project).attach(store)
+    except Exception as e:  # derived data: consolidation goes on without it
+        log(f"the search index is unavailable ({type(e).__name__}: {e}); `wiki-memory reindex` rebuilds it")
+        return None

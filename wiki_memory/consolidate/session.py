@@ -1,0 +1,428 @@
+"""One account of a session, built from observations (the journal's, a transcript's, or both).
+
+Standard library only: SessionStart builds accounts of sessions that ended but were not
+consolidated yet, on the hook path.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from datetime import datetime, timezone
+from typing import Any, Iterable, Mapping, Sequence
+
+from wiki_memory.capture.observation import Observation, PlanItem
+
+# What a tool does, by its name in any agent. Anything else is "other".
+_COMMAND_TOOLS = {"bash", "exec_command", "shell", "local_shell", "shell_command", "run_shell_command",
+                  "run_terminal_cmd", "terminal", "powershell", "container.exec", "bashoutput", "write_stdin"}
+_EDIT_TOOLS = {"edit", "write", "multiedit", "notebookedit", "apply_patch", "write_file", "replace",
+               "edit_file", "str_replace_editor", "str_replace_based_edit_tool", "create_file",
+               "search_replace", "delete_file"}
+_READ_TOOLS = {"read", "glob", "grep", "ls", "read_file", "read_many_files", "list_directory", "glob_tool",
+               "search_file_content", "codebase_search", "file_search", "grep_search", "list_dir",
+               "webfetch", "websearch", "web_fetch", "web_search", "google_web_search", "view_image",
+               "notebookread", "taskget", "tasklist", "taskoutput", "tool_search", "toolsearch"}
+_PLAN_TOOLS = {"todowrite", "taskcreate", "taskupdate", "update_plan", "write_todos", "todo_write"}
+_ASK_TOOLS = {"askuserquestion", "exitplanmode", "request_user_input", "ask_followup_question"}
+_AGENT_TOOLS = {"task", "agent", "multi_agent_v1", "spawn_agent"}
+# Tools that send the whole plan each time; the others (TaskCreate, TaskUpdate) change one item.
+_FULL_PLAN_TOOLS = {"todowrite", "update_plan", "write_todos", "todo_write"}
+
+
+def tool_kind(name: str | None, files: Sequence[str] = ()) -> str:
+    """command | edit | read | plan | ask | agent | memory | other."""
+    low = (name or "").lower()
+    if "wiki-memory" in low or "wiki_memory" in low:
+        return "memory"
+    if low in _COMMAND_TOOLS:
+        return "command"
+    if low in _EDIT_TOOLS:
+        return "edit"
+    if low in _PLAN_TOOLS:
+        return "plan"
+    if low in _READ_TOOLS:
+        return "read"
+    if low in _ASK_TOOLS:
+        return "ask"
+    if low in _AGENT_TOOLS:
+        return "agent"
+    return "edit" if files else "other"
+
+
+def normalize_status(status: str | None) -> str:
+    """completed | in_progress | pending | cancelled, from any agent's spelling."""
+    low = (status or "").strip().lower().replace("-", "_").replace(" ", "_")
+    if low in ("completed", "complete", "done", "finished", "success", "succeeded"):
+        return "completed"
+    if low in ("in_progress", "inprogress", "active", "doing", "running", "started"):
+        return "in_progress"
+    if low in ("cancelled", "canceled", "deleted", "removed", "abandoned", "skipped"):
+        return "cancelled"
+    return "pending"
+
+
+@lru_cache(maxsize=8192)
+def time_key(stamp: str | None) -> float:
+    """Seconds since the epoch for an ISO 8601 time; 0 when it cannot be read."""
+    if not stamp:
+        return 0.0
+    try:
+        parsed = datetime.fromisoformat(stamp.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return 0.0
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.timestamp()
+
+
+def iso(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# Prompts that are the agent's plumbing, not the user's words.
+_META_PROMPT = re.compile(
+    r"^\s*(<command-(name|message|args)>|<local-command-std(out|err)>|Caveat: The messages below were generated"
+    r"|<environment_context>|<user_instructions>|<user_shell_command>|# AGENTS\.md instructions"
+    r"|<system-reminder>|\[Request interrupted by user|<turn_aborted>|<subagent_notification>)",
+    re.IGNORECASE)
+_SLASH_COMMAND = re.compile(r"^\s*/[a-z][\w:-]*(\s|$)", re.IGNORECASE)
+_GREETING = re.compile(r"^\s*(hi|hey|hello|yo|hola|good (morning|afternoon|evening)|thanks?( you)?|ok(ay)?|"
+                       r"continue|go on|go ahead|yes|no|y|n)\s*[.!?]*\s*$", re.IGNORECASE)
+
+
+def is_meta_prompt(text: str) -> bool:
+    """True for text an agent injects as a user turn (command caveats, environment context)."""
+    return bool(_META_PROMPT.match(text)) or bool(_SLASH_COMMAND.match(text) and len(text.split()) <= 3)
+
+
+def is_trivial_prompt(text: str) -> bool:
+    """A greeting or a bare go-ahead: a real prompt, but not a goal."""
+    return bool(_GREETING.match(text))
+
+
+@dataclass(frozen=True)
+class Step:
+    """One tool call of a session, with what came of it."""
+
+    index: int
+    time: str
+    tool: str
+    kind: str
+    input: str
+    output: str
+    error: bool
+    files: tuple[str, ...] = ()
+    plan: tuple[PlanItem, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def rejected(self) -> bool:
+        """The user refused the call (a permission prompt answered no, a rejected plan)."""
+        if self.meta.get("rejected"):
+            return True
+        return bool(self.error and re.search(r"user (doesn't|does not|did not|didn't) want to proceed|"
+                                             r"rejected by (the )?user|user rejected|user denied",
+                                             self.output, re.IGNORECASE))
+
+    @property
+    def interrupted(self) -> bool:
+        return bool(self.meta.get("interrupted"))
+
+    @property
+    def exit_code(self) -> int | None:
+        value = self.meta.get("exit_code")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
+    def no_result(self) -> bool:
+        """The call was made but its result never arrived (the session stopped first)."""
+        return bool(self.meta.get("no_result"))
+
+
+@dataclass(frozen=True)
+class Prompt:
+    time: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The assistant's last message of a turn (a Stop)."""
+
+    time: str
+    text: str
+
+
+@dataclass
+class Session:
+    """Everything consolidation knows about one session, in order."""
+
+    agent: str
+    session_id: str
+    cwd: str | None = None
+    model: str | None = None
+    branch: str | None = None
+    start: str | None = None
+    end: str | None = None
+    source: str | None = None  # startup | resume | clear | compact | transcript
+    end_reason: str | None = None
+    transcript_path: str | None = None
+    prompts: list[Prompt] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
+    plan: list[PlanItem] = field(default_factory=list)
+    ended: bool = False  # a session-end was recorded
+    compactions: int = 0
+    events: int = 0
+    last_kind: str | None = None  # the kind of the last observation that was not lifecycle
+
+    page_key: str | None = None  # names its pages; the short id unless that is taken
+
+    @property
+    def short_id(self) -> str:
+        return short_id(self.session_id)
+
+    @property
+    def key(self) -> str:
+        return self.page_key or self.short_id
+
+    @property
+    def real_prompts(self) -> list[Prompt]:
+        return [p for p in self.prompts if not is_meta_prompt(p.text)]
+
+    @property
+    def final_answer(self) -> str | None:
+        return self.answers[-1].text if self.answers else None
+
+    @property
+    def date(self) -> str:
+        """The session's start date (UTC, YYYY-MM-DD) that names its pages."""
+        stamp = self.start or self.end
+        if stamp and time_key(stamp):
+            return iso(time_key(stamp))[:10]
+        return "1970-01-01"
+
+
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-([0-9a-f])[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE)
+
+
+def short_id(session_id: str) -> str:
+    """Eight characters that tell sessions apart: the head of a random id, the tail of a
+    time-ordered one (UUIDv7 ids, Codex's, share their head for a minute at a time)."""
+    m = _UUID.match(session_id or "")
+    if m and m.group(1) in ("1", "6", "7"):
+        return session_id[-8:].lower()
+    clean = re.sub(r"[^A-Za-z0-9]", "", session_id or "")
+    return (clean[:8] or "unknown").lower()
+
+
+def key_candidates(session_id: str) -> list[str]:
+    """Ever longer keys for a session's page names, should a shorter one be taken."""
+    clean = re.sub(r"[^A-Za-z0-9]", "", session_id or "").lower() or "unknown"
+    keys = [short_id(session_id)]
+    for key in (clean[-12:] if keys[0] == clean[-8:] else clean[:12], clean[:40]):
+        if key not in keys:
+            keys.append(key)
+    return keys
+
+
+def _apply_plan(plan: list[PlanItem], tool: str | None, items: Sequence[PlanItem]) -> list[PlanItem]:
+    """The plan after one plan tool call: a whole new list, or one item created or updated."""
+    low = (tool or "").lower()
+    if low in _FULL_PLAN_TOOLS or low not in ("taskcreate", "taskupdate"):
+        return [PlanItem(i.text, normalize_status(i.status), i.id) for i in items if i.text]
+    plan = list(plan)
+    for item in items:
+        status = normalize_status(item.status) if (item.status or "").strip() else ""
+        found = next((n for n, old in enumerate(plan)
+                      if (item.id and old.id == item.id) or (not item.id and item.text and old.text == item.text)),
+                     None)
+        if found is None:
+            if item.text and status != "cancelled":
+                plan.append(PlanItem(item.text, status or "pending", item.id))
+            continue
+        old = plan[found]
+        if status == "cancelled":
+            del plan[found]
+            continue
+        # An update that names no status (a new subject only) keeps the old one.
+        plan[found] = PlanItem(item.text or old.text, status or old.status, old.id or item.id)
+    return plan
+
+
+def build_session(observations: Iterable[Observation], *, agent: str | None = None,
+                  session_id: str | None = None) -> Session:
+    """Fold observations (in order) into a Session."""
+    obs = list(observations)
+    first = obs[0] if obs else None
+    session = Session(agent=agent or (first.agent if first else "") or "agent",
+                      session_id=session_id or (first.session_id if first else "") or "unknown")
+    first_ts = last_ts = None
+    for o in obs:
+        session.events += 1
+        if o.time:
+            ts = time_key(o.time)
+            if first_ts is None or ts < first_ts:
+                session.start, first_ts = o.time, ts
+            if last_ts is None or ts >= last_ts:
+                session.end, last_ts = o.time, ts
+        if o.cwd and not session.cwd:
+            session.cwd = o.cwd
+        meta = o.meta or {}
+        for key, attr in (("model", "model"), ("branch", "branch"), ("transcript_path", "transcript_path")):
+            if meta.get(key):
+                setattr(session, attr, str(meta[key]))
+        if o.kind == "session-start":
+            session.source = session.source or meta.get("source")
+        elif o.kind == "prompt":
+            if o.text and o.text.strip():
+                session.prompts.append(Prompt(o.time, o.text.strip()))
+                session.last_kind = "prompt"
+        elif o.kind == "tool":
+            kind = tool_kind(o.tool, o.files)
+            session.steps.append(Step(len(session.steps), o.time, o.tool or "tool", kind, o.input or "",
+                                      o.output or "", bool(o.error), tuple(o.files), tuple(o.plan), dict(meta)))
+            if o.plan and not o.error:
+                session.plan = _apply_plan(session.plan, o.tool, o.plan)
+            session.last_kind = "tool"
+        elif o.kind == "stop":
+            if o.text and o.text.strip():
+                session.answers.append(Answer(o.time, o.text.strip()))
+            session.last_kind = "stop"
+        elif o.kind == "compact":
+            session.compactions += 1
+        elif o.kind == "session-end":
+            session.ended = True
+            session.end_reason = meta.get("reason") or o.text or session.end_reason
+    return session
+
+
+# Merging a journal with a transcript ---------------------------------------------------------
+
+def _norm(text: str | None) -> str:
+    return " ".join((text or "").split())[:200]
+
+
+def merge_observations(journal: Sequence[Observation], transcript: Sequence[Observation]) -> list[Observation]:
+    """One ordered list from what the hooks recorded and what the transcript holds.
+
+    The transcript is the complete record (every call with its exit code: Codex's hooks
+    do not carry one), so it is the base; the journal adds the lifecycle (start source,
+    end reason) and anything the transcript lacks (a call made after it was last
+    written, a prompt it does not show). Tool calls match on their call id.
+    """
+    if not transcript:
+        return list(journal)
+    if not journal:
+        return list(transcript)
+    seen_ids = {o.meta.get("tool_use_id") for o in transcript if o.kind == "tool" and o.meta.get("tool_use_id")}
+    seen_prompts = {_norm(o.text) for o in transcript if o.kind == "prompt"}
+    has_stops = any(o.kind == "stop" for o in transcript)
+    last_transcript = max((time_key(o.time) for o in transcript), default=0.0)
+    merged = list(transcript)
+    for o in journal:
+        if o.kind == "tool":
+            call_id = o.meta.get("tool_use_id")
+            if call_id and call_id in seen_ids:
+                continue
+            if not call_id and time_key(o.time) <= last_transcript:
+                continue  # an unnamed call the transcript already covers
+        elif o.kind == "prompt":
+            if _norm(o.text) in seen_prompts:
+                continue
+        elif o.kind == "stop":
+            if has_stops and time_key(o.time) <= last_transcript + 5:
+                continue
+        merged.append(o)
+    order = {id(o): n for n, o in enumerate(merged)}
+    # Lifecycle first and last: a session-start sorts before, a session-end after, its peers.
+    rank = {"session-start": 0, "session-end": 2}
+    merged.sort(key=lambda o: (time_key(o.time) or 0.0, rank.get(o.kind, 1), order[id(o)]))
+    return merged
+
+
+_redaction_config: tuple[str, float] | None = None
+
+
+def redact(text: str) -> str:
+    """Secrets out of text read from a transcript (the journal is redacted when written),
+    with the user's own `[redact] patterns` from config.toml (re-read when it changes)."""
+    global _redaction_config
+    if not text:
+        return text
+    import os
+
+    from wiki_memory.capture import redact as redaction
+    from wiki_memory.config import home, load_settings
+
+    path = home() / "config.toml"
+    try:
+        key = (str(path), os.stat(path).st_mtime)
+    except OSError:
+        key = (str(path), 0.0)
+    if key != _redaction_config:
+        _redaction_config = key
+        try:
+            redaction.configure(load_settings().section("redact"))
+        except Exception:  # a broken config.toml: the built-in patterns still apply
+            redaction.configure(None)
+    return redaction.redact(text)
+
+
+def excerpt(text: str, limit: int = 2000) -> str:
+    """Head and tail of a long text, the cut marked."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    tail = limit - head - 30
+    return f"{text[:head]}\n[... {len(text) - head - tail:,} characters cut ...]\n{text[-tail:]}"
+
+
+def compact_input(tool: str, data: Any) -> str:
+    """A tool's input in a few words: the command, the file path, the pattern."""
+    if not isinstance(data, Mapping):
+        return excerpt(str(data or ""), 500)
+    for key in ("command", "cmd"):
+        value = data.get(key)
+        if isinstance(value, list):
+            parts = [str(v) for v in value]
+            # ["bash", "-lc", "make test"] is `make test`.
+            value = parts[-1] if len(parts) >= 3 and parts[1] in ("-lc", "-c") else " ".join(parts)
+        if isinstance(value, str) and value.strip():
+            return excerpt(value.strip(), 1000)
+    for key in ("file_path", "notebook_path", "path", "filePath", "absolute_path", "target_file"):
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
+    if isinstance(data.get("pattern"), str):
+        where = data.get("path") or data.get("glob") or ""
+        return f"{data['pattern']}" + (f" in {where}" if where else "")
+    for key in ("subject", "description", "query", "url", "prompt", "title", "plan", "questions"):
+        value = data.get(key)
+        if isinstance(value, str) and value.strip():
+            return excerpt(" ".join(value.split()), 300)
+    if isinstance(data.get("todos"), list):
+        return f"{len(data['todos'])} plan items"
+    questions = data.get("questions")
+    if isinstance(questions, list) and questions and isinstance(questions[0], Mapping):
+        return excerpt(" ".join(str(questions[0].get("question", "")).split()), 300)
+    if isinstance(data.get("plan"), list):
+        return f"{len(data['plan'])} plan steps"
+    import json
+
+    return excerpt(json.dumps(data, ensure_ascii=False, default=str), 300)
+
+
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
+
+
+def patch_files(patch: str) -> tuple[str, ...]:
+    """The files an `apply_patch` patch touches, in order."""
+    found: list[str] = []
+    for m in _PATCH_FILE.finditer(patch or ""):
+        name = (m.group(1) or m.group(2) or "").strip()
+        if name and name not in found:
+            found.append(name)
+    return tuple(found)

@@ -1,0 +1,77 @@
+"""Installing wiki-memory into the agents: their hook entries, their MCP server entry, and
+(for Codex) trust in the hooks; removing exactly that again; and the doctor's checks.
+
+    from wiki_memory.install import Context, install, uninstall, doctor
+    changes = install(["claude-code"], Context(command="/usr/local/bin/wiki-memory"))
+
+One module per agent (`claude_code`, `codex`, `gemini`, `cursor`), each an `Installer`
+with the same interface (see `base`). Doctor checks can be added per agent with
+`base.register_check`; modules named in `checks.CHECK_MODULES` are imported first so that
+their checks register.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from wiki_memory.capture.adapter import AGENTS, agent_name
+from wiki_memory.errors import WikiMemoryError
+from wiki_memory.install.base import Change, Check, Context, Installer, register_check, this_executable
+
+__all__ = ["AGENTS", "Change", "Check", "Context", "Installer", "doctor", "install", "installer",
+           "register_check", "resolve_agents", "this_executable", "uninstall"]
+
+
+def installer(agent: str) -> Installer:
+    """The installer of one agent (canonical name or alias)."""
+    name = agent_name(agent)
+    if name is None:
+        raise WikiMemoryError(f"unknown agent {agent!r} (known: {', '.join(AGENTS)}, or all)")
+    return importlib.import_module(f"wiki_memory.install.{AGENTS[name]}").INSTALLER
+
+
+def resolve_agents(names: list[str] | tuple[str, ...], ctx: Context, detect: bool = True) -> list[str]:
+    """Canonical agent names; `all` is every agent found on this machine (every agent we
+    know when `detect` is False, as for uninstall: removing finds what is there)."""
+    agents: list[str] = []
+    for name in names:
+        if name.lower() == "all" and not detect:
+            agents.extend(AGENTS)
+        elif name.lower() == "all":
+            found = [a for a in AGENTS if installer(a).detect(ctx)]
+            if not found:
+                raise WikiMemoryError("no agent found on this machine (looked for claude, codex, gemini and "
+                                      "cursor on PATH and their folders in your home); name one explicitly")
+            agents.extend(found)
+        else:
+            agents.append(installer(name).agent)
+    return list(dict.fromkeys(agents))
+
+
+def install(agents: list[str] | tuple[str, ...], ctx: Context) -> dict[str, list[Change]]:
+    """Install the hooks (and MCP entry unless `ctx.mcp` is False) of each agent."""
+    if not ctx.command:
+        ctx = _with_command(ctx)
+    return {agent: installer(agent).install(ctx) for agent in resolve_agents(agents, ctx)}
+
+
+def uninstall(agents: list[str] | tuple[str, ...], ctx: Context) -> dict[str, list[Change]]:
+    """Remove what `install` added for each agent."""
+    return {agent: installer(agent).uninstall(ctx) for agent in resolve_agents(agents, ctx, detect=False)}
+
+
+def doctor(agents: list[str] | tuple[str, ...], ctx: Context) -> list[Check]:
+    """Checks of wiki-memory itself, then of each agent (all agents when none is named)."""
+    from wiki_memory.install import checks
+
+    checks.load_check_modules()
+    found = checks.own_checks(ctx)
+    for agent in resolve_agents(agents, ctx) if agents else list(AGENTS):
+        found.extend(installer(agent).doctor(ctx))
+    return found
+
+
+def _with_command(ctx: Context) -> Context:
+    from dataclasses import replace
+
+    return replace(ctx, command=this_executable())

@@ -1,0 +1,88 @@
+"""`wiki-memory doctor`: the checks of wiki-memory's own parts (the home and store are
+writable, the embedding model is found, hooks have not been failing), beside each agent's
+checks (`Installer.doctor`) and the ones other parts register with `register_check`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import tempfile
+from pathlib import Path
+
+from wiki_memory.install.base import EXTRA_CHECKS, Check, Context
+
+#: Modules whose import registers more doctor checks (e.g. the MCP server's
+#: "starts and lists its tools"). A module that is not there is skipped.
+CHECK_MODULES: list[str] = ["wiki_memory.mcp.doctor"]
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+
+
+def load_check_modules() -> None:
+    for name in CHECK_MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name and not name.startswith(e.name) and e.name != name:
+                raise
+
+
+def own_checks(ctx: Context) -> list[Check]:
+    checks = [check_store(ctx), check_model(ctx), check_hook_log(ctx)]
+    for extra in EXTRA_CHECKS.get(None, []):
+        checks.extend(extra(ctx, None))
+    return checks
+
+
+def check_store(ctx: Context) -> Check:
+    """Can we write the home (journals, logs) and this project's wiki?"""
+    from wiki_memory import config
+
+    home = config.home(ctx.env)
+    try:
+        project = config.resolve_project(ctx.root, ctx.env)
+        for directory in (home / "logs", project.journal_dir):
+            directory.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=directory, prefix=".doctor-"):
+                pass
+    except Exception as e:  # noqa: BLE001 - reported, not raised
+        return Check("wiki-memory", "store writable", "fail", f"{home}: {e}")
+    wiki = project.wiki
+    if (wiki / ".git").is_dir() and not os.access(wiki / ".git", os.W_OK):
+        return Check("wiki-memory", "store writable", "fail", f"{wiki} is not writable")
+    state = "exists" if (wiki / ".git").is_dir() else "not created yet (`wiki-memory init`)"
+    return Check("wiki-memory", "store writable", "ok", f"home {home}; wiki {wiki} {state}")
+
+
+def check_model(ctx: Context) -> Check:
+    """Is the embedding model on disk (search falls back to words alone without it)?"""
+    configured = ctx.env.get("WIKI_MEMORY_EMBED_MODEL_PATH")
+    if configured:
+        path = Path(configured).expanduser()
+        if path.is_dir() and any(path.rglob("*.onnx")):
+            return Check("wiki-memory", "embedding model", "ok", str(path))
+        return Check("wiki-memory", "embedding model", "fail",
+                     f"WIKI_MEMORY_EMBED_MODEL_PATH={configured} has no .onnx model")
+    caches = [ctx.env.get("FASTEMBED_CACHE_PATH"), str(Path(tempfile.gettempdir()) / "fastembed_cache"),
+              str(ctx.home / ".cache" / "fastembed")]
+    for cache in filter(None, caches):
+        for candidate in Path(cache).glob(f"*{MODEL_NAME}*") if Path(cache).is_dir() else ():
+            if any(candidate.rglob("*.onnx")):
+                return Check("wiki-memory", "embedding model", "ok", str(candidate))
+    return Check("wiki-memory", "embedding model", "warn",
+                 f"{MODEL_NAME} not found locally: fastembed downloads it on first use (set "
+                 "WIKI_MEMORY_EMBED_MODEL_PATH on machines without network); until then search uses words only")
+
+
+def check_hook_log(ctx: Context) -> Check:
+    """Have hooks been failing? (They never show it to the agent; the log does.)"""
+    from wiki_memory.capture.hook import log_path
+
+    path = log_path(ctx.env)
+    if not path.exists():
+        return Check("wiki-memory", "hook log", "ok", "no hook problems logged")
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    if not lines:
+        return Check("wiki-memory", "hook log", "ok", "no hook problems logged")
+    return Check("wiki-memory", "hook log", "warn", f"{len(lines)} lines in {path}; last: {lines[-1][:300]}")

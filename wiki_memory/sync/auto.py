@@ -1,0 +1,52 @@
+"""Syncing after each consolidation when `[sync] auto = true`: quietly, and never failing
+the caller. A failure is logged to `WIKI_MEMORY_HOME/logs/sync.log`; the next
+consolidation tries again, and the commits that were not pushed go with it."""
+
+from __future__ import annotations
+
+import traceback
+from datetime import datetime, timezone
+from typing import Any
+
+
+def _log(project: Any, message: str) -> None:
+    try:
+        from wiki_memory.config import home
+
+        logs = home() / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        name = getattr(project, "id", None) or "?"
+        with open(logs / "sync.log", "a", encoding="utf-8") as f:
+            f.write(f"{stamp} {name} {message.rstrip()}\n")
+    except Exception:  # logging must not be the thing that fails the caller
+        pass
+
+
+def auto_sync_enabled(settings: Any) -> bool:
+    value = settings.get("sync", "auto", False)
+    return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes", "1", "on"))
+
+
+def maybe_auto_sync(project: Any, store: Any) -> None:
+    """Sync `store` with its remote when `[sync] auto = true` in config.toml and a remote is
+    configured. Never raises: consolidation calls it after each commit."""
+    try:
+        from wiki_memory.config import load_settings
+        from wiki_memory.sync.remotes import list_remotes
+        from wiki_memory.sync.run import sync
+
+        settings = load_settings()
+        if not auto_sync_enabled(settings) or not list_remotes(store):
+            return
+        report = sync(store, project=project)
+        summary = (f"synced with {report.remote}: received {report.received_commits} commit(s), "
+                   f"sent {report.sent_commits}")
+        if report.conflicts:
+            summary += "; conflicts kept: " + ", ".join(f"{p} (copy {c})" for p, c in report.conflicts)
+        _log(project, summary)
+    except Exception as e:
+        from wiki_memory.errors import WikiMemoryError
+
+        detail = str(e) if isinstance(e, WikiMemoryError) else traceback.format_exc()
+        _log(project, f"auto-sync failed (will retry after the next consolidation): {detail}")

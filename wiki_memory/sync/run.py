@@ -1,0 +1,261 @@
+"""One sync with a remote: commit pending hand edits, fetch, merge, push, re-index.
+
+Network work (fetch, push) runs without the writer lock, so agents keep writing while a
+slow remote answers; the merge itself runs under it. If someone pushed between our fetch
+and our push, the push is refused (a compare-and-swap on the remote's `main`) and the
+round starts again: nothing on the remote is ever overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from wiki_memory.store import Author, Edit, Store
+from wiki_memory.store.lock import WriterLock
+from wiki_memory.sync import transport
+from wiki_memory.sync.merge import MergeResult, merge_trees
+from wiki_memory.sync.remotes import Remote, default_remote
+from wiki_memory.sync.transport import RemoteMoved, SyncError
+
+ATTEMPTS = 5
+
+
+@dataclass
+class SyncReport:
+    """What a sync did, for people (`sync` prints it) and scripts (`--json`)."""
+
+    remote: str
+    url: str
+    edits: list[Edit] = field(default_factory=list)  # hand edits committed first
+    received_commits: int = 0
+    sent_commits: int = 0
+    received: list[str] = field(default_factory=list)  # files changed here by what came in
+    merged: list[str] = field(default_factory=list)  # changed on both sides, merged line by line
+    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (page, this machine's copy)
+    kept: list[str] = field(default_factory=list)  # deleted on one side, edited on the other
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+    fast_forward: bool = False
+    merge_commit: str | None = None
+    head: str | None = None
+    index: Any = None  # the search index's SyncStats after re-indexing what changed
+    index_warning: str | None = None
+
+    @property
+    def changed_here(self) -> list[str]:
+        paths = list(self.received) + list(self.merged) + [p for pair in self.conflicts for p in pair]
+        paths += [p for p in self.kept] + [new for _, new in self.renamed]
+        return sorted(set(paths))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "remote": self.remote, "url": self.url, "head": self.head,
+            "edits": [{"commit": e.commit, "subject": e.subject, "paths": list(e.paths)} for e in self.edits],
+            "received_commits": self.received_commits, "sent_commits": self.sent_commits,
+            "fast_forward": self.fast_forward, "merge_commit": self.merge_commit,
+            "received": self.received, "merged": self.merged,
+            "conflicts": [{"page": p, "copy": c} for p, c in self.conflicts],
+            "kept": self.kept, "renamed": [{"from": a, "to": b} for a, b in self.renamed],
+            "index": self.index.as_dict() if self.index is not None else None,
+            "index_warning": self.index_warning,
+        }
+
+
+def _settings():
+    from wiki_memory.config import load_settings
+
+    return load_settings()
+
+
+def _count(store: Store, include: bytes, exclude: bytes | None) -> int:
+    walker = store.repo.get_walker(include=[include], exclude=[exclude] if exclude else None)
+    return sum(1 for _ in walker)
+
+
+def _only_init(store: Store, ours: bytes, theirs: bytes) -> bool:
+    """Our history is one root commit whose every file the remote has too (a wiki just
+    created on a second machine): taking theirs loses nothing and keeps history linear."""
+    commit = store.repo[ours]
+    if commit.parents:  # type: ignore[attr-defined]
+        return False
+    theirs_files = dict(store.files(theirs))
+    return all(theirs_files.get(path) == blob for path, blob in store.files(ours))
+
+
+def _merge_message(remote: Remote, result: MergeResult) -> tuple[str, str]:
+    counts = [f"{len(result.received)} received"] if result.received else []
+    if result.merged:
+        counts.append(f"{len(result.merged)} merged")
+    if result.conflicts:
+        counts.append(f"{len(result.conflicts)} conflict{'s' if len(result.conflicts) > 1 else ''} kept")
+    subject = f"sync: merge {remote.name}" + (f" ({', '.join(counts)})" if counts else "")
+    lines: list[str] = []
+
+    def section(title: str, items: list[str]) -> None:
+        if items:
+            lines.append(title)
+            lines.extend(f"- {item}" for item in items)
+            lines.append("")
+
+    section(f"Taken from {remote.name} (changed there only):", result.received)
+    section("Changed on both sides, merged line by line:", result.merged)
+    section("Changed on both sides at the same lines; both versions kept:",
+            [f"{page} (this machine's version: {copy})" for page, copy in result.conflicts])
+    section("Deleted on one side, edited on the other; kept, edited:", result.kept)
+    section("Renamed on one side, edited on the other; the edit follows the page:",
+            [f"{old} -> {new}" for old, new in result.renamed])
+    return subject, "\n".join(lines).strip()
+
+
+def _check_incoming(store: Store, remote: Remote, theirs: bytes | None, before: bytes | None) -> None:
+    """Refuse a remote `main` that would write outside the wiki's pages (`.git/hooks/...`,
+    `../x`): git itself refuses such trees on checkout. The remote-tracking ref goes back
+    to what it was, so nothing here refers to the refused commit."""
+    from wiki_memory.errors import PathError
+    from wiki_memory.store import normalize_path
+
+    if theirs is None:
+        return
+    ours = store.head()
+    ours_tree = store.repo[ours].tree if ours else None  # type: ignore[attr-defined]
+    for path, _old, _new in store._changed(ours_tree, store.repo[theirs].tree):  # type: ignore[attr-defined]
+        try:
+            clean = normalize_path(path, page=False) == path
+        except PathError:
+            clean = False
+        if not clean:
+            ref = transport.tracking_ref(remote)
+            if before is None:
+                store.repo.refs.remove_if_equals(ref, None)
+            else:
+                store.repo.refs[ref] = before
+            raise SyncError(f"remote {remote.name!r} has a commit ({theirs.decode()[:8]}) with the path {path!r}, "
+                            "which wiki-memory will not write; nothing was changed here. Fix the remote "
+                            "repository with git, then sync again.")
+
+
+def _integrate(store: Store, remote: Remote, theirs: bytes | None, report: SyncReport, author: Author,
+               host: str) -> None:
+    """Bring the remote's `main` into ours (under the writer lock): nothing to do, a
+    fast-forward, or a merge commit."""
+    from dulwich.graph import find_merge_base
+
+    ours = store.head()
+    if theirs is None or theirs == ours:
+        return
+    bases = find_merge_base(store.repo, [ours, theirs]) if ours is not None else []
+    if ours is not None and bases == [theirs]:
+        return  # we are ahead: only a push is needed
+    if ours is None or bases == [ours] or _only_init(store, ours, theirs):
+        report.received_commits += _count(store, theirs, ours if bases == [ours] else None)
+        changed = store.advance(theirs, reflog=f"sync: fast-forward from {remote.name}")
+        report.received.extend(changed)
+        report.fast_forward = True
+        return
+    base = bases[0] if bases else None
+    base_tree = store.repo[base].tree if base else None  # type: ignore[attr-defined]
+    date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    result = merge_trees(store, base_tree, store.repo[ours].tree, store.repo[theirs].tree,  # type: ignore[attr-defined]
+                         host=host, date=date, source=remote.name,
+                         their_host=lambda path: _host_of(store, theirs, ours, path) or remote.name)
+    subject, body = _merge_message(remote, result)
+    report.received_commits += _count(store, theirs, ours)
+    report.merge_commit = store.commit(result.changes, subject, author, body=body, commit_hand_edits=False,
+                                       parents_extra=(theirs,), modes=result.modes)
+    report.received.extend(result.received)
+    report.merged.extend(result.merged)
+    report.conflicts.extend(result.conflicts)
+    report.kept.extend(result.kept)
+    report.renamed.extend(result.renamed)
+
+
+def _host_of(store: Store, theirs: bytes, ours: bytes, path: str) -> str | None:
+    """The machine (`Host:` trailer) of the newest commit on their side that changed `path`."""
+    for entry in store.repo.get_walker(include=[theirs], exclude=[ours]):
+        commit = entry.commit
+        mine = store.blob_at(path, commit.id)
+        if not commit.parents or any(store.blob_at(path, p) != mine for p in commit.parents):
+            trailers = store._info(commit, with_paths=False).trailers
+            if trailers.get("Host"):
+                return trailers["Host"]
+    return None
+
+
+def _record(store: Store, remote: Remote, error: str | None) -> None:
+    """Remember the last sync per remote (shown by `remote list`)."""
+    path = store.git_dir / "wiki-memory" / "sync-state.json"
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):
+        state = {}
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    entry = state.setdefault(remote.name, {})
+    entry["last_attempt"] = now
+    entry["last_error"] = error
+    if error is None:
+        entry["last_success"] = now
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=2))
+    tmp.replace(path)
+
+
+def sync_state(store: Store) -> dict[str, dict[str, Any]]:
+    try:
+        return json.loads((store.git_dir / "wiki-memory" / "sync-state.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def sync(store: Store, remote: str | None = None, *, project: Any = None, index: Any = None,
+         author: Author | None = None, host: str | None = None, attempts: int = ATTEMPTS,
+         progress: Any = None) -> SyncReport:
+    """Sync the wiki with a remote: commit pending hand edits, fetch, merge, push, and
+    re-index what changed (in `index`, or the index of `project`; neither: no re-index;
+    `progress` as `Index.sync` takes it). Raises SyncError (local work intact) when the
+    remote cannot be reached or keeps moving."""
+    settings = _settings()
+    chosen = default_remote(store, remote or settings.get("sync", "remote"))
+    host = host or store.host
+    author = author or Author.person(store.root)
+    report = SyncReport(chosen.name, chosen.shown)
+    # Two syncs of one wiki (a person's and an automatic one) take turns.
+    with WriterLock(store.git_dir / "wiki-memory" / "sync.lock", timeout=600):
+        try:
+            report.edits.extend(store.commit_edits(author=author))
+            for _ in range(attempts):
+                tracked = store.repo.refs.as_dict().get(transport.tracking_ref(chosen))
+                theirs = transport.fetch(store, chosen)
+                _check_incoming(store, chosen, theirs, tracked)
+                with store.lock:
+                    report.edits.extend(store.commit_edits(author=author))
+                    _integrate(store, chosen, theirs, report, author, host)
+                ours = store.head()
+                if ours is None or ours == theirs:
+                    break
+                sending = _count(store, ours, theirs)
+                try:
+                    transport.push(store, chosen, ours, theirs)
+                except RemoteMoved:
+                    time.sleep(0.05)
+                    continue
+                report.sent_commits += sending
+                break
+            else:
+                raise SyncError(f"remote {chosen.name!r} changed during each of {attempts} attempts to sync; "
+                                "your local memory is intact and merged with what arrived; try again")
+        except Exception as e:
+            _record(store, chosen, str(e).splitlines()[0] if str(e) else type(e).__name__)
+            raise
+        _record(store, chosen, None)
+        report.head = store.head().decode() if store.head() else None
+    if project is not None or index is not None:
+        from wiki_memory.sync.reindex import update_index
+
+        try:
+            report.index = update_index(project, store, index, progress)
+        except Exception as e:  # the index is derived data: the sync itself succeeded
+            report.index_warning = f"the search index was not updated ({e}); `wiki-memory reindex` catches up"
+    return report
