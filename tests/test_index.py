@@ -331,3 +331,17 @@ def test_embedding_batches_are_small(tmp_path, model):
     assert model.calls - calls >= 40 // model.batch_size
     idx.close()
     assert os.path.exists(idx.path)
+
+
+def test_a_word_in_most_pages_neither_breaks_nor_dominates_a_search(tmp_path, model):
+    pages = [(f"Acme note {i}", "note", f"Acme service detail number {i} about widgets and gadgets.", [])
+             for i in range(60)]
+    pages.append(("Acme zanzibar host", "fact", "The Acme staging host is called zanzibar.", []))
+    store = make_store(tmp_path, pages)
+    idx = Index.open(project_for_store(store.root), embedder=model)
+    idx.sync(store)
+    # "acme" is in every chunk: it is dropped from the match, the rare word decides.
+    assert paths(idx.search("acme zanzibar", k=1, mode="fts")) == ["facts/acme-zanzibar-host.md"]
+    # Alone, it is still searched for.
+    assert len(idx.search("acme", k=5, mode="fts")) == 5
+    idx.close()

@@ -74,6 +74,13 @@ def search(app: App, query: str, k: int, mode: str, page_type: tuple[str, ...], 
       wiki-memory search ERR_CONN_RESET --mode fts --json
       wiki-memory search "auth retries" --type decision --since 30d --max-chars 4000
     """
+    if not (app.project.wiki / ".git").is_dir():
+        # Nothing to search; say why without creating an index for a project with no wiki.
+        if as_json:
+            echo_json([])
+        click.echo(f"no match: no wiki yet for this project ({app.project.wiki}); run `wiki-memory init`",
+                   err=True)
+        return
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         index = app.index()

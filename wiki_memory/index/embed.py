@@ -40,6 +40,10 @@ class Embedder:
         self.name = name or os.environ.get("WIKI_MEMORY_EMBED_MODEL") or section.get("model") or DEFAULT_MODEL
         self.path = path or os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") or section.get("model_path") or None
         self.batch_size = batch_size
+        # One inference thread: on a shared 2-core machine this halved the query latency
+        # (31 -> 15 ms) and raised document throughput (12.5 -> 16 chunks/s) against onnx's
+        # default of one thread per core; an agent and its tools share these cores too.
+        self.threads = int(os.environ.get("WIKI_MEMORY_EMBED_THREADS") or section.get("threads") or 1)
         self._model: Any = None
         self._error: str | None = None
         self._lock = threading.Lock()
@@ -74,9 +78,10 @@ class Embedder:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # fastembed's notes on pooling and threads
                     if self.path:
-                        model = TextEmbedding(self.name, specific_model_path=self.path, local_files_only=True)
+                        model = TextEmbedding(self.name, specific_model_path=self.path, local_files_only=True,
+                                              threads=self.threads)
                     else:
-                        model = TextEmbedding(self.name)
+                        model = TextEmbedding(self.name, threads=self.threads)
                 probe = next(iter(model.embed(["probe"], batch_size=1)))
                 self.dim = int(len(probe))
                 self._model = model

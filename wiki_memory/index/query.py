@@ -33,6 +33,8 @@ class Query:
     text: str
     words: tuple[str, ...]  # content words, lowercased, in order, without duplicates
     phrases: tuple[tuple[str, ...], ...]  # identifiers, as their parts
+    # Frequent words that score the matches but do not make matches on their own (big wikis).
+    scoring: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -63,4 +65,9 @@ def fts_expression(query: Query) -> str | None:
     parts += [_quote(w) for w in query.words]
     if not parts:
         return None
-    return " OR ".join(parts)
+    matching = " OR ".join(parts)
+    if not query.scoring:
+        return matching
+    # Rows must hold a selective word; the frequent ones still add to bm25 where present
+    # (FTS5 scores every phrase of the expression), but do not widen the match list.
+    return f"{matching} OR (({matching}) AND ({' OR '.join(_quote(w) for w in query.scoring)}))"

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 # Bump on any change to the tables or to what goes in them (chunking, embedded text):
 # an index of another version is deleted and rebuilt from the store.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 DDL = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -45,6 +46,7 @@ CREATE TABLE chunks(
     UNIQUE(page, ordinal)
 );
 CREATE VIRTUAL TABLE chunks_fts USING fts5(title, heading, text, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, 'row');
 CREATE TABLE vectors(
     chunk INTEGER NOT NULL,
     model TEXT NOT NULL,
@@ -67,6 +69,21 @@ CREATE INDEX links_resolved ON links(resolved);
 
 class IndexCorrupt(Exception):
     """The file is not a usable index: rebuild it."""
+
+
+def is_damage(error: BaseException) -> bool:
+    """True when an SQLite error means the file is damaged (rebuild it), False when it is
+    passing trouble such as another process holding the lock (never delete for that)."""
+    if isinstance(error, IndexCorrupt):
+        return True
+    if not isinstance(error, sqlite3.DatabaseError):
+        return False
+    message = str(error).lower()
+    if any(word in message for word in ("locked", "busy", "readonly", "read-only", "disk i/o", "unable to open",
+                                        "out of memory", "interrupted")):
+        return False
+    return not isinstance(error, sqlite3.OperationalError) or "no such" in message or "malformed" in message \
+        or "not a database" in message
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -115,6 +132,10 @@ def open_db(path: Path) -> tuple[sqlite3.Connection, str | None]:
                 return conn, reason
             reason = f"schema version {version or '?'} is not {SCHEMA_VERSION}"
         except (sqlite3.DatabaseError, IndexCorrupt) as e:
+            if not is_damage(e):
+                if conn is not None:
+                    conn.close()
+                raise
             reason = f"unreadable ({e})"
         if conn is not None:
             conn.close()
@@ -133,7 +154,10 @@ def _create(conn: sqlite3.Connection) -> None:
             for statement in DDL.split(";"):
                 if statement.strip():
                     conn.execute(statement)
-            conn.execute("INSERT INTO meta VALUES ('schema', ?), ('generation', '0')", (SCHEMA_VERSION,))
+            # The generation starts from the clock, so a rebuilt file never repeats an old one
+            # (a process caching by generation would otherwise trust stale state).
+            conn.execute("INSERT INTO meta VALUES ('schema', ?), ('generation', ?)",
+                         (SCHEMA_VERSION, str(time.time_ns() // 1000)))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

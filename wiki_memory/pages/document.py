@@ -18,7 +18,7 @@ def _without_timestamps(resolvers: dict[str, list[tuple[str, Any]]]) -> dict[str
             for first, entries in resolvers.items()}
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when present: 10x faster
     """SafeLoader that keeps dates as the strings they were written as."""
 
 

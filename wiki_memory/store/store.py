@@ -10,19 +10,17 @@ A commit goes in this order, under the writer lock:
    compare-and-swap on the ref file: the commit has landed or it has not);
 5. update the working tree files (write a temporary file, rename over) and the index
    entries of just those paths; drop the transaction record.
+
+The class is built from parts: `edits.HandEdits` (a person's uncommitted edits) and
+`history.History` (log, page history, diffs); `records` holds the value objects.
 """
 
 from __future__ import annotations
 
-import getpass
-import hashlib
 import json
 import os
-import socket
 import stat as stat_mod
 import time
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
@@ -33,15 +31,16 @@ from wiki_memory.errors import ConflictError, NotFoundError, PageError, PathErro
 from wiki_memory.pages import Page, now_iso, parse_page, render_page, slugify, type_from_path
 from wiki_memory.pages.model import FOLDERS
 from wiki_memory.store import gitindex
+from wiki_memory.store.edits import HandEdits
+from wiki_memory.store.history import History
 from wiki_memory.store.lock import WriterLock
-from wiki_memory.store.paths import check_inside, is_ignored, is_ignored_name, is_page_path, normalize_path
+from wiki_memory.store.records import (
+    EXEC_MODE, FILE_MODE, LINK_MODE, TREE_MODE, Author, WriteResult, blob_id, commit_message, machine_name,
+)
+from wiki_memory.store.paths import check_inside, is_ignored, is_page_path, normalize_path
 
 BRANCH = b"refs/heads/main"
 MAX_PAGE_BYTES = 2 * 1024 * 1024
-FILE_MODE = 0o100644
-EXEC_MODE = 0o100755
-LINK_MODE = 0o120000
-TREE_MODE = 0o040000
 
 WIKI_README = """\
 # Project memory (wiki-memory)
@@ -87,135 +86,10 @@ WIKI_GITIGNORE = """\
 """
 
 
-@dataclass(frozen=True)
-class Author:
-    """Who made a change: an agent (`claude-code <claude-code@wiki-memory>`) or a person."""
-
-    name: str
-    email: str
-
-    @classmethod
-    def agent(cls, agent: str) -> "Author":
-        return cls(agent, f"{agent}@wiki-memory")
-
-    @classmethod
-    def person(cls, repo_path: Path | None = None) -> "Author":
-        """The user's git identity (env, repository and global config), else login@host."""
-        name = os.environ.get("GIT_AUTHOR_NAME")
-        email = os.environ.get("GIT_AUTHOR_EMAIL")
-        if not (name and email):
-            try:
-                from dulwich.config import StackedConfig
-
-                config = StackedConfig.default()
-                if repo_path is not None:
-                    config = Repo(str(repo_path)).get_config_stack()
-                name = name or config.get((b"user",), b"name").decode("utf-8", "replace")
-                email = email or config.get((b"user",), b"email").decode("utf-8", "replace")
-            except Exception:  # KeyError when unset; anything odd in a config: fall back
-                pass
-        user = getpass.getuser() if not name or not email else ""
-        return cls(name or user, email or f"{user}@{socket.gethostname()}")
-
-    def ident(self) -> bytes:
-        return f"{self.name} <{self.email}>".encode("utf-8")
-
-
-@dataclass(frozen=True)
-class CommitInfo:
-    id: str
-    author: str
-    email: str
-    time: str  # ISO 8601, UTC
-    message: str
-    trailers: Mapping[str, str] = field(default_factory=dict)
-    paths: tuple[str, ...] = ()
-
-    @property
-    def short(self) -> str:
-        return self.id[:8]
-
-    @property
-    def subject(self) -> str:
-        return self.message.split("\n", 1)[0]
-
-    def as_dict(self) -> dict[str, object]:
-        return {"id": self.id, "short": self.short, "author": self.author, "email": self.email,
-                "time": self.time, "subject": self.subject, "message": self.message,
-                "trailers": dict(self.trailers), "paths": list(self.paths)}
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    path: str
-    commit: str | None  # None when the page was already exactly so
-    created: bool
-    page: Page
-
-    @property
-    def changed(self) -> bool:
-        return self.commit is not None
-
-
-@dataclass(frozen=True)
-class Edit:
-    """One commit of a person's hand edits: `edit: <path>` (or `edit: <old> -> <new>`)."""
-
-    commit: str
-    subject: str
-    paths: tuple[str, ...]
-    deleted: tuple[str, ...] = ()
-
-
-def blob_id(data: bytes) -> bytes:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest().encode("ascii")
-
-
-def machine_name() -> str:
-    """This machine, as commits record it (`Host:`) and conflict copies are named: the
-    `[sync] host` setting, else the short host name as a file-name-safe slug (`laptop`)."""
-    import re
-
-    from wiki_memory.config import load_settings
-
-    try:
-        pinned = str(load_settings().get("sync", "host") or "")
-    except Exception:  # a broken config.toml must not stop a commit
-        pinned = ""
-    name = pinned or socket.gethostname().split(".", 1)[0]
-    return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "host"
-
-
-def _message(subject: str, session_id: str | None, agent: str | None, body: str = "",
-             host: str | None = None) -> bytes:
-    text = subject.strip()
-    if body.strip():
-        text += "\n\n" + body.strip()
-    trailers = [f"Session-Id: {session_id}" if session_id else "", f"Agent: {agent}" if agent else "",
-                f"Host: {host}" if host else ""]
-    trailers = [t for t in trailers if t]
-    if trailers:
-        text += "\n\n" + "\n".join(trailers)
-    return (text + "\n").encode("utf-8")
-
-
-def _parse_trailers(message: str) -> dict[str, str]:
-    paragraphs = message.strip().split("\n\n")
-    if len(paragraphs) < 2:
-        return {}  # a subject alone is not a trailer block
-    last = paragraphs[-1]
-    found: dict[str, str] = {}
-    for line in last.splitlines():
-        key, sep, value = line.partition(": ")
-        if sep and key and " " not in key:
-            found[key] = value.strip()
-    return found
-
-
 Changes = Mapping[str, "bytes | None"]  # path -> new content, None to delete
 
 
-class Store:
+class Store(HandEdits, History):
     """A wiki: a git repository of Markdown pages. All writes go through `commit`."""
 
     def __init__(self, root: Path | str):
@@ -618,7 +492,7 @@ class Store:
             commit.author_time = commit.commit_time = now
             commit.author_timezone = commit.commit_timezone = offset
             commit.encoding = None
-            commit.message = _message(subject, session_id, agent, body, self.host)
+            commit.message = commit_message(subject, session_id, agent, body, self.host)
             objects.append(commit)
             for obj in objects:
                 self.repo.object_store.add_object(obj)
@@ -822,172 +696,6 @@ class Store:
         st = os.stat(self.git_dir / "index")
         self._index_cache = ((st.st_mtime_ns, st.st_size, st.st_ino), head, version, dict(entries))
 
-    # Hand edits ------------------------------------------------------------------------
-
-    def pending(self, paths: Iterable[str] | None = None, *, refresh: bool = False) -> dict[str, bytes | None]:
-        """Files a person changed in the working tree and did not commit (path -> bytes or
-        None if deleted): all of them, or only those among `paths`.
-
-        With `refresh` (writer lock held), files whose stat data changed but whose content
-        did not (a copy, a `touch`) get fresh index entries, as `git status` does, so the
-        next scan need not read them again.
-        """
-        head = self.head()
-        version, entries = self._index(head)
-        refreshed: gitindex.Entries = {}
-        changes: dict[str, bytes | None] = {}
-        if paths is None:
-            files: Iterable[tuple[str, str, os.stat_result]] = self._walk()
-            missing = set(entries)
-        else:
-            files, missing = [], set()
-            for rel in paths:
-                full = self.root / rel
-                try:
-                    files.append((rel, str(full), os.lstat(full)))  # type: ignore[union-attr]
-                except FileNotFoundError:
-                    missing.add(rel.encode("utf-8", "surrogateescape"))
-        for rel, full, st in files:
-            name = rel.encode("utf-8", "surrogateescape")
-            missing.discard(name)
-            entry = entries.get(name)
-            if entry is not None and gitindex.stat_matches(entry, st):
-                continue
-            if stat_mod.S_ISDIR(st.st_mode):
-                continue
-            if stat_mod.S_ISLNK(st.st_mode):
-                data = os.readlink(full).encode("utf-8", "surrogateescape")
-            else:
-                with open(full, "rb") as f:
-                    data = f.read()
-            if entry is not None and gitindex.entry_sha(entry) == blob_id(data):
-                refreshed[name] = gitindex.make_entry(name, st, gitindex.entry_sha(entry), gitindex.entry_mode(entry))
-                continue
-            changes[rel] = data
-        for name in missing:
-            rel = name.decode("utf-8", "surrogateescape")
-            if name in entries and not is_ignored(rel):
-                changes[rel] = None
-        if refresh and refreshed and head is not None:
-            entries.update(refreshed)
-            self._save_index(self._take_index_lock(), version, entries, head)
-        return changes
-
-    def _walk(self) -> Iterator[tuple[str, str, os.stat_result]]:
-        stack = [("", str(self.root))]
-        while stack:
-            prefix, directory = stack.pop()
-            try:
-                scanner = os.scandir(directory)
-            except OSError:
-                continue
-            with scanner:
-                for entry in scanner:
-                    if is_ignored_name(entry.name):
-                        continue  # ignored folders are never entered, so the name decides
-                    rel = prefix + entry.name
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append((rel + "/", entry.path))
-                    else:
-                        yield rel, entry.path, entry.stat(follow_symlinks=False)
-
-    def commit_pending(self, author: Author | None = None, paths: Iterable[str] | None = None) -> str | None:
-        """Commit what a person edited by hand (all files, or those among `paths`) as their
-        edit (`edit: <path>`). None if there was nothing."""
-        with self.lock:
-            self._recover()
-            changes, _ = self._committable(self.pending(paths, refresh=True))
-            if not changes:
-                return None
-            names = sorted(changes)
-            subject = f"edit: {names[0]}" if len(names) == 1 else f"edit: {len(names)} files"
-            body = "" if len(names) == 1 else "\n".join(f"- {p}" for p in names)
-            return self.commit(changes, subject, author or Author.person(self.root), body=body,
-                               commit_hand_edits=False, from_files=True)
-
-    def _committable(self, changes: dict[str, bytes | None]) -> tuple[dict[str, bytes | None], dict[str, str]]:
-        """(changes that can be committed, {path: why not} for files whose names git or we
-        refuse: a backslash, a control character). Those stay on disk, untouched, and never
-        block the other edits or an agent's write."""
-        refused: dict[str, str] = {}
-        for path in list(changes):
-            try:
-                if normalize_path(path, page=False) == path:
-                    continue
-                refused[path] = f"{path!r} is not a clean wiki path"
-            except PathError as e:
-                refused[path] = str(e)
-            del changes[path]
-        return changes, refused
-
-    def commit_edits(self, paths: Iterable[str] | None = None, author: Author | None = None, *,
-                     group_above: int = 20, refused: dict[str, str] | None = None) -> list[Edit]:
-        """Commit a person's hand edits one change at a time, as the watcher does: each file
-        as `edit: <path>`, a file renamed (same content, or the same page id) as
-        `edit: <old> -> <new>`. More than `group_above` changes at once (a search and
-        replace across the wiki, a folder copied in) become one `edit: N files` commit.
-        Files that cannot be committed under their name are left alone and, given a
-        `refused` dict, listed there with the reason."""
-        with self.lock:
-            self._recover()
-            changes, skipped = self._committable(self.pending(paths, refresh=True))
-            if refused is not None:
-                refused.update(skipped)
-            if not changes:
-                return []
-            author = author or Author.person(self.root)
-            groups = self._edit_groups(changes)
-            if len(groups) > group_above:
-                names = sorted(changes)
-                groups = [(f"edit: {len(names)} files", names)]
-            edits: list[Edit] = []
-            for subject, names in groups:
-                body = "\n".join(f"- {p}" for p in names) if len(names) > 2 else ""
-                commit = self.commit({p: changes[p] for p in names}, subject, author, body=body,
-                                     commit_hand_edits=False, from_files=True)
-                if commit is not None:
-                    edits.append(Edit(commit, subject, tuple(names),
-                                      tuple(p for p in names if changes[p] is None)))
-            return edits
-
-    def _edit_groups(self, changes: Mapping[str, bytes | None]) -> list[tuple[str, list[str]]]:
-        """(subject, paths) per commit: renames paired, every other path on its own."""
-        deleted = {p: self.blob_at(p) for p, data in changes.items() if data is None}
-        added = {p: data for p, data in changes.items() if data is not None and self.blob_at(p) is None}
-        renames: dict[str, str] = {}  # new -> old
-        by_blob: dict[bytes, list[str]] = {}
-        for old, blob in sorted(deleted.items()):
-            if blob is not None:
-                by_blob.setdefault(blob, []).append(old)
-        for new, data in sorted(added.items()):
-            olds = by_blob.get(blob_id(data or b""))
-            if olds:
-                renames[new] = olds.pop(0)
-        # Renamed and edited in one go (an editor that retitles the file): the page id says so.
-        left_old = {p for p in deleted if p not in renames.values() and is_page_path(p)}
-        left_new = [p for p in added if p not in renames and is_page_path(p)]
-        if left_old and left_new:
-            ids: dict[str, str] = {}
-            for old in sorted(left_old):
-                page_id = self._page_id(self.read_bytes(old))
-                if page_id:
-                    ids.setdefault(page_id, old)
-            for new in sorted(left_new):
-                page_id = self._page_id(added[new] or b"")
-                if page_id and page_id in ids:
-                    renames[new] = ids.pop(page_id)
-        paired = set(renames) | set(renames.values())
-        groups = [(f"edit: {old} -> {new}", [old, new]) for new, old in renames.items()]
-        groups += [(f"edit: {p}", [p]) for p in changes if p not in paired]
-        return sorted(groups, key=lambda g: g[1][-1])
-
-    @staticmethod
-    def _page_id(data: bytes) -> str | None:
-        try:
-            return parse_page(data.decode("utf-8", errors="replace"), "x.md").id
-        except PageError:
-            return None
-
     def advance(self, target: str | bytes, *, reflog: str = "sync: fast-forward") -> tuple[str, ...]:
         """Move the branch to the commit `target` (a fast-forward to what another machine
         pushed), bringing the working tree and index along for the files that differ.
@@ -1064,128 +772,6 @@ class Store:
                     entries[key] = gitindex.make_entry(key, st, sha, mode)
             self._save_index(self._take_index_lock(), version, entries, head)
         self._txn_file.unlink(missing_ok=True)
-
-    # History ----------------------------------------------------------------------------
-
-    def _changed(self, old_tree: bytes | None, new_tree: bytes | None) -> list[tuple[str, bytes | None, bytes | None]]:
-        """(path, old blob, new blob) for every file that differs between two trees."""
-        out = []
-        for change in self.repo.object_store.tree_changes(old_tree, new_tree):
-            old_path, new_path = change[0]
-            old_sha, new_sha = change[2]
-            if old_path and new_path and old_path != new_path:
-                out.append((old_path.decode("utf-8", "replace"), old_sha, None))
-                out.append((new_path.decode("utf-8", "replace"), None, new_sha))
-            else:
-                path = (new_path or old_path).decode("utf-8", "replace")
-                out.append((path, old_sha, new_sha))
-        return out
-
-    def _info(self, commit: Commit, with_paths: bool = True) -> CommitInfo:
-        author = commit.author.decode("utf-8", "replace")
-        name, _, email = author.partition(" <")
-        message = commit.message.decode("utf-8", "replace")
-        paths: tuple[str, ...] = ()
-        if with_paths:
-            parent_tree = self.repo[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
-            paths = tuple(p for p, _, _ in self._changed(parent_tree, commit.tree))
-        when = datetime.fromtimestamp(commit.author_time, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return CommitInfo(commit.id.decode(), name, email.rstrip(">"), when, message.rstrip("\n"),
-                          _parse_trailers(message), paths)
-
-    def log(self, path: str | None = None, n: int | None = 20, *, rev: str | None = None) -> list[CommitInfo]:
-        """Commits, newest first: of the whole wiki, or of one page following its renames."""
-        start = self._commit_obj(rev)
-        if start is None:
-            return []
-        if path is None:
-            walker = self.repo.get_walker(include=[start.id], max_entries=n)
-            return [self._info(entry.commit) for entry in walker]
-        return [self._info(commit) for commit in self._page_history(start, normalize_path(path), n)]
-
-    def _page_history(self, start: Commit, path: str, n: int | None) -> Iterator[Commit]:
-        """The commits that changed `path`, newest first, following renames back in time.
-
-        Why not dulwich's `follow=True` walker: it diffs every commit's whole tree (9 s for
-        1,500 commits here). This compares one path's blob id with the parents' and runs
-        rename detection only on the commit where the page first appears.
-        """
-        import heapq
-
-        # (negated commit time, tie-breaker, commit id, the page's path in that commit)
-        queue: list[tuple[int, int, bytes, str]] = [(-start.commit_time, 0, start.id, path)]
-        seen: set[tuple[bytes, str]] = set()
-        emitted = 0
-        counter = 1
-        while queue and (n is None or emitted < n):
-            _, _, commit_id, current = heapq.heappop(queue)
-            if (commit_id, current) in seen:
-                continue
-            seen.add((commit_id, current))
-            commit: Commit = self.repo[commit_id]  # type: ignore[assignment]
-            mine = self._tree_entry(commit.tree, current)
-            parents = [self.repo[p] for p in commit.parents]
-            follow: list[tuple[Commit, str]] = []
-            same = [p for p in parents if self._tree_entry(p.tree, current) == mine]  # type: ignore[attr-defined]
-            if same:
-                follow = [(same[0], current)]  # TREESAME to a parent: the change came from there
-            else:
-                if mine is not None:
-                    yield commit
-                    emitted += 1
-                for parent in parents:
-                    if self._tree_entry(parent.tree, current) is not None:  # type: ignore[attr-defined]
-                        follow.append((parent, current))
-                    elif mine is not None:
-                        source = self._rename_source(parent.tree, commit.tree, current)  # type: ignore[attr-defined]
-                        if source:
-                            follow.append((parent, source))
-            for parent, parent_path in follow:
-                heapq.heappush(queue, (-parent.commit_time, counter, parent.id, parent_path))  # type: ignore[attr-defined]
-                counter += 1
-
-    def _rename_source(self, old_tree: bytes, new_tree: bytes, path: str) -> str | None:
-        """The path `path` was renamed from between two trees, if git's rename detection says so."""
-        from dulwich.diff_tree import CHANGE_RENAME, RenameDetector
-
-        detector = RenameDetector(self.repo.object_store)
-        for change in detector.changes_with_renames(old_tree, new_tree):
-            if change.type == CHANGE_RENAME and change.new.path.decode("utf-8", "replace") == path:
-                return change.old.path.decode("utf-8", "replace")
-        return None
-
-    def diff(self, rev_a: str | None = None, rev_b: str | None = None, path: str | None = None) -> str:
-        """A unified diff: no revision = uncommitted hand edits; one = since it; two = between."""
-        from io import BytesIO
-
-        from dulwich.patch import write_blob_diff, write_tree_diff
-
-        out = BytesIO()
-        wanted = normalize_path(path, page=False) if path else None
-        if rev_a is None:
-            head = self.head()
-            for rel, data in sorted(self.pending().items()):
-                if wanted and rel != wanted:
-                    continue
-                old_sha = self.blob_at(rel) if head else None
-                old = self.repo[old_sha] if old_sha else None
-                new = Blob.from_string(data) if data is not None else None
-                write_blob_diff(out, (rel.encode(), FILE_MODE if old else None, old),  # type: ignore[arg-type]
-                                (rel.encode(), FILE_MODE if new else None, new))  # type: ignore[arg-type]
-            return out.getvalue().decode("utf-8", "replace")
-        a = self._commit_obj(rev_a)
-        b = self._commit_obj(rev_b)
-        if a is None or b is None:
-            return ""
-        if wanted is None:
-            write_tree_diff(out, self.repo.object_store, a.tree, b.tree)
-        else:
-            old_sha, new_sha = self.blob_at(wanted, a.id), self.blob_at(wanted, b.id)
-            old = self.repo[old_sha] if old_sha else None
-            new = self.repo[new_sha] if new_sha else None
-            write_blob_diff(out, (wanted.encode(), FILE_MODE if old else None, old),  # type: ignore[arg-type]
-                            (wanted.encode(), FILE_MODE if new else None, new))  # type: ignore[arg-type]
-        return out.getvalue().decode("utf-8", "replace")
 
     def close(self) -> None:
         self.repo.close()
