@@ -295,6 +295,18 @@ def test_links_and_backlinks(tmp_path, model):
     idx.sync(store)
     assert idx.links("gotchas/jwt-refresh.md")[1].path == "decisions/retry-policy.md"
     assert idx.backlinks("decisions/retry-policy.md") == ["gotchas/jwt-refresh.md"]
+    # A retitled page no longer answers to its old name; a new page of that name does.
+    store.move("facts/auth-service-overview.md", None, AGENT, title="Auth gateway")
+    idx.sync(store)
+    assert idx.links("gotchas/jwt-refresh.md")[0].path is None
+    store.write(Page.new("Auth service overview", "note", "The new overview."), AGENT)
+    idx.sync(store)
+    assert idx.links("gotchas/jwt-refresh.md")[0].path == "notes/auth-service-overview.md"
+    assert idx.links("facts/auth-gateway.md")[0].path == "gotchas/jwt-refresh.md"
+    # Re-resolving only what the changed pages can affect agrees with resolving everything.
+    incremental = idx.conn.execute("SELECT source, target, resolved FROM links ORDER BY 1, 2").fetchall()
+    idx._resolve_links()
+    assert idx.conn.execute("SELECT source, target, resolved FROM links ORDER BY 1, 2").fetchall() == incremental
     idx.close()
 
 

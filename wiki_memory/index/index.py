@@ -403,7 +403,7 @@ class Index:
                         self._put_page(path, blob, data.decode("utf-8", errors="replace"), stats)
                 if last:
                     if changes:
-                        self._resolve_links()
+                        self._resolve_links([path for path, _ in items])
                         self._bump()
                     if head is not None or always_set_head:
                         self._set_meta("head", head)
@@ -464,9 +464,27 @@ class Index:
         c.executemany("INSERT INTO links(source, ordinal, target, heading, alias) VALUES (?, ?, ?, ?, ?)",
                       [(path, i, link.target, link.heading, link.alias) for i, link in enumerate(links)])
 
-    def _resolve_links(self) -> None:
+    def _resolve_links(self, changed: list[str] | None = None) -> None:
+        """Point every `[[link]]` at the page it names now.
+
+        After a few changed pages, only the links they can affect are resolved again: their
+        own, those that pointed at them, those that pointed nowhere, and those naming them.
+        Why: resolving every link on each write cost a second at 10,000 pages.
+        """
         resolver = Resolver(self.conn.execute("SELECT path, title FROM pages"))
-        rows = self.conn.execute("SELECT rowid, target, resolved FROM links").fetchall()
+        if changed is None or len(changed) > 200:
+            rows = self.conn.execute("SELECT rowid, target, resolved FROM links").fetchall()
+        else:
+            marks = ",".join("?" * len(changed))
+            names = {path.removesuffix(".md").lower() for path in changed}
+            names |= {path.rsplit("/", 1)[-1].removesuffix(".md").lower() for path in changed}
+            names |= {title.lower() for (title,) in self.conn.execute(
+                f"SELECT title FROM pages WHERE path IN ({marks})", changed)}
+            name_marks = ",".join("?" * len(names))
+            rows = self.conn.execute(
+                f"SELECT rowid, target, resolved FROM links WHERE source IN ({marks}) OR resolved IN ({marks}) "
+                f"OR resolved IS NULL OR lower(target) IN ({name_marks})",
+                [*changed, *changed, *names]).fetchall()
         updates = []
         for rowid, target, resolved in rows:
             new = resolver.resolve(target)
