@@ -201,7 +201,7 @@ def test_delete_keeps_history(server, code_repo):
             assert out["path"] == path
             assert "no page" in await fail(client, "read", page=path)
             history = await call(client, "history", page=path)
-            assert "remember: notes/old-idea" in [c["subject"] for c in history["commits"]]
+            assert [c["subject"] for c in history["commits"]] == ["forget: notes/old-idea", "remember: notes/old-idea"]
             assert (await call(client, "recent"))["pages"] == []
 
     run(body)

@@ -123,6 +123,8 @@ def test_delete_and_read_at_an_older_revision(store):
     assert not store.exists(written.path)
     assert store.read(written.path, rev="HEAD~1").title == "JWT refresh before retry"
     assert git(store.root, "log", "-1", "--format=%s").strip() == "forget: gotchas/jwt-refresh-before-retry"
+    assert [c.subject for c in store.log(written.path)] == ["forget: gotchas/jwt-refresh-before-retry",
+                                                           "remember: gotchas/jwt-refresh-before-retry"]
     with pytest.raises(NotFoundError):
         store.read(written.path)
     with pytest.raises(NotFoundError):

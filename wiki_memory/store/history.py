@@ -78,7 +78,7 @@ class History:
             if same:
                 follow = [(same[0], current)]  # TREESAME to a parent: the change came from there
             else:
-                if mine is not None:
+                if mine is not None or parents:  # a change, or the commit that deleted it
                     yield commit
                     emitted += 1
                 for parent in parents:
