@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.index import schema
 from wiki_memory.index.embed import Embedder
-from wiki_memory.index.links import Link, Resolver
+from wiki_memory.index.links import Link, Resolver, page_keys, target_keys
 from wiki_memory.index.query import Query, _quote, fts_expression, parse_query
 from wiki_memory.index.results import SearchResult, SyncStats
 
@@ -461,14 +461,16 @@ class Index:
             links = wiki_links(page.body)
         except Exception:  # noqa: BLE001 - a Markdown oddity must not stop indexing
             links = []
-        c.executemany("INSERT INTO links(source, ordinal, target, heading, alias) VALUES (?, ?, ?, ?, ?)",
-                      [(path, i, link.target, link.heading, link.alias) for i, link in enumerate(links)])
+        c.executemany("INSERT INTO links(source, ordinal, target, heading, alias, key_full, key_tail, key_slug) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                      [(path, i, link.target, link.heading, link.alias, *target_keys(link.target))
+                       for i, link in enumerate(links)])
 
     def _resolve_links(self, changed: list[str] | None = None) -> None:
         """Point every `[[link]]` at the page it names now.
 
         After a few changed pages, only the links they can affect are resolved again: their
-        own, those that pointed at them, those that pointed nowhere, and those naming them.
+        own, those that pointed at them, and those naming them (by path, title or file name).
         Why: resolving every link on each write cost a second at 10,000 pages.
         """
         resolver = Resolver(self.conn.execute("SELECT path, title FROM pages"))
@@ -476,15 +478,18 @@ class Index:
             rows = self.conn.execute("SELECT rowid, target, resolved FROM links").fetchall()
         else:
             marks = ",".join("?" * len(changed))
-            names = {path.removesuffix(".md").lower() for path in changed}
-            names |= {path.rsplit("/", 1)[-1].removesuffix(".md").lower() for path in changed}
-            names |= {title.lower() for (title,) in self.conn.execute(
-                f"SELECT title FROM pages WHERE path IN ({marks})", changed)}
-            name_marks = ",".join("?" * len(names))
+            names: set[str] = set()
+            stems: set[str] = set()
+            titles = dict(self.conn.execute(f"SELECT path, title FROM pages WHERE path IN ({marks})", changed))
+            for path in changed:
+                full, tail = page_keys(path, titles.get(path, ""))
+                names |= full
+                stems |= tail
+            n_marks, s_marks = ",".join("?" * len(names)), ",".join("?" * len(stems))
             rows = self.conn.execute(
                 f"SELECT rowid, target, resolved FROM links WHERE source IN ({marks}) OR resolved IN ({marks}) "
-                f"OR resolved IS NULL OR lower(target) IN ({name_marks})",
-                [*changed, *changed, *names]).fetchall()
+                f"OR key_full IN ({n_marks}) OR key_tail IN ({s_marks}) OR key_slug IN ({s_marks})",
+                [*changed, *changed, *names, *stems, *stems]).fetchall()
         updates = []
         for rowid, target, resolved in rows:
             new = resolver.resolve(target)

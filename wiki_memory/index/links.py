@@ -25,6 +25,23 @@ class Link:
         return {"target": self.target, "path": self.path, "heading": self.heading, "alias": self.alias}
 
 
+def target_keys(target: str) -> tuple[str, str, str]:
+    """(whole target, last segment, slug of the last segment), casefolded and without `.md`:
+    what `Resolver.resolve` compares with paths, titles and file names."""
+    from wiki_memory.pages import slugify
+
+    target = target.strip().lstrip("/").removesuffix(".md")
+    tail = target.rsplit("/", 1)[-1]
+    return target.casefold(), tail.casefold(), slugify(tail).casefold() if tail else ""
+
+
+def page_keys(path: str, title: str) -> tuple[set[str], set[str]]:
+    """The names a page answers to: (whole-target names: its path and title; file-name
+    names: its stem), casefolded, for finding the links that may point at it."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md").casefold()
+    return {path.removesuffix(".md").casefold(), title.casefold()}, {stem}
+
+
 class Resolver:
     def __init__(self, pages: Iterable[tuple[str, str]]):
         from wiki_memory.pages import slugify

@@ -17,7 +17,7 @@ from pathlib import Path
 
 # Bump on any change to the tables or to what goes in them (chunking, embedded text):
 # an index of another version is deleted and rebuilt from the store.
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 DDL = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -60,10 +60,18 @@ CREATE TABLE links(
     target TEXT NOT NULL,
     heading TEXT,
     alias TEXT,
-    resolved TEXT
+    resolved TEXT,
+    -- The names a target can answer to (see links.target_keys): a changed page re-resolves
+    -- only the links that name it.
+    key_full TEXT,
+    key_tail TEXT,
+    key_slug TEXT
 );
 CREATE INDEX links_source ON links(source);
 CREATE INDEX links_resolved ON links(resolved);
+CREATE INDEX links_key_full ON links(key_full);
+CREATE INDEX links_key_tail ON links(key_tail);
+CREATE INDEX links_key_slug ON links(key_slug);
 """
 
 
