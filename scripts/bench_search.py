@@ -161,7 +161,7 @@ def bench_size(n: int, work: Path, args, embedder, vector_source: list | None) -
     project = project_for_store(wiki)
     index = Index.open(project, embedder=embedder)
     t = time.perf_counter()
-    stats = index.sync(store, embed=False)
+    index.sync(store, embed=False)
     fts_s = time.perf_counter() - t
     chunks = index.stats()["chunks"]
     t = time.perf_counter()

@@ -12,18 +12,17 @@ import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.index import schema
 from wiki_memory.index.embed import Embedder
 from wiki_memory.index.links import Link, Resolver, page_keys, target_keys
-from wiki_memory.index.query import Query, _quote, fts_expression, parse_query
+from wiki_memory.index.query import Query, fts_expression, parse_query
 from wiki_memory.index.results import SearchResult, SyncStats
 
 if TYPE_CHECKING:
     from wiki_memory.config import Project
-    from wiki_memory.pages import Page
     from wiki_memory.store import Store
 
 MODES = ("hybrid", "fts", "vector")
