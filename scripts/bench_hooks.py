@@ -84,9 +84,9 @@ def main() -> None:
         env["WIKI_MEMORY_HOME"] = str(work / "home")
         cases: dict[str, tuple[list[str], bytes]] = {
             "python -c pass": ([sys.executable, "-c", "pass"], b""),
-            # The standard library the hook path imports (config's pathlib, re, hashlib and
-            # collections; json): the floor under any hook built on `config`.
-            "stdlib floor": ([sys.executable, "-c", "import collections, hashlib, json, pathlib, re"], b""),
+            # The standard library the hook path imports (config's pathlib, re and collections;
+            # json): the floor under any hook built on `config`.
+            "stdlib floor": ([sys.executable, "-c", "import collections, json, pathlib, re"], b""),
         }
         for name, (event, payload) in payloads(cwd).items():
             cases[name] = ([*hook_command(), "hook", "claude-code", event], payload)

@@ -28,13 +28,15 @@ if TYPE_CHECKING:
 MARK = "[REDACTED:{}]"
 
 
-class Family(namedtuple("Family", "name source flags hints fold", defaults=(0, (), False))):
+class Family(namedtuple("Family", "name source flags hints fold assign", defaults=(0, (), False, False))):
     """One kind of secret: `source` matches it; group `secret` (if named) is what goes.
 
     `hints` are literal strings at least one of which every match contains (checked in
     the upper-cased text when `fold` is set); a text with none of them is not searched, and
     the pattern is compiled only the first time a text has one. This is what keeps
-    redaction to a fraction of a millisecond in a hook process that starts cold.
+    redaction to a fraction of a millisecond in a hook process that starts cold. With
+    `assign`, a hint counts only where an assignment follows it (the rest of its name, a
+    quote, spaces, then `:` or `=`): "PASSED" in a test run is no password.
     """
 
     __slots__ = ()
@@ -48,7 +50,11 @@ class Family(namedtuple("Family", "name source flags hints fold", defaults=(0, (
 
     def applies(self, text: str, upper: str) -> bool:
         haystack = upper if self.fold else text
-        return not self.hints or any(h in haystack for h in self.hints)
+        if not self.hints:
+            return True
+        if self.assign:
+            return any(_assigned(haystack, h) for h in self.hints)
+        return any(h in haystack for h in self.hints)
 
     def sub(self, text: str) -> str:
         pattern = self.pattern
@@ -67,10 +73,31 @@ class Family(namedtuple("Family", "name source flags hints fold", defaults=(0, (
 
 
 _compiled: dict[Family, re.Pattern[str]] = {}
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
-def _f(name: str, source: str, hints: tuple[str, ...] = (), fold: bool = False, flags: int = 0) -> Family:
-    return Family(name, source, flags, hints, fold)
+def _assigned(text: str, hint: str) -> bool:
+    """Whether some `hint` in `text` is followed by the rest of its name, an optional
+    quote, spaces, then `:` or `=` (the shape every assignment family requires)."""
+    n = len(text)
+    start = text.find(hint)
+    while start >= 0:
+        i = start + len(hint)
+        while i < n and text[i] in _NAME_CHARS:
+            i += 1
+        if i < n and text[i] in "\"'":
+            i += 1
+        while i < n and text[i].isspace():
+            i += 1
+        if i < n and text[i] in ":=":
+            return True
+        start = text.find(hint, start + 1)
+    return False
+
+
+def _f(name: str, source: str, hints: tuple[str, ...] = (), fold: bool = False, flags: int = 0,
+       assign: bool = False) -> Family:
+    return Family(name, source, flags, hints, fold, assign)
 
 
 # Order matters only where families overlap: the more specific ones come first so that
@@ -107,14 +134,15 @@ FAMILIES: tuple[Family, ...] = (
        ("mysql", "mariadb")),
     # NAME_KEY=..., export GH_TOKEN=..., "DB_PASSWORD": "...": environment-style names.
     _f("assignment", r"\b[A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|SECRET|PASSWORD|PASSWD|_PWD|_PASS|_CREDENTIALS?)\b"
-                     r"[\"']?\s*[:=]\s*(?!\$)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s'\",;}]+)", _ASSIGN_WORDS),
+                     r"[\"']?\s*[:=]\s*(?!\$)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s'\",;}]+)", _ASSIGN_WORDS, assign=True),
     # password = "hunter2", api_key: 'abc123', "client_secret": "..." in code and config.
     _f("assignment", r"(?i)\b[a-z0-9_.-]*(?:api[_-]?key|secret[_-]?key|access[_-]?key|private[_-]?key|"
                      r"client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token|password|passwd|"
-                     r"secret|token)[\"']?\s*[:=]\s*(?P<secret>\"[^\"\n]{4,}\"|'[^'\n]{4,}')", _ASSIGN_WORDS, fold=True),
+                     r"secret|token)[\"']?\s*[:=]\s*(?P<secret>\"[^\"\n]{4,}\"|'[^'\n]{4,}')", _ASSIGN_WORDS, fold=True,
+       assign=True),
     # YAML and .netrc style: `password: hunter2` at the start of a line.
     _f("assignment", r"(?im)^\s*(?:password|passwd|secret|token|api_key|apikey)\s*:\s*(?P<secret>[^\s\"'#][^\s#]*)",
-       _ASSIGN_WORDS, fold=True),
+       _ASSIGN_WORDS, fold=True, assign=True),
     _f("connection-string", r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd|"
                             r"ClientSecret)\s*=\s*(?P<secret>[^;\s\"']+)",
        ("ACCOUNTKEY", "SHAREDACCESS", "PASSWORD", "PWD", "CLIENTSECRET"), fold=True),
