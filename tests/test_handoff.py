@@ -309,7 +309,8 @@ def test_the_hook_path_imports_no_heavy_module(project, tmp_path):
     # The usual start (nothing pending): not even `dataclasses` or `typing` (a fifth of a hook's start).
     script = ("import sys\nfrom wiki_memory.config import resolve_project\nfrom wiki_memory.capture import startup\n"
               f"assert startup.session_start_text(resolve_project({str(project.root)!r}), 'codex', 'n', 'startup')\n"
-              "print(sorted(m for m in ('dataclasses', 'typing', 'inspect', 'subprocess', 'datetime') if m in sys.modules))")
+              "print(sorted(m for m in ('dataclasses', 'typing', 'inspect', 'subprocess', 'datetime', 'hashlib')"
+              " if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     # And a session that ended but is not consolidated: summarised on the hook path, transcript included.

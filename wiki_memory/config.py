@@ -150,6 +150,32 @@ def first_remote_url(root: Path) -> str | None:
     return None
 
 
+def read_head(wiki: Path) -> str | None:
+    """The commit id a wiki's HEAD names, read from git's own files (no git library: the
+    SessionStart hook and the index's freshness check both need it cheaply)."""
+    git = wiki / ".git"
+    try:
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not head.startswith("ref:"):
+        return head or None
+    ref = head[4:].strip()
+    try:
+        return (git / ref).read_text(encoding="utf-8").strip() or None
+    except OSError:
+        pass
+    try:
+        with open(git / "packed-refs", encoding="utf-8") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 2 and parts[1] == ref:
+                    return parts[0]
+    except OSError:
+        pass
+    return None
+
+
 def normalize_remote(url: str) -> str:
     """One spelling for one repository, whichever protocol cloned it.
 

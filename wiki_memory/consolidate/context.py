@@ -11,7 +11,6 @@ Reading is standard library only; `refresh` imports the page model and uses the 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -20,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # no runtime `typing` import on the hook path
     from typing import Any, Iterable, Mapping, Sequence
 
-from wiki_memory.config import Project
+from wiki_memory.config import Project, read_head
 
 CONTEXT_FILE = "handoff-context.json"
 CACHE_FILE = "handoff-context-cache.json"
@@ -49,31 +48,6 @@ def context_path(project: Project) -> Path:
     return project.home / CONTEXT_FILE
 
 
-def wiki_head(wiki: Path) -> str | None:
-    """The commit the wiki's branch points at, from the ref files (no git library)."""
-    git = wiki / ".git"
-    try:
-        head = (git / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not head.startswith("ref: "):
-        return head or None
-    ref = head[5:].strip()
-    try:
-        return (git / ref).read_text(encoding="utf-8").strip() or None
-    except OSError:
-        pass
-    try:
-        with open(git / "packed-refs", encoding="utf-8") as f:
-            for line in f:
-                parts = line.split()
-                if len(parts) == 2 and parts[1] == ref:
-                    return parts[0]
-    except OSError:
-        pass
-    return None
-
-
 def load(project: Project) -> dict[str, Any] | None:
     """The context file, or None when it is missing, unreadable or of another version."""
     try:
@@ -88,7 +62,7 @@ def load(project: Project) -> dict[str, Any] | None:
 
 def is_stale(project: Project, ctx: Mapping[str, Any] | None) -> bool:
     """True when the wiki has moved on since the context was built (or there is none)."""
-    head = wiki_head(project.wiki)
+    head = read_head(project.wiki)
     if head is None:
         return False  # no wiki yet: nothing to build from
     return ctx is None or ctx.get("head") != head
@@ -318,6 +292,8 @@ def refresh(project: Project, store: Any) -> dict[str, Any]:
 
 
 def build(project: Project, store: Any, head: bytes | None) -> dict[str, Any]:
+    import hashlib  # here, not at the top: the SessionStart hook reads the built file only
+
     cache_path = project.home / CACHE_FILE
     try:
         cache = json.loads(cache_path.read_text(encoding="utf-8"))

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from wiki_memory.config import read_head
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.index import schema
 from wiki_memory.index.embed import Embedder
@@ -75,30 +76,6 @@ def embed_text(title: str, heading: str, text: str) -> str:
 
 def _hash(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
-
-
-def read_head(wiki: Path) -> str | None:
-    """The commit id the wiki's HEAD names, read from the files (no dulwich import)."""
-    git = wiki / ".git"
-    try:
-        head = (git / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not head.startswith("ref:"):
-        return head or None
-    ref = head[4:].strip()
-    try:
-        return (git / ref).read_text(encoding="utf-8").strip() or None
-    except OSError:
-        pass
-    try:
-        for line in (git / "packed-refs").read_text(encoding="utf-8").splitlines():
-            sha, _, name = line.partition(" ")
-            if name.strip() == ref:
-                return sha
-    except OSError:
-        pass
-    return None
 
 
 _RELATIVE = re.compile(r"^(\d+)\s*([dwmyh])$")
