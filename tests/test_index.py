@@ -277,6 +277,30 @@ def test_long_pages_are_chunked_at_headings_and_the_best_chunk_is_shown(tmp_path
     idx.close()
 
 
+def test_the_first_result_shows_a_long_passage_the_others_short_ones(tmp_path):
+    # Two pages of filler lines, each with one line about the query: the best page's passage
+    # grows to ~150 words around its match, the second page's to ~40, so a budget holds more pages.
+    def body(line: str) -> str:
+        lines = [f"Line {i} says nothing in particular about anything at all." for i in range(60)]
+        lines[30] = line
+        return "\n\n".join(lines)
+
+    store = make_store(tmp_path, [
+        ("Alpha runbook", "procedure", body("A deploy rollback on alpha: the deploy rollback takes ten minutes."), []),
+        ("Beta runbook", "procedure", body("A deploy rollback on beta takes an hour."), []),
+    ])
+    idx = Index.open(project_for_store(store.root), embedder=Embedder(path=str(tmp_path / "no-model")))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelUnavailableWarning)
+        idx.sync(store)
+        first, second = idx.search("deploy rollback", k=2, mode="fts")
+    assert first.path == "procedures/alpha-runbook.md" and "rollback on alpha" in first.snippet
+    assert "rollback on beta" in second.snippet
+    assert 120 <= len(first.snippet.split()) <= 230
+    assert len(second.snippet.split()) <= 80
+    idx.close()
+
+
 def test_links_and_backlinks(tmp_path, model):
     store = make_store(tmp_path, [
         ("Auth service overview", "fact", "Tokens come from the auth service. See [[JWT refresh]].", []),

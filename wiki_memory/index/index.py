@@ -39,7 +39,8 @@ class Tuning:
 
     # Small chunks point at the passage that answers; the snippet then grows around them.
     chunk_words: int = 60
-    context_words: int = 100  # grow the best chunk with its neighbours up to this many words
+    context_words: int = 150  # the first result: grow each passage with its neighbours to this many words
+    other_words: int = 40  # the other results: shorter passages, so that more pages fit a budget
     passages: int = 3  # passages of one page in its snippet at most...
     passage_ratio: float = 0.8  # ...each with at least this share of the best passage's score
     depth: int = 200  # chunks taken from each ranking before fusion (at least)
@@ -790,10 +791,11 @@ class Index:
         scored = [r for r in scored if r[1] in pages]
         results: list[SearchResult] = []
         budget = max_chars
-        for score, page, retrievers in scored:
+        for rank, (score, page, retrievers) in enumerate(scored):
             pid, title, ptype, tags, status, created, updated = pages[page]
             chunk_ids = sorted(chunks_of[page], key=lambda c: -chunk_score[c])
-            heading, ordinal, snippet = self._snippet(page, chunk_ids, chunk_score)
+            want = self.tuning.context_words if rank == 0 else self.tuning.other_words
+            heading, ordinal, snippet = self._snippet(page, chunk_ids, chunk_score, want)
             if budget is not None:
                 if budget <= 0:
                     break
@@ -806,10 +808,18 @@ class Index:
                                         updated, created, pid, ordinal))
         return results
 
-    def _snippet(self, page: str, chunk_ids: list[int], chunk_score: dict[int, float]) -> tuple[str, int, str]:
+    def _snippet(self, page: str, chunk_ids: list[int], chunk_score: dict[int, float],
+                 want: int) -> tuple[str, int, str]:
         """(heading, ordinal, text) of a page's best passage: its best chunk, grown with its
-        neighbours while short (`context_words`), then further well-ranked chunks of the page
-        (`passages`, each within `passage_ratio` of the best score), joined by an ellipsis."""
+        neighbours while shorter than `want` words, then further well-ranked chunks of the page
+        (`passages`, each within `passage_ratio` of the best score), joined by an ellipsis.
+
+        The first result gets long passages (`context_words`), the others short ones
+        (`other_words`). Why: on LoCoMo a budget of 500 words held only four or five pages,
+        and the turn a question needed was often in the sixth page's snippet, or in what the
+        second page's padding pushed out; evidence recall within 500 words rose from 0.708 to
+        0.758 on the held-out conversations (multi-hop 0.417 -> 0.438).
+        """
         t = self.tuning
         rows = self.conn.execute("SELECT id, ordinal, heading, text FROM chunks WHERE page = ? ORDER BY ordinal",
                                  (page,)).fetchall()
@@ -824,15 +834,14 @@ class Index:
                 continue
             if n and chunk_score[chunk_id] < t.passage_ratio * chunk_score[best]:
                 break
-            span = self._grow(by_id[chunk_id][1], by_ordinal, used)
+            span = self._grow(by_id[chunk_id][1], by_ordinal, used, want)
             used.update(span)
             parts.append("\n\n".join(by_ordinal[o][3] for o in span))
         return heading, ordinal, "\n…\n".join(parts)
 
-    def _grow(self, ordinal: int, by_ordinal: dict[int, tuple], used: set[int]) -> list[int]:
-        """The ordinals of a chunk and, while shorter than `context_words`, its nearest
+    def _grow(self, ordinal: int, by_ordinal: dict[int, tuple], used: set[int], want: int) -> list[int]:
+        """The ordinals of a chunk and, while shorter than `want` words, its nearest
         neighbours under the same heading (before and after, alternately)."""
-        want = self.tuning.context_words
         heading = by_ordinal[ordinal][2]
         span = [ordinal]
         words = len(by_ordinal[ordinal][3].split())
