@@ -81,7 +81,8 @@ def bench_size(pages: int, runs: int, work: Path) -> dict[str, object]:
 
     # The CLI: a whole `wiki-memory write` process (it also commits any pending hand edit first).
     exe = shutil.which("wiki-memory") or str(Path(sys.executable).parent / "wiki-memory")
-    env = {**os.environ, "WIKI_MEMORY_STORE": str(cli_copy)}
+    # Its own WIKI_MEMORY_HOME: the CLI keeps a project folder (the index) there, not in yours.
+    env = {**os.environ, "WIKI_MEMORY_STORE": str(cli_copy), "WIKI_MEMORY_HOME": str(cli_copy.parent / "home")}
     cli = []
     for r in range(runs):
         t = time.perf_counter()
