@@ -29,6 +29,9 @@ from typing import Any
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import evalkit  # noqa: E402
+
 TARGET_FIRST_RESULT_S = 1.5
 TARGET_SEARCH_P50_MS = 40.0
 
@@ -250,18 +253,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
-    if not os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH"):
-        # A local copy of the model beside the checkout (or a folder of checkouts), as the tests find it.
-        here = Path(__file__).resolve().parent.parent
-        for parent in here.parents:
-            model = parent / "shared" / "models" / "all-MiniLM-L6-v2"
-            if model.is_dir():
-                os.environ["WIKI_MEMORY_EMBED_MODEL_PATH"] = str(model)
-                break
+    evalkit.setup_model_env()  # the shared local model, offline, as the tests find it
     base = args.reuse or Path(tempfile.mkdtemp(prefix="wm-bench-mcp-"))
     base.mkdir(parents=True, exist_ok=True)
     os.environ["WIKI_MEMORY_HOME"] = str(base / "home")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     for var in ("CLAUDE_PROJECT_DIR", "WIKI_MEMORY_STORE", "WIKI_MEMORY_PROJECT"):
         os.environ.pop(var, None)
     print(f"building a store of {args.pages:,} pages in {base} ...", flush=True)

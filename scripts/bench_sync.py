@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import evalkit  # noqa: E402
 from wiki_memory.config import project_for_store
 from wiki_memory.pages import Page
 from wiki_memory.store import Author, Store
@@ -196,15 +198,7 @@ def main() -> None:
     args = parser.parse_args()
     global VECTORS
     VECTORS = not args.no_vectors
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if not os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH"):
-        # The workplace's shared copy of the model, beside the checkout (as the tests find it).
-        here = Path(__file__).resolve().parent.parent
-        for parent in here.parents:
-            candidate = parent / "shared" / "models" / "all-MiniLM-L6-v2"
-            if candidate.is_dir():
-                os.environ["WIKI_MEMORY_EMBED_MODEL_PATH"] = str(candidate)
-                break
+    evalkit.setup_model_env()  # the shared local model, offline, as the tests find it
     if VECTORS:
         from wiki_memory.index import Embedder
 
