@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -103,3 +104,27 @@ def test_write_does_not_load_the_embedding_model(cli, code_repo):
     # ...yet the page is in the index already (words now, vector on the next search).
     rows = json.loads(cli("search", "quick words", "--mode", "fts", "--json").output)
     assert rows[0]["path"] == "notes/fast-write.md"
+
+
+def test_offline_without_a_model_searches_words_at_once(cli, code_repo, tmp_path):
+    """No local copy, nothing cached, no network: one clear warning and word search, at once.
+
+    fastembed alone would retry its download for ~40 s (sleeps of 3, 9, 27 s) in every
+    `wiki-memory search`, and log each attempt at ERROR."""
+    cli("write", "-t", "Celery eager mode masks broker timeouts", "--type", "gotcha",
+        "--body", "With CELERY_TASK_ALWAYS_EAGER the broker is never contacted in CI.")
+    with socket.socket() as s:  # a port nobody listens on: the hub "cannot be reached"
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("WIKI_MEMORY_EMBED_MODEL_PATH", "HF_HUB_OFFLINE", "HTTPS_PROXY", "https_proxy",
+                        "ALL_PROXY", "all_proxy")}
+    env.update(HF_ENDPOINT=f"http://127.0.0.1:{closed}", FASTEMBED_CACHE_PATH=str(tmp_path / "empty-cache"))
+    out = subprocess.run([sys.executable, "-m", "wiki_memory", "search", "broker timeouts", "--json"],
+                         cwd=code_repo, capture_output=True, text=True, env=env, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)[0]["path"] == "gotchas/celery-eager-mode-masks-broker-timeouts.md"
+    warnings = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(warnings) == 1, out.stderr
+    assert "no embedding model could be loaded" in warnings[0] and "127.0.0.1 cannot be reached" in warnings[0]
+    assert "words only" in warnings[0]

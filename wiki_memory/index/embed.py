@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # fastembed's default batch of 256 takes gigabytes of memory on 200-word chunks.
@@ -29,6 +29,38 @@ def _warn_once(message: str) -> None:
     if message not in _warned:
         _warned.add(message)
         warnings.warn(message, ModelUnavailableWarning, stacklevel=3)
+
+
+def model_cache_dir(env: Mapping[str, str] | None = None) -> str:
+    """Where downloaded models are kept: `FASTEMBED_CACHE_PATH`, else `models/` in the
+    wiki-memory home (fastembed's own default is under /tmp, emptied at each reboot)."""
+    from wiki_memory.config import home
+
+    env = os.environ if env is None else env
+    return env.get("FASTEMBED_CACHE_PATH") or str(home(env) / "models")
+
+
+def hub_unreachable(timeout: float = 2.0) -> str | None:
+    """Why the model hub (`HF_ENDPOINT`, else huggingface.co) cannot be reached, or None
+    when it may be (a proxy, if one is set, decides for itself).
+
+    Why: fastembed, with no network and no cached model, retries its download for ~40 s
+    (sleeps of 3, 9 and 27 s), in every process: each `wiki-memory search` would hang that
+    long before falling back to words. A failed name lookup or connection takes milliseconds.
+    """
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return None
+    import socket
+    from urllib.parse import urlsplit
+
+    endpoint = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    host = endpoint.hostname or "huggingface.co"
+    try:
+        port = endpoint.port or (80 if endpoint.scheme == "http" else 443)
+        socket.create_connection((host, port), timeout=timeout).close()
+    except (OSError, ValueError) as e:
+        return f"{host} cannot be reached ({getattr(e, 'strerror', None) or e})"
+    return None
 
 
 class Embedder:
@@ -71,17 +103,7 @@ class Embedder:
             if self._model is not None or self._error is not None:
                 return self._model
             try:
-                if self.path and not os.path.isdir(self.path):
-                    raise FileNotFoundError(f"no model folder at {self.path}")
-                from fastembed import TextEmbedding
-
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # fastembed's notes on pooling and threads
-                    if self.path:
-                        model = TextEmbedding(self.name, specific_model_path=self.path, local_files_only=True,
-                                              threads=self.threads)
-                    else:
-                        model = TextEmbedding(self.name, threads=self.threads)
+                model = self._construct()
                 probe = next(iter(model.embed(["probe"], batch_size=1)))
                 self.dim = int(len(probe))
                 self._model = model
@@ -93,6 +115,33 @@ class Embedder:
                 _warn_once(f"no embedding model could be loaded{where}: {first[:200]}; "
                            "searching by words only (FTS)")
         return self._model
+
+    def _construct(self) -> Any:
+        """The fastembed model: the local copy, else the cached download, else a download."""
+        if self.path and not os.path.isdir(self.path):
+            raise FileNotFoundError(f"no model folder at {self.path}")
+        from fastembed import TextEmbedding
+
+        try:
+            from loguru import logger  # fastembed's logger
+
+            # fastembed logs each failed attempt at ERROR; the one warning `_load` gives says it all.
+            logger.disable("fastembed")
+        except ImportError:
+            pass
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # fastembed's notes on pooling and threads
+            if self.path:
+                return TextEmbedding(self.name, specific_model_path=self.path, local_files_only=True,
+                                     threads=self.threads)
+            cache = model_cache_dir()
+            try:
+                return TextEmbedding(self.name, cache_dir=cache, local_files_only=True, threads=self.threads)
+            except Exception:
+                unreachable = hub_unreachable()
+                if unreachable is not None:
+                    raise RuntimeError(f"not in the model cache ({cache}) and {unreachable}") from None
+            return TextEmbedding(self.name, cache_dir=cache, threads=self.threads)
 
     def embed(self, texts: Sequence[str]) -> Any:
         """An (n, dim) float32 array of unit vectors; raises if no model is available."""

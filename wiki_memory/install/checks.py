@@ -64,7 +64,9 @@ def check_model(ctx: Context) -> Check:
             return Check("wiki-memory", "embedding model", "ok", str(path))
         return Check("wiki-memory", "embedding model", "fail",
                      f"WIKI_MEMORY_EMBED_MODEL_PATH={configured} has no .onnx model")
-    caches = [ctx.env.get("FASTEMBED_CACHE_PATH"), str(Path(tempfile.gettempdir()) / "fastembed_cache"),
+    from wiki_memory.index.embed import model_cache_dir
+
+    caches = [model_cache_dir(ctx.env), str(Path(tempfile.gettempdir()) / "fastembed_cache"),
               str(ctx.home / ".cache" / "fastembed")]
     for cache in filter(None, caches):
         for candidate in Path(cache).glob(f"*{MODEL_NAME}*") if Path(cache).is_dir() else ():
