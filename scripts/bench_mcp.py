@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Benchmark: the MCP server as an agent meets it, over stdio, in a store of 10,000 pages.
 
-- start-up: from spawning `wiki-memory serve` to the first tool result (a `read`, and
-  separately a first `search`, which also opens the index and loads the embedding model);
+- start-up: from spawning `wiki-memory serve` to the first tool result, as an agent meets it
+  (initialize, `tools/list`, the call): a `read`, and separately a first `search`, which
+  also opens the index and loads the embedding model;
 - warm calls in one session: p50/p95 of `search` and of `write` (one commit each).
 
 The store and its index are built first (every chunk with a vector, as in a project that has
@@ -171,12 +172,17 @@ def serve_params(repo: Path):
 
 
 async def first_result(repo: Path, tool: str, arguments: dict) -> tuple[float, float]:
-    """(seconds to the initialize answer, seconds to the first tool result), from the spawn."""
+    """(seconds to the initialize answer, seconds to the first tool result), from the spawn,
+    as an agent meets a server: initialize, `tools/list`, then the call.
+
+    The measuring client pays its own one-time costs before the clock starts (see
+    `client_import_cost`): they are this Python client's, not the server's start-up."""
     from mcp import Client
 
     t0 = time.perf_counter()
     async with Client(serve_params(repo)) as client:
         ready = time.perf_counter() - t0
+        await client.list_tools()
         result = await client.call_tool(tool, arguments)
         done = time.perf_counter() - t0
         if result.is_error:
@@ -213,6 +219,19 @@ async def warm_calls(repo: Path, calls: int, rng: random.Random) -> dict[str, li
             timings["write"].append(time.perf_counter() - t)
             assert not result.is_error and result.structured_content["commit"], result.content[0].text
     return timings
+
+
+def client_import_cost() -> float:
+    """Pay, in this process, what the SDK's client pays lazily on the first structured
+    result it validates (importing jsonschema, loading its meta-schemas), and return what
+    that took. An agent that has been running paid it long ago (Claude Code, in Node,
+    never does); left in, it would be counted as the server's start-up."""
+    t = time.perf_counter()
+    from jsonschema.validators import validator_for
+
+    schema = {"type": "object", "properties": {"x": {"type": "string"}}}
+    validator_for(schema).check_schema(schema)
+    return time.perf_counter() - t
 
 
 def sdk_import_floor(runs: int) -> float:
@@ -262,6 +281,7 @@ def main() -> None:
     print(f"building a store of {args.pages:,} pages in {base} ...", flush=True)
     repo = build(base, args.pages, args.embed_all)
 
+    client_cost = client_import_cost()
     rng = random.Random(11)
     starts: dict[str, list[tuple[float, float]]] = {"read": [], "search": []}
     first_page = None
@@ -287,6 +307,7 @@ def main() -> None:
         "first_search_s": statistics.median(t for _, t in starts["search"]),
         "initialize_s": statistics.median(r for r, _ in starts["read"] + starts["search"]),
         "sdk_import_s": floor,
+        "client_jsonschema_import_s": client_cost,
         **{f"{tool}_p50_ms": 1000 * statistics.median(v) for tool, v in timings.items()},
         **{f"{tool}_p95_ms": 1000 * percentile(v, 0.95) for tool, v in timings.items()},
         "runs": args.runs, "calls": args.calls,
@@ -296,8 +317,10 @@ def main() -> None:
           f"{args.calls} warm calls each; load average {figures['load_average']} on {os.cpu_count()} CPUs):")
     rows = [
         ("python -c 'import mcp.server.mcpserver' (SDK alone)", figures["sdk_import_s"] * 1000, None),
+        ("(this client's jsonschema set-up, paid before the clock)", figures["client_jsonschema_import_s"] * 1000,
+         None),
         ("spawn -> initialize answered", figures["initialize_s"] * 1000, None),
-        ("spawn -> first result (read)", figures["first_read_s"] * 1000, TARGET_FIRST_RESULT_S * 1000),
+        ("spawn -> tools/list -> first result (read)", figures["first_read_s"] * 1000, TARGET_FIRST_RESULT_S * 1000),
         ("spawn -> first result (search, model load included)", figures["first_search_s"] * 1000, None),
         ("search p50 (warm)", figures["search_p50_ms"], TARGET_SEARCH_P50_MS),
         ("search p95 (warm)", figures["search_p95_ms"], None),
@@ -309,7 +332,7 @@ def main() -> None:
     ]
     for name, value, target in rows:
         verdict = "" if target is None else ("  ok" if value <= target else f"  over the {target:.0f} ms target")
-        print(f"  {name:<52} {value:8.1f} ms{verdict}")
+        print(f"  {name:<56} {value:8.1f} ms{verdict}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
