@@ -381,3 +381,41 @@ def test_a_word_in_most_pages_neither_breaks_nor_dominates_a_search(tmp_path, mo
     # Alone, it is still searched for.
     assert len(idx.search("acme", k=5, mode="fts")) == 5
     idx.close()
+
+
+
+def test_common_words_leave_the_query_and_frequent_ones_only_score(tmp_path, monkeypatch):
+    """A word in over half the chunks leaves the query; in a big index (PRUNE_FROM chunks or
+    more, lowered here) a word in over PRUNE_SHARE of them only scores the matches a rarer
+    word makes, so a search costs what its selective words match."""
+    from wiki_memory.index import index as index_module
+    from wiki_memory.index.query import parse_query
+
+    def words_of(i: int) -> list[str]:
+        return ["service"] + (["canary"] if i % 4 == 0 else []) + (["zebrafish"] if i % 16 in (0, 1) else [])
+
+    pages = [(f"Note {i}", "note", f"The {' and '.join(words_of(i))} of this one.", []) for i in range(400)]
+    store = make_store(tmp_path, pages)
+    monkeypatch.setattr(embed_module, "_warned", set())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelUnavailableWarning)
+        idx = Index.open(project_for_store(store.root), embedder=Embedder(path=str(tmp_path / "no-model")))
+        idx.sync(store)
+    holding = {w: {f"notes/note-{i}.md" for i in range(400) if w in words_of(i)} for w in ("canary", "zebrafish")}
+    query = parse_query("service canary zebrafish")
+
+    # A small index: "service" (every chunk) leaves; canary and zebrafish both make matches.
+    small = idx._without_common_words(query)
+    assert (small.words, small.scoring) == (("canary", "zebrafish"), ())
+    found = set(paths(idx.search(query.text, k=200, mode="fts")))
+    assert found == holding["canary"] | holding["zebrafish"]
+
+    # A big one: zebrafish (50 chunks) makes the matches; canary (100) and service only score.
+    monkeypatch.setattr(index_module, "PRUNE_FROM", 100)
+    monkeypatch.setattr(index_module, "PRUNE_SHARE", 0.15)
+    big = idx._without_common_words(query)
+    assert (big.words, set(big.scoring)) == (("zebrafish",), {"service", "canary"})
+    ranked = paths(idx.search(query.text, k=200, mode="fts"))
+    assert set(ranked) == holding["zebrafish"]
+    assert set(ranked[:25]) == holding["zebrafish"] & holding["canary"]  # canary still counts
+    idx.close()

@@ -55,14 +55,15 @@ def parse_query(text: str) -> Query:
     return Query(text, words, tuple(dict.fromkeys(phrases)))
 
 
-def _quote(term: str) -> str:
+def fts_quote(term: str) -> str:
+    """A term as an FTS5 string: text, never syntax."""
     return '"' + term.replace('"', '""') + '"'
 
 
 def fts_expression(query: Query) -> str | None:
     """The MATCH expression for a query, or None when it has no searchable word."""
-    parts = [_quote(" ".join(p)) for p in query.phrases]
-    parts += [_quote(w) for w in query.words]
+    parts = [fts_quote(" ".join(p)) for p in query.phrases]
+    parts += [fts_quote(w) for w in query.words]
     if not parts:
         return None
     matching = " OR ".join(parts)
@@ -70,4 +71,4 @@ def fts_expression(query: Query) -> str | None:
         return matching
     # Rows must hold a selective word; the frequent ones still add to bm25 where present
     # (FTS5 scores every phrase of the expression), but do not widen the match list.
-    return f"{matching} OR (({matching}) AND ({' OR '.join(_quote(w) for w in query.scoring)}))"
+    return f"{matching} OR (({matching}) AND ({' OR '.join(fts_quote(w) for w in query.scoring)}))"
