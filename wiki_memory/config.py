@@ -152,21 +152,18 @@ def first_remote_url(root: Path) -> str | None:
 
 def read_head(wiki: Path) -> str | None:
     """The commit id a wiki's HEAD names, read from git's own files (no git library: the
-    SessionStart hook and the index's freshness check both need it cheaply)."""
-    git = wiki / ".git"
-    try:
-        head = (git / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not head.startswith("ref:"):
+    SessionStart hook and the index's freshness check, before every search, both need it
+    cheaply; plain os paths take a third of pathlib's time)."""
+    git = os.path.join(wiki, ".git")
+    head = _read_small(os.path.join(git, "HEAD"))
+    if head is None or not head.startswith("ref:"):
         return head or None
     ref = head[4:].strip()
+    found = _read_small(os.path.join(git, ref))
+    if found:
+        return found
     try:
-        return (git / ref).read_text(encoding="utf-8").strip() or None
-    except OSError:
-        pass
-    try:
-        with open(git / "packed-refs", encoding="utf-8") as f:
+        with open(os.path.join(git, "packed-refs"), encoding="utf-8") as f:
             for line in f:
                 parts = line.split()
                 if len(parts) == 2 and parts[1] == ref:
@@ -174,6 +171,14 @@ def read_head(wiki: Path) -> str | None:
     except OSError:
         pass
     return None
+
+
+def _read_small(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace").strip()
+    except OSError:
+        return None
 
 
 def normalize_remote(url: str) -> str:

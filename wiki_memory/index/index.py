@@ -793,13 +793,18 @@ class Index:
         for path, pid, title, ptype, tags, status, created, updated in rows:
             pages[path] = (pid, title, ptype, tuple(json.loads(tags or "[]")), status, created, updated)
         scored = [r for r in scored if r[1] in pages]
+        chunks: dict[str, list[tuple]] = {}
+        for row in self.conn.execute(f"SELECT page, id, ordinal, heading, text FROM chunks WHERE page IN "
+                                     f"({', '.join('?' * len(scored))}) ORDER BY page, ordinal",
+                                     [r[1] for r in scored]):
+            chunks.setdefault(row[0], []).append(row[1:])
         results: list[SearchResult] = []
         budget = max_chars
         for rank, (score, page, retrievers) in enumerate(scored):
             pid, title, ptype, tags, status, created, updated = pages[page]
             chunk_ids = sorted(chunks_of[page], key=lambda c: -chunk_score[c])
             want = self.tuning.context_words if rank == 0 else self.tuning.other_words
-            heading, ordinal, snippet = self._snippet(page, chunk_ids, chunk_score, want)
+            heading, ordinal, snippet = self._snippet(chunks[page], chunk_ids, chunk_score, want)
             if budget is not None:
                 if budget <= 0:
                     break
@@ -812,11 +817,12 @@ class Index:
                                         updated, created, pid, ordinal))
         return results
 
-    def _snippet(self, page: str, chunk_ids: list[int], chunk_score: dict[int, float],
+    def _snippet(self, rows: list[tuple], chunk_ids: list[int], chunk_score: dict[int, float],
                  want: int) -> tuple[str, int, str]:
         """(heading, ordinal, text) of a page's best passage: its best chunk, grown with its
         neighbours while shorter than `want` words, then further well-ranked chunks of the page
         (`passages`, each within `passage_ratio` of the best score), joined by an ellipsis.
+        `rows` are the page's chunks as (id, ordinal, heading, text).
 
         The first result gets long passages (`context_words`), the others short ones
         (`other_words`). Why: on LoCoMo a budget of 500 words held only four or five pages,
@@ -825,8 +831,6 @@ class Index:
         0.758 on the held-out conversations (multi-hop 0.417 -> 0.438).
         """
         t = self.tuning
-        rows = self.conn.execute("SELECT id, ordinal, heading, text FROM chunks WHERE page = ? ORDER BY ordinal",
-                                 (page,)).fetchall()
         by_id = {r[0]: r for r in rows}
         by_ordinal = {r[1]: r for r in rows}
         best = chunk_ids[0]
