@@ -723,7 +723,8 @@ class Index:
         n = min(depth, len(scores))
         top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(ids[i]), pages[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+        top = top[np.isfinite(scores[top])]
+        return list(zip(ids[top].tolist(), [pages[i] for i in top.tolist()], scores[top].tolist()))
 
     def _fuse(self, rankings: dict[str, list[tuple[int, str, float]]], vector_weight: float | None = None) -> tuple[list[tuple[str, float, tuple[str, ...]]],
                                                                         dict[int, float], dict[str, list[int]]]:
