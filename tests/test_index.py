@@ -419,3 +419,41 @@ def test_common_words_leave_the_query_and_frequent_ones_only_score(tmp_path, mon
     assert set(ranked) == holding["zebrafish"]
     assert set(ranked[:25]) == holding["zebrafish"] & holding["canary"]  # canary still counts
     idx.close()
+
+
+def test_writes_in_this_process_patch_the_vector_matrix_and_others_reload_it(store, model):
+    """After a write, the next search sees the new vectors without reading every vector again
+    (this process's writes patch the cached matrix), and ranks exactly as a fresh index does."""
+    project = project_for_store(store.root)
+    idx = Index.open(project, embedder=model).attach(store)
+    idx.sync(store)
+    idx.search("warm up", mode="vector")
+    loads = idx.matrix_loads
+
+    def same_as_fresh(query: str) -> list[str]:
+        found = idx.search(query, k=5, mode="vector")
+        with Index.open(project, embedder=model) as fresh:
+            expected = fresh.search(query, k=5, mode="vector")
+        assert [(r.path, round(r.score, 5), r.snippet) for r in found] == \
+            [(r.path, round(r.score, 5), r.snippet) for r in expected]
+        return paths(found)
+
+    store.write(Page.new("Flaky websocket test", "gotcha", "The websocket reconnect test fails when the port "
+                         "range is busy on the build agents."), AGENT)
+    assert same_as_fresh("socket reconnection flakes on CI machines")[0] == "gotchas/flaky-websocket-test.md"
+    store.write(Page.new("Flaky websocket test", "gotcha", "Moved: see the CI runbook for port allocation."),
+                AGENT)  # the same page, other chunks
+    store.delete("gotchas/celery-eager-mode-masks-broker-timeouts.md", AGENT)
+    found = same_as_fresh("background jobs execute synchronously during testing")
+    assert "gotchas/celery-eager-mode-masks-broker-timeouts.md" not in found
+    assert idx.matrix_loads == loads  # patched each time, never read whole again
+
+    # A write by another process moves the generation past what this one patched: read again.
+    elsewhere = Store(store.root)
+    with Index.open(project, embedder=model) as other:
+        other.attach(elsewhere)
+        elsewhere.write(Page.new("Staging host", "fact", "The staging host is called zanzibar."), AGENT)
+    elsewhere.close()
+    assert same_as_fresh("what is the staging machine named")[0] == "facts/staging-host.md"
+    assert idx.matrix_loads == loads + 1
+    idx.close()

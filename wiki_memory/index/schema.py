@@ -19,6 +19,14 @@ from pathlib import Path
 # an index of another version is deleted and rebuilt from the store.
 SCHEMA_VERSION = "5"
 
+# Indexes added to files of this version in place when missing (creating one takes ~60 ms at
+# 40,000 chunks; rebuilding the file instead would embed every chunk again).
+ADDED_INDEXES = (
+    # Which chunks lack a vector: a scan of this narrow index instead of one lookup per chunk
+    # in the wide vectors table (320 -> 15 ms at 40,000 chunks, after every write).
+    "CREATE INDEX IF NOT EXISTS vectors_by_model ON vectors(model, chunk)",
+)
+
 DDL = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE pages(
@@ -54,6 +62,7 @@ CREATE TABLE vectors(
     vec BLOB NOT NULL,
     PRIMARY KEY(chunk, model)
 ) WITHOUT ROWID;
+CREATE INDEX vectors_by_model ON vectors(model, chunk);
 CREATE TABLE links(
     source TEXT NOT NULL,
     ordinal INTEGER NOT NULL,
@@ -134,6 +143,8 @@ def open_db(path: Path) -> tuple[sqlite3.Connection, str | None]:
             conn.execute("PRAGMA journal_mode = WAL")
             version = _check(conn)
             if version == SCHEMA_VERSION:
+                for sql in ADDED_INDEXES:
+                    conn.execute(sql)
                 return conn, reason
             if version is None:
                 _create(conn)
