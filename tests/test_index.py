@@ -457,3 +457,24 @@ def test_writes_in_this_process_patch_the_vector_matrix_and_others_reload_it(sto
     assert same_as_fresh("what is the staging machine named")[0] == "facts/staging-host.md"
     assert idx.matrix_loads == loads + 1
     idx.close()
+
+
+def test_an_index_file_from_before_the_vectors_by_model_index_gains_it_in_place(store, model):
+    """A file of the current schema version that lacks an index added since is given it on
+    open, keeping its vectors (a rebuild would embed every chunk again)."""
+    project = project_for_store(store.root)
+    with Index.open(project, embedder=model) as idx:
+        idx.sync(store)
+    conn = sqlite3.connect(project.index_path)
+    conn.execute("DROP INDEX vectors_by_model")
+    conn.commit()
+    conn.close()
+    before = model.calls
+    with Index.open(project, embedder=model) as idx:
+        assert idx.rebuilt is None and idx.pending_count() == 0
+        assert paths(idx.search("background jobs execute synchronously during testing", k=1, mode="vector")) == \
+            ["gotchas/celery-eager-mode-masks-broker-timeouts.md"]
+    assert model.calls == before + 1  # the query alone: no chunk embedded again
+    conn = sqlite3.connect(project.index_path)
+    assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors_by_model'").fetchone()
+    conn.close()
