@@ -418,6 +418,10 @@ def test_common_words_leave_the_query_and_frequent_ones_only_score(tmp_path, mon
     ranked = paths(idx.search(query.text, k=200, mode="fts"))
     assert set(ranked) == holding["zebrafish"]
     assert set(ranked[:25]) == holding["zebrafish"] & holding["canary"]  # canary still counts
+    # Every word frequent: they all make matches, less the one in most chunks.
+    every = idx._without_common_words(parse_query("service canary"))
+    assert (every.words, every.scoring) == (("canary",), ())
+    assert set(paths(idx.search("service canary", k=200, mode="fts"))) == holding["canary"]
     idx.close()
 
 
