@@ -54,7 +54,6 @@ CREATE TABLE chunks(
     UNIQUE(page, ordinal)
 );
 CREATE VIRTUAL TABLE chunks_fts USING fts5(title, heading, text, tokenize='porter unicode61');
-CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, 'row');
 CREATE TABLE vectors(
     chunk INTEGER NOT NULL,
     model TEXT NOT NULL,
