@@ -128,3 +128,22 @@ def test_offline_without_a_model_searches_words_at_once(cli, code_repo, tmp_path
     assert len(warnings) == 1, out.stderr
     assert "no embedding model could be loaded" in warnings[0] and "127.0.0.1 cannot be reached" in warnings[0]
     assert "words only" in warnings[0]
+
+
+def test_hf_hub_offline_means_no_connection_at_all(cli, code_repo, tmp_path):
+    """With HF_HUB_OFFLINE set and no cached model, nothing reaches for the hub, not even a probe."""
+    cli("write", "-t", "Retry policy", "--type", "decision", "--body", "Retry twice, then give up.")
+    with socket.socket() as hub:
+        hub.bind(("127.0.0.1", 0))
+        hub.listen()
+        hub.setblocking(False)
+        env = {k: v for k, v in os.environ.items() if k != "WIKI_MEMORY_EMBED_MODEL_PATH"}
+        env.update(HF_HUB_OFFLINE="1", HF_ENDPOINT=f"http://127.0.0.1:{hub.getsockname()[1]}",
+                   FASTEMBED_CACHE_PATH=str(tmp_path / "empty-cache"))
+        out = subprocess.run([sys.executable, "-m", "wiki_memory", "search", "retry", "--json"], cwd=code_repo,
+                             capture_output=True, text=True, env=env, timeout=30)
+        with pytest.raises(BlockingIOError):
+            hub.accept()  # nobody knocked
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)[0]["path"] == "decisions/retry-policy.md"
+    assert "HF_HUB_OFFLINE is set" in out.stderr

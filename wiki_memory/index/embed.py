@@ -138,6 +138,8 @@ class Embedder:
             try:
                 return TextEmbedding(self.name, cache_dir=cache, local_files_only=True, threads=self.threads)
             except Exception:
+                if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+                    raise RuntimeError(f"not in the model cache ({cache}) and HF_HUB_OFFLINE is set") from None
                 unreachable = hub_unreachable()
                 if unreachable is not None:
                     raise RuntimeError(f"not in the model cache ({cache}) and {unreachable}") from None
