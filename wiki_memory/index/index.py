@@ -588,7 +588,8 @@ class Index:
             keep[[i for i, owner in enumerate(owners) if owner in gone]] = False
             if added is not None:
                 keep &= ~np.isin(ids, added[0])
-            parts = [(ids[keep], matrix[keep], [owners[i] for i in np.flatnonzero(keep).tolist()])]
+            parts = [(ids, matrix, owners) if keep.all() else  # just embedded: only additions
+                     (ids[keep], matrix[keep], [owners[i] for i in np.flatnonzero(keep).tolist()])]
             if added is not None:
                 parts.append(added)
             ids = np.concatenate([p[0] for p in parts])
