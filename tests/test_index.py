@@ -334,6 +334,47 @@ def test_links_and_backlinks(tmp_path, model):
     idx.close()
 
 
+
+def test_page_names_for_links_are_kept_between_this_process_writes(tmp_path, model, monkeypatch):
+    """Each write resolves links against every page's names: kept from the last write of this
+    process and updated for the pages it changed, read again after anyone else's write."""
+    from wiki_memory.index import index as index_module
+
+    builds = []
+
+    class Counted(index_module.Resolver):
+        def __init__(self, pages):
+            builds.append(1)
+            super().__init__(pages)
+
+    monkeypatch.setattr(index_module, "Resolver", Counted)
+    store = make_store(tmp_path, [("JWT refresh", "gotcha", "See [[Auth overview]] and [[retry-policy]].", [])])
+    project = project_for_store(store.root)
+    idx = Index.open(project, embedder=model).attach(store)
+    idx.sync(store)
+    assert len(builds) == 1
+    store.write(Page.new("Auth overview", "fact", "Tokens."), AGENT)
+    store.write(Page.new("Retry policy", "decision", "Twice."), AGENT)
+    store.move("facts/auth-overview.md", None, AGENT, title="Auth gateway")
+    assert [link.path for link in idx.links("gotchas/jwt-refresh.md")] == [None, "decisions/retry-policy.md"]
+    store.delete("decisions/retry-policy.md", AGENT)
+    assert [link.path for link in idx.links("gotchas/jwt-refresh.md")] == [None, None]
+    assert len(builds) == 1  # four writes, the names updated in place
+
+    elsewhere = Store(store.root)
+    with Index.open(project, embedder=model) as other:
+        other.attach(elsewhere)
+        elsewhere.write(Page.new("Auth overview", "note", "The new overview."), AGENT)
+    elsewhere.close()
+    store.write(Page.new("Retry policy", "decision", "Three times."), AGENT)
+    assert len(builds) == 3  # the other index's write, and ours after it: read again
+    assert [link.path for link in idx.links("gotchas/jwt-refresh.md")] == \
+        ["notes/auth-overview.md", "decisions/retry-policy.md"]
+    left = idx.conn.execute("SELECT source, target, resolved FROM links ORDER BY 1, 2").fetchall()
+    idx._resolve_links()  # everything from scratch agrees with what the writes left
+    assert idx.conn.execute("SELECT source, target, resolved FROM links ORDER BY 1, 2").fetchall() == left
+    idx.close()
+
 def test_the_index_is_one_sqlite_file_in_wal_mode_with_fts5(index):
     conn = sqlite3.connect(index.path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

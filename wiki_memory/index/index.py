@@ -135,6 +135,7 @@ class Index:
         self._inactive_cache: tuple[str | None, bool] | None = None
         self._total_cache: tuple[str | None, int] | None = None
         self.matrix_loads = 0  # how many times every vector was read from the file
+        self._names: tuple[str | None, Resolver] | None = None  # (generation, every page's names)
         self.rebuilt: str | None = None
         try:
             self.conn = self._open()
@@ -175,12 +176,16 @@ class Index:
         except sqlite3.Error:
             pass
         schema.remove_files(self.path)
+        self._forget_caches()
+        self.conn = self._open()
+        self.rebuilt = why
+
+    def _forget_caches(self) -> None:
         self._matrix_cache = None
+        self._names = None
         self._complete_at = None
         self._inactive_cache = None
         self._total_cache = None
-        self.conn = self._open()
-        self.rebuilt = why
 
     def close(self) -> None:
         with self._lock:
@@ -377,6 +382,7 @@ class Index:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 patch = total <= MATRIX_PATCH_PAGES and self._matrix_current()
+                names = self._current_names()
                 for path, blob in part:
                     if blob is None:
                         self._delete_page(path)
@@ -385,8 +391,9 @@ class Index:
                         self._put_page(path, blob, data.decode("utf-8", errors="replace"), stats)
                 if last:
                     if changes:
-                        self._resolve_links([path for path, _ in items])
+                        resolver = self._resolve_links([path for path, _ in items], names)
                         self._bump()
+                        self._names = (self._meta("generation"), resolver)
                         if patch:
                             self._patch_matrix(pages=[path for path, _ in items])
                     if head is not None or always_set_head:
@@ -394,6 +401,7 @@ class Index:
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")
+                self._forget_caches()  # they may hold what was just rolled back
                 raise
             if progress is not None and total:
                 progress("index", min(start + batch, total), total)
@@ -450,14 +458,25 @@ class Index:
                       [(path, i, link.target, link.heading, link.alias, *target_keys(link.target))
                        for i, link in enumerate(links)])
 
-    def _resolve_links(self, changed: list[str] | None = None) -> None:
-        """Point every `[[link]]` at the page it names now.
+    def _resolve_links(self, changed: list[str] | None = None, names: Resolver | None = None) -> Resolver:
+        """Point every `[[link]]` at the page it names now; returns every page's names.
 
         After a few changed pages, only the links they can affect are resolved again: their
         own, those that pointed at them, and those naming them (by path, title or file name).
-        Why: resolving every link on each write cost a second at 10,000 pages.
+        Why: resolving every link on each write cost a second at 10,000 pages. `names`, the
+        pages' names as they were before this write, is brought up to date for the changed
+        pages instead of read again (80 ms at 10,000 pages).
         """
-        resolver = Resolver(self.conn.execute("SELECT path, title FROM pages"))
+        if names is not None and changed is not None:
+            titles = dict(self.conn.execute("SELECT path, title FROM pages WHERE path IN "
+                                            "(SELECT value FROM json_each(?))", (json.dumps(changed),)))
+            for path in changed:
+                names.remove(path)
+                if path in titles:
+                    names.add(path, titles[path])
+            resolver = names
+        else:
+            resolver = Resolver(self.conn.execute("SELECT path, title FROM pages"))
         if changed is None or len(changed) > 200:
             rows = self.conn.execute("SELECT rowid, target, resolved FROM links").fetchall()
         else:
@@ -480,6 +499,7 @@ class Index:
             if new != resolved:
                 updates.append((new, rowid))
         self.conn.executemany("UPDATE links SET resolved = ? WHERE rowid = ?", updates)
+        return resolver
 
     # Embeddings ---------------------------------------------------------------------------
 
@@ -513,17 +533,21 @@ class Index:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 patch = self._matrix_current()
+                names = self._current_names()
                 # A chunk replaced while we embedded keeps its own (pending) state.
                 self.conn.executemany(
                     "INSERT OR REPLACE INTO vectors SELECT ?, ?, ?, ? WHERE EXISTS "
                     "(SELECT 1 FROM chunks WHERE id = ? AND hash = ?)",
                     [(cid, model, dim, vectors[i].tobytes(), cid, h) for i, (cid, h, *_rest) in enumerate(part)])
                 self._bump()
+                if names is not None:  # vectors changed, not pages: the names still hold
+                    self._names = (self._meta("generation"), names)
                 if patch:
                     self._patch_matrix(chunks=[cid for cid, *_rest in part])
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")
+                self._forget_caches()  # they may hold what was just rolled back
                 raise
             done += len(part)
             if progress is not None:
@@ -547,6 +571,12 @@ class Index:
         value = _as_matrix(rows)
         self._matrix_cache = (key, value)
         return value
+
+    def _current_names(self) -> Resolver | None:
+        """Every page's names as kept by this process, if no one wrote since (call inside a
+        transaction)."""
+        names = self._names
+        return names[1] if names is not None and names[0] == self._meta("generation") else None
 
     def _matrix_current(self) -> bool:
         """Is the cached matrix that of the index as it is now (call inside a transaction)?"""

@@ -43,6 +43,9 @@ def page_keys(path: str, title: str) -> tuple[set[str], set[str]]:
 
 
 class Resolver:
+    """Every page's names (path, title, file name), for resolving link targets; kept up to
+    date page by page with `add` and `remove`."""
+
     def __init__(self, pages: Iterable[tuple[str, str]]):
         from wiki_memory.pages import slugify
 
@@ -50,11 +53,27 @@ class Resolver:
         self.paths: set[str] = set()
         self.by_title: dict[str, list[str]] = {}
         self.by_stem: dict[str, list[str]] = {}
+        self.title_of: dict[str, str] = {}
         for path, title in pages:
-            self.paths.add(path)
-            self.by_title.setdefault(title.casefold(), []).append(path)
-            stem = path.rsplit("/", 1)[-1].removesuffix(".md")
-            self.by_stem.setdefault(stem.casefold(), []).append(path)
+            self.add(path, title)
+
+    def add(self, path: str, title: str) -> None:
+        self.paths.add(path)
+        self.title_of[path] = title
+        self.by_title.setdefault(title.casefold(), []).append(path)
+        self.by_stem.setdefault(_stem(path), []).append(path)
+
+    def remove(self, path: str) -> None:
+        title = self.title_of.pop(path, None)
+        if title is None:
+            return
+        self.paths.discard(path)
+        for table, key in ((self.by_title, title.casefold()), (self.by_stem, _stem(path))):
+            found = table.get(key, [])
+            if path in found:
+                found.remove(path)
+                if not found:
+                    del table[key]
 
     def resolve(self, target: str) -> str | None:
         target = target.strip().lstrip("/")
@@ -70,3 +89,7 @@ class Resolver:
             if found:
                 return min(found, key=lambda p: (len(p), p))
         return None
+
+
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".md").casefold()
