@@ -467,9 +467,9 @@ class Index:
         pages' names as they were before this write, is brought up to date for the changed
         pages instead of read again (80 ms at 10,000 pages).
         """
+        titles = {} if changed is None else dict(self.conn.execute(
+            "SELECT path, title FROM pages WHERE path IN (SELECT value FROM json_each(?))", (json.dumps(changed),)))
         if names is not None and changed is not None:
-            titles = dict(self.conn.execute("SELECT path, title FROM pages WHERE path IN "
-                                            "(SELECT value FROM json_each(?))", (json.dumps(changed),)))
             for path in changed:
                 names.remove(path)
                 if path in titles:
@@ -481,18 +481,17 @@ class Index:
             rows = self.conn.execute("SELECT rowid, target, resolved FROM links").fetchall()
         else:
             marks = ",".join("?" * len(changed))
-            names: set[str] = set()
+            full_names: set[str] = set()
             stems: set[str] = set()
-            titles = dict(self.conn.execute(f"SELECT path, title FROM pages WHERE path IN ({marks})", changed))
             for path in changed:
                 full, tail = page_keys(path, titles.get(path, ""))
-                names |= full
+                full_names |= full
                 stems |= tail
-            n_marks, s_marks = ",".join("?" * len(names)), ",".join("?" * len(stems))
+            n_marks, s_marks = ",".join("?" * len(full_names)), ",".join("?" * len(stems))
             rows = self.conn.execute(
                 f"SELECT rowid, target, resolved FROM links WHERE source IN ({marks}) OR resolved IN ({marks}) "
                 f"OR key_full IN ({n_marks}) OR key_tail IN ({s_marks}) OR key_slug IN ({s_marks})",
-                [*changed, *changed, *names, *stems, *stems]).fetchall()
+                [*changed, *changed, *full_names, *stems, *stems]).fetchall()
         updates = []
         for rowid, target, resolved in rows:
             new = resolver.resolve(target)
