@@ -433,7 +433,8 @@ def test_common_words_leave_the_query_and_frequent_ones_only_score(tmp_path, mon
     from wiki_memory.index.query import parse_query
 
     def words_of(i: int) -> list[str]:
-        return ["service"] + (["canary"] if i % 4 == 0 else []) + (["zebrafish"] if i % 16 in (0, 1) else [])
+        return ["service"] + (["canary"] if i % 4 == 0 else []) + (["zebrafish"] if i % 16 in (0, 1) else []) \
+            + (["narwhal"] if i in (3, 5, 7) else [])
 
     pages = [(f"Note {i}", "note", f"The {' and '.join(words_of(i))} of this one.", []) for i in range(400)]
     store = make_store(tmp_path, pages)
@@ -463,6 +464,9 @@ def test_common_words_leave_the_query_and_frequent_ones_only_score(tmp_path, mon
     every = idx._without_common_words(parse_query("service canary"))
     assert (every.words, every.scoring) == (("canary",), ())
     assert set(paths(idx.search("service canary", k=200, mode="fts"))) == holding["canary"]
+    # The rarer words too rare to be the only ones making matches (3 chunks): the same.
+    rare = idx._without_common_words(parse_query("service narwhal canary"))
+    assert (rare.words, rare.scoring) == (("narwhal", "canary"), ())
     idx.close()
 
 
