@@ -75,6 +75,8 @@ class Embedder:
         # One inference thread: on a shared 2-core machine this halved the query latency
         # (31 -> 15 ms) and raised document throughput (12.5 -> 16 chunks/s) against onnx's
         # default of one thread per core; an agent and its tools share these cores too.
+        # Two threads win only on an idle machine (query 7.7 -> 5.3 ms, 24 -> 45 chunks/s);
+        # with one core busy they gain nothing and the query p95 doubles (9 -> 16 ms).
         self.threads = int(os.environ.get("WIKI_MEMORY_EMBED_THREADS") or section.get("threads") or 1)
         self._model: Any = None
         self._error: str | None = None
