@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import warnings
 from pathlib import Path
 
@@ -191,6 +192,28 @@ def test_no_model_means_fts_with_one_warning(store, tmp_path, monkeypatch):
     assert idx.stats()["pending"] == 0
     idx.close()
 
+
+
+def test_the_hub_probe_gives_up_a_name_lookup_that_hangs(monkeypatch):
+    """No socket timeout covers the name lookup; a resolver that times out rather than fails
+    would hold every model-less search for half a minute."""
+    import socket
+
+    released = threading.Event()
+
+    def hanging(*args, **kwargs):
+        released.wait(10)
+        raise socket.gaierror("answered too late")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    for var in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "https://hub.invalid")
+    try:
+        assert embed_module.hub_unreachable(timeout=0.2) == \
+            "hub.invalid cannot be reached (looking up the name took over 0.2 s)"
+    finally:
+        released.set()
 
 def test_store_writes_keep_an_attached_index_current(tmp_path, model, monkeypatch):
     store = make_store(tmp_path)

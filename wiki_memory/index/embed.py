@@ -57,10 +57,37 @@ def hub_unreachable(timeout: float = 2.0) -> str | None:
     host = endpoint.hostname or "huggingface.co"
     try:
         port = endpoint.port or (80 if endpoint.scheme == "http" else 443)
-        socket.create_connection((host, port), timeout=timeout).close()
+        family, kind, proto, _, address = _lookup(host, port, timeout)[0]
+        with socket.socket(family, kind, proto) as s:
+            s.settimeout(timeout)
+            s.connect(address)
     except (OSError, ValueError) as e:
         return f"{host} cannot be reached ({getattr(e, 'strerror', None) or e})"
     return None
+
+
+def _lookup(host: str, port: int, timeout: float) -> list[Any]:
+    """`socket.getaddrinfo`, given up after `timeout` seconds: a resolver that times out
+    rather than fails (a captive portal, a dead DNS server) can take half a minute, and
+    no socket timeout covers the lookup."""
+    import socket
+
+    found: dict[str, Any] = {}
+
+    def look() -> None:
+        try:
+            found["addresses"] = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except OSError as e:
+            found["error"] = e
+
+    thread = threading.Thread(target=look, name="wiki-memory-lookup", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if "error" in found:
+        raise found["error"]
+    if "addresses" not in found:
+        raise TimeoutError(f"looking up the name took over {timeout:g} s")
+    return found["addresses"]
 
 
 class Embedder:
