@@ -215,6 +215,26 @@ def test_the_hub_probe_gives_up_a_name_lookup_that_hangs(monkeypatch):
     finally:
         released.set()
 
+
+def test_the_hub_probe_tries_every_address_of_the_name(monkeypatch):
+    """A name listed with an address that refuses (IPv6 without a route, say) before one
+    that answers: the hub is reachable."""
+    import socket
+
+    with socket.socket() as closed, socket.socket() as hub:
+        closed.bind(("127.0.0.1", 0))
+        hub.bind(("127.0.0.1", 0))
+        hub.listen()
+        listed = [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", closed.getsockname()[1])),
+                  (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", hub.getsockname()[1]))]
+        monkeypatch.setattr(socket, "getaddrinfo", lambda *args, **kwargs: listed)
+        for var in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+            monkeypatch.delenv(var, raising=False)
+        monkeypatch.setenv("HF_ENDPOINT", "https://hub.example")
+        assert embed_module.hub_unreachable(timeout=2) is None
+        listed.pop()
+        assert embed_module.hub_unreachable(timeout=2).startswith("hub.example cannot be reached (")
+
 def test_store_writes_keep_an_attached_index_current(tmp_path, model, monkeypatch):
     store = make_store(tmp_path)
     project = project_for_store(store.root)

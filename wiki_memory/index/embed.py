@@ -57,13 +57,19 @@ def hub_unreachable(timeout: float = 2.0) -> str | None:
     host = endpoint.hostname or "huggingface.co"
     try:
         port = endpoint.port or (80 if endpoint.scheme == "http" else 443)
-        family, kind, proto, _, address = _lookup(host, port, timeout)[0]
-        with socket.socket(family, kind, proto) as s:
-            s.settimeout(timeout)
-            s.connect(address)
+        addresses = _lookup(host, port, timeout)
     except (OSError, ValueError) as e:
         return f"{host} cannot be reached ({getattr(e, 'strerror', None) or e})"
-    return None
+    failure: OSError | None = None
+    for family, kind, proto, _, address in addresses:  # IPv6 may be listed first and be unrouted
+        try:
+            with socket.socket(family, kind, proto) as s:
+                s.settimeout(timeout)
+                s.connect(address)
+            return None
+        except OSError as e:
+            failure = e
+    return f"{host} cannot be reached ({getattr(failure, 'strerror', None) or failure})"
 
 
 def _lookup(host: str, port: int, timeout: float) -> list[Any]:
