@@ -38,8 +38,7 @@ def target_keys(target: str) -> tuple[str, str, str]:
 def page_keys(path: str, title: str) -> tuple[set[str], set[str]]:
     """The names a page answers to: (whole-target names: its path and title; file-name
     names: its stem), casefolded, for finding the links that may point at it."""
-    stem = path.rsplit("/", 1)[-1].removesuffix(".md").casefold()
-    return {path.removesuffix(".md").casefold(), title.casefold()}, {stem}
+    return {path.removesuffix(".md").casefold(), title.casefold()}, {_stem(path)}
 
 
 class Resolver:
@@ -50,15 +49,13 @@ class Resolver:
         from wiki_memory.pages import slugify
 
         self._slugify = slugify
-        self.paths: set[str] = set()
+        self.title_of: dict[str, str] = {}  # every page: path -> title
         self.by_title: dict[str, list[str]] = {}
         self.by_stem: dict[str, list[str]] = {}
-        self.title_of: dict[str, str] = {}
         for path, title in pages:
             self.add(path, title)
 
     def add(self, path: str, title: str) -> None:
-        self.paths.add(path)
         self.title_of[path] = title
         self.by_title.setdefault(title.casefold(), []).append(path)
         self.by_stem.setdefault(_stem(path), []).append(path)
@@ -67,7 +64,6 @@ class Resolver:
         title = self.title_of.pop(path, None)
         if title is None:
             return
-        self.paths.discard(path)
         for table, key in ((self.by_title, title.casefold()), (self.by_stem, _stem(path))):
             found = table.get(key, [])
             if path in found:
@@ -80,10 +76,10 @@ class Resolver:
         if not target:
             return None
         for candidate in (target, target + ".md"):
-            if candidate in self.paths:
+            if candidate in self.title_of:
                 return candidate
         for table, key in ((self.by_title, target.casefold()),
-                           (self.by_stem, target.rsplit("/", 1)[-1].removesuffix(".md").casefold()),
+                           (self.by_stem, _stem(target)),
                            (self.by_stem, self._slugify(target.rsplit("/", 1)[-1]).casefold())):
             found = table.get(key)
             if found:
@@ -92,4 +88,5 @@ class Resolver:
 
 
 def _stem(path: str) -> str:
+    """A path's (or a target's) file name without `.md`, casefolded."""
     return path.rsplit("/", 1)[-1].removesuffix(".md").casefold()
