@@ -513,6 +513,39 @@ def test_common_words_leave_the_query_and_frequent_ones_only_score(tmp_path, mon
     idx.close()
 
 
+def test_word_counts_are_kept_until_the_index_changes(tmp_path, monkeypatch):
+    """Searches reuse the chunk counts of their words; a count stopped at a lower cap is
+    counted on, and any change of the index (a write here or in another process) drops them."""
+    pages = [(f"Note {i}", "note", f"Plain text {'kestrel ' if i < 3 else ''}number {i}.", []) for i in range(20)]
+    store = make_store(tmp_path, pages)
+    monkeypatch.setattr(embed_module, "_warned", set())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelUnavailableWarning)
+        no_model = Embedder(path=str(tmp_path / "no-model"))
+        idx = Index.open(project_for_store(store.root), embedder=no_model).attach(store)
+        idx.sync(store)
+    counted: list[str] = []
+    idx.conn.set_trace_callback(lambda sql: counted.append(sql) if "LIMIT" in sql and "MATCH" in sql else None)
+
+    assert idx._chunk_counts(["kestrel"], 2) == {"kestrel": 2}  # stopped at the cap
+    assert idx._chunk_counts(["kestrel"], 1) == {"kestrel": 1}
+    assert len(counted) == 1
+    assert idx._chunk_counts(["kestrel"], 100) == {"kestrel": 3}  # counted on
+    assert idx._chunk_counts(["kestrel"], 50) == {"kestrel": 3}
+    assert len(counted) == 2
+
+    store.write(Page.new("Kestrel sighting", "note", "A kestrel over the build farm."), AGENT)
+    assert idx._chunk_counts(["kestrel"], 100) == {"kestrel": 4}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelUnavailableWarning)
+        with Index.open(project_for_store(store.root), embedder=no_model) as other:
+            other.attach(store)
+            store.write(Page.new("Second kestrel", "note", "Another kestrel."), AGENT)
+    assert idx._chunk_counts(["kestrel"], 100) == {"kestrel": 5}
+    assert len(counted) == 4
+    idx.close()
+
+
 def test_writes_in_this_process_patch_the_vector_matrix_and_others_reload_it(store, model):
     """After a write, the next search sees the new vectors without reading every vector again
     (this process's writes patch the cached matrix), and ranks exactly as a fresh index does."""

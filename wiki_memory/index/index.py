@@ -134,6 +134,8 @@ class Index:
         self._complete_at: str | None = None  # the generation at which no chunk lacked a vector
         self._inactive_cache: tuple[str | None, bool] | None = None
         self._total_cache: tuple[str | None, int] | None = None
+        # Chunk counts of query words at one generation: {word: (count, the cap it was counted to)}.
+        self._counts_cache: tuple[str | None, dict[str, tuple[int, int]]] | None = None
         self.matrix_loads = 0  # how many times every vector was read from the file
         self._names: tuple[str | None, Resolver] | None = None  # (generation, every page's names)
         self.rebuilt: str | None = None
@@ -186,6 +188,7 @@ class Index:
         self._complete_at = None
         self._inactive_cache = None
         self._total_cache = None
+        self._counts_cache = None
 
     def close(self) -> None:
         with self._lock:
@@ -743,9 +746,23 @@ class Index:
         return replace(query, words=tuple(selective), scoring=tuple(frequent))
 
     def _chunk_counts(self, words: Sequence[str], cap: int) -> dict[str, int]:
-        """How many chunks hold each word (as FTS5 stems and matches it), counted up to `cap`."""
+        """How many chunks hold each word (as FTS5 stems and matches it), counted up to `cap`.
+
+        Kept until the index changes: an agent's queries keep coming back to its project's
+        words, and a word in 20,000 chunks costs 1.7 ms to count."""
+        generation = self._meta("generation")
+        if self._counts_cache is None or self._counts_cache[0] != generation:
+            self._counts_cache = (generation, {})
+        known = self._counts_cache[1]
         sql = "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
-        return {w: self.conn.execute(sql, (fts_quote(w), cap)).fetchone()[0] for w in words}
+        counts = {}
+        for w in words:
+            n, counted_to = known.get(w, (0, 0))
+            if n >= counted_to and counted_to < cap:  # not counted, or stopped short of `cap`
+                n = self.conn.execute(sql, (fts_quote(w), cap)).fetchone()[0]
+                known[w] = (n, cap)
+            counts[w] = min(n, cap)
+        return counts
 
     def _chunk_total(self) -> int:
         generation = self._meta("generation")
@@ -850,26 +867,28 @@ class Index:
         chunk_score: dict[int, float] = {}
         chunks_of: dict[str, list[int]] = {}
         found_by: dict[str, list[str]] = {}
+        convex, rrf_k = t.fusion == "convex", t.rrf_k
         for name, ranking in rankings.items():
             w = weights[name] if len(rankings) > 1 else 1.0
-            seen: dict[str, int] = {}
-            if t.fusion == "convex" and ranking:
+            seen = 0  # distinct pages so far: a page's rank is its best chunk's among pages
+            seen_pages: set[str] = set()
+            low, span = 0.0, 1.0
+            if convex and ranking:
                 # Scores scaled to [0, 1] within this ranking (bm25 from 0, cosine from the
                 # lowest retrieved), then weighted and added.
-                top = ranking[0][2]
                 low = 0.0 if name == "fts" else ranking[-1][2]
-                span = (top - low) or 1.0
-            for rank, (chunk_id, page, raw) in enumerate(ranking):
-                if chunk_id not in chunk_score:
-                    chunks_of.setdefault(page, []).append(chunk_id)
-                    chunk_score[chunk_id] = 0.0
-                if t.fusion == "convex":
-                    chunk_score[chunk_id] += w * (raw - low) / span
+                span = (ranking[0][2] - low) or 1.0
+            for rank, (chunk_id, page, raw) in enumerate(ranking, start=rrf_k + 1):
+                add = w * (raw - low) / span if convex else w / rank
+                if chunk_id in chunk_score:
+                    chunk_score[chunk_id] += add
                 else:
-                    chunk_score[chunk_id] += w / (t.rrf_k + rank + 1)
-                if page not in seen:
-                    seen[page] = len(seen)
-                    page_score[page] = page_score.get(page, 0.0) + w / (t.rrf_k + seen[page] + 1)
+                    chunk_score[chunk_id] = add
+                    chunks_of.setdefault(page, []).append(chunk_id)
+                if page not in seen_pages:
+                    seen_pages.add(page)
+                    seen += 1
+                    page_score[page] = page_score.get(page, 0.0) + w / (rrf_k + seen)
                     found_by.setdefault(page, []).append(name)
         if t.page_score != "rank" or t.fusion == "convex":
             for page, chunk_ids in chunks_of.items():
