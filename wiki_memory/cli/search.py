@@ -128,11 +128,13 @@ def reindex(app: App, full: bool, no_embed: bool, as_json: bool) -> None:
       wiki-memory reindex --full --json
     """
     store = app.store()
+    index = app.index()
+    index.embedder.for_bulk()
     progress = _Progress(quiet=as_json)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            stats = app.index().sync(store, progress=progress, embed=not no_embed, full=full)
+            stats = index.sync(store, progress=progress, embed=not no_embed, full=full)
         finally:
             progress.close()
     _warnings_to_stderr(caught)
