@@ -244,6 +244,13 @@ def test_import_is_idempotent_and_files_sessions_by_their_working_directory(tmp_
     project = resolve_project(code_repo)
     assert list(first.imported) == [project.id]
     assert git(project.wiki, "log", "--format=%s").splitlines()[0] == "import: 1 codex session"
+    # The import indexed and embedded its page: the next search has nothing left to embed.
+    from wiki_memory.index import Index
+
+    with Index.open(project) as index:
+        assert index.head == git(project.wiki, "rev-parse", "HEAD").strip()
+        assert index.pending_count() == 0 and first.embedded[project.id] > 0
+        assert [r.path for r in index.search("session", k=5, mode="fts")] == first.imported[project.id]
     again = import_transcripts("codex", [rollout])
     assert again.imported == {} and again.skipped == {project.id: first.imported[project.id]}
     assert git(project.wiki, "log", "--format=%s").count("import:") == 1

@@ -138,6 +138,30 @@ def test_incremental_sync_reembeds_only_what_changed(tmp_path, store, model):
     idx.close()
 
 
+def test_a_backlog_of_pending_chunks_is_caught_up_over_searches(tmp_path, model, monkeypatch):
+    """A search embeds pending chunks only until its time is up (one batch at least), so a
+    big backlog (an import, a pull) never makes one search wait for all of it; what is left
+    is found by its words meanwhile, and the next searches carry on."""
+    from wiki_memory.index import index as index_module
+
+    pages = [(f"Runbook part {i}", "procedure", f"Step {i}: restart the ingest worker number {i} "
+              f"after draining queue q{i}.", []) for i in range(40)]
+    pages.append(("Pelican quota", "fact", "The pelican service allows ninety uploads an hour.", []))
+    store = make_store(tmp_path, pages)
+    idx = Index.open(project_for_store(store.root), embedder=model)
+    idx.sync(store, embed=False)
+    assert idx.pending_count() == 41
+    monkeypatch.setattr(index_module, "EMBED_IN_SEARCH_S", 0.0)  # time is up after one batch
+    calls = model.calls
+    assert paths(idx.search("pelican uploads", k=1)) == ["facts/pelican-quota.md"]
+    assert model.calls - calls == 2  # the query and one batch of documents
+    assert idx.pending_count() == 41 - model.batch_size
+    monkeypatch.setattr(index_module, "EMBED_IN_SEARCH_S", 60.0)
+    idx.search("ingest worker restart")
+    assert idx.pending_count() == 0
+    idx.close()
+
+
 def test_a_rebuilt_index_returns_the_same_results(index, store, model):
     queries = ["tests hang on the build server", "token expired 401", "ERR_CONN_RESET", "pool connections"]
     before = {q: [(r.path, r.heading, r.snippet) for r in index.search(q, k=4)] for q in queries}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 
 import click
 
@@ -152,6 +153,7 @@ def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: boo
       wiki-memory import codex ~/.codex/sessions/2026/11
       wiki-memory --project . import claude-code ~/Downloads/session.jsonl
     """
+    from wiki_memory.cli.search import _Progress, _warnings_to_stderr
     from wiki_memory.consolidate.importer import default_transcripts, find_transcripts, import_transcripts
 
     app: App = ctx.obj
@@ -160,9 +162,17 @@ def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: boo
         raise WikiMemoryError(f"no {agent} transcripts found" + (f" in {', '.join(paths)}" if paths else
                                                                   " in the default place"))
     forced = app.project if app.project_dir else None
-    with click.progressbar(length=len(files), label=f"reading {len(files)} transcripts", file=sys.stderr,
-                           show_pos=True) as bar:
-        report = import_transcripts(agent, files, project=forced, progress=lambda n=1: bar.update(n))
+    indexing = _Progress(quiet=as_json)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with click.progressbar(length=len(files), label=f"reading {len(files)} transcripts",
+                                   file=sys.stderr, show_pos=True) as bar:
+                report = import_transcripts(agent, files, project=forced, progress=lambda n=1: bar.update(n),
+                                            index_progress=indexing)
+        finally:
+            indexing.close()
+    _warnings_to_stderr(caught)
     if as_json:
         echo_json(report.as_dict())
         return

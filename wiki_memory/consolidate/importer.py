@@ -47,11 +47,13 @@ class ImportReport:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (transcript, reason)
     commits: dict[str, str] = field(default_factory=dict)
     wikis: dict[str, str] = field(default_factory=dict)
+    embedded: dict[str, int] = field(default_factory=dict)  # project id -> chunks embedded after the import
+    index_errors: dict[str, str] = field(default_factory=dict)  # project id -> why its index was not updated
 
     def as_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "imported": self.imported, "skipped": self.skipped, "empty": self.empty,
                 "failed": [{"path": p, "reason": r} for p, r in self.failed], "commits": self.commits,
-                "wikis": self.wikis}
+                "wikis": self.wikis, "embedded": self.embedded, "index_errors": self.index_errors}
 
     def lines(self) -> list[str]:
         out = []
@@ -60,6 +62,9 @@ class ImportReport:
             commit = f" (commit {self.commits[pid][:8]})" if pid in self.commits else ""
             out.append(f"{pid}: {new} session{'s' if new != 1 else ''} imported{commit}, "
                        f"{old} already there  [{self.wikis.get(pid, '')}]")
+            if pid in self.index_errors:
+                out.append(f"  the search index was not updated ({self.index_errors[pid]}); "
+                           "`wiki-memory reindex` catches up")
         if self.empty:
             out.append(f"{len(self.empty)} transcript(s) with nothing substantive (no prompt, no command or edit)")
         for path, reason in self.failed:
@@ -80,8 +85,10 @@ def _read(agent: str, path: Path) -> list[Any]:
 
 
 def import_transcripts(agent: str, files: Sequence[Path], *, project: Project | None = None,
-                       progress: Callable[..., Any] | None = None) -> ImportReport:
-    """Import transcripts as session pages; see the module docstring."""
+                       progress: Callable[..., Any] | None = None, index: bool = True,
+                       index_progress: Callable[[str, int, int], None] | None = None) -> ImportReport:
+    """Import transcripts as session pages; see the module docstring. With `index`, each
+    project's search index takes the new pages and embeds them before this returns."""
     from wiki_memory.consolidate.extract import summarize
     from wiki_memory.consolidate.run import current_branch, open_store
     from wiki_memory.consolidate.session import build_session
@@ -118,9 +125,29 @@ def import_transcripts(agent: str, files: Sequence[Path], *, project: Project | 
         store = open_store(target)
         try:
             _import_into(agent, report, pid, target, store, summaries)
+            if index and report.imported.get(pid):
+                _index_imported(report, pid, target, store, index_progress)
         finally:
             store.close()
     return report
+
+
+def _index_imported(report: ImportReport, pid: str, target: Project, store: Any,
+                    progress: Callable[[str, int, int], None] | None) -> None:
+    """Index and embed a project's imported pages now, on every core.
+
+    Why: an import is waited for; left pending, hundreds of sessions' chunks would be
+    embedded a second's worth at a time by the searches that follow."""
+    try:
+        from wiki_memory.index import Index
+    except ImportError:
+        return
+    try:
+        with Index.open(target) as idx:
+            idx.embedder.for_bulk()
+            report.embedded[pid] = idx.sync(store, progress=progress).embedded
+    except Exception as e:  # noqa: BLE001 - derived data: the pages are committed whatever happens here
+        report.index_errors[pid] = f"{type(e).__name__}: {e}"
 
 
 def _import_into(agent: str, report: ImportReport, pid: str, target: Project, store: Any,

@@ -65,8 +65,11 @@ DEFAULT_TUNING = Tuning()
 # score matches that a rarer word of the query made (see _without_common_words).
 PRUNE_FROM = 5000
 PRUNE_SHARE = 0.05
-# Chunks embedded inside one search at most; a larger backlog waits for `reindex` or sync.
+# Chunks embedded inside one search at most, and the time spent on them: a backlog (an
+# import, a pull) is caught up over several searches or by `reindex`, never one long wait
+# (256 chunks took 20 s on one thread here; what is left is still found by its words).
 PENDING_IN_SEARCH = 256
+EMBED_IN_SEARCH_S = 1.0
 # A write of at most this many pages patches the cached vector matrix; more reload it.
 MATRIX_PATCH_PAGES = 50
 
@@ -506,9 +509,10 @@ class Index:
     # Embeddings ---------------------------------------------------------------------------
 
     def _embed_pending(self, limit: int | None = None, progress: Progress | None = None,
-                       pages: Sequence[str] | None = None) -> int:
+                       pages: Sequence[str] | None = None, deadline: float | None = None) -> int:
         """Embed chunks that have no vector for the current model (of `pages` only, when
-        given: what a commit just wrote); returns how many."""
+        given: what a commit just wrote); returns how many. With a `deadline`
+        (time.monotonic()), one batch at a time, stopping once it has passed."""
         if (pages is None and not self.pending_count()) or not self.embedder.available():
             return 0
         model = self.embedder.name
@@ -530,8 +534,10 @@ class Index:
         # text, so in id order short chunks paid for long ones (1.7x the throughput sorted).
         rows.sort(key=lambda r: len(r[2]) + len(r[3]) + len(r[4]))
         done = 0
-        step = max(self.embedder.batch_size * 4, 64)
+        step = self.embedder.batch_size if deadline is not None else max(self.embedder.batch_size * 4, 64)
         for start in range(0, len(rows), step):
+            if deadline is not None and done and time.monotonic() > deadline:
+                break
             part = rows[start:start + step]
             vectors = self.embedder.embed([embed_text(title, heading, text) for _, _, title, heading, text in part])
             dim = int(vectors.shape[1])
@@ -778,7 +784,8 @@ class Index:
         if self._complete_at != generation:
             pending = self.pending_count()
             if pending:
-                pending -= self._embed_pending(limit=PENDING_IN_SEARCH)
+                pending -= self._embed_pending(limit=PENDING_IN_SEARCH,
+                                               deadline=time.monotonic() + EMBED_IN_SEARCH_S)
             if pending <= 0:
                 self._complete_at = self._meta("generation")
         return True
