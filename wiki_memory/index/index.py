@@ -877,8 +877,7 @@ class Index:
         convex, rrf_k = t.fusion == "convex", t.rrf_k
         for name, ranking in rankings.items():
             w = weights[name] if len(rankings) > 1 else 1.0
-            seen = 0  # distinct pages so far: a page's rank is its best chunk's among pages
-            seen_pages: set[str] = set()
+            seen_pages: set[str] = set()  # a page's rank is its best chunk's among distinct pages
             low, span = 0.0, 1.0
             if convex and ranking:
                 # Scores scaled to [0, 1] within this ranking (bm25 from 0, cosine from the
@@ -894,8 +893,7 @@ class Index:
                     chunks_of.setdefault(page, []).append(chunk_id)
                 if page not in seen_pages:
                     seen_pages.add(page)
-                    seen += 1
-                    page_score[page] = page_score.get(page, 0.0) + w / (rrf_k + seen)
+                    page_score[page] = page_score.get(page, 0.0) + w / (rrf_k + len(seen_pages))
                     found_by.setdefault(page, []).append(name)
         if t.page_score != "rank" or t.fusion == "convex":
             for page, chunk_ids in chunks_of.items():
