@@ -263,9 +263,12 @@ def sync_cmd(app: App, remote_name: str | None, as_json: bool) -> None:
     from wiki_memory.sync import sync
 
     store = app.store()
-    progress = _Progress(quiet=as_json)  # embedding a thousand received pages takes a while
+    index = _index_or_none(app)
+    if index is not None:
+        index.embedder.for_bulk()  # embedding a thousand received pages is waited for
+    progress = _Progress(quiet=as_json)  # and takes a while
     try:
-        report = sync(store, remote_name, project=app.project, index=_index_or_none(app), progress=progress)
+        report = sync(store, remote_name, project=app.project, index=index, progress=progress)
     finally:
         progress.close()
     if as_json:

@@ -120,8 +120,9 @@ class Embedder:
         self.texts_embedded = 0
 
     def for_bulk(self) -> None:
-        """A long job someone waits for (`reindex`, `import`): one inference thread per
-        core, unless threads are configured. Takes effect when the model is not loaded yet.
+        """A long job someone waits for (`reindex`, `sync`, `import`): one inference
+        thread per core, unless threads are configured. Takes effect when the model is not
+        loaded yet.
 
         Why: nothing else of ours runs meanwhile; two threads embed 1.8x the chunks per
         second here (12.7 -> 23.3 on the bench_search wiki)."""
