@@ -62,3 +62,23 @@ def agent_clis():
         return ensure_agent_clis()
     except AgentCLIsUnavailable as e:
         pytest.skip(str(e))
+
+
+@pytest.fixture
+def model_threads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The inference thread count of the embedding model, read from its onnx session each
+    time a command asks for the model during the test; WIKI_MEMORY_EMBED_THREADS unset."""
+    from wiki_memory.index import embed
+
+    threads: list[int] = []
+    load = embed.Embedder._load
+
+    def recording_load(self: embed.Embedder):
+        model = load(self)
+        if model is not None:
+            threads.append(model.model.model.get_session_options().intra_op_num_threads)
+        return model
+
+    monkeypatch.setattr(embed.Embedder, "_load", recording_load)
+    monkeypatch.delenv("WIKI_MEMORY_EMBED_THREADS", raising=False)
+    return threads

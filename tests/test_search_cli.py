@@ -76,32 +76,19 @@ def test_reindex_and_links(cli):
     assert "backlinks (1):\n  facts/auth-overview.md" in back
 
 
-def test_reindex_embeds_on_every_core_unless_threads_are_configured(cli, monkeypatch):
+def test_reindex_embeds_on_every_core_unless_threads_are_configured(cli, monkeypatch, model_threads):
     """`reindex` is waited for: its model runs one inference thread per core; a search keeps
     one (agents and their tools share the cores); a configured thread count always wins."""
-    from wiki_memory.index import embed
-
-    sessions = []
-    load = embed.Embedder._load
-
-    def recording_load(self):
-        model = load(self)
-        if model is not None:
-            sessions.append(model.model.model.get_session_options().intra_op_num_threads)
-        return model
-
-    monkeypatch.setattr(embed.Embedder, "_load", recording_load)
-    monkeypatch.delenv("WIKI_MEMORY_EMBED_THREADS", raising=False)
     cli("write", "-t", "Threads", "--body", "Embedding many chunks at once.")
     cli("reindex", "--full")
-    assert sessions and set(sessions) == {os.cpu_count()}
-    sessions.clear()
+    assert model_threads and set(model_threads) == {os.cpu_count()}
+    model_threads.clear()
     cli("search", "embedding")
-    assert sessions and set(sessions) == {1}
-    sessions.clear()
+    assert model_threads and set(model_threads) == {1}
+    model_threads.clear()
     monkeypatch.setenv("WIKI_MEMORY_EMBED_THREADS", "1")
     cli("reindex", "--full")
-    assert sessions and set(sessions) == {1}
+    assert model_threads and set(model_threads) == {1}
 
 
 def test_user_errors_are_one_line(cli):

@@ -417,30 +417,17 @@ def test_sync_with_no_remote_says_how_to_add_one(code_repo, monkeypatch):
     assert result.exit_code == 1 and "wiki-memory remote add origin" in result.output
 
 
-def test_the_cli_sync_embeds_what_arrives_on_every_core(machines, monkeypatch):
+def test_the_cli_sync_embeds_what_arrives_on_every_core(machines, monkeypatch, model_threads):
     """`wiki-memory sync` is waited for, like `reindex`: the model that embeds the pages it
     received runs one inference thread per core."""
-    from wiki_memory.index import embed
-
     laptop, desktop = machines
     laptop.store.write(Page.new("Arrived page", "note", "Written on the laptop, embedded on the desktop."), CLAUDE)
     laptop.sync()
-    threads = []
-    load = embed.Embedder._load
-
-    def recording_load(self):
-        model = load(self)
-        if model is not None:
-            threads.append(model.model.model.get_session_options().intra_op_num_threads)
-        return model
-
-    monkeypatch.setattr(embed.Embedder, "_load", recording_load)
-    monkeypatch.delenv("WIKI_MEMORY_EMBED_THREADS", raising=False)
     monkeypatch.setenv("WIKI_MEMORY_STORE", str(desktop.root))
     result = CliRunner().invoke(main, ["sync"])
     assert result.exit_code == 0, result.output
     assert "received 1 commit (1 file changed here" in result.output
-    assert threads and set(threads) == {os.cpu_count()}
+    assert model_threads and set(model_threads) == {os.cpu_count()}
 
 
 def test_a_conflict_is_reported_by_the_cli(shared, remote, monkeypatch):
