@@ -91,6 +91,28 @@ def test_reindex_embeds_on_every_core_unless_threads_are_configured(cli, monkeyp
     assert model_threads and set(model_threads) == {1}
 
 
+def test_status_says_how_far_the_index_is(cli, code_repo):
+    """`status` shows the index: its chunks, those still without a vector (a CLI write has
+    no model loaded), and whether it has seen the wiki's last commit."""
+    from wiki_memory.config import resolve_project
+
+    assert "index:    not built yet" in cli("status").output
+    cli("reindex")
+    cli("write", "-t", "Status page", "--body", "Words now, a vector later.")
+    index = json.loads(cli("status", "--json").output)["index"]
+    assert index["chunks"] >= 1 and index["without_vectors"] >= 1 and index["current"] is True
+    assert "without a vector yet" in cli("status").output
+    cli("reindex")
+    index = json.loads(cli("status", "--json").output)["index"]
+    assert index["without_vectors"] == 0 and index["current"] is True
+    wiki = resolve_project(code_repo).wiki
+    (wiki / "notes" / "by-hand.md").write_text("---\ntitle: By hand\ntype: note\n---\nCommitted with git.\n")
+    subprocess.run(["git", "-C", str(wiki), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(wiki), "commit", "-qm", "by hand"], check=True)
+    assert json.loads(cli("status", "--json").output)["index"]["current"] is False
+    assert "behind the wiki" in cli("status").output
+
+
 def test_user_errors_are_one_line(cli):
     bad = cli("search", "x", "--since", "yesterday-ish", ok=False)
     assert bad.exit_code == 1 and "--since" in bad.output and "Traceback" not in bad.output

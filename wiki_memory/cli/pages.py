@@ -332,11 +332,40 @@ def edit(app: App, page: str) -> None:
     click.echo(f"committed {path} ({commit[:8]})" if commit else f"no change to {path}")
 
 
+def _index_info(app: App) -> dict[str, object] | None:
+    """The search index as `status` shows it (None before one exists): its chunks, how many
+    still lack a vector, whether it has caught up with the wiki. Never loads the model."""
+    if not app.project.index_path.exists():
+        return None
+    try:
+        from wiki_memory.index import read_head
+
+        stats = app.index().stats()
+        return {"chunks": stats["chunks"], "without_vectors": stats["pending"],
+                "current": stats["head"] == read_head(app.project.wiki)}
+    except Exception as e:  # noqa: BLE001 - the index is derived: status still reports the wiki
+        return {"error": str(e)}
+
+
+def _index_line(index: dict[str, object]) -> str:
+    if "error" in index:
+        return f"unavailable ({index['error']}); `wiki-memory reindex` rebuilds it"
+    if not index["chunks"] and not index["current"]:
+        return "not built yet (the first search or `wiki-memory reindex` builds it)"
+    waiting = index["without_vectors"]
+    line = f"{index['chunks']} chunks, " + (
+        f"{waiting} without a vector yet (each search adds a second's worth; `wiki-memory reindex` "
+        "adds them all)"
+        if waiting else "every one with a vector")
+    return line + ("" if index["current"] else "; behind the wiki (the next search or reindex catches up)")
+
+
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the status as a JSON object.")
 @pass_app
 def status(app: App, as_json: bool) -> None:
-    """Show the project, its wiki, pages by type, the last commit and pending hand edits.
+    """Show the project, its wiki, pages by type, the last commit, pending hand edits and
+    how far the search index is (chunks still without a vector, caught up or not).
 
     \b
     Example:
@@ -355,6 +384,7 @@ def status(app: App, as_json: bool) -> None:
         info["pages_by_type"] = counts
         info["last_commit"] = last[0].as_dict() if last else None
         info["pending_edits"] = sorted(store.pending())
+        info["index"] = _index_info(app)
     if as_json:
         echo_json(info)
         return
@@ -372,3 +402,6 @@ def status(app: App, as_json: bool) -> None:
         if pending:
             click.echo(f"pending:  {len(pending)} uncommitted hand edit(s): "  # type: ignore[arg-type]
                        + ", ".join(pending[:5]))  # type: ignore[index]
+        index = info["index"]
+        if index is not None:
+            click.echo(f"index:    {_index_line(index)}")  # type: ignore[arg-type]
