@@ -151,14 +151,58 @@ def test_a_backlog_of_pending_chunks_is_caught_up_over_searches(tmp_path, model,
     idx = Index.open(project_for_store(store.root), embedder=model)
     idx.sync(store, embed=False)
     assert idx.pending_count() == 41
-    monkeypatch.setattr(index_module, "EMBED_IN_SEARCH_S", 0.0)  # time is up after one batch
+    monkeypatch.setattr(index_module, "EMBED_INLINE_S", 0.0)  # time is up after one batch
     calls = model.calls
     assert paths(idx.search("pelican uploads", k=1)) == ["facts/pelican-quota.md"]
     assert model.calls - calls == 2  # the query and one batch of documents
     assert idx.pending_count() == 41 - model.batch_size
-    monkeypatch.setattr(index_module, "EMBED_IN_SEARCH_S", 60.0)
+    monkeypatch.setattr(index_module, "EMBED_INLINE_S", 60.0)
     idx.search("ingest worker restart")
     assert idx.pending_count() == 0
+    idx.close()
+
+
+def test_a_huge_page_does_not_hold_its_write_for_its_embedding(tmp_path, model, monkeypatch):
+    """In a process with the model loaded (the MCP server), a write embeds its own chunks
+    before returning, but only until its time is up: a 2 MB page would otherwise hold the
+    write (and every call queued behind it) for minutes. The searches that follow finish."""
+    from wiki_memory.index import index as index_module
+
+    store = make_store(tmp_path, PAGES)
+    idx = Index.open(project_for_store(store.root), embedder=model).attach(store)
+    idx.sync(store)
+    assert idx.pending_count() == 0 and model.loaded
+    body = "\n\n".join(f"## Step {i}\n\nDrain queue q{i}, then restart ingest worker {i}." for i in range(40))
+    monkeypatch.setattr(index_module, "EMBED_INLINE_S", 0.0)  # time is up after one batch
+    store.write(Page.new("Long runbook", "procedure", body), AGENT)
+    chunks = idx.conn.execute("SELECT count(*) FROM chunks WHERE page = 'procedures/long-runbook.md'").fetchone()[0]
+    assert chunks >= 40 and idx.pending_count() == chunks - model.batch_size
+    monkeypatch.setattr(index_module, "EMBED_INLINE_S", 60.0)
+    assert paths(idx.search("restart ingest worker 7", k=1)) == ["procedures/long-runbook.md"]
+    assert idx.pending_count() == 0
+    idx.close()
+
+
+def test_a_write_that_embeds_all_it_wrote_keeps_the_index_known_complete(tmp_path, model, monkeypatch):
+    """After this process's write embedded every chunk it wrote into a complete index, the
+    next search does not count chunks without a vector again; after one that left some, it does."""
+    from wiki_memory.index import index as index_module
+
+    store = make_store(tmp_path, PAGES)
+    idx = Index.open(project_for_store(store.root), embedder=model).attach(store)
+    idx.sync(store)
+    idx.search("warm up")
+    counted = []
+    original = Index.pending_count
+    monkeypatch.setattr(Index, "pending_count", lambda self: counted.append(1) or original(self))
+    store.write(Page.new("Small note", "note", "The staging host is zanzibar."), AGENT)
+    assert paths(idx.search("staging host zanzibar", k=1)) == ["notes/small-note.md"]
+    assert counted == []
+    monkeypatch.setattr(index_module, "EMBED_INLINE_S", 0.0)  # one batch, then time is up
+    body = "\n\n".join(f"## Step {i}\n\nDrain queue q{i}, then restart ingest worker {i}." for i in range(40))
+    store.write(Page.new("Long runbook", "procedure", body), AGENT)
+    idx.search("restart ingest worker")
+    assert counted
     idx.close()
 
 

@@ -428,6 +428,36 @@ def test_search_by_meaning_and_by_identifier_with_filters(server, code_repo):
     run(body)
 
 
+def test_a_huge_page_is_embedded_between_calls(server, code_repo, monkeypatch):
+    """A write embeds its chunks for a bounded time (here: one batch); the server works off
+    the rest in slices while no call is waiting, so later searches find them all embedded."""
+    import time
+
+    from wiki_memory.index import Index
+    from wiki_memory.index import index as index_module
+
+    monkeypatch.setattr(index_module, "EMBED_INLINE_S", 0.0)
+    body = "\n\n".join(f"## Step {i}\n\nDrain queue q{i}, then restart ingest worker {i}." for i in range(60))
+
+    async def body_():
+        async with Client(server) as client:
+            await call(client, "write", title="Warm", type="note", body="Loads the model in the server.")
+            await call(client, "search", query="warm")  # the server's model is loaded now
+            written = await call(client, "write", title="Long runbook", type="procedure", body=body)
+            with Index.open(resolve_project(code_repo)) as index:
+                chunks = index.conn.execute("SELECT count(*) FROM chunks WHERE page = ?",
+                                            (written["path"],)).fetchone()[0]
+                assert chunks >= 60 and index.pending_count() > 0  # the write returned first
+                deadline = time.monotonic() + 60
+                while index.pending_count() and time.monotonic() < deadline:
+                    await anyio.sleep(0.2)  # no call: the server embeds while idle
+                assert index.pending_count() == 0
+            found = await call(client, "search", query="restart ingest worker 42")
+            assert found["results"][0]["path"] == written["path"] and "vector" in found["results"][0]["retrievers"]
+
+    run(body_)
+
+
 def test_search_sees_what_other_processes_committed(server, code_repo):
     from wiki_memory.pages import Page
     from wiki_memory.store import Author, Store

@@ -65,13 +65,16 @@ DEFAULT_TUNING = Tuning()
 # score matches that a rarer word of the query made (see _without_common_words).
 PRUNE_FROM = 5000
 PRUNE_SHARE = 0.05
-# Chunks embedded inside one search at most, and the time spent on them: a backlog (an
-# import, a pull) is caught up over several searches or by `reindex`, never one long wait
-# (256 chunks took 20 s on one thread here; what is left is still found by its words).
+# Chunks embedded inside one search at most, and the time a search or a write spends
+# embedding before it returns: a backlog (an import, a pull) or a huge page is caught up
+# over several searches or by `reindex`, never one long wait (256 chunks took 20 s on one
+# thread here, a 2 MB page would take minutes; what is left is still found by its words).
 PENDING_IN_SEARCH = 256
-EMBED_IN_SEARCH_S = 1.0
+EMBED_INLINE_S = 1.0
 # A write of at most this many pages patches the cached vector matrix; more reload it.
 MATRIX_PATCH_PAGES = 50
+# Where chunk `c` has no vector for the model given as the parameter.
+NO_VECTOR = "NOT EXISTS (SELECT 1 FROM vectors v INDEXED BY vectors_by_model WHERE v.model = ? AND v.chunk = c.id)"
 
 
 def embed_text(title: str, heading: str, text: str) -> str:
@@ -287,6 +290,7 @@ class Index:
                     continue
                 blob = store.blob_at(path, commit_id)
                 changes[path] = blob.decode() if blob else None
+            complete = self._complete_at == self._meta("generation")
             try:
                 self._write(store, changes, stats=SyncStats(),
                             head=commit_id if parents[:1] == [self.head] or not parents else None)
@@ -296,7 +300,13 @@ class Index:
                 self._reopen_fresh(f"unreadable ({e})")
                 return
             if self.embedder.loaded:
-                self._embed_pending(pages=list(changes))
+                self._embed_pending(pages=list(changes), deadline=time.monotonic() + EMBED_INLINE_S)
+                if complete and self.conn.execute(
+                        f"SELECT 1 FROM chunks c WHERE c.page IN (SELECT value FROM json_each(?)) AND {NO_VECTOR} "
+                        "LIMIT 1", (json.dumps(list(changes)), self.embedder.name)).fetchone() is None:
+                    # Every other chunk had its vector before this commit: all have one now,
+                    # and the next search need not count them (15 ms at 10,000 pages).
+                    self._complete_at = self._meta("generation")
 
     def sync(self, store: "Store | None" = None, progress: Progress | None = None, *, embed: bool = True,
              full: bool = False) -> SyncStats:
@@ -517,9 +527,8 @@ class Index:
             return 0
         model = self.embedder.name
         params: list[Any] = [model]
-        sql = ("SELECT c.id, c.hash, p.title, c.heading, c.text FROM chunks c JOIN pages p ON p.path = c.page "
-               "WHERE NOT EXISTS (SELECT 1 FROM vectors v INDEXED BY vectors_by_model "
-               "WHERE v.model = ? AND v.chunk = c.id)")
+        sql = (f"SELECT c.id, c.hash, p.title, c.heading, c.text FROM chunks c JOIN pages p ON p.path = c.page "
+               f"WHERE {NO_VECTOR}")
         if pages is not None:
             sql += " AND c.page IN (SELECT value FROM json_each(?))"
             params.append(json.dumps(list(pages)))
@@ -779,16 +788,32 @@ class Index:
     def _vectors_usable(self) -> bool:
         if not self.embedder.available():
             return False
-        # Counting pending chunks scans the chunks: do it once per change of the index.
-        generation = self._meta("generation")
-        if self._complete_at != generation:
-            pending = self.pending_count()
-            if pending:
-                pending -= self._embed_pending(limit=PENDING_IN_SEARCH,
-                                               deadline=time.monotonic() + EMBED_IN_SEARCH_S)
-            if pending <= 0:
-                self._complete_at = self._meta("generation")
+        self._catch_up_vectors(EMBED_INLINE_S)
         return True
+
+    def may_lack_vectors(self) -> bool:
+        """False when every chunk is known to have its vector (cheap: kept per change)."""
+        with self._lock:
+            return self._complete_at != self._meta("generation")
+
+    def embed_some(self, seconds: float = EMBED_INLINE_S) -> bool:
+        """Embed chunks still without a vector for about `seconds` (one batch at least), if
+        the model is loaded in this process; True while some are left. The MCP server calls
+        it between tool calls, to work off a backlog (a huge page, an import) while idle."""
+        with self._lock:
+            return self.embedder.loaded and self._catch_up_vectors(seconds)
+
+    def _catch_up_vectors(self, seconds: float) -> bool:
+        """Embed pending chunks for about `seconds`; True while some are left."""
+        # Counting pending chunks scans the chunks: do it once per change of the index.
+        if self._complete_at == self._meta("generation"):
+            return False
+        pending = self.pending_count()
+        if pending:
+            pending -= self._embed_pending(limit=PENDING_IN_SEARCH, deadline=time.monotonic() + seconds)
+        if pending <= 0:
+            self._complete_at = self._meta("generation")
+        return pending > 0
 
     def _has_inactive(self) -> bool:
         generation = self._meta("generation")

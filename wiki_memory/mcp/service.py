@@ -32,6 +32,7 @@ MAX_BODY_BYTES = 2 * 1024 * 1024  # the store's page limit; a memory page should
 MAX_TITLE = 200
 MAX_QUERY = 2000
 FALLBACK_AGENT = "mcp-client"
+VECTOR_SLICE_S = 1.0  # embedding between calls: the longest a call waits behind it
 
 
 class InputError(WikiMemoryError):
@@ -47,10 +48,51 @@ class Workspace:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"wiki-memory-{project.id}")
         self._store: Any = None
         self._index: Any = None
+        self._closed = False
+        self._vectors_queued = False  # touched on the workspace thread only
 
     def submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> "Future[T]":
         """Run `fn(self, *args, **kwargs)` on the workspace's thread."""
-        return self._executor.submit(fn, self, *args, **kwargs)
+        return self._executor.submit(self._run, fn, args, kwargs)
+
+    def _run(self, fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
+        try:
+            return fn(self, *args, **kwargs)
+        finally:
+            self._queue_vectors()
+
+    def _queue_vectors(self) -> None:
+        """After a call, queue a slice of embedding behind whatever is queued.
+
+        Why: a write embeds its chunks for a second at most and a search catches up a second's
+        worth, so a huge page or an import would make every search wait a second for a long
+        time; worked off in slices between calls, the backlog goes while the server is idle,
+        and a call waits for one slice at most."""
+        index = self._index
+        if self._closed or self._vectors_queued or index is None or not index.embedder.loaded:
+            return
+        try:
+            if not index.may_lack_vectors():
+                return
+        except Exception:  # the call's own error, if any, is what the caller hears about
+            return
+        self._vectors_queued = True
+        try:
+            self._executor.submit(self._vectors_slice)
+        except RuntimeError:  # shut down
+            self._vectors_queued = False
+
+    def _vectors_slice(self) -> None:
+        self._vectors_queued = False
+        if self._closed or self._index is None:
+            return
+        try:
+            more = self._index.embed_some(VECTOR_SLICE_S)
+        except Exception:  # derived data: the next search or `reindex` tries again
+            log.debug("embedding between calls failed", exc_info=True)
+            return
+        if more:
+            self._queue_vectors()
 
     def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """The same, waiting for the result (for callers that are not async)."""
@@ -100,6 +142,7 @@ class Workspace:
 
     def close(self) -> None:
         def _close(ws: "Workspace") -> None:
+            ws._closed = True
             for thing in (ws._index, ws._store):
                 closer = getattr(thing, "close", None)
                 if closer is not None:
