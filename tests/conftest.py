@@ -42,6 +42,11 @@ def git(cwd: Path | str, *args: str, check: bool = True) -> str:
     return result.stdout
 
 
+def runbook_body(steps: int) -> str:
+    """A page body of `steps` short sections: one chunk each, for tests of big pages."""
+    return "\n\n".join(f"## Step {i}\n\nDrain queue q{i}, then restart ingest worker {i}." for i in range(steps))
+
+
 @pytest.fixture
 def code_repo(tmp_path: Path) -> Path:
     """A code repository with a remote, as an agent would be started in."""

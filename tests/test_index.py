@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DEFAULT_MODEL, git
+from conftest import DEFAULT_MODEL, git, runbook_body
 from wiki_memory.config import project_for_store
 from wiki_memory.index import Embedder, Index, ModelUnavailableWarning, SearchResult
 from wiki_memory.index import embed as embed_module
@@ -172,7 +172,7 @@ def test_a_huge_page_does_not_hold_its_write_for_its_embedding(tmp_path, model, 
     idx = Index.open(project_for_store(store.root), embedder=model).attach(store)
     idx.sync(store)
     assert idx.pending_count() == 0 and model.loaded
-    body = "\n\n".join(f"## Step {i}\n\nDrain queue q{i}, then restart ingest worker {i}." for i in range(40))
+    body = runbook_body(40)
     monkeypatch.setattr(index_module, "EMBED_INLINE_S", 0.0)  # time is up after one batch
     store.write(Page.new("Long runbook", "procedure", body), AGENT)
     chunks = idx.conn.execute("SELECT count(*) FROM chunks WHERE page = 'procedures/long-runbook.md'").fetchone()[0]
@@ -199,7 +199,7 @@ def test_a_write_that_embeds_all_it_wrote_keeps_the_index_known_complete(tmp_pat
     assert paths(idx.search("staging host zanzibar", k=1)) == ["notes/small-note.md"]
     assert counted == []
     monkeypatch.setattr(index_module, "EMBED_INLINE_S", 0.0)  # one batch, then time is up
-    body = "\n\n".join(f"## Step {i}\n\nDrain queue q{i}, then restart ingest worker {i}." for i in range(40))
+    body = runbook_body(40)
     store.write(Page.new("Long runbook", "procedure", body), AGENT)
     idx.search("restart ingest worker")
     assert counted

@@ -9,7 +9,7 @@ import pytest
 from mcp import Client
 from mcp_types import Implementation, ListRootsResult, Root
 
-from conftest import git
+from conftest import git, runbook_body
 from mcp_helpers import PAGE_TOOLS, call, fail, run
 from wiki_memory.config import resolve_project
 from wiki_memory.mcp.scope import SESSION_ENV
@@ -437,7 +437,7 @@ def test_a_huge_page_is_embedded_between_calls(server, code_repo, monkeypatch):
     from wiki_memory.index import index as index_module
 
     monkeypatch.setattr(index_module, "EMBED_INLINE_S", 0.0)
-    body = "\n\n".join(f"## Step {i}\n\nDrain queue q{i}, then restart ingest worker {i}." for i in range(60))
+    body = runbook_body(60)
 
     async def body_():
         async with Client(server) as client:

@@ -290,7 +290,7 @@ class Index:
                     continue
                 blob = store.blob_at(path, commit_id)
                 changes[path] = blob.decode() if blob else None
-            complete = self._complete_at == self._meta("generation")
+            complete = self._known_complete()
             try:
                 self._write(store, changes, stats=SyncStats(),
                             head=commit_id if parents[:1] == [self.head] or not parents else None)
@@ -794,7 +794,7 @@ class Index:
     def may_lack_vectors(self) -> bool:
         """False when every chunk is known to have its vector (cheap: kept per change)."""
         with self._lock:
-            return self._complete_at != self._meta("generation")
+            return not self._known_complete()
 
     def embed_some(self, seconds: float = EMBED_INLINE_S) -> bool:
         """Embed chunks still without a vector for about `seconds` (one batch at least), if
@@ -803,10 +803,14 @@ class Index:
         with self._lock:
             return self.embedder.loaded and self._catch_up_vectors(seconds)
 
+    def _known_complete(self) -> bool:
+        """Is every chunk known to have its vector at the index's current generation?"""
+        return self._complete_at == self._meta("generation")
+
     def _catch_up_vectors(self, seconds: float) -> bool:
         """Embed pending chunks for about `seconds`; True while some are left."""
         # Counting pending chunks scans the chunks: do it once per change of the index.
-        if self._complete_at == self._meta("generation"):
+        if self._known_complete():
             return False
         pending = self.pending_count()
         if pending:
