@@ -8,6 +8,7 @@ import os
 import sqlite3
 import statistics
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -36,7 +37,9 @@ def caching_embedder(cache_dir: Path | None, **kwargs: Any):
             self.db = None
             if cache_dir is not None:
                 cache_dir.mkdir(parents=True, exist_ok=True)
-                self.db = sqlite3.connect(str(cache_dir / "embeddings.sqlite"))
+                # A search embeds its query on a worker thread: one connection, used under a lock.
+                self.db = sqlite3.connect(str(cache_dir / "embeddings.sqlite"), check_same_thread=False)
+                self.db_lock = threading.Lock()
                 self.db.execute("CREATE TABLE IF NOT EXISTS vec(key TEXT PRIMARY KEY, v BLOB)")
 
         def _key(self, text: str) -> str:
@@ -47,6 +50,12 @@ def caching_embedder(cache_dir: Path | None, **kwargs: Any):
 
             if self.db is None:
                 return super().embed(texts)
+            with self.db_lock:
+                return self._cached(texts)
+
+        def _cached(self, texts: Sequence[str]):
+            import numpy as np
+
             keys = [self._key(t) for t in texts]
             found: dict[str, bytes] = {}
             for start in range(0, len(keys), 500):

@@ -581,6 +581,65 @@ def test_common_words_leave_the_query_and_frequent_ones_only_score(tmp_path, mon
     idx.close()
 
 
+def test_a_query_of_frequent_words_ranks_the_rows_holding_them_all_first(tmp_path, monkeypatch):
+    """In a big index (lowered here), a query whose every word is frequent ranks only the
+    rows holding all of them (less those in over a quarter of the chunks, which only score)
+    when they fill the ranking's depth: the same results, a fraction of the rows to score;
+    every row holding any of them when they are too few."""
+    from dataclasses import replace
+
+    from wiki_memory.index import index as index_module
+    from wiki_memory.index.query import parse_query
+
+    every = {"omega": 2, "alpha": 4, "beta": 5, "gamma": 6, "delta": 7}  # a word in the pages i % n == 0
+
+    def words_of(i: int) -> list[str]:
+        return [w for w, n in every.items() if i % n == 0] + (["zebra"] if i in (1, 3) else []) or ["plain"]
+
+    store = make_store(tmp_path, [(f"Note {i}", "note", f"The {' and '.join(words_of(i))} of this one.", [])
+                                  for i in range(400)])
+    monkeypatch.setattr(embed_module, "_warned", set())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelUnavailableWarning)
+        idx = Index.open(project_for_store(store.root), embedder=Embedder(path=str(tmp_path / "no-model")),
+                         tuning=index_module.Tuning(depth=8))  # rankings 8 deep for k=1, 16 for k=2
+        idx.sync(store)
+    monkeypatch.setattr(index_module, "PRUNE_FROM", 100)
+    monkeypatch.setattr(index_module, "PRUNE_SHARE", 0.1)  # every word above but zebra is frequent (> 40 chunks)
+    ranked: list[str] = []
+    plain_ranked = idx._ranked
+    monkeypatch.setattr(idx, "_ranked", lambda expression, *a: ranked.append(expression) or plain_ranked(expression, *a))
+    plain_words = idx._without_common_words
+
+    def search_any_word(text: str, k: int) -> list[str]:
+        monkeypatch.setattr(idx, "_without_common_words", lambda q: replace(plain_words(q), every_first=()))
+        try:
+            return paths(idx.search(text, k=k, mode="fts"))
+        finally:
+            monkeypatch.setattr(idx, "_without_common_words", plain_words)
+
+    # 20 pages hold alpha and beta: enough for rankings 8 and 16 deep; omega (half the
+    # chunks) only scores them.
+    assert idx._without_common_words(parse_query("alpha beta omega")).every_first == ("alpha", "beta")
+    for k in (1, 2):
+        ranked.clear()
+        found = paths(idx.search("alpha beta omega", k=k, mode="fts"))
+        assert ranked == ['"alpha" AND "beta" OR (("alpha" AND "beta") AND ("omega"))']
+        assert found == search_any_word("alpha beta omega", k)
+    assert set(found) <= {f"notes/note-{i}.md" for i in range(0, 400, 20)}
+    # One page holds all four of these, too few: every page holding any of them is ranked.
+    ranked.clear()
+    text = "alpha beta gamma delta"
+    found = paths(idx.search(text, k=1, mode="fts"))
+    assert ranked == [" AND ".join(f'"{w}"' for w in text.split()), " OR ".join(f'"{w}"' for w in text.split())]
+    assert found == search_any_word(text, 1)
+    found = paths(idx.search(text, k=300, mode="fts"))
+    assert set(found) == {f"notes/note-{i}.md" for i in range(400) if set(words_of(i)) & set(text.split())}
+    # A rare word among them makes the matches, as before.
+    assert idx._without_common_words(parse_query("alpha beta zebra")).every_first == ()
+    idx.close()
+
+
 def test_word_counts_are_kept_until_the_index_changes(tmp_path, monkeypatch):
     """Searches reuse the chunk counts of their words; a count stopped at a lower cap is
     counted on, and any change of the index (a write here or in another process) drops them."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 # A run of word characters joined by identifier punctuation: snake_case, dotted.names, paths.
@@ -35,6 +36,8 @@ class Query:
     phrases: tuple[tuple[str, ...], ...]  # identifiers, as their parts
     # Frequent words that score the matches but do not make matches on their own (big wikis).
     scoring: tuple[str, ...] = ()
+    # Every word is frequent (big wikis): first rank the rows holding all of these (see Index._fts).
+    every_first: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -60,15 +63,22 @@ def fts_quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def fts_expression(query: Query) -> str | None:
-    """The MATCH expression for a query, or None when it has no searchable word."""
+def fts_expression(query: Query, first: bool = False) -> str | None:
+    """The MATCH expression for a query, or None when it has no searchable word. `first`:
+    the rows holding every word of `query.every_first`, scored by all its words."""
+    if first and query.every_first:
+        return _scored_by(" AND ".join(fts_quote(w) for w in query.every_first),
+                          [w for w in query.words if w not in query.every_first])
     parts = [fts_quote(" ".join(p)) for p in query.phrases]
     parts += [fts_quote(w) for w in query.words]
     if not parts:
         return None
-    matching = " OR ".join(parts)
-    if not query.scoring:
+    return _scored_by(" OR ".join(parts), query.scoring)
+
+
+def _scored_by(matching: str, scoring: Sequence[str]) -> str:
+    """Rows matching `matching`; the `scoring` words add to their bm25 where present (FTS5
+    scores every phrase of the expression), but do not widen the match list."""
+    if not scoring:
         return matching
-    # Rows must hold a selective word; the frequent ones still add to bm25 where present
-    # (FTS5 scores every phrase of the expression), but do not widen the match list.
-    return f"{matching} OR (({matching}) AND ({' OR '.join(fts_quote(w) for w in query.scoring)}))"
+    return f"{matching} OR (({matching}) AND ({' OR '.join(fts_quote(w) for w in scoring)}))"
