@@ -4,7 +4,9 @@
 - start-up: from spawning `wiki-memory serve` to the first tool result, as an agent meets it
   (initialize, `tools/list`, the call): a `read`, and separately a first `search`, which
   also opens the index and loads the embedding model;
-- warm calls in one session: p50/p95 of `search` and of `write` (one commit each).
+- warm calls in one session: p50/p95 of `search` and of `write` (one commit each);
+- the same searches as bare JSON-RPC lines on a server's stdin (its latency on the wire,
+  without the SDK client's own checks), and through `Index.search` in this process.
 
 The store and its index are built first (every chunk with a vector, as in a project that has
 been in use; the vectors are random unless `--embed-all`, see `random_vectors`); `--reuse
@@ -190,8 +192,8 @@ async def first_result(repo: Path, tool: str, arguments: dict) -> tuple[float, f
     return ready, done
 
 
-async def warm_calls(repo: Path, calls: int, rng: random.Random) -> dict[str, list[float]]:
-    """`calls` searches, then as many reads, then as many writes, in one session."""
+async def warm_calls(repo: Path, searches: list[str]) -> dict[str, list[float]]:
+    """The `searches`, then as many reads, then as many writes, in one session."""
     from mcp import Client
 
     timings: dict[str, list[float]] = {"search": [], "write": [], "read": []}
@@ -199,9 +201,9 @@ async def warm_calls(repo: Path, calls: int, rng: random.Random) -> dict[str, li
     run_id = f"{time.time():.0f}-{os.getpid()}"
     async with Client(serve_params(repo)) as client:
         await client.call_tool("search", {"query": "warm up"})  # the model loads here
-        for _ in range(calls):
+        for text in searches:
             t = time.perf_counter()
-            result = await client.call_tool("search", {"query": query(rng)})
+            result = await client.call_tool("search", {"query": text})
             timings["search"].append(time.perf_counter() - t)
             assert not result.is_error and result.structured_content["results"], result.content[0].text
             paths.append(result.structured_content["results"][0]["path"])
@@ -210,7 +212,7 @@ async def warm_calls(repo: Path, calls: int, rng: random.Random) -> dict[str, li
             result = await client.call_tool("read", {"page": path})
             timings["read"].append(time.perf_counter() - t)
             assert not result.is_error, result.content[0].text
-        for i in range(calls):
+        for i in range(len(searches)):
             t = time.perf_counter()
             # A title of this run only: rewriting a page exactly as it is commits nothing.
             result = await client.call_tool("write", {"title": f"Bench note {run_id} {i}", "type": "note",
@@ -221,8 +223,8 @@ async def warm_calls(repo: Path, calls: int, rng: random.Random) -> dict[str, li
     return timings
 
 
-def wire_searches(repo: Path, calls: int, rng: random.Random) -> list[float]:
-    """`calls` searches as bare JSON-RPC lines on the server's stdin, each timed from the
+def wire_searches(repo: Path, searches: list[str]) -> list[float]:
+    """The `searches` as bare JSON-RPC lines on the server's stdin, each timed from the
     request written to its answer read: the server's own latency, as any client meets it
     before its own work. The SDK's Python client, used everywhere else here, also checks
     every structured result against the tool's output schema with jsonschema (~3 ms a
@@ -254,10 +256,9 @@ def wire_searches(repo: Path, calls: int, rng: random.Random) -> list[float]:
                            "clientInfo": {"name": "bench-wire", "version": "0"}})
         proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
         ask("tools/call", {"name": "search", "arguments": {"query": "warm up"}})  # the model loads here
-        for _ in range(calls):
-            arguments = {"query": query(rng)}
+        for text in searches:
             t = time.perf_counter()
-            result = ask("tools/call", {"name": "search", "arguments": arguments})
+            result = ask("tools/call", {"name": "search", "arguments": {"query": text}})
             timings.append(time.perf_counter() - t)
             assert result["structuredContent"]["results"], result
     finally:
@@ -290,7 +291,7 @@ def sdk_import_floor(runs: int) -> float:
     return statistics.median(times)
 
 
-def in_process_search(repo: Path, calls: int, rng: random.Random) -> list[float]:
+def in_process_search(repo: Path, searches: list[str]) -> list[float]:
     """The same searches through `Index.search` in this process: the index's own share."""
     from wiki_memory.config import resolve_project
     from wiki_memory.index import Index
@@ -298,8 +299,7 @@ def in_process_search(repo: Path, calls: int, rng: random.Random) -> list[float]
     timings = []
     with Index.open(resolve_project(repo)) as index:
         index.search("warm up")
-        for _ in range(calls):
-            text = query(rng)
+        for text in searches:
             t = time.perf_counter()
             index.search(text, k=8)
             timings.append(time.perf_counter() - t)
@@ -343,9 +343,10 @@ def main() -> None:
                 arguments = {"query": query(rng)}
             starts[tool].append(anyio.run(first_result, repo, tool, arguments))
     floor = sdk_import_floor(args.runs)
-    timings = anyio.run(warm_calls, repo, args.calls, rng)
-    timings["wire_search"] = wire_searches(repo, args.calls, random.Random(11))
-    timings["index_search"] = in_process_search(repo, args.calls, random.Random(11))
+    searches = [query(rng) for _ in range(args.calls)]  # the same queries for the three clients
+    timings = anyio.run(warm_calls, repo, searches)
+    timings["wire_search"] = wire_searches(repo, searches)
+    timings["index_search"] = in_process_search(repo, searches)
 
     figures = {
         "pages": args.pages,
