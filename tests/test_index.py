@@ -635,6 +635,12 @@ def test_a_query_of_frequent_words_ranks_the_rows_holding_them_all_first(tmp_pat
     assert found == search_any_word(text, 1)
     found = paths(idx.search(text, k=300, mode="fts"))
     assert set(found) == {f"notes/note-{i}.md" for i in range(400) if set(words_of(i)) & set(text.split())}
+    # An identifier must be there too: no row holds "alpha-beta", so every row holding any
+    # of the words is ranked.
+    ranked.clear()
+    found = paths(idx.search("alpha-beta omega", k=1, mode="fts"))
+    assert ranked[0] == '"alpha beta" AND "alpha" AND "beta" OR (("alpha beta" AND "alpha" AND "beta") AND ("omega"))'
+    assert len(ranked) == 2 and found == search_any_word("alpha-beta omega", 1)
     # A rare word among them makes the matches, as before.
     assert idx._without_common_words(parse_query("alpha beta zebra")).every_first == ()
     idx.close()

@@ -750,7 +750,7 @@ class Index:
         OR-ed in it makes nearly every chunk a match to score: the cost grows with the wiki,
         the ranking does not change. A project's own name or a word in every template is one.
         """
-        if len(query.words) < 2:
+        if len(query.words) < 2 and not (query.words and query.phrases):
             return query
         total = self._chunk_total()
         if total < 50:
@@ -766,7 +766,7 @@ class Index:
         # most of the cost; they still count toward the score of the rows kept.
         frequent = [w for w in query.words if df[w] >= cap] if big else []
         selective = [w for w in query.words if w not in frequent]
-        all_frequent = big and not selective and not query.phrases
+        all_frequent = big and not selective
         if not selective or (not query.phrases and sum(df[w] for w in selective) < 20):
             if frequent:
                 # Every word will make matches: count the frequent ones on, to find those in
@@ -776,11 +776,11 @@ class Index:
         useless = {w for w, n in df.items() if n * 2 > total}
         selective = [w for w in selective if w not in useless] or list(query.words)
         frequent = [w for w in frequent if w not in useless]
-        # Every word frequent: the rows holding all those that weigh in bm25 (in a quarter of
-        # the chunks at most) are ranked first (see _fts). A word in more scores little, and a
-        # row lacking it can outrank one that has it by being shorter.
+        # Every word frequent: the rows holding the identifiers and all the words that weigh in
+        # bm25 (in a quarter of the chunks at most) are ranked first (see _fts). A word in more
+        # scores little, and a row lacking it can outrank one that has it by being shorter.
         every_first = tuple(w for w in selective if df[w] * 4 <= total) if all_frequent else ()
-        every_first = every_first if len(every_first) > 1 else ()
+        every_first = every_first if len(every_first) + len(query.phrases) > 1 else ()
         if len(selective) == len(query.words) and not every_first:
             return query
         return replace(query, words=tuple(selective), scoring=tuple(frequent), every_first=every_first)

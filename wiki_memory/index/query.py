@@ -36,7 +36,8 @@ class Query:
     phrases: tuple[tuple[str, ...], ...]  # identifiers, as their parts
     # Frequent words that score the matches but do not make matches on their own (big wikis).
     scoring: tuple[str, ...] = ()
-    # Every word is frequent (big wikis): first rank the rows holding all of these (see Index._fts).
+    # Every word is frequent (big wikis): first rank the rows holding all of these and the
+    # identifiers (see Index._fts).
     every_first: tuple[str, ...] = ()
 
     @property
@@ -65,10 +66,11 @@ def fts_quote(term: str) -> str:
 
 def fts_expression(query: Query, first: bool = False) -> str | None:
     """The MATCH expression for a query, or None when it has no searchable word. `first`:
-    the rows holding every word of `query.every_first`, scored by all its words."""
+    the rows holding its identifiers and every word of `query.every_first`, scored by all
+    its words."""
     if first and query.every_first:
-        return _scored_by(" AND ".join(fts_quote(w) for w in query.every_first),
-                          [w for w in query.words if w not in query.every_first])
+        required = [fts_quote(" ".join(p)) for p in query.phrases] + [fts_quote(w) for w in query.every_first]
+        return _scored_by(" AND ".join(required), [w for w in query.words if w not in query.every_first])
     parts = [fts_quote(" ".join(p)) for p in query.phrases]
     parts += [fts_quote(w) for w in query.words]
     if not parts:
