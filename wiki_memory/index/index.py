@@ -20,6 +20,7 @@ from wiki_memory.errors import WikiMemoryError
 from wiki_memory.index import schema
 from wiki_memory.index.embed import Embedder
 from wiki_memory.index.links import Link, Resolver, page_keys, target_keys
+from wiki_memory.index.matrix import VectorMatrix
 from wiki_memory.index.query import Query, fts_expression, fts_quote, parse_query
 from wiki_memory.index.results import SearchResult, SyncStats
 
@@ -588,8 +589,8 @@ class Index:
                 progress("embed", done, len(rows))
         return done
 
-    def _matrix(self) -> tuple[Any, Any, list[str]] | None:
-        """(chunk ids, unit vectors, page of each row) for the current model, cached in memory
+    def _matrix(self) -> VectorMatrix | None:
+        """The vectors of the current model with their chunks and pages, cached in memory
         until the index's generation moves (another process's write moves it too); this
         process's own small writes patch it instead (see `_patch_matrix`)."""
         generation = self._meta("generation")
@@ -602,7 +603,7 @@ class Index:
             "SELECT v.chunk, v.dim, v.vec, c.page FROM vectors v JOIN chunks c ON c.id = v.chunk "
             "WHERE +v.model = ? ORDER BY v.chunk", (self.embedder.name,)).fetchall()
         self.matrix_loads += 1
-        value = _as_matrix(rows)
+        value = VectorMatrix.from_rows(rows)
         self._matrix_cache = (key, value)
         return value
 
@@ -625,10 +626,8 @@ class Index:
         Why: reading every vector again after each write took 250 ms at 10,000 pages
         (40,000 chunks), and an agent writes a page, then searches.
         """
-        import numpy as np
-
         assert self._matrix_cache is not None
-        value = self._matrix_cache[1]
+        value: VectorMatrix | None = self._matrix_cache[1]
         model = self.embedder.name
         found: dict[int, tuple] = {}
         if pages:
@@ -642,28 +641,14 @@ class Index:
                     "SELECT v.chunk, v.dim, v.vec, c.page FROM vectors v JOIN chunks c ON c.id = v.chunk "
                     "WHERE v.model = ? AND v.chunk IN (SELECT value FROM json_each(?))", (model, json.dumps(list(chunks)))):
                 found[row[0]] = row
-        added = _as_matrix([found[i] for i in sorted(found)], value[1].shape[1] if value is not None else None)
+        added = VectorMatrix.from_rows([found[i] for i in sorted(found)], value.dim if value is not None else None)
         if value is None:
             value = added
-        elif added is not None or pages:
-            ids, matrix, owners = value
-            gone = set(pages)
-            keep = np.ones(len(ids), dtype=bool)
-            keep[[i for i, owner in enumerate(owners) if owner in gone]] = False
+        else:
+            value.drop_pages(pages)
             if added is not None:
-                keep &= ~np.isin(ids, added[0])
-            parts = [(ids, matrix, owners) if keep.all() else  # just embedded: only additions
-                     (ids[keep], matrix[keep], [owners[i] for i in np.flatnonzero(keep).tolist()])]
-            if added is not None:
-                parts.append(added)
-            ids = np.concatenate([p[0] for p in parts])
-            matrix = np.concatenate([p[1] for p in parts])
-            owners = [o for p in parts for o in p[2]]
-            if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
-                # In chunk order, as a full read gives it: ties then break the same way.
-                order = np.argsort(ids, kind="stable")
-                ids, matrix, owners = ids[order], matrix[order], [owners[i] for i in order.tolist()]
-            value = (ids, matrix, owners) if len(ids) else None
+                ids, vectors, owners, _ = added.view()
+                value.put(ids, vectors, owners)
         self._matrix_cache = ((self._meta("generation"), self.embedder.name), value)
 
     # Search ---------------------------------------------------------------------------------
@@ -913,20 +898,24 @@ class Index:
         loaded = self._matrix()
         if loaded is None:
             return []
-        ids, matrix, pages = loaded
+        ids, matrix, pages, alive = loaded.view()
         scores = matrix @ query
+        if alive is not None:  # rows of pages rewritten or deleted since the matrix was read
+            scores[~alive] = -np.inf
         if self.tuning.vector_prf:
             # Pseudo-relevance feedback: move the query toward its three nearest chunks.
             near = np.argpartition(-scores, min(3, len(scores)) - 1)[:3]
             query = query + self.tuning.vector_prf * matrix[near].mean(axis=0)
             scores = matrix @ (query / np.linalg.norm(query))
+            if alive is not None:
+                scores[~alive] = -np.inf
         if where != "1":
             allowed = np.fromiter((r[0] for r in self.conn.execute(
                 f"SELECT c.id FROM chunks c JOIN pages p ON p.path = c.page WHERE {where}", params)), dtype=np.int64)
             scores = np.where(np.isin(ids, allowed), scores, -np.inf)
         n = min(depth, len(scores))
         top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
-        top = top[np.argsort(-scores[top], kind="stable")]
+        top = top[np.lexsort((ids[top], -scores[top]))]  # ties: by chunk id, whatever the rows' order
         top = top[np.isfinite(scores[top])]
         return list(zip(ids[top].tolist(), [pages[i] for i in top.tolist()], scores[top].tolist()))
 
@@ -1093,22 +1082,6 @@ class Index:
     def has_page(self, path: str) -> bool:
         with self._lock:
             return self.conn.execute("SELECT 1 FROM pages WHERE path = ?", (path,)).fetchone() is not None
-
-
-def _as_matrix(rows: list[tuple[int, int, bytes, str]], dim: int | None = None) -> tuple[Any, Any, list[str]] | None:
-    """(chunk ids, vectors, page of each row) from (chunk, dim, vector bytes, page) rows, or
-    None when there are none; rows of another dimension (`dim`, else the first row's) are left out."""
-    import numpy as np
-
-    if not rows:
-        return None
-    dim = rows[0][1] if dim is None else dim
-    rows = [r for r in rows if r[1] == dim]
-    if not rows:
-        return None
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), dim)
-    return ids, matrix, [r[3] for r in rows]
 
 
 def cut(text: str, limit: int) -> str:
