@@ -45,7 +45,7 @@ def test_rows_are_masked_appended_and_replaced_without_copying_the_matrix_each_t
     matrix.put(np.array([7]), np.frombuffer(again[0][2], dtype=np.float32)[None, :], ["p1.md"])
     expected[7] = ("p1.md", again[0][2])
     assert live(matrix) == expected
-    more = rows_for(range(200, 260), lambda i: "big.md", rng)
+    more = rows_for(range(200, 215), lambda i: "big.md", rng)
     matrix.put(np.array([r[0] for r in more]), np.stack([np.frombuffer(r[2], dtype=np.float32) for r in more]),
                ["big.md"] * len(more))
     expected.update({r[0]: (r[3], r[2]) for r in more})
