@@ -537,3 +537,37 @@ def test_pages_a_sync_brings_in_are_not_taken_for_hand_edits_by_a_running_watche
     desktop.sync()
     laptop.sync()
     check(remote, laptop, desktop, sentences=("Arrives by sync.", "Line 1, laptop."))
+
+
+def test_the_merge_base_of_commits_made_in_one_second_is_the_true_one():
+    """dulwich's merge base walks by commit time; with every commit in the same second it
+    also returns an ancestor of the true base (here `base` beside `a2`), which made a
+    fast-forward look like a merge. Ours answers as `git merge-base --all` does."""
+    from dulwich.graph import find_merge_base
+    from dulwich.objects import Commit, Tree
+    from dulwich.repo import MemoryRepo
+
+    from wiki_memory.sync.run import merge_bases
+
+    repo = MemoryRepo()
+    tree = Tree()
+    repo.object_store.add_object(tree)
+
+    def commit(parents: list[bytes], message: bytes) -> bytes:
+        c = Commit()
+        c.tree, c.parents, c.message = tree.id, parents, message
+        c.author = c.committer = b"a <a@b>"
+        c.author_time = c.commit_time = 1_700_000_000
+        c.author_timezone = c.commit_timezone = 0
+        repo.object_store.add_object(c)
+        return c.id
+
+    root = commit([], b"root 0")
+    base = commit([root], b"base 0")
+    a2 = commit([commit([base], b"a1 0")], b"a2 0")
+    b2 = commit([commit([base], b"b1 0")], b"b2 0")
+    merged = commit([b2, a2], b"merge 0")
+    assert find_merge_base(repo, [a2, merged]) == [base, a2]  # the library's answer, for the record
+    assert merge_bases(repo, a2, merged) == [a2]  # a fast-forward
+    assert merge_bases(repo, merged, a2) == [a2]  # we are ahead
+    assert merge_bases(repo, a2, b2) == [base]  # a true merge keeps its base

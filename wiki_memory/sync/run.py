@@ -141,12 +141,10 @@ def _integrate(store: Store, remote: Remote, theirs: bytes | None, report: SyncR
                host: str) -> None:
     """Bring the remote's `main` into ours (under the writer lock): nothing to do, a
     fast-forward, or a merge commit."""
-    from dulwich.graph import find_merge_base
-
     ours = store.head()
     if theirs is None or theirs == ours:
         return
-    bases = find_merge_base(store.repo, [ours, theirs]) if ours is not None else []
+    bases = merge_bases(store.repo, ours, theirs) if ours is not None else []
     if ours is not None and bases == [theirs]:
         return  # we are ahead: only a push is needed
     if ours is None or bases == [ours] or _only_init(store, ours, theirs):
@@ -170,6 +168,38 @@ def _integrate(store: Store, remote: Remote, theirs: bytes | None, report: SyncR
     report.conflicts.extend(result.conflicts)
     report.kept.extend(result.kept)
     report.renamed.extend(result.renamed)
+
+
+def merge_bases(repo: Any, ours: bytes, theirs: bytes) -> list[bytes]:
+    """The best common ancestors of two commits, as `git merge-base --all` gives them.
+
+    dulwich's `find_merge_base` walks commits newest first by commit time. Commits made in
+    the same second (two machines syncing right after a write) can come out parent before
+    child, and then an ancestor of the true base is returned beside it: a fast-forward
+    looked like a merge, and the two machines made merge commits that never converged (1
+    sync test run in ~12). A base that another base reaches is not a best one: it goes.
+    """
+    from dulwich.graph import find_merge_base
+
+    bases = find_merge_base(repo, [ours, theirs])
+    if len(bases) < 2:
+        return bases
+    return [b for b in bases if not any(other != b and _reaches(repo, other, b) for other in bases)]
+
+
+def _reaches(repo: Any, start: bytes, target: bytes) -> bool:
+    """Is `target` among the ancestors of `start` (itself included)?"""
+    seen = {start}
+    todo = [start]
+    while todo:
+        commit = todo.pop()
+        if commit == target:
+            return True
+        for parent in repo[commit].parents:
+            if parent not in seen:
+                seen.add(parent)
+                todo.append(parent)
+    return False
 
 
 def _host_of(store: Store, theirs: bytes, ours: bytes, path: str) -> str | None:
