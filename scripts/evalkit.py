@@ -46,8 +46,6 @@ def caching_embedder(cache_dir: Path | None, **kwargs: Any):
             return hashlib.sha1(f"{self.name}\0{text}".encode()).hexdigest()
 
         def embed(self, texts: Sequence[str]):
-            import numpy as np
-
             if self.db is None:
                 return super().embed(texts)
             with self.db_lock:
