@@ -899,16 +899,19 @@ class Index:
         if loaded is None:
             return []
         ids, matrix, pages, alive = loaded.view()
-        scores = matrix @ query
-        if alive is not None:  # rows of pages rewritten or deleted since the matrix was read
-            scores[~alive] = -np.inf
+
+        def similarities(vector: Any) -> Any:
+            scores = matrix @ vector
+            if alive is not None:  # rows of pages rewritten or deleted since the matrix was read
+                scores[~alive] = -np.inf
+            return scores
+
+        scores = similarities(query)
         if self.tuning.vector_prf:
             # Pseudo-relevance feedback: move the query toward its three nearest chunks.
             near = np.argpartition(-scores, min(3, len(scores)) - 1)[:3]
             query = query + self.tuning.vector_prf * matrix[near].mean(axis=0)
-            scores = matrix @ (query / np.linalg.norm(query))
-            if alive is not None:
-                scores[~alive] = -np.inf
+            scores = similarities(query / np.linalg.norm(query))
         if where != "1":
             allowed = np.fromiter((r[0] for r in self.conn.execute(
                 f"SELECT c.id FROM chunks c JOIN pages p ON p.path = c.page WHERE {where}", params)), dtype=np.int64)

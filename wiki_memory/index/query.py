@@ -68,11 +68,11 @@ def fts_expression(query: Query, first: bool = False) -> str | None:
     """The MATCH expression for a query, or None when it has no searchable word. `first`:
     the rows holding its identifiers and every word of `query.every_first`, scored by all
     its words."""
+    phrases = [fts_quote(" ".join(p)) for p in query.phrases]
     if first and query.every_first:
-        required = [fts_quote(" ".join(p)) for p in query.phrases] + [fts_quote(w) for w in query.every_first]
+        required = phrases + [fts_quote(w) for w in query.every_first]
         return _scored_by(" AND ".join(required), [w for w in query.words if w not in query.every_first])
-    parts = [fts_quote(" ".join(p)) for p in query.phrases]
-    parts += [fts_quote(w) for w in query.words]
+    parts = phrases + [fts_quote(w) for w in query.words]
     if not parts:
         return None
     return _scored_by(" OR ".join(parts), query.scoring)
