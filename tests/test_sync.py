@@ -543,7 +543,6 @@ def test_the_merge_base_of_commits_made_in_one_second_is_the_true_one():
     """dulwich's merge base walks by commit time; with every commit in the same second it
     also returns an ancestor of the true base (here `base` beside `a2`), which made a
     fast-forward look like a merge. Ours answers as `git merge-base --all` does."""
-    from dulwich.graph import find_merge_base
     from dulwich.objects import Commit, Tree
     from dulwich.repo import MemoryRepo
 
@@ -567,7 +566,8 @@ def test_the_merge_base_of_commits_made_in_one_second_is_the_true_one():
     a2 = commit([commit([base], b"a1 0")], b"a2 0")
     b2 = commit([commit([base], b"b1 0")], b"b2 0")
     merged = commit([b2, a2], b"merge 0")
-    assert find_merge_base(repo, [a2, merged]) == [base, a2]  # the library's answer, for the record
+    # dulwich 1.2 answers [base, a2] for the first pair. That is not asserted: a dulwich that
+    # fixes it (the requirement is >=0.22) must not fail this test; ours must answer right either way.
     assert merge_bases(repo, a2, merged) == [a2]  # a fast-forward
     assert merge_bases(repo, merged, a2) == [a2]  # we are ahead
     assert merge_bases(repo, a2, b2) == [base]  # a true merge keeps its base
