@@ -43,6 +43,33 @@ def test_create_makes_a_normal_git_repository(store):
     assert_clean(store)
 
 
+def test_create_builds_the_repository_aside_and_leaves_nothing_behind(tmp_path):
+    store = Store.create(tmp_path / "wiki")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wiki"]  # no half-built copy beside it
+    assert_clean(store)
+
+
+def test_a_wiki_whose_creation_was_killed_is_made_again(tmp_path):
+    """A process killed while git wrote HEAD left `.git` with no HEAD and a stale `HEAD.lock`
+    (every commit then failed with FileLocked): the next create moves it aside and makes the
+    wiki whole."""
+    from dulwich.repo import Repo
+
+    root = tmp_path / "wiki"
+    root.mkdir()
+    Repo.init(str(root)).close()
+    (root / ".git" / "HEAD").unlink()
+    (root / ".git" / "HEAD.lock").write_text("ref: refs/heads/main\n")
+
+    store = Store.create(root)
+    result = store.write(gotcha(), CLAUDE)
+    assert git(root, "log", "--format=%s").splitlines() == [f"remember: {result.path.removesuffix('.md')}",
+                                                            "init: wiki-memory wiki"]
+    assert_clean(store)
+    aside = [p.name for p in tmp_path.iterdir() if p.name != "wiki"]
+    assert len(aside) == 1 and aside[0].startswith(".wiki.unfinished-git-")
+
+
 def test_write_commits_one_page_with_author_and_trailers(store):
     result = store.write(gotcha(), CLAUDE, session_id="2624e4c8", agent="claude-code")
     assert result.created and result.path == "gotchas/jwt-refresh-before-retry.md"

@@ -89,6 +89,21 @@ WIKI_GITIGNORE = """\
 Changes = Mapping[str, "bytes | None"]  # path -> new content, None to delete
 
 
+def _has_commit(root: Path) -> bool:
+    """Does the repository at `root` have a commit on HEAD (is it more than begun)?"""
+    try:
+        repo = Repo(str(root))
+    except Exception:  # dulwich's NotGitRepository: an empty or half-written `.git`
+        return False
+    try:
+        repo.refs[b"HEAD"]
+        return True
+    except KeyError:
+        return False
+    finally:
+        repo.close()
+
+
 class Store(HandEdits, History):
     """A wiki: a git repository of Markdown pages. All writes go through `commit`."""
 
@@ -114,19 +129,50 @@ class Store(HandEdits, History):
 
     @classmethod
     def create(cls, root: Path | str, author: Author | None = None) -> "Store":
-        """A new wiki at `root`, or the existing one: a normal git repository on `main`."""
+        """A new wiki at `root`, or the existing one: a normal git repository on `main`.
+
+        Made whole or not at all: the repository and its first commit are built beside the
+        wiki, and its `.git` moves in with one rename. Why: a process killed while creating
+        it in place (a SessionEnd consolidation, say) left a `.git` with no HEAD and a stale
+        `HEAD.lock`, on which every later commit failed. Such an unfinished `.git` (no
+        commit yet) is moved aside, beside the wiki, and the wiki made again.
+        """
         root = Path(root).absolute()
-        if (root / ".git").is_dir():
-            return cls(root)
+        git_dir = root / ".git"
+        if git_dir.is_dir():
+            if _has_commit(root):
+                return cls(root)
+            try:
+                git_dir.rename(root.parent / f".{root.name}.unfinished-git-{time.time_ns()}")
+            except FileNotFoundError:
+                pass  # another process moved it aside first
         root.mkdir(parents=True, exist_ok=True)
-        repo = Repo.init(str(root))
-        repo.refs.set_symbolic_ref(b"HEAD", BRANCH)
-        repo.close()
-        store = cls(root)
-        store.commit({"README.md": WIKI_README.encode(), ".gitignore": WIKI_GITIGNORE.encode()},
-                     "init: wiki-memory wiki", author or Author("wiki-memory", "wiki-memory@wiki-memory"),
-                     commit_hand_edits=False)
-        return store
+        import shutil
+        import tempfile
+
+        building = Path(tempfile.mkdtemp(prefix=f".{root.name}.creating-", dir=root.parent))
+        try:
+            repo = Repo.init(str(building))
+            repo.refs.set_symbolic_ref(b"HEAD", BRANCH)
+            repo.close()
+            made = cls(building)
+            made.commit({"README.md": WIKI_README.encode(), ".gitignore": WIKI_GITIGNORE.encode()},
+                        "init: wiki-memory wiki", author or Author("wiki-memory", "wiki-memory@wiki-memory"),
+                        commit_hand_edits=False)
+            made.close()
+            # The files first (renamed: the index's stat data still fits them), then the claim.
+            for name in ("README.md", ".gitignore"):
+                if not (root / name).exists():
+                    os.replace(building / name, root / name)
+            try:
+                os.rename(building / ".git", git_dir)
+            except OSError:
+                if not git_dir.is_dir():
+                    raise
+                # Another process made the wiki meanwhile: theirs it is.
+        finally:
+            shutil.rmtree(building, ignore_errors=True)
+        return cls(root)
 
     # Reading -------------------------------------------------------------------------
 
