@@ -28,8 +28,33 @@ import time
 import tracemalloc
 from pathlib import Path
 
-WORDS = ("retry token refresh database migration cache worker queue build deploy test flaky login "
-         "timeout config schema index search commit branch release docker celery redis auth").split()
+WORDS = [
+    "retry",
+    "token",
+    "refresh",
+    "database",
+    "migration",
+    "cache",
+    "worker",
+    "queue",
+    "build",
+    "deploy",
+    "test",
+    "flaky",
+    "login",
+    "timeout",
+    "config",
+    "schema",
+    "index",
+    "search",
+    "commit",
+    "branch",
+    "release",
+    "docker",
+    "celery",
+    "redis",
+    "auth",
+]
 
 
 def p50(values: list[float]) -> float:
@@ -38,7 +63,7 @@ def p50(values: list[float]) -> float:
 
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 def session_events(project, session_id: str, events: int, start_hour: int = 8) -> Path:
@@ -61,30 +86,60 @@ def session_events(project, session_id: str, events: int, start_hour: int = 8) -
     turn = 0
     while len(items) < events - 2:
         w = WORDS[turn % len(WORDS)]
-        obs("prompt", text=f"Turn {turn}: fix the {w} handling in the {WORDS[(turn * 3) % len(WORDS)]} module, "
-                           "and make the tests pass. " + " ".join(WORDS[:20]))
+        obs(
+            "prompt",
+            text=f"Turn {turn}: fix the {w} handling in the {WORDS[(turn * 3) % len(WORDS)]} module, "
+            "and make the tests pass. " + " ".join(WORDS[:20]),
+        )
         for k in range(12):
             n += 1
             kind = k % 6
             if kind == 0:
-                obs("tool", tool="Read", input=f"{cwd}/src/{w}/mod_{k}.py", output="x = 1\n" * 40,
-                    meta={"tool_use_id": f"t{n}"})
+                obs(
+                    "tool",
+                    tool="Read",
+                    input=f"{cwd}/src/{w}/mod_{k}.py",
+                    output="x = 1\n" * 40,
+                    meta={"tool_use_id": f"t{n}"},
+                )
             elif kind == 1:
-                obs("tool", tool="Bash", input=f"pytest tests/test_{w}.py -x", error=k % 4 == 1,
-                    output="E   AssertionError: expected 200, got 401\n" * 3 + "1 failed" if k % 4 == 1 else "12 passed",
-                    meta={"tool_use_id": f"t{n}"})
+                obs(
+                    "tool",
+                    tool="Bash",
+                    input=f"pytest tests/test_{w}.py -x",
+                    error=k % 4 == 1,
+                    output="E   AssertionError: expected 200, got 401\n" * 3 + "1 failed"
+                    if k % 4 == 1
+                    else "12 passed",
+                    meta={"tool_use_id": f"t{n}"},
+                )
             elif kind == 2:
                 path = f"{cwd}/src/{w}/mod_{k}.py"
                 obs("tool", tool="Edit", input=path, output="ok", files=(path,), meta={"tool_use_id": f"t{n}"})
             elif kind == 3:
-                obs("tool", tool="TodoWrite", input="3 plan items", output="ok", meta={"tool_use_id": f"t{n}"},
-                    plan=(PlanItem(f"Fix {w}", "completed"), PlanItem(f"Test {w}", "in_progress"),
-                          PlanItem(f"Document {w}", "pending")))
+                obs(
+                    "tool",
+                    tool="TodoWrite",
+                    input="3 plan items",
+                    output="ok",
+                    meta={"tool_use_id": f"t{n}"},
+                    plan=(
+                        PlanItem(f"Fix {w}", "completed"),
+                        PlanItem(f"Test {w}", "in_progress"),
+                        PlanItem(f"Document {w}", "pending"),
+                    ),
+                )
             elif kind == 4:
                 obs("tool", tool="Grep", input=f"{w} in src", output="src/a.py:1\n" * 10, meta={"tool_use_id": f"t{n}"})
             else:
-                obs("tool", tool="Bash", input=f"make lint-{turn % 7}", error=turn % 5 == 0,
-                    output="ruff: F401 unused import" if turn % 5 == 0 else "ok", meta={"tool_use_id": f"t{n}"})
+                obs(
+                    "tool",
+                    tool="Bash",
+                    input=f"make lint-{turn % 7}",
+                    error=turn % 5 == 0,
+                    output="ruff: F401 unused import" if turn % 5 == 0 else "ok",
+                    meta={"tool_use_id": f"t{n}"},
+                )
             if len(items) >= events - 2:
                 break
         obs("stop", text=f"Fixed the {w} handling. Next steps:\n- Document {w}\n\nShould I also refactor the cache?")
@@ -131,14 +186,33 @@ def bench_consolidation(sizes: list[int], work: Path) -> list[dict[str, object]]
         tracemalloc.stop()
         # As the background process a SessionEnd hook starts.
         t = time.perf_counter()
-        process = subprocess.Popen([sys.executable, "-m", "wiki_memory", "--project", str(code), "consolidate",
-                                    "--session", sid_b, "--no-llm", "--quiet"])
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "wiki_memory",
+                "--project",
+                str(code),
+                "consolidate",
+                "--session",
+                sid_b,
+                "--no-llm",
+                "--quiet",
+            ]
+        )
         _, status, usage = os.wait4(process.pid, 0)
         process_wall = time.perf_counter() - t
         assert status == 0
-        rows.append({"events": events, "journal_kb": round(size / 1024), "in_process_s": round(wall, 3),
-                     "peak_python_mb": round(peak / 2**20, 1), "process_s": round(process_wall, 3),
-                     "process_max_rss_mb": round(usage.ru_maxrss / 1024, 1)})
+        rows.append(
+            {
+                "events": events,
+                "journal_kb": round(size / 1024),
+                "in_process_s": round(wall, 3),
+                "peak_python_mb": round(peak / 2**20, 1),
+                "process_s": round(process_wall, 3),
+                "process_max_rss_mb": round(usage.ru_maxrss / 1024, 1),
+            }
+        )
     return rows
 
 
@@ -156,10 +230,16 @@ def build_wiki(project, pages: int) -> None:
         words = [WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(150)]
         body = f"**Context**: {' '.join(words[:60])}.\n\n## Details\n\n{' '.join(words[60:])}.\n"
         day = 1 + i % 28
-        page = Page.new(f"Page {i}: {words[0]} {words[1]}", kind, body, tags=[words[2]],
-                        date=f"2026-{1 + i % 11:02d}-{day:02d}T10:00:00Z",
-                        extra={"session_id": f"old-{i}", "agent": "codex", "ended": f"2026-{1 + i % 11:02d}-{day:02d}T10:00:00Z"}
-                        if kind == "handoff" else None)
+        page = Page.new(
+            f"Page {i}: {words[0]} {words[1]}",
+            kind,
+            body,
+            tags=[words[2]],
+            date=f"2026-{1 + i % 11:02d}-{day:02d}T10:00:00Z",
+            extra={"session_id": f"old-{i}", "agent": "codex", "ended": f"2026-{1 + i % 11:02d}-{day:02d}T10:00:00Z"}
+            if kind == "handoff"
+            else None,
+        )
         changes[page.path] = render_page(page).encode()
     store.commit(changes, f"bench: {pages} pages", Author.agent("bench"))
     store.close()
@@ -197,24 +277,48 @@ def bench_session_start(page_counts: list[int], runs: int, work: Path) -> list[d
             in_process.append(time.perf_counter() - t)
         assert text and "Goal: Turn 0" in text, text
         # What Codex runs at start: the real hook entry point, a fresh process, payload on stdin.
-        payload = json.dumps({"session_id": "bench-codex-session", "cwd": str(code), "hook_event_name": "SessionStart",
-                              "model": "gpt-5.5", "source": "startup"})
+        payload = json.dumps(
+            {
+                "session_id": "bench-codex-session",
+                "cwd": str(code),
+                "hook_event_name": "SessionStart",
+                "model": "gpt-5.5",
+                "source": "startup",
+            }
+        )
         # Interleaved with the same hook in a project with no memory at all (capture's own cost),
         # so that the difference is what the handoff adds, whatever the machine's load.
         empty_code = work / f"start-empty-{pages}"
         empty_code.mkdir()
-        empty_payload = json.dumps({"session_id": "bench-codex-session", "cwd": str(empty_code),
-                                    "hook_event_name": "SessionStart", "model": "gpt-5.5", "source": "startup"})
+        empty_payload = json.dumps(
+            {
+                "session_id": "bench-codex-session",
+                "cwd": str(empty_code),
+                "hook_event_name": "SessionStart",
+                "model": "gpt-5.5",
+                "source": "startup",
+            }
+        )
         fresh, empty = [], []
         for _ in range(max(10, runs // 5)):
             t = time.perf_counter()
-            out = subprocess.run([sys.executable, "-m", "wiki_memory", "hook", "codex", "SessionStart"], input=payload,
-                                 capture_output=True, text=True, check=True).stdout
+            out = subprocess.run(
+                [sys.executable, "-m", "wiki_memory", "hook", "codex", "SessionStart"],
+                input=payload,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             fresh.append(time.perf_counter() - t)
             assert "additionalContext" in out and "Goal: Turn 0" in out, out[:500]
             t = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "wiki_memory", "hook", "codex", "SessionStart"], input=empty_payload,
-                           capture_output=True, text=True, check=True)
+            subprocess.run(
+                [sys.executable, "-m", "wiki_memory", "hook", "codex", "SessionStart"],
+                input=empty_payload,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             empty.append(time.perf_counter() - t)
         bare = []
         for _ in range(max(10, runs // 5)):
@@ -231,15 +335,22 @@ def bench_session_start(page_counts: list[int], runs: int, work: Path) -> list[d
             view = handoff_for_next_session(project, session_id="bench-new-session")
             pending.append(time.perf_counter() - t)
         assert view is not None and view.pending
-        rows.append({"pages": pages, "chars": len(text), "in_process_p50_ms": round(p50(in_process) * 1000, 2),
-                     "in_process_p95_ms": round(p95(in_process) * 1000, 2),
-                     "fresh_process_p50_ms": round(p50(fresh) * 1000, 1),
-                     "fresh_process_p95_ms": round(p95(fresh) * 1000, 1),
-                     "bare_python_p50_ms": round(p50(bare) * 1000, 1),
-                     "hook_no_memory_p50_ms": round(p50(empty) * 1000, 1),
-                     "handoff_adds_p50_ms": round((p50(fresh) - p50(empty)) * 1000, 1),
-                     "with_pending_500_events_p95_ms": round(p95(pending) * 1000, 1),
-                     "context_refresh_cold_s": round(refresh_cold, 3), "context_refresh_warm_s": round(refresh_warm, 3)})
+        rows.append(
+            {
+                "pages": pages,
+                "chars": len(text),
+                "in_process_p50_ms": round(p50(in_process) * 1000, 2),
+                "in_process_p95_ms": round(p95(in_process) * 1000, 2),
+                "fresh_process_p50_ms": round(p50(fresh) * 1000, 1),
+                "fresh_process_p95_ms": round(p95(fresh) * 1000, 1),
+                "bare_python_p50_ms": round(p50(bare) * 1000, 1),
+                "hook_no_memory_p50_ms": round(p50(empty) * 1000, 1),
+                "handoff_adds_p50_ms": round((p50(fresh) - p50(empty)) * 1000, 1),
+                "with_pending_500_events_p95_ms": round(p95(pending) * 1000, 1),
+                "context_refresh_cold_s": round(refresh_cold, 3),
+                "context_refresh_warm_s": round(refresh_warm, 3),
+            }
+        )
     return rows
 
 
@@ -266,18 +377,24 @@ def main() -> None:
     print("Extractive consolidation (one session -> session page + handoff page, one commit)")
     print(f"{'events':>7} {'journal':>8} {'in process':>11} {'peak (py)':>10} {'as process':>11} {'max RSS':>8}")
     for r in consolidation:
-        print(f"{r['events']:>7} {r['journal_kb']:>6}KB {r['in_process_s']:>10.3f}s {r['peak_python_mb']:>8.1f}MB "
-              f"{r['process_s']:>10.3f}s {r['process_max_rss_mb']:>6.1f}MB")
+        print(
+            f"{r['events']:>7} {r['journal_kb']:>6}KB {r['in_process_s']:>10.3f}s {r['peak_python_mb']:>8.1f}MB "
+            f"{r['process_s']:>10.3f}s {r['process_max_rss_mb']:>6.1f}MB"
+        )
     print()
     print("SessionStart handoff (session_start_text), target p95 <= 150 ms")
-    print(f"{'pages':>6} {'chars':>6} {'in-proc p50':>12} {'p95':>8} {'hook p50':>12} {'p95':>8} "
-          f"{'no-memory hook':>15} {'python -c pass':>15} {'+pending p95':>13} {'refresh cold':>13} {'warm':>7}")
+    print(
+        f"{'pages':>6} {'chars':>6} {'in-proc p50':>12} {'p95':>8} {'hook p50':>12} {'p95':>8} "
+        f"{'no-memory hook':>15} {'python -c pass':>15} {'+pending p95':>13} {'refresh cold':>13} {'warm':>7}"
+    )
     for r in start:
-        print(f"{r['pages']:>6} {r['chars']:>6} {r['in_process_p50_ms']:>10.2f}ms {r['in_process_p95_ms']:>6.2f}ms "
-              f"{r['fresh_process_p50_ms']:>10.1f}ms {r['fresh_process_p95_ms']:>6.1f}ms "
-              f"{r['hook_no_memory_p50_ms']:>13.1f}ms {r['bare_python_p50_ms']:>13.1f}ms "
-              f"{r['with_pending_500_events_p95_ms']:>11.1f}ms {r['context_refresh_cold_s']:>12.3f}s "
-              f"{r['context_refresh_warm_s']:>6.3f}s")
+        print(
+            f"{r['pages']:>6} {r['chars']:>6} {r['in_process_p50_ms']:>10.2f}ms {r['in_process_p95_ms']:>6.2f}ms "
+            f"{r['fresh_process_p50_ms']:>10.1f}ms {r['fresh_process_p95_ms']:>6.1f}ms "
+            f"{r['hook_no_memory_p50_ms']:>13.1f}ms {r['bare_python_p50_ms']:>13.1f}ms "
+            f"{r['with_pending_500_events_p95_ms']:>11.1f}ms {r['context_refresh_cold_s']:>12.3f}s "
+            f"{r['context_refresh_warm_s']:>6.3f}s"
+        )
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps({"consolidation": consolidation, "session_start": start}, indent=2))

@@ -31,22 +31,35 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def realistic_output() -> str:
-    lines = [f"tests/test_module_{i // 20}.py::test_case_{i} PASSED{' ' * 10}[{i * 100 // 400:3d}%]" for i in range(400)]
+    lines = [
+        f"tests/test_module_{i // 20}.py::test_case_{i} PASSED{' ' * 10}[{i * 100 // 400:3d}%]" for i in range(400)
+    ]
     return "============ test session starts ============\n" + "\n".join(lines) + "\n==== 400 passed in 12.3s ===="
 
 
 def payloads(cwd: Path) -> dict[str, tuple[str, bytes]]:
-    base = {"session_id": "bench-session", "transcript_path": str(cwd / "transcript.jsonl"), "cwd": str(cwd),
-            "permission_mode": "default"}
-    tool = {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "toolu_01",
-            "tool_input": {"command": "python -m pytest -q tests/", "description": "Run the tests"},
-            "tool_response": {"stdout": realistic_output(), "stderr": "", "interrupted": False, "isImage": False},
-            "duration_ms": 12345}
+    base = {
+        "session_id": "bench-session",
+        "transcript_path": str(cwd / "transcript.jsonl"),
+        "cwd": str(cwd),
+        "permission_mode": "default",
+    }
+    tool = {
+        **base,
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_use_id": "toolu_01",
+        "tool_input": {"command": "python -m pytest -q tests/", "description": "Run the tests"},
+        "tool_response": {"stdout": realistic_output(), "stderr": "", "interrupted": False, "isImage": False},
+        "duration_ms": 12345,
+    }
     big = {**tool, "tool_response": {**tool["tool_response"], "stdout": ("x" * 99 + "\n") * 10_486}}  # 1 MB
     start = {**base, "hook_event_name": "SessionStart", "source": "startup"}
-    return {"PostToolUse": ("PostToolUse", json.dumps(tool).encode()),
-            "PostToolUse 1 MB": ("PostToolUse", json.dumps(big).encode()),
-            "SessionStart": ("SessionStart", json.dumps(start).encode())}
+    return {
+        "PostToolUse": ("PostToolUse", json.dumps(tool).encode()),
+        "PostToolUse 1 MB": ("PostToolUse", json.dumps(big).encode()),
+        "SessionStart": ("SessionStart", json.dumps(start).encode()),
+    }
 
 
 def hook_command() -> list[str]:
@@ -104,23 +117,43 @@ def main() -> None:
     floor = statistics.median(timings["python -c pass"])
     rows = []
     for name, values in timings.items():
-        rows.append({"case": name, "runs": len(values), "p50_ms": round(statistics.median(values), 1),
-                     "p95_ms": round(percentile(values, 95), 1), "max_ms": round(max(values), 1),
-                     "p50_vs_python": round(statistics.median(values) / floor, 2)})
+        rows.append(
+            {
+                "case": name,
+                "runs": len(values),
+                "p50_ms": round(statistics.median(values), 1),
+                "p95_ms": round(percentile(values, 95), 1),
+                "max_ms": round(max(values), 1),
+                "p50_vs_python": round(statistics.median(values) / floor, 2),
+            }
+        )
     print(f"{'case':<18} {'runs':>5} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'p50 / python':>13}")
     for row in rows:
-        print(f"{row['case']:<18} {row['runs']:>5} {row['p50_ms']:>8.1f} {row['p95_ms']:>8.1f} {row['max_ms']:>8.1f}"
-              f" {row['p50_vs_python']:>12.2f}x")
+        print(
+            f"{row['case']:<18} {row['runs']:>5} {row['p50_ms']:>8.1f} {row['p95_ms']:>8.1f} {row['max_ms']:>8.1f}"
+            f" {row['p50_vs_python']:>12.2f}x"
+        )
     tool = next(r for r in rows if r["case"] == "PostToolUse")
     verdict = "met" if tool["p50_ms"] <= 60 and tool["p95_ms"] <= 100 else "NOT met"
-    print(f"target PostToolUse p50 <= 60 ms and p95 <= 100 ms: {verdict}; "
-          f"{len(lines)} journal lines written, largest {max(len(l) for l in lines):,} bytes")
+    print(
+        f"target PostToolUse p50 <= 60 ms and p95 <= 100 ms: {verdict}; "
+        f"{len(lines)} journal lines written, largest {max(len(line) for line in lines):,} bytes"
+    )
     print(f"python {sys.version.split()[0]} on {os.cpu_count()} cores")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({"rows": rows, "target_met": verdict == "met",
-                                               "python": sys.version.split()[0], "cpus": os.cpu_count()},
-                                              indent=2) + "\n")
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "rows": rows,
+                    "target_met": verdict == "met",
+                    "python": sys.version.split()[0],
+                    "cpus": os.cpu_count(),
+                },
+                indent=2,
+            )
+            + "\n"
+        )
 
 
 if __name__ == "__main__":

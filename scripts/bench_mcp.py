@@ -33,25 +33,100 @@ from typing import Any
 import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import evalkit  # noqa: E402
+import evalkit
 
 TARGET_FIRST_RESULT_S = 1.5
 TARGET_SEARCH_P50_MS = 40.0
 
-COMPONENTS = ("auth service", "billing worker", "celery queue", "redis cache", "postgres migrations", "login page",
-              "deploy pipeline", "docker build", "search index", "webhook handler", "rate limiter", "CSV import",
-              "email sender", "feature flags", "GraphQL gateway", "S3 uploads", "cron scheduler", "audit log")
-PROBLEMS = ("times out under load", "fails one run in ten", "leaks connections", "returns stale data",
-            "hangs on the build server", "double-charges on retry", "loses messages on restart",
-            "breaks on daylight saving", "is slow on large tenants", "rejects valid tokens")
-FIXES = ("refresh the token before the retry", "pin the client library", "set a statement timeout",
-         "use a fresh connection per job", "disable eager mode in CI", "make the handler idempotent",
-         "batch the writes", "add an index on tenant_id", "raise the pool size to 20", "retry with jitter")
-IDENTIFIERS = ("ERR_CONN_RESET", "CELERY_TASK_ALWAYS_EAGER", "src/auth/jwt.py", "max_overflow", "acks_late",
-               "worker_max_tasks_per_child", "OperationalError", "Retry-After", "presign_upload", "statement_timeout")
+COMPONENTS = (
+    "auth service",
+    "billing worker",
+    "celery queue",
+    "redis cache",
+    "postgres migrations",
+    "login page",
+    "deploy pipeline",
+    "docker build",
+    "search index",
+    "webhook handler",
+    "rate limiter",
+    "CSV import",
+    "email sender",
+    "feature flags",
+    "GraphQL gateway",
+    "S3 uploads",
+    "cron scheduler",
+    "audit log",
+)
+PROBLEMS = (
+    "times out under load",
+    "fails one run in ten",
+    "leaks connections",
+    "returns stale data",
+    "hangs on the build server",
+    "double-charges on retry",
+    "loses messages on restart",
+    "breaks on daylight saving",
+    "is slow on large tenants",
+    "rejects valid tokens",
+)
+FIXES = (
+    "refresh the token before the retry",
+    "pin the client library",
+    "set a statement timeout",
+    "use a fresh connection per job",
+    "disable eager mode in CI",
+    "make the handler idempotent",
+    "batch the writes",
+    "add an index on tenant_id",
+    "raise the pool size to 20",
+    "retry with jitter",
+)
+IDENTIFIERS = (
+    "ERR_CONN_RESET",
+    "CELERY_TASK_ALWAYS_EAGER",
+    "src/auth/jwt.py",
+    "max_overflow",
+    "acks_late",
+    "worker_max_tasks_per_child",
+    "OperationalError",
+    "Retry-After",
+    "presign_upload",
+    "statement_timeout",
+)
 TYPES = ("gotcha", "decision", "procedure", "fact", "note", "preference")
-SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pre", "con", "ex", "ber", "dal", "fin", "gor",
-             "hul", "jen", "kor", "lum", "mar", "nis", "ost", "pel", "quin", "ras", "sel", "tor", "ul", "vin", "wes")
+SYLLABLES = (
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "ru",
+    "ta",
+    "vo",
+    "zi",
+    "pre",
+    "con",
+    "ex",
+    "ber",
+    "dal",
+    "fin",
+    "gor",
+    "hul",
+    "jen",
+    "kor",
+    "lum",
+    "mar",
+    "nis",
+    "ost",
+    "pel",
+    "quin",
+    "ras",
+    "sel",
+    "tor",
+    "ul",
+    "vin",
+    "wes",
+)
 
 
 class Prose:
@@ -74,10 +149,12 @@ def page_text(i: int, rng: random.Random, prose: Prose) -> tuple[str, str, str, 
     component, problem, fix = rng.choice(COMPONENTS), rng.choice(PROBLEMS), rng.choice(FIXES)
     title = f"{component.capitalize()} {problem} ({i})"
     ident = f" `{rng.choice(IDENTIFIERS)}`" if i % 4 == 0 else ""
-    body = (f"**Symptom**: the {component} {problem}; seen in ticket OPS-{1000 + i}.{ident} "
-            f"{prose.sentence(rng, 25)}\n\n## Cause\n\n{prose.sentence(rng, 40)} {prose.sentence(rng, 40)}\n\n"
-            f"## Fix\n\nWe {fix}. {prose.sentence(rng, 30)} See [[{rng.choice(COMPONENTS).capitalize()} "
-            f"{rng.choice(PROBLEMS)} ({max(0, i - 7)})]].\n")
+    body = (
+        f"**Symptom**: the {component} {problem}; seen in ticket OPS-{1000 + i}.{ident} "
+        f"{prose.sentence(rng, 25)}\n\n## Cause\n\n{prose.sentence(rng, 40)} {prose.sentence(rng, 40)}\n\n"
+        f"## Fix\n\nWe {fix}. {prose.sentence(rng, 30)} See [[{rng.choice(COMPONENTS).capitalize()} "
+        f"{rng.choice(PROBLEMS)} ({max(0, i - 7)})]].\n"
+    )
     return title, TYPES[i % len(TYPES)], body, [component.split()[0], "perf" if i % 3 else "ci"]
 
 
@@ -162,7 +239,7 @@ def build(base: Path, pages: int, embed_all: bool = False) -> Path:
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def serve_params(repo: Path):
@@ -215,9 +292,15 @@ async def warm_calls(repo: Path, searches: list[str]) -> dict[str, list[float]]:
         for i in range(len(searches)):
             t = time.perf_counter()
             # A title of this run only: rewriting a page exactly as it is commits nothing.
-            result = await client.call_tool("write", {"title": f"Bench note {run_id} {i}", "type": "note",
-                                                       "body": f"Found while looking at {paths[i]}.",
-                                                       "tags": ["bench"]})
+            result = await client.call_tool(
+                "write",
+                {
+                    "title": f"Bench note {run_id} {i}",
+                    "type": "note",
+                    "body": f"Found while looking at {paths[i]}.",
+                    "tags": ["bench"],
+                },
+            )
             timings["write"].append(time.perf_counter() - t)
             assert not result.is_error and result.structured_content["commit"], result.content[0].text
     return timings
@@ -232,8 +315,16 @@ def wire_searches(repo: Path, searches: list[str]) -> list[float]:
     from mcp_types import LATEST_PROTOCOL_VERSION
 
     params = serve_params(repo)
-    proc = subprocess.Popen([params.command, *params.args], cwd=params.cwd, env=params.env, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+    proc = subprocess.Popen(
+        [params.command, *params.args],
+        cwd=params.cwd,
+        env=params.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        bufsize=1,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     ids = iter(range(1, 1_000_000))
 
@@ -252,8 +343,14 @@ def wire_searches(repo: Path, searches: list[str]) -> list[float]:
 
     timings = []
     try:
-        ask("initialize", {"protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {},
-                           "clientInfo": {"name": "bench-wire", "version": "0"}})
+        ask(
+            "initialize",
+            {
+                "protocolVersion": LATEST_PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "bench-wire", "version": "0"},
+            },
+        )
         proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
         ask("tools/call", {"name": "search", "arguments": {"query": "warm up"}})  # the model loads here
         for text in searches:
@@ -312,8 +409,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="start-ups to time for each first call")
     parser.add_argument("--calls", type=int, default=50, help="warm search/write calls to time")
     parser.add_argument("--reuse", type=Path, help="build the store here once and reuse it")
-    parser.add_argument("--embed-all", action="store_true",
-                        help="embed every chunk with the real model while building (an hour here)")
+    parser.add_argument(
+        "--embed-all", action="store_true", help="embed every chunk with the real model while building (an hour here)"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
@@ -330,7 +428,7 @@ def main() -> None:
     rng = random.Random(11)
     starts: dict[str, list[tuple[float, float]]] = {"read": [], "search": []}
     first_page = None
-    for run in range(args.runs):
+    for _run in range(args.runs):
         for tool in ("read", "search"):
             if tool == "read":
                 if first_page is None:
@@ -357,28 +455,39 @@ def main() -> None:
         "client_jsonschema_import_s": client_cost,
         **{f"{tool}_p50_ms": 1000 * statistics.median(v) for tool, v in timings.items()},
         **{f"{tool}_p95_ms": 1000 * percentile(v, 0.95) for tool, v in timings.items()},
-        "runs": args.runs, "calls": args.calls,
+        "runs": args.runs,
+        "calls": args.calls,
     }
     figures["load_average"] = round(os.getloadavg()[0], 2)
-    print(f"\nwiki-memory serve over stdio, {args.pages:,} pages (median of {args.runs} start-ups, "
-          f"{args.calls} warm calls each; load average {figures['load_average']} on {os.cpu_count()} CPUs):")
+    print(
+        f"\nwiki-memory serve over stdio, {args.pages:,} pages (median of {args.runs} start-ups, "
+        f"{args.calls} warm calls each; load average {figures['load_average']} on {os.cpu_count()} CPUs):"
+    )
     rows = [
         ("python -c 'import mcp.server.mcpserver' (SDK alone)", figures["sdk_import_s"] * 1000, None),
-        ("(this client's jsonschema set-up, paid before the clock)", figures["client_jsonschema_import_s"] * 1000,
-         None),
+        (
+            "(this client's jsonschema set-up, paid before the clock)",
+            figures["client_jsonschema_import_s"] * 1000,
+            None,
+        ),
         ("spawn -> initialize answered", figures["initialize_s"] * 1000, None),
         ("spawn -> tools/list -> first result (read)", figures["first_read_s"] * 1000, TARGET_FIRST_RESULT_S * 1000),
         ("spawn -> first result (search, model load included)", figures["first_search_s"] * 1000, None),
         ("search p50 (warm, the SDK's Python client)", figures["search_p50_ms"], None),
         ("search p95", figures["search_p95_ms"], None),
-        ("search p50 on the wire (request written -> answer read)", figures["wire_search_p50_ms"],
-         TARGET_SEARCH_P50_MS),
+        (
+            "search p50 on the wire (request written -> answer read)",
+            figures["wire_search_p50_ms"],
+            TARGET_SEARCH_P50_MS,
+        ),
         ("search p95 on the wire", figures["wire_search_p95_ms"], None),
         ("  of which Index.search in process, p50", figures["index_search_p50_ms"], None),
-        ("  so the server's MCP layer adds, p50", figures["wire_search_p50_ms"] - figures["index_search_p50_ms"],
-         None),
-        ("  and the SDK client's own work (its schema check), p50",
-         figures["search_p50_ms"] - figures["wire_search_p50_ms"], None),
+        ("  so the server's MCP layer adds, p50", figures["wire_search_p50_ms"] - figures["index_search_p50_ms"], None),
+        (
+            "  and the SDK client's own work (its schema check), p50",
+            figures["search_p50_ms"] - figures["wire_search_p50_ms"],
+            None,
+        ),
         ("read p50 (warm)", figures["read_p50_ms"], None),
         ("write p50 (one commit, its chunks embedded)", figures["write_p50_ms"], None),
         ("write p95", figures["write_p95_ms"], None),

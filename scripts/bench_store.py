@@ -24,16 +24,47 @@ from wiki_memory.pages import Page, render_page
 from wiki_memory.store import Author, Store
 
 TYPES = ("decision", "gotcha", "procedure", "fact", "note", "preference")
-WORDS = ("retry token refresh database migration cache worker queue build deploy test flaky login "
-         "timeout config schema index search commit branch release docker celery redis auth").split()
+WORDS = [
+    "retry",
+    "token",
+    "refresh",
+    "database",
+    "migration",
+    "cache",
+    "worker",
+    "queue",
+    "build",
+    "deploy",
+    "test",
+    "flaky",
+    "login",
+    "timeout",
+    "config",
+    "schema",
+    "index",
+    "search",
+    "commit",
+    "branch",
+    "release",
+    "docker",
+    "celery",
+    "redis",
+    "auth",
+]
 
 
 def realistic_page(i: int) -> Page:
     words = [WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(180)]
-    body = (f"**Context**: {' '.join(words[:60])}.\n\n## Details\n\n{' '.join(words[60:140])}.\n\n"
-            f"## Fix\n\n{' '.join(words[140:])}. See [[Page {i // 2}]].\n")
-    return Page.new(f"Page {i}: {WORDS[i % len(WORDS)]} {WORDS[(i * 3) % len(WORDS)]}", TYPES[i % len(TYPES)],
-                    body, tags=[WORDS[i % 11], WORDS[i % 5]])
+    body = (
+        f"**Context**: {' '.join(words[:60])}.\n\n## Details\n\n{' '.join(words[60:140])}.\n\n"
+        f"## Fix\n\n{' '.join(words[140:])}. See [[Page {i // 2}]].\n"
+    )
+    return Page.new(
+        f"Page {i}: {WORDS[i % len(WORDS)]} {WORDS[(i * 3) % len(WORDS)]}",
+        TYPES[i % len(TYPES)],
+        body,
+        tags=[WORDS[i % 11], WORDS[i % 5]],
+    )
 
 
 def build_wiki(root: Path, pages: int) -> Store:
@@ -52,7 +83,7 @@ def p50(values: list[float]) -> float:
 
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 def bench_size(pages: int, runs: int, work: Path) -> dict[str, object]:
@@ -86,15 +117,24 @@ def bench_size(pages: int, runs: int, work: Path) -> dict[str, object]:
     cli = []
     for r in range(runs):
         t = time.perf_counter()
-        subprocess.run([exe, "write", "-t", f"Bench cli page {r}", "--body", "A new memory " * 40],
-                       env=env, check=True, capture_output=True)
+        subprocess.run(
+            [exe, "write", "-t", f"Bench cli page {r}", "--body", "A new memory " * 40],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         cli.append(time.perf_counter() - t)
 
     # git CLI: the same file content, `git add <file> && git commit`.
     git_times = []
     text = render_page(Page.new("Bench git page", "note", "A new memory " * 40))
-    git_env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-               "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+    git_env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "bench",
+        "GIT_AUTHOR_EMAIL": "bench@example.com",
+        "GIT_COMMITTER_NAME": "bench",
+        "GIT_COMMITTER_EMAIL": "bench@example.com",
+    }
     for r in range(runs):
         rel = f"notes/bench-git-page-{r}.md"
         t = time.perf_counter()
@@ -108,11 +148,16 @@ def bench_size(pages: int, runs: int, work: Path) -> dict[str, object]:
     assert status.stdout == "", status.stdout
     ms = lambda v: round(v * 1000, 2)  # noqa: E731
     return {
-        "pages": pages, "runs": runs, "build_s": round(build_s, 2),
-        "api_p50_ms": ms(p50(api)), "api_p95_ms": ms(p95(api)),
+        "pages": pages,
+        "runs": runs,
+        "build_s": round(build_s, 2),
+        "api_p50_ms": ms(p50(api)),
+        "api_p95_ms": ms(p95(api)),
         "api_fresh_store_p50_ms": ms(p50(api_cold)),
-        "cli_p50_ms": ms(p50(cli)), "cli_p95_ms": ms(p95(cli)),
-        "git_cli_p50_ms": ms(p50(git_times)), "git_cli_p95_ms": ms(p95(git_times)),
+        "cli_p50_ms": ms(p50(cli)),
+        "cli_p95_ms": ms(p95(cli)),
+        "git_cli_p50_ms": ms(p50(git_times)),
+        "git_cli_p95_ms": ms(p95(git_times)),
         "ratio_api_to_git": round(p50(api) / p50(git_times), 2),
         "ratio_fresh_api_to_git": round(p50(api_cold) / p50(git_times), 2),
         "ratio_cli_to_git": round(p50(cli) / p50(git_times), 2),
@@ -129,13 +174,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
         for size in args.sizes:
             results.append(bench_size(size, args.runs, Path(tmp)))
-    header = f"{'pages':>7} {'api p50':>9} {'api p95':>9} {'fresh api':>10} {'cli p50':>9} {'git p50':>9} " \
-             f"{'api/git':>8} {'fresh/git':>10} {'cli/git':>8}"
+    header = (
+        f"{'pages':>7} {'api p50':>9} {'api p95':>9} {'fresh api':>10} {'cli p50':>9} {'git p50':>9} "
+        f"{'api/git':>8} {'fresh/git':>10} {'cli/git':>8}"
+    )
     print(header)
     for r in results:
-        print(f"{r['pages']:>7} {r['api_p50_ms']:>7.1f}ms {r['api_p95_ms']:>7.1f}ms {r['api_fresh_store_p50_ms']:>8.1f}ms "
-              f"{r['cli_p50_ms']:>7.1f}ms {r['git_cli_p50_ms']:>7.1f}ms {r['ratio_api_to_git']:>8.2f} "
-              f"{r['ratio_fresh_api_to_git']:>10.2f} {r['ratio_cli_to_git']:>8.2f}")
+        print(
+            f"{r['pages']:>7} {r['api_p50_ms']:>7.1f}ms {r['api_p95_ms']:>7.1f}ms "
+            f"{r['api_fresh_store_p50_ms']:>8.1f}ms "
+            f"{r['cli_p50_ms']:>7.1f}ms {r['git_cli_p50_ms']:>7.1f}ms {r['ratio_api_to_git']:>8.2f} "
+            f"{r['ratio_fresh_api_to_git']:>10.2f} {r['ratio_cli_to_git']:>8.2f}"
+        )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"benchmark": "store_write", "results": results}, indent=2))

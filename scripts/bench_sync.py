@@ -31,34 +31,69 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import evalkit  # noqa: E402
+import evalkit
+
 from wiki_memory.config import project_for_store
 from wiki_memory.pages import Page
 from wiki_memory.store import Author, Store
-from wiki_memory.sync import add_remote
+from wiki_memory.sync import add_remote, reindex
 from wiki_memory.sync import run as sync_run
-from wiki_memory.sync import reindex
 
 TYPES = ("decision", "gotcha", "procedure", "fact", "note", "preference")
-WORDS = ("retry token refresh database migration cache worker queue build deploy test flaky login "
-         "timeout config schema index search commit branch release docker celery redis auth").split()
+WORDS = [
+    "retry",
+    "token",
+    "refresh",
+    "database",
+    "migration",
+    "cache",
+    "worker",
+    "queue",
+    "build",
+    "deploy",
+    "test",
+    "flaky",
+    "login",
+    "timeout",
+    "config",
+    "schema",
+    "index",
+    "search",
+    "commit",
+    "branch",
+    "release",
+    "docker",
+    "celery",
+    "redis",
+    "auth",
+]
 AGENT = Author.agent("bench")
-GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+}
 
 
 def realistic_page(i: int, prefix: str = "Page") -> Page:
     words = [WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(180)]
-    body = (f"**Context**: {' '.join(words[:60])}.\n\n## Details\n\n{' '.join(words[60:140])}.\n\n"
-            f"## Fix\n\n{' '.join(words[140:])}. See [[{prefix} {i // 2}]].\n")
-    return Page.new(f"{prefix} {i}: {WORDS[i % len(WORDS)]} {WORDS[(i * 3) % len(WORDS)]}",
-                    TYPES[i % len(TYPES)], body, tags=[WORDS[i % 11], WORDS[i % 5]])
+    body = (
+        f"**Context**: {' '.join(words[:60])}.\n\n## Details\n\n{' '.join(words[60:140])}.\n\n"
+        f"## Fix\n\n{' '.join(words[140:])}. See [[{prefix} {i // 2}]].\n"
+    )
+    return Page.new(
+        f"{prefix} {i}: {WORDS[i % len(WORDS)]} {WORDS[(i * 3) % len(WORDS)]}",
+        TYPES[i % len(TYPES)],
+        body,
+        tags=[WORDS[i % 11], WORDS[i % 5]],
+    )
 
 
 def write_pages(store: Store, count: int, prefix: str = "Page", per_commit: int = 10) -> None:
     pages = [realistic_page(i, prefix) for i in range(count)]
     for start in range(0, count, per_commit):
-        store.write_many(pages[start:start + per_commit], AGENT, session_id="bench", agent="bench")
+        store.write_many(pages[start : start + per_commit], AGENT, session_id="bench", agent="bench")
 
 
 VECTORS = True  # --no-vectors: re-index words (FTS) only, leaving chunks pending embedding
@@ -116,9 +151,15 @@ def timed_sync(store: Store, home: Path) -> dict[str, float | bool]:
         reindex.update_index = timer._real  # type: ignore[assignment]
     if report.index_warning:
         print(f"warning: {report.index_warning}", file=sys.stderr)
-    return {"wall_s": wall, "sync_s": wall - timer.seconds, "reindex_s": timer.seconds,
-            "reindexed": timer.available, "chunks_embedded": timer.embedded,
-            "received": report.received_commits, "sent": report.sent_commits}
+    return {
+        "wall_s": wall,
+        "sync_s": wall - timer.seconds,
+        "reindex_s": timer.seconds,
+        "reindexed": timer.available,
+        "chunks_embedded": timer.embedded,
+        "received": report.received_commits,
+        "sent": report.sent_commits,
+    }
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -163,8 +204,16 @@ def bench_once(pages: int, work: Path) -> dict[str, object]:
     shutil.copytree(c.root, work / "c-git", symlinks=True)
     down_merge = timed_sync(c, home)
     t = time.perf_counter()
-    git(work / "c-git", "pull", "-q", "--no-rebase", "--allow-unrelated-histories", "--no-edit",
-        str(work / "remote-git.git"), "main")
+    git(
+        work / "c-git",
+        "pull",
+        "-q",
+        "--no-rebase",
+        "--allow-unrelated-histories",
+        "--no-edit",
+        str(work / "remote-git.git"),
+        "main",
+    )
     git(work / "c-git", "push", "-q", str(work / "remote-git.git"), "main:main")
     git_pull = time.perf_counter() - t
 
@@ -173,16 +222,30 @@ def bench_once(pages: int, work: Path) -> dict[str, object]:
     check(remote, a.root, b.root, c.root)
     for store in (a, b, c):
         store.close()
-    return {"pages": pages, "up": up, "down_new_machine": down_new, "down_merge": down_merge, "noop": noop,
-            "git_push_s": git_push, "git_clone_s": git_clone, "git_pull_push_s": git_pull}
+    return {
+        "pages": pages,
+        "up": up,
+        "down_new_machine": down_new,
+        "down_merge": down_merge,
+        "noop": noop,
+        "git_push_s": git_push,
+        "git_clone_s": git_clone,
+        "git_pull_push_s": git_pull,
+    }
 
 
 def median_of(runs: list[dict[str, object]]) -> dict[str, object]:
     out: dict[str, object] = {"pages": runs[0]["pages"], "runs": len(runs)}
     for key, value in runs[0].items():
         if isinstance(value, dict):
-            out[key] = {k: (round(statistics.median(r[key][k] for r in runs), 3)  # type: ignore[index]
-                            if isinstance(v, float) else v) for k, v in value.items()}
+            out[key] = {
+                k: (
+                    round(statistics.median(r[key][k] for r in runs), 3)  # type: ignore[index]
+                    if isinstance(v, float)
+                    else v
+                )
+                for k, v in value.items()
+            }
         elif isinstance(value, float):
             out[key] = round(statistics.median(r[key] for r in runs), 3)  # type: ignore[misc]
     return out
@@ -192,8 +255,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--runs", type=int, default=1, help="Repeat each size; medians are reported.")
-    parser.add_argument("--no-vectors", action="store_true",
-                        help="Re-index words only (no embedding): the sync and FTS cost, without the model's.")
+    parser.add_argument(
+        "--no-vectors",
+        action="store_true",
+        help="Re-index words only (no embedding): the sync and FTS cost, without the model's.",
+    )
     parser.add_argument("--json", type=Path, help="Also write the results to this JSON file.")
     args = parser.parse_args()
     global VECTORS
@@ -203,8 +269,10 @@ def main() -> None:
         from wiki_memory.index import Embedder
 
         embedder = Embedder()
-        print(f"embedding model: {embedder.path or embedder.name} "
-              f"({'available' if embedder.available() else 'NOT available: re-index is FTS only'})")
+        print(
+            f"embedding model: {embedder.path or embedder.name} "
+            f"({'available' if embedder.available() else 'NOT available: re-index is FTS only'})"
+        )
     else:
         print("re-index: words (FTS) only, no embedding (--no-vectors)")
     results = []
@@ -214,10 +282,12 @@ def main() -> None:
             results.append(median_of(runs))
     print(f"{'pages':>6}  {'sync':<26} {'wall':>8} {'of which re-index':>18} {'git CLI':>9}")
     for r in results:
-        rows = (("up (push to empty remote)", r["up"], r["git_push_s"], "push"),
-                ("down (new machine)", r["down_new_machine"], r["git_clone_s"], "clone"),
-                ("down (merge, then push)", r["down_merge"], r["git_pull_push_s"], "pull+push"),
-                ("no-op (nothing new)", r["noop"], None, ""))
+        rows = (
+            ("up (push to empty remote)", r["up"], r["git_push_s"], "push"),
+            ("down (new machine)", r["down_new_machine"], r["git_clone_s"], "clone"),
+            ("down (merge, then push)", r["down_merge"], r["git_pull_push_s"], "pull+push"),
+            ("no-op (nothing new)", r["noop"], None, ""),
+        )
         for label, row, git_s, git_label in rows:
             reindexed = f"{row['reindex_s']:>8.2f} s" if row["reindexed"] else "       n/a"  # type: ignore[index]
             git_text = f"{git_s:>6.2f} s ({git_label})" if git_s is not None else ""
@@ -225,8 +295,10 @@ def main() -> None:
     for r in results:
         row = r["down_new_machine"]
         if row["chunks_embedded"]:  # type: ignore[index]
-            print(f"{r['pages']} pages, new machine: {row['chunks_embedded']} chunks embedded, "  # type: ignore[index]
-                  f"{1000 * row['reindex_s'] / row['chunks_embedded']:.0f} ms per chunk")  # type: ignore[index]
+            print(
+                f"{r['pages']} pages, new machine: {row['chunks_embedded']} chunks embedded, "  # type: ignore[index]
+                f"{1000 * row['reindex_s'] / row['chunks_embedded']:.0f} ms per chunk"
+            )  # type: ignore[index]
     if not all(r["up"]["reindexed"] for r in results):  # type: ignore[index]
         print("re-index: n/a = wiki_memory.index is not installed in this checkout")
     if args.json:

@@ -22,7 +22,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import evalkit  # noqa: E402
+import evalkit
 
 DATA = Path(__file__).resolve().parent / "data" / "coding_memory"
 
@@ -34,11 +34,16 @@ def build(pages: list[dict], root: Path, embedder, tuning):
     from wiki_memory.store import Author, Store
 
     store = Store.create(root / "wiki")
-    written = store.write_many([Page.new(p["title"], p["type"], p["body"], tags=p.get("tags", [])) for p in pages],
-                               Author.agent("eval"))
-    path_of = {p["title"]: w.path for p, w in zip(pages, written)}
-    index = Index(root / "index.sqlite", project=Project("coding", "coding", root, root / "wiki"),
-                  embedder=embedder, tuning=tuning)
+    written = store.write_many(
+        [Page.new(p["title"], p["type"], p["body"], tags=p.get("tags", [])) for p in pages], Author.agent("eval")
+    )
+    path_of = {p["title"]: w.path for p, w in zip(pages, written, strict=False)}
+    index = Index(
+        root / "index.sqlite",
+        project=Project("coding", "coding", root, root / "wiki"),
+        embedder=embedder,
+        tuning=tuning,
+    )
     index.sync(store)
     return store, index, path_of
 
@@ -91,8 +96,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DATA, help="folder with pages.json and queries.json")
     ap.add_argument("--modes", default="fts,vector,hybrid")
-    ap.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
-                    help=f"override a ranking setting ({', '.join(f.name for f in fields(Tuning))})")
+    ap.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=f"override a ranking setting ({', '.join(f.name for f in fields(Tuning))})",
+    )
     ap.add_argument("--cache", type=Path, default=evalkit.DEFAULT_CACHE, help="embedding cache folder")
     ap.add_argument("--no-cache", action="store_true")
     ap.add_argument("--json", type=Path, default=Path(tempfile.gettempdir()) / "wiki-memory-eval" / "coding.json")
@@ -119,8 +130,13 @@ def main() -> None:
             for m in modes:
                 if r["kind"] == "paraphrase" and not (r[f"{m}.rank"] and r[f"{m}.rank"] <= 5):
                     print(f"  miss {m}: {r['q']!r} -> {r['page']} (rank {r[f'{m}.rank']})")
-    report = {"tuning": {f.name: getattr(tuning, f.name) for f in fields(Tuning)}, "model": embedder.name,
-              "pages": len(pages), "summary": summary, "questions": result["questions"]}
+    report = {
+        "tuning": {f.name: getattr(tuning, f.name) for f in fields(Tuning)},
+        "model": embedder.name,
+        "pages": len(pages),
+        "summary": summary,
+        "questions": result["questions"],
+    }
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=1))
     print(f"\nresults: {args.json}")

@@ -32,7 +32,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import evalkit  # noqa: E402
+import evalkit
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 BUDGETS = (250, 500, 1000)
@@ -88,7 +88,7 @@ def build(conv: dict, root: Path, embedder, tuning):
     store = Store.create(root / "wiki")
     pages = []
     path_of: dict[int, str] = {}
-    for n, date, title, body in session_pages(conv):
+    for n, _date, title, body in session_pages(conv):
         path = f"sessions/session-{n:02d}.md"
         path_of[n] = path
         pages.append(Page.new(title, "session", body, path=path, tags=["locomo"]))
@@ -114,17 +114,24 @@ def context_ids(results, budget: int) -> set[tuple[int, int]]:
     return {(int(a), int(b)) for a, b in DIA.findall(text)}
 
 
-def evaluate(data: list[dict], conversations: list[int], modes: list[str], embedder, tuning, work: Path,
-             k: int = 20) -> dict:
+def evaluate(
+    data: list[dict], conversations: list[int], modes: list[str], embedder, tuning, work: Path, k: int = 20
+) -> dict:
     per_q: list[dict] = []
     timings = {}
     for ci in conversations:
         conv = data[ci]
         root = work / f"conv-{ci}"
-        store, index, path_of, seconds, stats = build(conv, root, embedder, tuning)
+        store, index, path_of, seconds, _stats = build(conv, root, embedder, tuning)
         timings[ci] = seconds
-        turns = {(int(m.group(1)), int(m.group(2))) for s in conv["conversation"].values() if isinstance(s, list)
-                 for t in s for m in [DIA.fullmatch(t["dia_id"])] if m}
+        turns = {
+            (int(m.group(1)), int(m.group(2)))
+            for s in conv["conversation"].values()
+            if isinstance(s, list)
+            for t in s
+            for m in [DIA.fullmatch(t["dia_id"])]
+            if m
+        }
         for qi, qa in enumerate(conv["qa"]):
             cat = int(qa["category"])
             evidence = normalize_evidence(qa.get("evidence") or [], turns)
@@ -175,7 +182,8 @@ def print_table(title: str, summary: dict, modes: list[str]) -> None:
     print(f"\n{title}")
     cols = ["s@5", "s@10", "e@250", "e@500", "e@1000", "p50", "p95"]
     header = f"{'category':<18}{'n':>5}  " + "  ".join(
-        f"{mode + ' ' + c:>{max(12, len(mode) + len(c) + 1)}}" for c in cols for mode in modes)
+        f"{mode + ' ' + c:>{max(12, len(mode) + len(c) + 1)}}" for c in cols for mode in modes
+    )
     print(header)
     order = ["1", "2", "3", "4", "1-4", "5"]
     for name in order:
@@ -205,19 +213,36 @@ def parse_range(text: str, n: int) -> list[int]:
 def main() -> None:
     from wiki_memory.index import Tuning
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data", type=Path, default=evalkit.SHARED / "data" / "locomo" / "locomo10.json")
     ap.add_argument("--conversations", default="all", help="indexes, e.g. 0-4 (tuning set), 5-9, all")
     ap.add_argument("--modes", default="fts,hybrid", help="comma-separated: fts, vector, hybrid")
-    ap.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
-                    help=f"override a ranking setting ({', '.join(f.name for f in fields(Tuning))})")
-    ap.add_argument("--cache", type=Path, default=evalkit.DEFAULT_CACHE,
-                    help="embedding cache folder (outside the repository)")
+    ap.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=f"override a ranking setting ({', '.join(f.name for f in fields(Tuning))})",
+    )
+    ap.add_argument(
+        "--cache", type=Path, default=evalkit.DEFAULT_CACHE, help="embedding cache folder (outside the repository)"
+    )
     ap.add_argument("--no-cache", action="store_true", help="embed everything afresh (slow)")
-    ap.add_argument("--json", type=Path, default=Path(tempfile.gettempdir()) / "wiki-memory-eval" / "locomo.json",
-                    help="where to write the results")
-    ap.add_argument("--title", choices=["full", "date"], default="full",
-                    help="page titles: speakers, session and date (full), or session and date")
+    ap.add_argument(
+        "--json",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "wiki-memory-eval" / "locomo.json",
+        help="where to write the results",
+    )
+    ap.add_argument(
+        "--title",
+        choices=["full", "date"],
+        default="full",
+        help="page titles: speakers, session and date (full), or session and date",
+    )
     ap.add_argument("--quiet", action="store_true", help="print only the overall lines")
     args = ap.parse_args()
 
@@ -240,23 +265,36 @@ def main() -> None:
     rows = result["questions"]
     tune = [r for r in rows if r["conv"] < 5]
     held = [r for r in rows if r["conv"] >= 5]
-    report = {"tuning": {f.name: getattr(tuning, f.name) for f in fields(Tuning)}, "modes": modes,
-              "model": embedder.name, "conversations": conversations, "seconds": round(elapsed, 1),
-              "index_seconds": result["index_seconds"], "all": summarize(rows, modes)}
+    report = {
+        "tuning": {f.name: getattr(tuning, f.name) for f in fields(Tuning)},
+        "modes": modes,
+        "model": embedder.name,
+        "conversations": conversations,
+        "seconds": round(elapsed, 1),
+        "index_seconds": result["index_seconds"],
+        "all": summarize(rows, modes),
+    }
     if tune and held:
         report["first_five"] = summarize(tune, modes)
         report["last_five"] = summarize(held, modes)
-    print(f"LoCoMo retrieval, {len(conversations)} conversations, {len(rows)} questions, model {embedder.name}, "
-          f"settings {report['tuning']}")
+    print(
+        f"LoCoMo retrieval, {len(conversations)} conversations, {len(rows)} questions, model {embedder.name}, "
+        f"settings {report['tuning']}"
+    )
     print("s@K: session recall at K pages; e@N: evidence recall within the first N words; p50/p95 in ms")
     if args.quiet:
         for key in ("first_five", "last_five", "all"):
             if key in report:
                 e = report[key]["1-4"]
-                print(f"{key:<11}" + "  ".join(
-                    f"{m} s@5 {e[m + '.s@5']:.3f} s@10 {e[m + '.s@10']:.3f} e@250 {e[m + '.e@250']:.3f} "
-                    f"e@500 {e[m + '.e@500']:.3f} e@1000 {e[m + '.e@1000']:.3f} mh@500 "
-                    f"{report[key]['1'][m + '.e@500']:.3f}" for m in modes))
+                print(
+                    f"{key:<11}"
+                    + "  ".join(
+                        f"{m} s@5 {e[m + '.s@5']:.3f} s@10 {e[m + '.s@10']:.3f} e@250 {e[m + '.e@250']:.3f} "
+                        f"e@500 {e[m + '.e@500']:.3f} e@1000 {e[m + '.e@1000']:.3f} mh@500 "
+                        f"{report[key]['1'][m + '.e@500']:.3f}"
+                        for m in modes
+                    )
+                )
     else:
         if tune and held:
             print_table("Conversations 1-5 (tuning set)", report["first_five"], modes)

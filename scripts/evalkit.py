@@ -9,8 +9,9 @@ import sqlite3
 import statistics
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "models").is_dir()), REPO.parent / "shared")
@@ -57,9 +58,12 @@ def caching_embedder(cache_dir: Path | None, **kwargs: Any):
             keys = [self._key(t) for t in texts]
             found: dict[str, bytes] = {}
             for start in range(0, len(keys), 500):
-                part = keys[start:start + 500]
-                found.update(self.db.execute(
-                    f"SELECT key, v FROM vec WHERE key IN ({','.join('?' * len(part))})", part).fetchall())
+                part = keys[start : start + 500]
+                found.update(
+                    self.db.execute(
+                        f"SELECT key, v FROM vec WHERE key IN ({','.join('?' * len(part))})", part
+                    ).fetchall()
+                )
             missing = [i for i, k in enumerate(keys) if k not in found]
             self.hits += len(keys) - len(missing)
             if missing:

@@ -31,9 +31,9 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 REPO = Path(__file__).resolve().parent.parent
 CLI_DIR = REPO / ".agent-clis"
@@ -93,9 +93,22 @@ def ensure_agent_clis(timeout: float = 900) -> AgentCLIs:
             if not ready():
                 specs = [f"{package}@{version}" for package, version in PACKAGES.values()]
                 try:
-                    result = subprocess.run([npm, "install", "--prefix", str(CLI_DIR), "--no-audit", "--no-fund",
-                                             "--loglevel=error", *specs], capture_output=True, text=True,
-                                            timeout=timeout, stdin=subprocess.DEVNULL)
+                    result = subprocess.run(
+                        [
+                            npm,
+                            "install",
+                            "--prefix",
+                            str(CLI_DIR),
+                            "--no-audit",
+                            "--no-fund",
+                            "--loglevel=error",
+                            *specs,
+                        ],
+                        capture_output=True,
+                        text=True,
+                        timeout=timeout,
+                        stdin=subprocess.DEVNULL,
+                    )
                 except (OSError, subprocess.TimeoutExpired) as e:
                     raise AgentCLIsUnavailable(f"npm install of the agent CLIs failed: {e}") from None
                 if result.returncode != 0 or not ready():
@@ -108,14 +121,28 @@ def ensure_agent_clis(timeout: float = 900) -> AgentCLIs:
 def agent_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The caller's environment without agent and API variables, with HOME = `home`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_STRIPPED_PREFIXES)}
-    env.update(HOME=str(home), DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1", NO_COLOR="1",
-               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_ERROR_REPORTING="1")
+    env.update(
+        HOME=str(home),
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_TELEMETRY="1",
+        NO_COLOR="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_ERROR_REPORTING="1",
+    )
     env.update(extra or {})
     return env
 
 
-def run_claude(clis: AgentCLIs, args: Sequence[str], *, cwd: Path, home: Path, base_url: str,
-               env: Mapping[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+def run_claude(
+    clis: AgentCLIs,
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    home: Path,
+    base_url: str,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 180,
+) -> subprocess.CompletedProcess[str]:
     """Run `claude ARGS` in `cwd` with HOME=`home`, talking to the fake Messages server at
     `base_url`. Pass `-p PROMPT` (and `--allowedTools ...` for tools that need permission;
     Bash is allowed by default here through `--allowedTools Bash`)."""
@@ -123,8 +150,15 @@ def run_claude(clis: AgentCLIs, args: Sequence[str], *, cwd: Path, home: Path, b
     args = list(args)
     if "--allowedTools" not in args and "--allowed-tools" not in args:
         args += ["--allowedTools", "Bash Edit Write Read TaskCreate TaskUpdate"]
-    return subprocess.run([str(clis.claude), *args], cwd=cwd, env=full_env, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [str(clis.claude), *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def write_codex_config(codex_home: Path, base_url: str, model: str = CODEX_MODEL) -> Path:
@@ -140,8 +174,14 @@ def write_codex_config(codex_home: Path, base_url: str, model: str = CODEX_MODEL
     doc["approval_policy"] = "never"
     doc["sandbox_mode"] = "danger-full-access"
     providers = doc.setdefault("model_providers", tomlkit.table(is_super_table=True))
-    providers["fake"] = {"name": "fake", "base_url": base_url.rstrip("/") + "/v1", "wire_api": "responses",
-                         "env_key": "FAKE_OPENAI_API_KEY", "request_max_retries": 0, "stream_max_retries": 0}
+    providers["fake"] = {
+        "name": "fake",
+        "base_url": base_url.rstrip("/") + "/v1",
+        "wire_api": "responses",
+        "env_key": "FAKE_OPENAI_API_KEY",
+        "request_max_retries": 0,
+        "stream_max_retries": 0,
+    }
     tools = doc.setdefault("tools", tomlkit.table(is_super_table=True))
     tools["update_plan"] = {"enabled": True}
     path.write_text(tomlkit.dumps(doc), encoding="utf-8")
@@ -153,9 +193,24 @@ def codex_env(home: Path, codex_home: Path, extra: Mapping[str, str] | None = No
     return agent_env(home, {"CODEX_HOME": str(codex_home), "FAKE_OPENAI_API_KEY": "dummy", **(extra or {})})
 
 
-def run_codex(clis: AgentCLIs, args: Sequence[str], *, cwd: Path, home: Path, codex_home: Path,
-              env: Mapping[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+def run_codex(
+    clis: AgentCLIs,
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    home: Path,
+    codex_home: Path,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 180,
+) -> subprocess.CompletedProcess[str]:
     """Run `codex ARGS` in `cwd` with HOME and CODEX_HOME of its own (see
     `write_codex_config`). For a session: `["exec", "--skip-git-repo-check", PROMPT]`."""
-    return subprocess.run([str(clis.codex), *args], cwd=cwd, env=codex_env(home, codex_home, env),
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [str(clis.codex), *args],
+        cwd=cwd,
+        env=codex_env(home, codex_home, env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )

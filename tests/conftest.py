@@ -25,8 +25,16 @@ def env_setup(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     )
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("WIKI_MEMORY_HOME", str(base / "wm-home"))
-    for var in ("XDG_DATA_HOME", "WIKI_MEMORY_STORE", "WIKI_MEMORY_PROJECT", "GIT_AUTHOR_NAME",
-                "GIT_AUTHOR_EMAIL", "GIT_DIR", "GIT_WORK_TREE", "CLAUDE_PROJECT_DIR"):
+    for var in (
+        "XDG_DATA_HOME",
+        "WIKI_MEMORY_STORE",
+        "WIKI_MEMORY_PROJECT",
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "CLAUDE_PROJECT_DIR",
+    ):
         monkeypatch.delenv(var, raising=False)
     if not os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") and DEFAULT_MODEL.is_dir():
         monkeypatch.setenv("WIKI_MEMORY_EMBED_MODEL_PATH", str(DEFAULT_MODEL))

@@ -35,8 +35,9 @@ class FakeLLM:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
-                                        "body": body})
+                server.requests.append(
+                    {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
+                )
                 if server.delay:
                     time.sleep(server.delay)
                 status, payload = server._answer(self.path, body)
@@ -65,19 +66,32 @@ class FakeLLM:
         if self.kind == "openai":
             if not path.endswith("/chat/completions"):
                 return 404, {"error": {"message": f"no route {path}"}}
-            message = {"role": "assistant", "content": None if self.refuse else self.reply,
-                       "refusal": "I can't help with that." if self.refuse else None}
-            return 200, {"id": "chatcmpl-1", "object": "chat.completion", "model": body.get("model"),
-                         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                         "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}}
+            message = {
+                "role": "assistant",
+                "content": None if self.refuse else self.reply,
+                "refusal": "I can't help with that." if self.refuse else None,
+            }
+            return 200, {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "model": body.get("model"),
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+            }
         if not path.endswith("/v1/messages"):
             return 404, {"type": "error", "error": {"type": "not_found_error", "message": path}}
-        return 200, {"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model"),
-                     "content": [] if self.refuse else [{"type": "text", "text": self.reply}],
-                     "stop_reason": "refusal" if self.refuse else "end_turn", "stop_sequence": None,
-                     "usage": {"input_tokens": 10, "output_tokens": 10}}
+        return 200, {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": [] if self.refuse else [{"type": "text", "text": self.reply}],
+            "stop_reason": "refusal" if self.refuse else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 10},
+        }
 
-    def __enter__(self) -> "FakeLLM":
+    def __enter__(self) -> FakeLLM:
         self.thread.start()
         return self
 

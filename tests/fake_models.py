@@ -28,11 +28,12 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable
+from typing import Any
 
-__all__ = ["Reply", "text", "tool_call", "bash", "FakeAnthropic", "FakeResponses", "RecordedRequest"]
+__all__ = ["FakeAnthropic", "FakeResponses", "RecordedRequest", "Reply", "bash", "text", "tool_call"]
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,11 @@ class _FakeServer:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
-    def start(self) -> "_FakeServer":
+    def start(self) -> _FakeServer:
         handler = _make_handler(self)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name=type(self).__name__,
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, name=type(self).__name__, daemon=True)
         self._thread.start()
         return self
 
@@ -141,7 +141,7 @@ class _FakeServer:
             return self.script.pop(0) if self.script else self.default
 
     # -- what subclasses define ----------------------------------------------------------
-    def handle(self, h: "_Handler", request: RecordedRequest) -> None:
+    def handle(self, h: _Handler, request: RecordedRequest) -> None:
         raise NotImplementedError
 
 
@@ -208,7 +208,7 @@ def _decompress(raw: bytes, encoding: str) -> bytes:
         import zstandard  # type: ignore[import-not-found]
 
         return zstandard.ZstdDecompressor().decompress(raw, max_output_size=64 << 20)
-    except Exception:
+    except Exception:  # noqa: BLE001
         return raw
 
 
@@ -250,40 +250,87 @@ class FakeAnthropic(_FakeServer):
             blocks.append({"type": "text", "text": reply.text})
         if reply.tool:
             name = "Bash" if reply.tool == "$shell" else reply.tool
-            blocks.append({"type": "tool_use", "id": self._next_id("toolu"), "name": name,
-                           "input": reply.arguments})
+            blocks.append({"type": "tool_use", "id": self._next_id("toolu"), "name": name, "input": reply.arguments})
         stop_reason = "tool_use" if reply.tool else "end_turn"
-        usage = {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0,
-                 "cache_read_input_tokens": 0}
+        usage = {
+            "input_tokens": 100,
+            "output_tokens": 20,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
         if not body.get("stream"):
-            h.send_json({"id": message_id, "type": "message", "role": "assistant", "model": model,
-                         "content": blocks, "stop_reason": stop_reason, "stop_sequence": None,
-                         "usage": usage})
+            h.send_json(
+                {
+                    "id": message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": blocks,
+                    "stop_reason": stop_reason,
+                    "stop_sequence": None,
+                    "usage": usage,
+                }
+            )
             return
         h.send_sse(self._events(message_id, model, blocks, stop_reason, usage))
 
     @staticmethod
-    def _events(message_id: str, model: str, blocks: list[dict[str, Any]], stop_reason: str,
-                usage: dict[str, int]) -> Iterable[tuple[str, Any]]:
-        yield "message_start", {"type": "message_start", "message": {
-            "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
-            "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}}
+    def _events(
+        message_id: str, model: str, blocks: list[dict[str, Any]], stop_reason: str, usage: dict[str, int]
+    ) -> Iterable[tuple[str, Any]]:
+        yield (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {**usage, "output_tokens": 1},
+                },
+            },
+        )
         yield "ping", {"type": "ping"}
         for index, block in enumerate(blocks):
             if block["type"] == "text":
-                yield "content_block_start", {"type": "content_block_start", "index": index,
-                                              "content_block": {"type": "text", "text": ""}}
-                yield "content_block_delta", {"type": "content_block_delta", "index": index,
-                                              "delta": {"type": "text_delta", "text": block["text"]}}
+                yield (
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                )
+                yield (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "text_delta", "text": block["text"]},
+                    },
+                )
             else:
-                yield "content_block_start", {"type": "content_block_start", "index": index,
-                                              "content_block": {**block, "input": {}}}
-                yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
-                    "type": "input_json_delta", "partial_json": json.dumps(block["input"])}}
+                yield (
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}},
+                )
+                yield (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+                    },
+                )
             yield "content_block_stop", {"type": "content_block_stop", "index": index}
-        yield "message_delta", {"type": "message_delta",
-                                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                                "usage": {"output_tokens": usage["output_tokens"]}}
+        yield (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": usage["output_tokens"]},
+            },
+        )
         yield "message_stop", {"type": "message_stop"}
 
 
@@ -326,18 +373,40 @@ class FakeResponses(_FakeServer):
         response_id = self._next_id("resp")
         items: list[dict[str, Any]] = []
         if reply.text:
-            items.append({"type": "message", "id": self._next_id("msg"), "role": "assistant",
-                          "status": "completed",
-                          "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+            items.append(
+                {
+                    "type": "message",
+                    "id": self._next_id("msg"),
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
+                }
+            )
         if reply.tool:
             name, arguments = self._tool(body, reply)
             call_id = self._next_id("call")
             if self._is_custom(body, name):  # freeform tools (apply_patch) take raw text
-                items.append({"type": "custom_tool_call", "id": self._next_id("ctc"), "status": "completed",
-                              "call_id": call_id, "name": name, "input": arguments.get("input", "")})
+                items.append(
+                    {
+                        "type": "custom_tool_call",
+                        "id": self._next_id("ctc"),
+                        "status": "completed",
+                        "call_id": call_id,
+                        "name": name,
+                        "input": arguments.get("input", ""),
+                    }
+                )
             else:
-                items.append({"type": "function_call", "id": self._next_id("fc"), "status": "completed",
-                              "call_id": call_id, "name": name, "arguments": json.dumps(arguments)})
+                items.append(
+                    {
+                        "type": "function_call",
+                        "id": self._next_id("fc"),
+                        "status": "completed",
+                        "call_id": call_id,
+                        "name": name,
+                        "arguments": json.dumps(arguments),
+                    }
+                )
         h.send_sse(self._events(response_id, body.get("model") or self.model, items))
 
     @staticmethod
@@ -346,8 +415,9 @@ class FakeResponses(_FakeServer):
 
     @staticmethod
     def _is_custom(body: dict[str, Any], name: str) -> bool:
-        return any(isinstance(t, dict) and t.get("name") == name and t.get("type") == "custom"
-                   for t in body.get("tools") or ())
+        return any(
+            isinstance(t, dict) and t.get("name") == name and t.get("type") == "custom" for t in body.get("tools") or ()
+        )
 
     def _tool(self, body: dict[str, Any], reply: Reply) -> tuple[str, dict[str, Any]]:
         if reply.tool != "$shell":
@@ -360,40 +430,107 @@ class FakeResponses(_FakeServer):
 
     @staticmethod
     def _events(response_id: str, model: str, items: list[dict[str, Any]]) -> Iterable[tuple[str, Any]]:
-        base = {"id": response_id, "object": "response", "created_at": 1700000000, "model": model,
-                "status": "in_progress", "output": []}
+        base = {
+            "id": response_id,
+            "object": "response",
+            "created_at": 1700000000,
+            "model": model,
+            "status": "in_progress",
+            "output": [],
+        }
         sequence = itertools.count()
-        yield "response.created", {"type": "response.created", "sequence_number": next(sequence),
-                                   "response": base}
+        yield "response.created", {"type": "response.created", "sequence_number": next(sequence), "response": base}
         for index, item in enumerate(items):
             if item["type"] == "message":
                 text_value = item["content"][0]["text"]
-                yield "response.output_item.added", {
-                    "type": "response.output_item.added", "sequence_number": next(sequence),
-                    "output_index": index, "item": {**item, "status": "in_progress", "content": []}}
-                yield "response.content_part.added", {
-                    "type": "response.content_part.added", "sequence_number": next(sequence),
-                    "item_id": item["id"], "output_index": index, "content_index": 0,
-                    "part": {"type": "output_text", "text": "", "annotations": []}}
-                yield "response.output_text.delta", {
-                    "type": "response.output_text.delta", "sequence_number": next(sequence),
-                    "item_id": item["id"], "output_index": index, "content_index": 0, "delta": text_value}
-                yield "response.output_text.done", {
-                    "type": "response.output_text.done", "sequence_number": next(sequence),
-                    "item_id": item["id"], "output_index": index, "content_index": 0, "text": text_value}
-                yield "response.content_part.done", {
-                    "type": "response.content_part.done", "sequence_number": next(sequence),
-                    "item_id": item["id"], "output_index": index, "content_index": 0,
-                    "part": item["content"][0]}
+                yield (
+                    "response.output_item.added",
+                    {
+                        "type": "response.output_item.added",
+                        "sequence_number": next(sequence),
+                        "output_index": index,
+                        "item": {**item, "status": "in_progress", "content": []},
+                    },
+                )
+                yield (
+                    "response.content_part.added",
+                    {
+                        "type": "response.content_part.added",
+                        "sequence_number": next(sequence),
+                        "item_id": item["id"],
+                        "output_index": index,
+                        "content_index": 0,
+                        "part": {"type": "output_text", "text": "", "annotations": []},
+                    },
+                )
+                yield (
+                    "response.output_text.delta",
+                    {
+                        "type": "response.output_text.delta",
+                        "sequence_number": next(sequence),
+                        "item_id": item["id"],
+                        "output_index": index,
+                        "content_index": 0,
+                        "delta": text_value,
+                    },
+                )
+                yield (
+                    "response.output_text.done",
+                    {
+                        "type": "response.output_text.done",
+                        "sequence_number": next(sequence),
+                        "item_id": item["id"],
+                        "output_index": index,
+                        "content_index": 0,
+                        "text": text_value,
+                    },
+                )
+                yield (
+                    "response.content_part.done",
+                    {
+                        "type": "response.content_part.done",
+                        "sequence_number": next(sequence),
+                        "item_id": item["id"],
+                        "output_index": index,
+                        "content_index": 0,
+                        "part": item["content"][0],
+                    },
+                )
             else:
-                yield "response.output_item.added", {
-                    "type": "response.output_item.added", "sequence_number": next(sequence),
-                    "output_index": index, "item": {**item, "status": "in_progress"}}
-            yield "response.output_item.done", {"type": "response.output_item.done",
-                                                "sequence_number": next(sequence),
-                                                "output_index": index, "item": item}
-        yield "response.completed", {"type": "response.completed", "sequence_number": next(sequence),
-                                     "response": {**base, "status": "completed", "output": items, "usage": {
-                                         "input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
-                                         "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0},
-                                         "total_tokens": 120}}}
+                yield (
+                    "response.output_item.added",
+                    {
+                        "type": "response.output_item.added",
+                        "sequence_number": next(sequence),
+                        "output_index": index,
+                        "item": {**item, "status": "in_progress"},
+                    },
+                )
+            yield (
+                "response.output_item.done",
+                {
+                    "type": "response.output_item.done",
+                    "sequence_number": next(sequence),
+                    "output_index": index,
+                    "item": item,
+                },
+            )
+        yield (
+            "response.completed",
+            {
+                "type": "response.completed",
+                "sequence_number": next(sequence),
+                "response": {
+                    **base,
+                    "status": "completed",
+                    "output": items,
+                    "usage": {
+                        "input_tokens": 100,
+                        "input_tokens_details": {"cached_tokens": 0},
+                        "output_tokens": 20,
+                        "output_tokens_details": {"reasoning_tokens": 0},
+                        "total_tokens": 120,
+                    },
+                },
+            },
+        )

@@ -18,8 +18,15 @@ __all__ = ["PlanItem", "Session", "age", "set_config"]
 class Session:
     """Builds one session's observations, a minute apart by default, and appends them."""
 
-    def __init__(self, project: Project, session_id: str, *, agent: str = "claude-code", cwd: str | None = None,
-                 start: str = "2026-11-30T08:00:00"):
+    def __init__(
+        self,
+        project: Project,
+        session_id: str,
+        *,
+        agent: str = "claude-code",
+        cwd: str | None = None,
+        start: str = "2026-11-30T08:00:00",
+    ):
         self.project = project
         self.session_id = session_id
         self.agent = agent
@@ -28,40 +35,59 @@ class Session:
         self.items: list[Observation] = []
         self.calls = 0
 
-    def _obs(self, kind: str, **kw: Any) -> "Session":
+    def _obs(self, kind: str, **kw: Any) -> Session:
         self.clock += timedelta(seconds=kw.pop("after", 60))
         stamp = self.clock.strftime("%Y-%m-%dT%H:%M:%S.000Z")
-        self.items.append(Observation(kind=kind, agent=self.agent, session_id=self.session_id, time=stamp,
-                                      cwd=self.cwd, **kw))
+        self.items.append(
+            Observation(kind=kind, agent=self.agent, session_id=self.session_id, time=stamp, cwd=self.cwd, **kw)
+        )
         return self
 
-    def start(self, source: str = "startup", **meta: Any) -> "Session":
+    def start(self, source: str = "startup", **meta: Any) -> Session:
         return self._obs("session-start", meta={"source": source, **meta})
 
-    def prompt(self, text: str) -> "Session":
+    def prompt(self, text: str) -> Session:
         return self._obs("prompt", text=text)
 
-    def tool(self, tool: str, input: str = "", output: str = "", *, error: bool = False, files: tuple[str, ...] = (),
-             plan: tuple[PlanItem, ...] = (), **meta: Any) -> "Session":
+    def tool(
+        self,
+        tool: str,
+        input: str = "",
+        output: str = "",
+        *,
+        error: bool = False,
+        files: tuple[str, ...] = (),
+        plan: tuple[PlanItem, ...] = (),
+        **meta: Any,
+    ) -> Session:
         self.calls += 1
-        return self._obs("tool", tool=tool, input=input, output=output, error=error, files=files, plan=plan,
-                         meta={"tool_use_id": f"call_{self.calls}", **meta})
+        return self._obs(
+            "tool",
+            tool=tool,
+            input=input,
+            output=output,
+            error=error,
+            files=files,
+            plan=plan,
+            meta={"tool_use_id": f"call_{self.calls}", **meta},
+        )
 
-    def bash(self, command: str, output: str = "", *, error: bool = False) -> "Session":
+    def bash(self, command: str, output: str = "", *, error: bool = False) -> Session:
         return self.tool("Bash", command, output, error=error)
 
-    def edit(self, path: str) -> "Session":
+    def edit(self, path: str) -> Session:
         full = path if path.startswith("/") else f"{self.cwd}/{path}"
         return self.tool("Edit", full, "ok", files=(full,))
 
-    def todo(self, *items: tuple[str, str]) -> "Session":
-        return self.tool("TodoWrite", f"{len(items)} plan items", "ok",
-                         plan=tuple(PlanItem(text, status) for text, status in items))
+    def todo(self, *items: tuple[str, str]) -> Session:
+        return self.tool(
+            "TodoWrite", f"{len(items)} plan items", "ok", plan=tuple(PlanItem(text, status) for text, status in items)
+        )
 
-    def stop(self, text: str) -> "Session":
+    def stop(self, text: str) -> Session:
         return self._obs("stop", text=text)
 
-    def end(self, reason: str = "prompt_input_exit") -> "Session":
+    def end(self, reason: str = "prompt_input_exit") -> Session:
         return self._obs("session-end", meta={"reason": reason})
 
     def write(self, *, age_seconds: float = 60) -> Path:

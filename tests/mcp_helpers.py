@@ -6,15 +6,15 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import anyio
 
 from wiki_memory.mcp.scope import SESSION_ENV
 
-PAGE_TOOLS = {"search", "read", "write", "edit", "delete", "recent", "history", "links", "handoff",
-              "handoff_write"}
+PAGE_TOOLS = {"search", "read", "write", "edit", "delete", "recent", "history", "links", "handoff", "handoff_write"}
 
 
 def run(fn: Callable[[], Awaitable[Any]]) -> Any:
@@ -22,7 +22,7 @@ def run(fn: Callable[[], Awaitable[Any]]) -> Any:
     client's task groups is raised as itself, not wrapped in exception groups."""
     try:
         return anyio.run(fn)
-    except BaseException as e:  # noqa: BLE001
+    except BaseException as e:
         leaf: BaseException = e
         while len(getattr(leaf, "exceptions", ())) == 1:
             leaf = leaf.exceptions[0]  # type: ignore[attr-defined]

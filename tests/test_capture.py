@@ -35,9 +35,16 @@ def one(agent: str, payload: dict, event: str | None = None) -> Observation:
     return observations[0]
 
 
-EXPECTED_KIND = {"SessionStart": "session-start", "UserPromptSubmit": "prompt", "PostToolUse": "tool",
-                 "PostToolUseFailure": "tool", "Stop": "stop", "StopFailure": "stop", "PreCompact": "compact",
-                 "SessionEnd": "session-end"}
+EXPECTED_KIND = {
+    "SessionStart": "session-start",
+    "UserPromptSubmit": "prompt",
+    "PostToolUse": "tool",
+    "PostToolUseFailure": "tool",
+    "Stop": "stop",
+    "StopFailure": "stop",
+    "PreCompact": "compact",
+    "SessionEnd": "session-end",
+}
 
 
 @pytest.mark.parametrize("path", sorted(CLAUDE.glob("*.json")) + sorted(CODEX.glob("*.json")), ids=lambda p: p.stem)
@@ -55,8 +62,12 @@ def test_every_captured_payload_becomes_one_observation_of_its_kind(path):
 
 def test_claude_code_bash_success_and_failure():
     ok = one("claude-code", load(CLAUDE / "post-tool-use-bash.json"))
-    assert (ok.tool, ok.input, ok.output, ok.error) == ("Bash", "echo hello from the tool && ls",
-                                                        "hello from the tool", False)
+    assert (ok.tool, ok.input, ok.output, ok.error) == (
+        "Bash",
+        "echo hello from the tool && ls",
+        "hello from the tool",
+        False,
+    )
     assert ok.meta["tool_use_id"] == "toolu_000002" and ok.meta["duration_ms"] == 150
     failed = one("claude-code", load(CLAUDE / "post-tool-use-failure-bash-exit-1.json"))
     assert failed.error and failed.tool == "Bash"
@@ -83,20 +94,34 @@ def test_claude_code_plan_from_task_create_and_task_update():
 
 
 def test_claude_code_todowrite_plan():
-    payload = {**load(CLAUDE / "post-tool-use-bash.json"), "tool_name": "TodoWrite",
-               "tool_input": {"todos": [{"content": "write notes", "status": "completed", "activeForm": "x"},
-                                        {"content": "run tests", "status": "in_progress", "activeForm": "y"}]},
-               "tool_response": {"oldTodos": [], "newTodos": []}}
-    assert one("claude-code", payload).plan == (PlanItem("write notes", "completed"),
-                                                PlanItem("run tests", "in_progress"))
+    payload = {
+        **load(CLAUDE / "post-tool-use-bash.json"),
+        "tool_name": "TodoWrite",
+        "tool_input": {
+            "todos": [
+                {"content": "write notes", "status": "completed", "activeForm": "x"},
+                {"content": "run tests", "status": "in_progress", "activeForm": "y"},
+            ]
+        },
+        "tool_response": {"oldTodos": [], "newTodos": []},
+    }
+    assert one("claude-code", payload).plan == (
+        PlanItem("write notes", "completed"),
+        PlanItem("run tests", "in_progress"),
+    )
 
 
 def test_claude_code_mcp_tool_output_as_string_and_as_content_blocks():
     mcp = one("claude-code", load(CLAUDE / "post-tool-use-mcp.json"))
     assert mcp.tool == "mcp__echo__shout" and "HELLO MCP" in mcp.output
-    blocks = {**load(CLAUDE / "post-tool-use-mcp.json"),
-              "tool_response": [{"type": "text", "text": "first"}, {"type": "image", "data": "iVBOR"},
-                                {"type": "text", "text": "second"}]}
+    blocks = {
+        **load(CLAUDE / "post-tool-use-mcp.json"),
+        "tool_response": [
+            {"type": "text", "text": "first"},
+            {"type": "image", "data": "iVBOR"},
+            {"type": "text", "text": "second"},
+        ],
+    }
     assert one("claude-code", blocks).output == "first\n[image]\nsecond"
     failed = {**blocks, "tool_response": {"content": [{"type": "text", "text": "boom"}], "isError": True}}
     assert one("claude-code", failed).error
@@ -134,15 +159,27 @@ def test_codex_apply_patch_files_and_update_plan():
 
 
 def test_patch_files_cover_add_update_delete_and_move():
-    patch = ("*** Begin Patch\n*** Add File: a.py\n+x\n*** Update File: src/b.py\n*** Move to: src/c.py\n@@\n-x\n+y\n"
-             "*** Delete File: d.txt\n*** End Patch\n")
+    patch = (
+        "*** Begin Patch\n*** Add File: a.py\n+x\n*** Update File: src/b.py\n*** Move to: src/c.py\n@@\n-x\n+y\n"
+        "*** Delete File: d.txt\n*** End Patch\n"
+    )
     assert patch_files(patch) == ["a.py", "src/b.py", "src/c.py", "d.txt"]
 
 
 # Gemini CLI and Cursor: no CLI to capture from here; fields as their hook references give them.
-GEMINI_BASE = {"session_id": "g-1", "transcript_path": "/tmp/g.json", "cwd": "/work/app", "timestamp": "2026-11-30T08:00:00Z"}
-CURSOR_BASE = {"conversation_id": "c-1", "generation_id": "gen-1", "workspace_roots": ["/work/app"],
-               "cursor_version": "1.7.0", "transcript_path": None}
+GEMINI_BASE = {
+    "session_id": "g-1",
+    "transcript_path": "/tmp/g.json",
+    "cwd": "/work/app",
+    "timestamp": "2026-11-30T08:00:00Z",
+}
+CURSOR_BASE = {
+    "conversation_id": "c-1",
+    "generation_id": "gen-1",
+    "workspace_roots": ["/work/app"],
+    "cursor_version": "1.7.0",
+    "transcript_path": None,
+}
 
 
 def test_gemini_events():
@@ -150,25 +187,60 @@ def test_gemini_events():
     assert start.kind == "session-start" and start.meta["source"] == "startup"
     prompt = one("gemini", {**GEMINI_BASE, "hook_event_name": "BeforeAgent", "prompt": "fix the build"})
     assert prompt.kind == "prompt" and prompt.text == "fix the build"
-    shell = one("gemini", {**GEMINI_BASE, "hook_event_name": "AfterTool", "tool_name": "run_shell_command",
-                           "tool_input": {"command": "make test"},
-                           "tool_response": {"llmContent": "Command: make test\nExit Code: 2\nOutput: boom",
-                                             "returnDisplay": "boom"}})
+    shell = one(
+        "gemini",
+        {
+            **GEMINI_BASE,
+            "hook_event_name": "AfterTool",
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": "make test"},
+            "tool_response": {"llmContent": "Command: make test\nExit Code: 2\nOutput: boom", "returnDisplay": "boom"},
+        },
+    )
     assert (shell.input, shell.error) == ("make test", True)
-    edit = one("gemini", {**GEMINI_BASE, "hook_event_name": "AfterTool", "tool_name": "replace",
-                          "tool_input": {"file_path": "/work/app/src/main.py", "old_string": "a", "new_string": "b"},
-                          "tool_response": {"llmContent": "Successfully modified file", "returnDisplay": ""}})
+    edit = one(
+        "gemini",
+        {
+            **GEMINI_BASE,
+            "hook_event_name": "AfterTool",
+            "tool_name": "replace",
+            "tool_input": {"file_path": "/work/app/src/main.py", "old_string": "a", "new_string": "b"},
+            "tool_response": {"llmContent": "Successfully modified file", "returnDisplay": ""},
+        },
+    )
     assert edit.files == ("src/main.py",) and not edit.error
-    todos = one("gemini", {**GEMINI_BASE, "hook_event_name": "AfterTool", "tool_name": "write_todos",
-                           "tool_input": {"todos": [{"description": "a", "status": "cancelled"}]},
-                           "tool_response": {"llmContent": "ok"}})
+    todos = one(
+        "gemini",
+        {
+            **GEMINI_BASE,
+            "hook_event_name": "AfterTool",
+            "tool_name": "write_todos",
+            "tool_input": {"todos": [{"description": "a", "status": "cancelled"}]},
+            "tool_response": {"llmContent": "ok"},
+        },
+    )
     assert todos.plan == (PlanItem("a", "cancelled"),)
-    failed = one("gemini", {**GEMINI_BASE, "hook_event_name": "AfterTool", "tool_name": "read_file",
-                            "tool_input": {"absolute_path": "/nope"},
-                            "tool_response": {"llmContent": "", "error": {"message": "File not found"}}})
+    failed = one(
+        "gemini",
+        {
+            **GEMINI_BASE,
+            "hook_event_name": "AfterTool",
+            "tool_name": "read_file",
+            "tool_input": {"absolute_path": "/nope"},
+            "tool_response": {"llmContent": "", "error": {"message": "File not found"}},
+        },
+    )
     assert failed.error and "File not found" in failed.output
-    stop = one("gemini", {**GEMINI_BASE, "hook_event_name": "AfterAgent", "prompt": "fix", "prompt_response": "Fixed.",
-                          "stop_hook_active": False})
+    stop = one(
+        "gemini",
+        {
+            **GEMINI_BASE,
+            "hook_event_name": "AfterAgent",
+            "prompt": "fix",
+            "prompt_response": "Fixed.",
+            "stop_hook_active": False,
+        },
+    )
     assert stop.kind == "stop" and stop.text == "Fixed."
     assert one("gemini", {**GEMINI_BASE, "hook_event_name": "PreCompress", "trigger": "auto"}).kind == "compact"
     assert one("gemini", {**GEMINI_BASE, "hook_event_name": "SessionEnd", "reason": "exit"}).text == "exit"
@@ -177,17 +249,35 @@ def test_gemini_events():
 def test_cursor_events():
     start = one("cursor", {**CURSOR_BASE, "hook_event_name": "sessionStart", "session_id": "c-1"})
     assert start.kind == "session-start" and start.session_id == "c-1" and start.cwd == "/work/app"
-    prompt = one("cursor", {**CURSOR_BASE, "hook_event_name": "beforeSubmitPrompt", "prompt": "add tests",
-                            "attachments": []})
+    prompt = one(
+        "cursor", {**CURSOR_BASE, "hook_event_name": "beforeSubmitPrompt", "prompt": "add tests", "attachments": []}
+    )
     assert prompt.text == "add tests"
-    tool = one("cursor", {**CURSOR_BASE, "hook_event_name": "postToolUse", "tool_name": "Shell",
-                          "tool_input": {"command": "npm test"}, "tool_output": "npm ERR! Test failed"})
+    tool = one(
+        "cursor",
+        {
+            **CURSOR_BASE,
+            "hook_event_name": "postToolUse",
+            "tool_name": "Shell",
+            "tool_input": {"command": "npm test"},
+            "tool_output": "npm ERR! Test failed",
+        },
+    )
     assert (tool.tool, tool.input, tool.error) == ("Shell", "npm test", True)
-    shell = one("cursor", {**CURSOR_BASE, "hook_event_name": "afterShellExecution", "command": "ls",
-                           "output": "a\nb", "duration": 12})
+    shell = one(
+        "cursor",
+        {**CURSOR_BASE, "hook_event_name": "afterShellExecution", "command": "ls", "output": "a\nb", "duration": 12},
+    )
     assert (shell.input, shell.output) == ("ls", "a\nb")
-    edit = one("cursor", {**CURSOR_BASE, "hook_event_name": "afterFileEdit", "file_path": "/work/app/x.ts",
-                          "edits": [{"old_string": "a", "new_string": "b"}]})
+    edit = one(
+        "cursor",
+        {
+            **CURSOR_BASE,
+            "hook_event_name": "afterFileEdit",
+            "file_path": "/work/app/x.ts",
+            "edits": [{"old_string": "a", "new_string": "b"}],
+        },
+    )
     assert edit.files == ("x.ts",)
     answer = one("cursor", {**CURSOR_BASE, "hook_event_name": "afterAgentResponse", "text": "Added 3 tests."})
     assert answer.kind == "stop" and answer.text == "Added 3 tests."
@@ -197,9 +287,17 @@ def test_cursor_events():
     assert end.kind == "session-end" and end.text == "user_close"
 
 
-@pytest.mark.parametrize("given,expected", [
-    ("PostToolUse", "PostToolUse"), ("post-tool-use", "PostToolUse"), ("posttooluse", "PostToolUse"),
-    ("POST_TOOL_USE", "PostToolUse"), (None, "UserPromptSubmit"), ("no-such-event", None)])
+@pytest.mark.parametrize(
+    "given,expected",
+    [
+        ("PostToolUse", "PostToolUse"),
+        ("post-tool-use", "PostToolUse"),
+        ("posttooluse", "PostToolUse"),
+        ("POST_TOOL_USE", "PostToolUse"),
+        (None, "UserPromptSubmit"),
+        ("no-such-event", None),
+    ],
+)
 def test_event_names_in_any_spelling(given, expected):
     payload = {"session_id": "s", "hook_event_name": "UserPromptSubmit"}
     assert adapter.load("claude-code").resolve_event(given, payload) == expected
@@ -233,10 +331,18 @@ def test_prompts_are_kept_up_to_16_kb():
     assert one("claude-code", payload).text == "y" * 16384
 
 
-@pytest.mark.parametrize("output,failed", [
-    ("Process exited with code 2\nOutput:\n", True), ("Exit code: 0\nOutput:\nok", False),
-    ("Traceback (most recent call last):\n  File x\nValueError: bad", True), ("bash: foo: command not found", True),
-    ("==== 3 failed, 10 passed in 2.1s ====", True), ("all good\n", False), ("fatal: not a git repository", True)])
+@pytest.mark.parametrize(
+    "output,failed",
+    [
+        ("Process exited with code 2\nOutput:\n", True),
+        ("Exit code: 0\nOutput:\nok", False),
+        ("Traceback (most recent call last):\n  File x\nValueError: bad", True),
+        ("bash: foo: command not found", True),
+        ("==== 3 failed, 10 passed in 2.1s ====", True),
+        ("all good\n", False),
+        ("fatal: not a git repository", True),
+    ],
+)
 def test_shell_failure_heuristics(output, failed):
     assert looks_failed(output) is failed
 
@@ -253,8 +359,13 @@ def run_hook(agent: str, payload: dict, event: str | None = None) -> bytes | Non
 def session_start(agent: str, cwd: Path) -> dict:
     if agent == "cursor":
         return {**CURSOR_BASE, "workspace_roots": [str(cwd)], "hook_event_name": "sessionStart", "session_id": "c-1"}
-    return {"session_id": "s-1", "transcript_path": "/t.jsonl", "cwd": str(cwd), "hook_event_name": "SessionStart",
-            "source": "startup"}
+    return {
+        "session_id": "s-1",
+        "transcript_path": "/t.jsonl",
+        "cwd": str(cwd),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
 
 
 @pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini"])
@@ -267,25 +378,31 @@ def test_session_start_prints_the_handoff_in_the_hookspecificoutput_envelope(age
 
     monkeypatch.setattr("wiki_memory.capture.startup.session_start_text", handoff)
     printed = run_hook(agent, session_start(agent, code_repo))
-    assert json.loads(printed) == {"hookSpecificOutput": {"hookEventName": "SessionStart",
-                                                          "additionalContext": "Goal: fix the flaky login test."}}
+    assert json.loads(printed) == {
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "Goal: fix the flaky login test."}
+    }
     assert calls == [(resolve_project(code_repo).id, agent, "s-1", "startup")]
 
 
 def test_cursor_session_start_prints_additional_context(code_repo, monkeypatch):
     monkeypatch.setattr("wiki_memory.capture.startup.session_start_text", lambda *a: "Goal: ship it.")
-    assert json.loads(run_hook("cursor", session_start("cursor", code_repo))) == {"additional_context": "Goal: ship it."}
+    assert json.loads(run_hook("cursor", session_start("cursor", code_repo))) == {
+        "additional_context": "Goal: ship it."
+    }
 
 
 def test_session_start_without_a_handoff_prints_nothing(code_repo):
     assert run_hook("claude-code", session_start("claude-code", code_repo)) is None
 
 
-def test_session_end_starts_consolidation_of_the_project_resolved_from_the_payload_cwd(code_repo, tmp_path,
-                                                                                       monkeypatch):
+def test_session_end_starts_consolidation_of_the_project_resolved_from_the_payload_cwd(
+    code_repo, tmp_path, monkeypatch
+):
     calls = []
-    monkeypatch.setattr("wiki_memory.capture.startup.after_session",
-                        lambda project, agent, session_id, event: calls.append((project.root, agent, session_id, event)))
+    monkeypatch.setattr(
+        "wiki_memory.capture.startup.after_session",
+        lambda project, agent, session_id, event: calls.append((project.root, agent, session_id, event)),
+    )
     monkeypatch.chdir(tmp_path)  # the hook's own cwd is elsewhere: the payload's cwd decides
     payload = {**load(CLAUDE / "session-end.json"), "cwd": str(code_repo)}
     assert run_hook("claude-code", payload) is None
@@ -305,8 +422,9 @@ def test_a_failing_handoff_is_logged_and_prints_nothing(code_repo, monkeypatch, 
 
     monkeypatch.setattr("wiki_memory.capture.startup.session_start_text", broken)
     out = io.BytesIO()
-    code = hook.main(["claude-code"], stdin=io.BytesIO(json.dumps(session_start("claude-code", code_repo)).encode()),
-                     stdout=out)
+    code = hook.main(
+        ["claude-code"], stdin=io.BytesIO(json.dumps(session_start("claude-code", code_repo)).encode()), stdout=out
+    )
     assert code == 0 and out.getvalue() == b""
     assert "RuntimeError: index is corrupt" in hook.log_path().read_text()
     # The observation was written before the handoff was asked for.

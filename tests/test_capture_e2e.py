@@ -9,10 +9,10 @@ import os
 import time
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from agent_clis import run_claude, run_codex, write_codex_config
+from click.testing import CliRunner
 from fake_models import FakeAnthropic, FakeResponses, bash, text
+
 from wiki_memory.capture import journal
 from wiki_memory.cli import main
 from wiki_memory.config import resolve_project
@@ -46,16 +46,24 @@ def test_claude_code_session_lands_in_the_journal(agent_clis, code_repo):
     home = Path.home()
     _install("claude-code")
     with FakeAnthropic([bash("echo hello-from-the-tool"), text("Done: the tool said hello.")]) as model:
-        result = run_claude(agent_clis, ["-p", "Say hello with a tool", "--output-format", "json"],
-                            cwd=code_repo, home=home, base_url=model.url)
+        result = run_claude(
+            agent_clis,
+            ["-p", "Say hello with a tool", "--output-format", "json"],
+            cwd=code_repo,
+            home=home,
+            base_url=model.url,
+        )
     assert result.returncode == 0, result.stderr[-2000:]
     session_id = json.loads(result.stdout)["session_id"]
     path, observations = _journal(code_repo, {"session-start", "prompt", "tool", "stop", "session-end"})
     assert path.stem == session_id
     kinds = [o.kind for o in observations]
     logs = sorted((Path(os.environ["WIKI_MEMORY_HOME"]) / "logs").glob("*.log"))
-    assert {"session-start", "prompt", "tool", "stop", "session-end"} <= set(kinds), \
-        (kinds, result.stderr[-2000:], [p.read_text()[-2000:] for p in logs])
+    assert {"session-start", "prompt", "tool", "stop", "session-end"} <= set(kinds), (
+        kinds,
+        result.stderr[-2000:],
+        [p.read_text()[-2000:] for p in logs],
+    )
     assert kinds.index("session-start") < kinds.index("prompt") < kinds.index("stop") < kinds.index("session-end")
     prompt = next(o for o in observations if o.kind == "prompt")
     assert prompt.text == "Say hello with a tool" and prompt.agent == "claude-code"
@@ -76,10 +84,15 @@ def test_codex_session_lands_in_the_journal_with_hooks_trusted_by_the_installer(
         output = _install("codex", "--codex", str(agent_clis.codex), env={"CODEX_HOME": str(codex_home)})
         assert "trusted 6 hooks (verified with hooks/list)" in output
         # No --dangerously-bypass-hook-trust: the hooks run because the installer trusted them.
-        result = run_codex(agent_clis, ["exec", "--skip-git-repo-check", "Say hello with a tool"],
-                           cwd=code_repo, home=home, codex_home=codex_home)
+        result = run_codex(
+            agent_clis,
+            ["exec", "--skip-git-repo-check", "Say hello with a tool"],
+            cwd=code_repo,
+            home=home,
+            codex_home=codex_home,
+        )
     assert result.returncode == 0, result.stderr[-2000:]
-    path, observations = _journal(code_repo)
+    _path, observations = _journal(code_repo)
     kinds = [o.kind for o in observations]
     assert kinds[0] == "session-start" and kinds[-1] == "session-end", kinds
     assert {"prompt", "tool", "stop"} <= set(kinds), kinds
@@ -120,13 +133,19 @@ def test_codex_reads_our_session_start_envelope(agent_clis, code_repo, tmp_path)
     home, codex_home = Path.home(), tmp_path / "codex-home"
     command = _envelope_hook(tmp_path, "codex", "HANDOFF-MARKER-91c2: retry policy decided.")
     codex_home.mkdir()
-    (codex_home / "hooks.json").write_text(json.dumps(
-        {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": command}]}]}}))
+    (codex_home / "hooks.json").write_text(
+        json.dumps({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": command}]}]}})
+    )
     with FakeResponses([text("OK.")]) as model:
         write_codex_config(codex_home, model.url)
         with AppServer(str(agent_clis.codex), codex_home, code_repo) as server:
             server.trust(server.hooks(code_repo))
-        result = run_codex(agent_clis, ["exec", "--skip-git-repo-check", "What happened before?"],
-                           cwd=code_repo, home=home, codex_home=codex_home)
+        result = run_codex(
+            agent_clis,
+            ["exec", "--skip-git-repo-check", "What happened before?"],
+            cwd=code_repo,
+            home=home,
+            codex_home=codex_home,
+        )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "HANDOFF-MARKER-91c2: retry policy decided." in json.dumps(model.turn_requests[0].body)

@@ -21,10 +21,18 @@ HOOK = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "wiki_memory"]
 QUICK = 10.0  # seconds: generous for a loaded CI machine; the benchmark measures the real figure
 
 
-def run_hook(args: list[str], stdin: bytes, env: dict[str, str] | None = None, **kwargs) -> tuple[subprocess.CompletedProcess, float]:
+def run_hook(
+    args: list[str], stdin: bytes, env: dict[str, str] | None = None, **kwargs
+) -> tuple[subprocess.CompletedProcess, float]:
     started = time.monotonic()
-    result = subprocess.run([*HOOK, "hook", *args], input=stdin, capture_output=True, timeout=120,
-                            env={**os.environ, **(env or {})}, **kwargs)
+    result = subprocess.run(
+        [*HOOK, "hook", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+        **kwargs,
+    )
     return result, time.monotonic() - started
 
 
@@ -34,8 +42,13 @@ def log_lines() -> list[str]:
 
 
 def prompt_payload(cwd: Path, session: str = "sess-1", prompt: str = "hello") -> dict:
-    return {"session_id": session, "transcript_path": "/t.jsonl", "cwd": str(cwd),
-            "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    return {
+        "session_id": session,
+        "transcript_path": "/t.jsonl",
+        "cwd": str(cwd),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
 
 
 def read_journal(cwd: Path, session: str) -> list[dict]:
@@ -50,12 +63,18 @@ BAD_INPUTS = {
     "binary junk": (["codex", "PostToolUse"], os.urandom(4096) + b"\xff\xfe\x00", "not JSON"),
     "json array": (["gemini", "AfterTool"], b"[1, 2, 3]", "not an object"),
     "unknown event": (["claude-code", "TeleportUser"], json.dumps({"session_id": "x"}).encode(), "unknown event"),
-    "unknown event in payload": (["cursor"], json.dumps({"conversation_id": "x", "hook_event_name": "warp"}).encode(),
-                                 "unknown event"),
+    "unknown event in payload": (
+        ["cursor"],
+        json.dumps({"conversation_id": "x", "hook_event_name": "warp"}).encode(),
+        "unknown event",
+    ),
     "unknown agent": (["vim", "PostToolUse"], json.dumps({"session_id": "x"}).encode(), "unknown agent"),
     "no agent": ([], b"{}", "unknown agent"),
-    "no session id": (["claude-code", "UserPromptSubmit"], json.dumps({"prompt": "hi", "cwd": "/"}).encode(),
-                      "no session id"),
+    "no session id": (
+        ["claude-code", "UserPromptSubmit"],
+        json.dumps({"prompt": "hi", "cwd": "/"}).encode(),
+        "no session id",
+    ),
 }
 
 
@@ -73,9 +92,14 @@ def test_bad_input_exits_0_quickly_prints_nothing_and_logs_one_line(name):
 def test_a_20_mb_tool_output_is_cut_to_an_excerpt(tmp_path):
     stdout = "".join(f"build step {i} ok\n" for i in range(1_200_000))  # ~20 MB
     assert len(stdout) > 20_000_000
-    payload = {"session_id": "big", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Bash",
-               "tool_input": {"command": "make"}, "tool_response": {"stdout": stdout, "stderr": "",
-                                                                       "interrupted": False}}
+    payload = {
+        "session_id": "big",
+        "cwd": str(tmp_path),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "make"},
+        "tool_response": {"stdout": stdout, "stderr": "", "interrupted": False},
+    }
     result, elapsed = run_hook(["claude-code", "PostToolUse"], json.dumps(payload).encode())
     assert (result.returncode, result.stdout) == (0, b"") and elapsed < QUICK
     [line] = read_journal(tmp_path, "big")
@@ -86,8 +110,9 @@ def test_a_20_mb_tool_output_is_cut_to_an_excerpt(tmp_path):
 
 def test_a_missing_home_directory_is_created(tmp_path):
     missing = tmp_path / "not" / "yet" / "there"
-    result, _ = run_hook(["claude-code"], json.dumps(prompt_payload(tmp_path)).encode(),
-                         env={"WIKI_MEMORY_HOME": str(missing)})
+    result, _ = run_hook(
+        ["claude-code"], json.dumps(prompt_payload(tmp_path)).encode(), env={"WIKI_MEMORY_HOME": str(missing)}
+    )
     assert (result.returncode, result.stdout) == (0, b"")
     assert list(missing.rglob("sess-1.jsonl"))
 
@@ -95,8 +120,9 @@ def test_a_missing_home_directory_is_created(tmp_path):
 def test_an_unwritable_home_is_survived_silently(tmp_path):
     blocked = tmp_path / "file-not-dir"
     blocked.write_text("")
-    result, elapsed = run_hook(["claude-code"], json.dumps(prompt_payload(tmp_path)).encode(),
-                               env={"WIKI_MEMORY_HOME": str(blocked / "home")})
+    result, elapsed = run_hook(
+        ["claude-code"], json.dumps(prompt_payload(tmp_path)).encode(), env={"WIKI_MEMORY_HOME": str(blocked / "home")}
+    )
     assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"") and elapsed < QUICK
 
 
@@ -112,22 +138,34 @@ def test_a_full_disk_exits_0_and_logs(tmp_path):
 
 
 def test_only_session_start_may_print(tmp_path):
-    for event, payload in [("UserPromptSubmit", prompt_payload(tmp_path)),
-                           ("SessionStart", {**prompt_payload(tmp_path), "hook_event_name": "SessionStart"}),
-                           ("Stop", {**prompt_payload(tmp_path), "hook_event_name": "Stop",
-                                     "last_assistant_message": "done"})]:
+    for event, payload in [
+        ("UserPromptSubmit", prompt_payload(tmp_path)),
+        ("SessionStart", {**prompt_payload(tmp_path), "hook_event_name": "SessionStart"}),
+        ("Stop", {**prompt_payload(tmp_path), "hook_event_name": "Stop", "last_assistant_message": "done"}),
+    ]:
         result, _ = run_hook(["gemini" if event != "Stop" else "claude-code", event], json.dumps(payload).encode())
         assert (result.returncode, result.stdout) == (0, b""), event  # no handoff yet: nothing at all
 
 
 def test_sixteen_parallel_hooks_on_one_session_never_tear_or_lose_a_line(tmp_path):
     # Each line is ~16 KB, far over the 4 KB a pipe or O_APPEND write keeps atomic by itself.
-    payloads = [json.dumps(prompt_payload(tmp_path, "shared", f"<{i:02d}>" + chr(65 + i) * 16000 + f"</{i:02d}>"))
-                .encode() for i in range(16)]
-    procs = [subprocess.Popen([*HOOK, "hook", "claude-code", "user-prompt-submit"], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in payloads]
+    payloads = [
+        json.dumps(prompt_payload(tmp_path, "shared", f"<{i:02d}>" + chr(65 + i) * 16000 + f"</{i:02d}>")).encode()
+        for i in range(16)
+    ]
+    procs = [
+        subprocess.Popen(
+            [*HOOK, "hook", "claude-code", "user-prompt-submit"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in payloads
+    ]
     with ThreadPoolExecutor(16) as pool:
-        results = list(pool.map(lambda pair: pair[0].communicate(pair[1], timeout=120), zip(procs, payloads)))
+        results = list(
+            pool.map(lambda pair: pair[0].communicate(pair[1], timeout=120), zip(procs, payloads, strict=False))
+        )
     assert [p.returncode for p in procs] == [0] * 16 and all(out == b"" for out, _ in results)
     lines = read_journal(tmp_path, "shared")  # json.loads of every line: a torn line would fail here
     assert len(lines) == 16
@@ -157,11 +195,30 @@ def test_the_hook_path_imports_neither_click_nor_the_store(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     modules = set(json.loads(result.stderr.strip().splitlines()[-1]))
     assert "wiki_memory.capture.hook" in modules and "wiki_memory.capture.claude_code" in modules
-    heavy = {m for m in modules if m.split(".")[0] in ("click", "dulwich", "fastembed", "numpy", "mcp", "yaml",
-                                                       "frontmatter", "markdown_it", "tomlkit",
-                                                       "hashlib", "_hashlib")}  # OpenSSL's start-up: ~4 ms
-    ours = {m for m in modules if m.startswith("wiki_memory.")
-            and not m.startswith(("wiki_memory.capture", "wiki_memory.config", "wiki_memory.errors", "wiki_memory.entry"))}
+    heavy = {
+        m
+        for m in modules
+        if m.split(".")[0]
+        in (
+            "click",
+            "dulwich",
+            "fastembed",
+            "numpy",
+            "mcp",
+            "yaml",
+            "frontmatter",
+            "markdown_it",
+            "tomlkit",
+            "hashlib",
+            "_hashlib",
+        )
+    }  # OpenSSL's start-up: ~4 ms
+    ours = {
+        m
+        for m in modules
+        if m.startswith("wiki_memory.")
+        and not m.startswith(("wiki_memory.capture", "wiki_memory.config", "wiki_memory.errors", "wiki_memory.entry"))
+    }
     assert not heavy and not ours, (heavy, ours)
     assert "wiki_memory.capture.codex" not in modules  # only the calling agent's adapter
 

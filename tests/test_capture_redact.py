@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,37 +18,88 @@ from wiki_memory.config import resolve_project
 # (family, text with a secret, the secret that must go, what must stay)
 CASES = [
     ("aws-access-key", "export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE", "AWS_ACCESS_KEY_ID="),
-    ("aws-secret-key", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key"),
-    ("github-token", "git push https://ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/a/b",
-     "ghp_0123456789abcdefghijABCDEFGHIJ012345", "github.com/a/b"),
-    ("github-token", "GITHUB_TOKEN is github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz012345",
-     "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz012345", "GITHUB_TOKEN is"),
+    (
+        "aws-secret-key",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "aws_secret_access_key",
+    ),
+    (
+        "github-token",
+        "git push https://ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/a/b",
+        "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+        "github.com/a/b",
+    ),
+    (
+        "github-token",
+        "GITHUB_TOKEN is github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz012345",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz012345",
+        "GITHUB_TOKEN is",
+    ),
     ("gitlab-token", "token glpat-AbCdEfGhIjKlMnOpQrSt12 expired", "glpat-AbCdEfGhIjKlMnOpQrSt12", "expired"),
-    ("npm-token", "//registry.npmjs.org/:_authToken npm_abcdefghijklmnopqrstuvwxyz0123456789",
-     "npm_abcdefghijklmnopqrstuvwxyz0123456789", "registry.npmjs.org"),
-    ("slack-token", "SLACK xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
-     "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "SLACK"),
-    ("slack-token", "post to https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXX",
-     "T000/B000/XXXXXXXXXXXXXXXX", "post to"),
+    (
+        "npm-token",
+        "//registry.npmjs.org/:_authToken npm_abcdefghijklmnopqrstuvwxyz0123456789",
+        "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+        "registry.npmjs.org",
+    ),
+    (
+        "slack-token",
+        "SLACK xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+        "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+        "SLACK",
+    ),
+    (
+        "slack-token",
+        "post to https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXX",
+        "T000/B000/XXXXXXXXXXXXXXXX",
+        "post to",
+    ),
     ("stripe-key", "stripe.api_key = sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "stripe"),
-    ("openai-key", "client = OpenAI(api_key=sk-proj-Ab3dEf6hIj9kLmNoPqRsTuVwXyZ0123456789)",
-     "sk-proj-Ab3dEf6hIj9kLmNoPqRsTuVwXyZ0123456789", "OpenAI("),
-    ("anthropic-key", "key: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCd",
-     "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCd", "key:"),
-    ("google-api-key", "maps?key=AIzaSyA1234567890abcdefghijklmnopqrstuv&q=x",
-     "AIzaSyA1234567890abcdefghijklmnopqrstuv", "&q=x"),
-    ("jwt", "cookie eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ."
-            "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c end",
-     "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", "end"),
-    ("private-key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq98\nabc\n-----END RSA PRIVATE KEY-----\nafter",
-     "MIIEpAIBAAKCAQEA7bq98", "after"),
-    ("private-key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\n(cut here",
-     "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", ""),
-    ("url-password", "DATABASE_URL postgres://app:s3cr3t-pw@db.internal:5432/app",
-     "s3cr3t-pw", "postgres://app:"),
-    ("authorization", "curl -H 'Authorization: Bearer abc123.def456' https://api", "abc123.def456",
-     "Authorization: Bearer"),
+    (
+        "openai-key",
+        "client = OpenAI(api_key=sk-proj-Ab3dEf6hIj9kLmNoPqRsTuVwXyZ0123456789)",
+        "sk-proj-Ab3dEf6hIj9kLmNoPqRsTuVwXyZ0123456789",
+        "OpenAI(",
+    ),
+    (
+        "anthropic-key",
+        "key: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCd",
+        "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCd",
+        "key:",
+    ),
+    (
+        "google-api-key",
+        "maps?key=AIzaSyA1234567890abcdefghijklmnopqrstuv&q=x",
+        "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+        "&q=x",
+    ),
+    (
+        "jwt",
+        "cookie eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ."
+        "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c end",
+        "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        "end",
+    ),
+    (
+        "private-key",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq98\nabc\n-----END RSA PRIVATE KEY-----\nafter",
+        "MIIEpAIBAAKCAQEA7bq98",
+        "after",
+    ),
+    (
+        "private-key",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\n(cut here",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU",
+        "",
+    ),
+    ("url-password", "DATABASE_URL postgres://app:s3cr3t-pw@db.internal:5432/app", "s3cr3t-pw", "postgres://app:"),
+    (
+        "authorization",
+        "curl -H 'Authorization: Bearer abc123.def456' https://api",
+        "abc123.def456",
+        "Authorization: Bearer",
+    ),
     ("authorization", "authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz", "Basic"),
     ("api-key-header", "curl -H 'x-api-key: 0123456789abcdef' https://api", "0123456789abcdef", "x-api-key:"),
     ("cli-password", "curl -u admin:hunter2pass https://x", "hunter2pass", "-u admin:"),
@@ -60,8 +112,12 @@ CASES = [
     ("assignment", 'db = connect(password="hunter22")', "hunter22", "connect(password="),
     ("assignment", '{"client_secret": "abcd-efgh-ijkl"}', "abcd-efgh-ijkl", "client_secret"),
     ("assignment", "smtp:\n  password: mailpass99\n  user: me", "mailpass99", "user: me"),
-    ("connection-string", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFy+/==;EndpointSuffix=x",
-     "Zm9vYmFy+/==", "AccountName=acct"),
+    (
+        "connection-string",
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFy+/==;EndpointSuffix=x",
+        "Zm9vYmFy+/==",
+        "AccountName=acct",
+    ),
     ("connection-string", "Server=tcp:db;Database=app;User Id=sa;Password=P@ssw0rd!;", "P@ssw0rd!", "User Id=sa"),
 ]
 
@@ -110,15 +166,20 @@ def test_user_patterns_come_from_config_toml(tmp_path):
 
     home().mkdir(parents=True, exist_ok=True)
     (home() / "config.toml").write_text("[redact]\npatterns = ['ticket-[0-9]{6}']\n")
-    hook_in_subprocess({"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
-                        "prompt": "see ticket-123456"})
+    hook_in_subprocess(
+        {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit", "prompt": "see ticket-123456"}
+    )
     line = journal_lines(tmp_path, "s")[0]
     assert line["text"] == "see [REDACTED:custom]"
 
 
 def hook_in_subprocess(payload: dict, agent: str = "claude-code") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "wiki_memory", "hook", agent], input=json.dumps(payload).encode(),
-                          capture_output=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "wiki_memory", "hook", agent],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        timeout=60,
+    )
 
 
 def journal_lines(cwd, session_id: str) -> list[dict]:
@@ -130,17 +191,25 @@ def journal_lines(cwd, session_id: str) -> list[dict]:
 
 def test_no_secret_reaches_the_journal(tmp_path):
     secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
-    payload = {"session_id": "s2", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Bash",
-               "tool_input": {"command": f"GITHUB_TOKEN={secret} gh pr list"},
-               "tool_response": {"stdout": f"using {secret}\n" + "x" * 5000 + f"\nAuthorization: Bearer {secret}",
-                                 "stderr": "", "interrupted": False},
-               "transcript_path": f"/tmp/{secret}.jsonl"}
+    payload = {
+        "session_id": "s2",
+        "cwd": str(tmp_path),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": f"GITHUB_TOKEN={secret} gh pr list"},
+        "tool_response": {
+            "stdout": f"using {secret}\n" + "x" * 5000 + f"\nAuthorization: Bearer {secret}",
+            "stderr": "",
+            "interrupted": False,
+        },
+        "transcript_path": f"/tmp/{secret}.jsonl",
+    }
     assert hook_in_subprocess(payload).returncode == 0
     from wiki_memory.config import home
 
     for root, _, files in os.walk(home()):
         for name in files:
-            assert secret not in open(os.path.join(root, name), errors="replace").read(), name
+            assert secret not in Path(root, name).read_text(errors="replace"), name
     line = journal_lines(tmp_path, "s2")[0]
     assert line["input"] == "GITHUB_TOKEN=[REDACTED:github-token] gh pr list"
     assert "[REDACTED:" in line["output"]
@@ -149,9 +218,14 @@ def test_no_secret_reaches_the_journal(tmp_path):
 def test_a_secret_cut_by_the_excerpt_boundary_does_not_leak_its_tail(tmp_path):
     secret = "sk-proj-" + "Q" * 60
     head = "a" * 1349 + " "  # the excerpt's head (1,365 characters) ends inside the secret
-    payload = {"session_id": "s3", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Bash",
-               "tool_input": {"command": "env"},
-               "tool_response": {"stdout": head + secret + " " + "b" * 20000, "stderr": "", "interrupted": False}}
+    payload = {
+        "session_id": "s3",
+        "cwd": str(tmp_path),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "env"},
+        "tool_response": {"stdout": head + secret + " " + "b" * 20000, "stderr": "", "interrupted": False},
+    }
     assert hook_in_subprocess(payload).returncode == 0
     output = journal_lines(tmp_path, "s3")[0]["output"]
     assert "QQQQ" not in output
@@ -166,9 +240,11 @@ def test_compiled_lazily():
 def test_a_test_run_that_passed_compiles_no_assignment_pattern():
     # "PASSED" holds the hint PASS, but nothing is assigned: the hook need not compile the
     # three assignment patterns (~3 ms of a cold hook process) for every test run it sees.
-    log = ("tests/test_api.py::test_login PASSED                         [ 50%]\n"
-           "tests/test_api.py::test_token_refresh PASSED                 [100%]\n"
-           "============================== 2 passed in 0.31s ==============================\n")
+    log = (
+        "tests/test_api.py::test_login PASSED                         [ 50%]\n"
+        "tests/test_api.py::test_token_refresh PASSED                 [100%]\n"
+        "============================== 2 passed in 0.31s ==============================\n"
+    )
     redaction._compiled.clear()
     assert redact(log) == log
     assert not [f for f in redaction._compiled if f.name == "assignment"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import git
+
 from wiki_memory.cli import main
 
 
@@ -20,7 +20,9 @@ def all_commands(group=main, prefix=()):
             yield from all_commands(command, prefix + (name,))
 
 
-@pytest.mark.parametrize("name,command", list(all_commands()), ids=lambda v: " ".join(v) if isinstance(v, tuple) else "")
+@pytest.mark.parametrize(
+    "name,command", list(all_commands()), ids=lambda v: " ".join(v) if isinstance(v, tuple) else ""
+)
 def test_every_command_has_help_with_an_example(name, command):
     assert command.help, f"{' '.join(name)} is missing its help"
     assert "Example" in command.help, f"{' '.join(name)} has no example in its help"
@@ -57,8 +59,19 @@ def test_init_is_idempotent_and_prints_the_wiki_path(cli):
 
 def test_write_show_list_by_title_path_and_id(cli):
     cli("init")
-    path = cli("write", "-t", "Retry policy", "--type", "decision", "--tag", "http", "--tag", "resilience",
-               "--body", "Retry twice, then fail.").output.strip()
+    path = cli(
+        "write",
+        "-t",
+        "Retry policy",
+        "--type",
+        "decision",
+        "--tag",
+        "http",
+        "--tag",
+        "resilience",
+        "--body",
+        "Retry twice, then fail.",
+    ).output.strip()
     assert path == "decisions/retry-policy.md"
     piped = cli("write", "-t", "Package manager", "--type", "preference", input="Use uv, not pip.\n")
     assert piped.output.strip() == "preferences/package-manager.md"
@@ -86,8 +99,11 @@ def test_mv_rm_log_diff_and_revert(cli):
     cli("write", "-t", "Retry", "--body", "second")
     assert cli("mv", "Retry", "--title", "Retry policy").output.strip() == "notes/retry-policy.md"
     log = json.loads(cli("log", "Retry policy", "--json").output)
-    assert [c["subject"] for c in log] == ["move: notes/retry -> notes/retry-policy", "update: notes/retry",
-                                           "remember: notes/retry"]
+    assert [c["subject"] for c in log] == [
+        "move: notes/retry -> notes/retry-policy",
+        "update: notes/retry",
+        "remember: notes/retry",
+    ]
     diff = cli("diff", "HEAD~2", "HEAD", "notes/retry-policy.md").output
     assert "+second" in diff
     reverted = cli("revert", log[0]["id"]).output
@@ -131,13 +147,16 @@ def test_status_counts_pages_by_type(cli):
     assert "pages:    3 (decision 1, gotcha 2)" in cli("status").output
 
 
-@pytest.mark.parametrize("args,message", [
-    (("show", "no such page"), "no page with path, title or id 'no such page'"),
-    (("show", "../../etc/passwd"), "may not leave the wiki"),
-    (("write", "-t", "x", "--path", "/abs.md", "--body", "b"), "not absolute"),
-    (("revert", "deadbeef"), "unknown revision 'deadbeef'"),
-    (("log", "-n", "0"), "0 is not in the range"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (("show", "no such page"), "no page with path, title or id 'no such page'"),
+        (("show", "../../etc/passwd"), "may not leave the wiki"),
+        (("write", "-t", "x", "--path", "/abs.md", "--body", "b"), "not absolute"),
+        (("revert", "deadbeef"), "unknown revision 'deadbeef'"),
+        (("log", "-n", "0"), "0 is not in the range"),
+    ],
+)
 def test_user_errors_are_one_line_and_non_zero(cli, args, message):
     cli("init")
     result = cli(*args, ok=False)
@@ -172,8 +191,14 @@ def test_the_installed_executable_and_python_m_work(code_repo):
     exe = Path(sys.executable).parent / "wiki-memory"
     out = subprocess.run([str(exe), "init"], cwd=code_repo, env=env, capture_output=True, text=True, check=True)
     wiki = out.stdout.strip()
-    out = subprocess.run([sys.executable, "-m", "wiki_memory", "path"], cwd=code_repo / ".", env=env,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "wiki_memory", "path"],
+        cwd=code_repo / ".",
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == wiki
     bad = subprocess.run([str(exe), "show", "nope"], cwd=code_repo, env=env, capture_output=True, text=True)
     assert bad.returncode == 1 and bad.stderr.strip() == "Error: no page with path, title or id 'nope'"

@@ -5,8 +5,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import git
+
 from wiki_memory.config import home, normalize_remote, resolve_project
 
 
@@ -33,17 +33,24 @@ def test_two_processes_in_one_repository_resolve_the_same_store(code_repo):
     (code_repo / "a").mkdir()
     (code_repo / "b" / "c").mkdir(parents=True)
     code = "from wiki_memory.config import resolve_project; print(resolve_project().wiki)"
-    outs = {subprocess.run([sys.executable, "-c", code], cwd=code_repo / d, capture_output=True,
-                           text=True, check=True).stdout for d in ("a", "b/c")}
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code], cwd=code_repo / d, capture_output=True, text=True, check=True
+        ).stdout
+        for d in ("a", "b/c")
+    }
     assert len(outs) == 1
 
 
-@pytest.mark.parametrize("url", [
-    "git@github.com:acme/widgets.git",
-    "https://github.com/acme/widgets",
-    "https://user:secret@GitHub.com/acme/widgets.git/",
-    "ssh://git@github.com:22/acme/widgets.git",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "git@github.com:acme/widgets.git",
+        "https://github.com/acme/widgets",
+        "https://user:secret@GitHub.com/acme/widgets.git/",
+        "ssh://git@github.com:22/acme/widgets.git",
+    ],
+)
 def test_clone_protocols_share_an_identity(url):
     assert normalize_remote(url) == "github.com/acme/widgets"
 

@@ -10,14 +10,14 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import git
 from journals import PlanItem, Session, age, set_config
+
+from wiki_memory.capture import journal
 from wiki_memory.config import resolve_project
 from wiki_memory.consolidate import background
 from wiki_memory.consolidate.extract import summarize
 from wiki_memory.consolidate.run import consolidate_pending, consolidate_session, load_session, read_state
-from wiki_memory.capture import journal
 
 
 @pytest.fixture
@@ -53,8 +53,9 @@ def test_a_failure_later_fixed_is_done_and_one_never_fixed_is_failed_and_open(pr
     s.stop("Fixed the refresh order.").end().write()
     session_page, handoff = consolidated(project, "s-fixed-0001")
 
-    done, failed, open_items = (section(handoff, n) for n in
-                                ("Done", "Failed or abandoned approaches", "Open items / next steps"))
+    done, failed, open_items = (
+        section(handoff, n) for n in ("Done", "Failed or abandoned approaches", "Open items / next steps")
+    )
     assert "pytest tests/test_login.py -k refresh" in done
     assert "AssertionError: 401 != 200" in done and "src/auth/client.py" in done
     assert "pytest" not in failed and "pytest" not in open_items
@@ -111,8 +112,12 @@ def test_pending_plan_items_of_every_agent_are_open(project):
     t.stop("Loaders moved.").end().write()
     # Codex's update_plan.
     c = Session(project, "s-plan-0001", agent="codex").start().prompt("Port the CLI to click")
-    c.tool("update_plan", "2 plan steps", "Plan updated",
-           plan=(PlanItem("Port the commands", "completed"), PlanItem("Port the tests", "pending")))
+    c.tool(
+        "update_plan",
+        "2 plan steps",
+        "Plan updated",
+        plan=(PlanItem("Port the commands", "completed"), PlanItem("Port the tests", "pending")),
+    )
     c.stop("Commands ported.").end().write()
 
     todo = summarize(load_session(journal.journal_file(project.journal_dir, "s-todo-0001")))
@@ -129,7 +134,8 @@ def test_pending_plan_items_of_every_agent_are_open(project):
 def test_final_message_questions_and_next_steps_and_a_mid_task_end_are_open(project):
     s = Session(project, "s-final-0001").start().prompt("Migrate the users table")
     s.edit("migrations/0042_users.py").stop(
-        "I wrote migration 0042.\n\n## Next steps\n- Run it against staging\n\nShould I drop the old column too?")
+        "I wrote migration 0042.\n\n## Next steps\n- Run it against staging\n\nShould I drop the old column too?"
+    )
     s.prompt("Also add an index on email").edit("migrations/0043_email_index.py")
     s.bash("alembic upgrade head", "").write()  # no stop, no end: the agent was killed mid-task
     summary = summarize(load_session(journal.journal_file(project.journal_dir, "s-final-0001")))
@@ -139,7 +145,8 @@ def test_final_message_questions_and_next_steps_and_a_mid_task_end_are_open(proj
     assert any("stopped mid-task" in line and "alembic upgrade head" in line for line in summary.open)
     s2 = Session(project, "s-final-0002").start().prompt("Migrate the users table")
     s2.edit("migrations/0042_users.py").stop(
-        "I wrote migration 0042.\n\n## Next steps\n- Run it against staging\n\nShould I drop the old column too?")
+        "I wrote migration 0042.\n\n## Next steps\n- Run it against staging\n\nShould I drop the old column too?"
+    )
     s2.end().write()
     summary2 = summarize(load_session(journal.journal_file(project.journal_dir, "s-final-0002")))
     assert "Stated next step: Run it against staging" in summary2.open
@@ -155,8 +162,9 @@ def test_a_session_killed_in_a_tool_call_says_so(project):
 
 
 def test_consolidation_commits_both_pages_once_and_is_idempotent(project):
-    Session(project, "s-idem-0001").start().prompt("Rename the billing module").edit("src/billing.py") \
-        .bash("pytest", "3 passed").stop("Renamed.").end().write()
+    Session(project, "s-idem-0001").start().prompt("Rename the billing module").edit("src/billing.py").bash(
+        "pytest", "3 passed"
+    ).stop("Renamed.").end().write()
     first = consolidate_session(project, "s-idem-0001")
     assert first.status == "committed" and len(first.pages) == 2
     log = git(project.wiki, "log", "--format=%an|%s|%b")
@@ -189,12 +197,14 @@ def test_a_resumed_session_updates_its_pages_in_place(project):
 
 
 def test_nothing_substantive_makes_no_pages_and_hides_no_handoff(project):
-    Session(project, "s-real-0001").start().prompt("Add CSV export").edit("src/export.py") \
-        .stop("Export added.").end().write()
+    Session(project, "s-real-0001").start().prompt("Add CSV export").edit("src/export.py").stop(
+        "Export added."
+    ).end().write()
     consolidate_session(project, "s-real-0001")
     Session(project, "s-empty-0001", start="2026-11-30T09:00:00").start().end().write()
-    Session(project, "s-hello-0001", start="2026-11-30T09:30:00").start().prompt("hi") \
-        .stop("Hello! How can I help?").end().write()
+    Session(project, "s-hello-0001", start="2026-11-30T09:30:00").start().prompt("hi").stop(
+        "Hello! How can I help?"
+    ).end().write()
     assert consolidate_session(project, "s-empty-0001").status == "empty"
     assert consolidate_session(project, "s-hello-0001").status == "empty"
     assert read_state(project, journal.journal_file(project.journal_dir, "s-empty-0001"))["status"] == "empty"
@@ -209,11 +219,14 @@ def test_pending_finishes_a_killed_consolidation(project):
     """SIGKILL `consolidate --session` at several points; `--pending` always ends in the same state."""
     for n, delay in enumerate((0.05, 0.3, 0.6, 1.0)):
         sid = f"s-kill-{n:04d}"
-        Session(project, sid, start=f"2026-11-30T1{n}:00:00").start().prompt(f"Task number {n}") \
-            .edit(f"src/task{n}.py").bash("pytest", "ok").stop("Done.").end().write()
-        process = subprocess.Popen([sys.executable, "-m", "wiki_memory", "--project", str(project.root),
-                                    "consolidate", "--session", sid], stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
+        Session(project, sid, start=f"2026-11-30T1{n}:00:00").start().prompt(f"Task number {n}").edit(
+            f"src/task{n}.py"
+        ).bash("pytest", "ok").stop("Done.").end().write()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "wiki_memory", "--project", str(project.root), "consolidate", "--session", sid],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(delay)
         process.send_signal(signal.SIGKILL)
         process.wait()
@@ -233,12 +246,29 @@ def test_pending_finishes_a_killed_consolidation(project):
 
 def test_concurrent_session_ends_of_two_sessions(project):
     for sid, task, hour in (("s-par-a001", "Refactor the cache", "08"), ("s-par-b001", "Document the API", "09")):
-        Session(project, sid, start=f"2026-11-30T{hour}:00:00").start().prompt(task).edit(f"src/{sid}.py") \
-            .stop("Done.").end().write()
+        Session(project, sid, start=f"2026-11-30T{hour}:00:00").start().prompt(task).edit(f"src/{sid}.py").stop(
+            "Done."
+        ).end().write()
     project.wiki.parent.mkdir(parents=True, exist_ok=True)
-    processes = [subprocess.Popen([sys.executable, "-m", "wiki_memory", "--project", str(project.root), "consolidate",
-                                   "--session", sid, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for sid in ("s-par-a001", "s-par-b001")]
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "wiki_memory",
+                "--project",
+                str(project.root),
+                "consolidate",
+                "--session",
+                sid,
+                "--json",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for sid in ("s-par-a001", "s-par-b001")
+    ]
     for process in processes:
         out, err = process.communicate(timeout=60)
         assert process.returncode == 0, err
@@ -256,8 +286,9 @@ def test_concurrent_session_ends_of_two_sessions(project):
 def test_after_session_consolidates_in_a_detached_process(project):
     from wiki_memory.capture import startup
 
-    Session(project, "s-bg-0001").start().prompt("Add a health endpoint").edit("src/health.py") \
-        .stop("Added /health.").end().write(age_seconds=0)
+    Session(project, "s-bg-0001").start().prompt("Add a health endpoint").edit("src/health.py").stop(
+        "Added /health."
+    ).end().write(age_seconds=0)
     startup.after_session(project, "claude-code", "s-bg-0001", "session-end")
     state_file = background.state_dir(project) / "s-bg-0001.json"
     deadline = time.time() + 30
@@ -329,8 +360,9 @@ def test_a_session_whose_turn_is_over_need_not_settle(project):
     # Stopped: the agent answered and waits (or was closed before its SessionEnd hook ran).
     Session(project, "s-stopped-0001").start().prompt("Answered").edit("d.py").stop("Done.").write(age_seconds=0)
     # Mid-turn, and resumed after an end: live, left alone until they settle.
-    Session(project, "s-busy-0001").start().prompt("Working").stop("One.").prompt("Two").edit("e.py") \
-        .write(age_seconds=0)
+    Session(project, "s-busy-0001").start().prompt("Working").stop("One.").prompt("Two").edit("e.py").write(
+        age_seconds=0
+    )
     Session(project, "s-resumed-0001").start().prompt("A").end().start("resume").prompt("B").write(age_seconds=0)
     assert sorted(fresh()) == ["s-ended-0001.jsonl", "s-stopped-0001.jsonl"]
 
@@ -339,8 +371,11 @@ def test_memory_the_session_wrote_or_read_is_where_to_look(project):
     s = Session(project, "s-mem-0001").start().prompt("Why does the login retry fail?")
     s.tool("mcp__wiki-memory__search", "login retry", '[{"path": "decisions/retry-policy.md", "score": 0.8}]')
     s.tool("mcp__wiki-memory__read", "decisions/retry-policy.md", "# Retry policy\nRetry twice.")
-    s.tool("mcp__wiki-memory__write", "JWT refresh must happen before the retry",
-           '{"path": "gotchas/jwt-refresh-must-happen-before-the-retry.md", "commit": "abc123"}')
+    s.tool(
+        "mcp__wiki-memory__write",
+        "JWT refresh must happen before the retry",
+        '{"path": "gotchas/jwt-refresh-must-happen-before-the-retry.md", "commit": "abc123"}',
+    )
     s.bash('wiki-memory write -t "Login flake notes" --type note --body x', "notes/login-flake-notes.md")
     s.stop("Recorded the cause as a gotcha.").end().write()
     _, handoff = consolidated(project, "s-mem-0001")
@@ -362,8 +397,9 @@ def test_a_consolidation_commit_syncs_when_auto_sync_is_on(project, tmp_path):
     add_remote(store, "origin", str(remote))
     store.close()
     set_config("[sync]\nauto = true\n")
-    Session(project, "s-sync-0001").start().prompt("Document the deploy").edit("docs/deploy.md") \
-        .stop("Documented.").end().write()
+    Session(project, "s-sync-0001").start().prompt("Document the deploy").edit("docs/deploy.md").stop(
+        "Documented."
+    ).end().write()
     outcome = consolidate_session(project, "s-sync-0001")
     assert git(remote, "log", "--format=%s", "main").splitlines()[0] == "consolidate: claude-code session ssync000"
     assert outcome.handoff in git(remote, "ls-tree", "-r", "--name-only", "main")

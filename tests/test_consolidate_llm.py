@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import git
 from fake_llm import FakeLLM
 from journals import Session, set_config
+
 from wiki_memory.config import home, resolve_project
 from wiki_memory.consolidate.run import consolidate_session
 
@@ -21,11 +21,14 @@ GOOD = {
     "failed": ["Raising the retry delay to 2 s did not help (still 5 failures in 50)."],
     "open": ["src/auth/admin_client.py has the same ordering and was not changed."],
     "summary": "The session traced the 401 to a retry that reused an expired token, fixed the order, and "
-               "confirmed it with 50 consecutive runs.",
+    "confirmed it with 50 consecutive runs.",
     "pages": [
-        {"type": "gotcha", "title": "JWT refresh must happen before the retry",
-         "body": "A retry after a 401 reuses the expired token unless the refresh runs first.",
-         "tags": ["auth", "flaky-tests"]},
+        {
+            "type": "gotcha",
+            "title": "JWT refresh must happen before the retry",
+            "body": "A retry after a 401 reuses the expired token unless the refresh runs first.",
+            "tags": ["auth", "flaky-tests"],
+        },
         {"type": "essay", "title": "Not a durable page type", "body": "ignored"},
     ],
 }
@@ -43,8 +46,10 @@ def project(code_repo: Path):
 
 
 def configure(server: FakeLLM, provider: str, timeout: float = 5) -> None:
-    set_config(f'[consolidate]\nprovider = "{provider}"\nmodel = "test-model"\nbase_url = "{server.base_url}"\n'
-               f'api_key_env = "WM_TEST_LLM_KEY"\ntimeout = {timeout}\n')
+    set_config(
+        f'[consolidate]\nprovider = "{provider}"\nmodel = "test-model"\nbase_url = "{server.base_url}"\n'
+        f'api_key_env = "WM_TEST_LLM_KEY"\ntimeout = {timeout}\n'
+    )
 
 
 def log_text() -> str:
@@ -111,9 +116,10 @@ def test_any_failure_falls_back_to_the_extractive_pages_and_says_so(project, pro
     else:
         monkeypatch.delenv("WM_TEST_LLM_KEY", raising=False)
     with FakeLLM(provider) as server:
-        server.reply = {"malformed": json.dumps({"goal": 42, "done": "not a list"}),
-                        "not-json": "Sure! Here is the summary you asked for.",
-                        }.get(failure, json.dumps(GOOD))
+        server.reply = {
+            "malformed": json.dumps({"goal": 42, "done": "not a list"}),
+            "not-json": "Sure! Here is the summary you asked for.",
+        }.get(failure, json.dumps(GOOD))
         server.refuse = failure == "refusal"
         server.delay = 3 if failure == "timeout" else 0
         server.status = 500 if failure == "http-500" else 200
@@ -128,10 +134,16 @@ def test_any_failure_falls_back_to_the_extractive_pages_and_says_so(project, pro
     handoff = (project.wiki / outcome.handoff).read_text()
     assert "Fix the flaky login test" in handoff and "`pytest -k login --count 50` failed at first" in handoff
     assert not (project.wiki / "gotchas").exists()
-    line = [l for l in log_text().splitlines() if "LLM consolidation" in l][-1]
+    line = [line for line in log_text().splitlines() if "LLM consolidation" in line][-1]
     assert "failed" in line and f"{provider}:test-model" in line and "extractive" in line
-    expected = {"malformed": "'goal'", "not-json": "no JSON object", "refusal": "refused", "timeout": "within 0.5 s",
-                "http-500": "HTTP 500", "no-key": "WM_TEST_LLM_KEY"}[failure]
+    expected = {
+        "malformed": "'goal'",
+        "not-json": "no JSON object",
+        "refusal": "refused",
+        "timeout": "within 0.5 s",
+        "http-500": "HTTP 500",
+        "no-key": "WM_TEST_LLM_KEY",
+    }[failure]
     assert expected in line
 
 

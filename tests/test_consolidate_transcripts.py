@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import SHARED, git
 from journals import Session
+
+from wiki_memory.capture import journal
 from wiki_memory.config import resolve_project
 from wiki_memory.consolidate.claude_code import read_transcript
 from wiki_memory.consolidate.codex import read_rollout
@@ -16,7 +17,6 @@ from wiki_memory.consolidate.extract import relative, summarize
 from wiki_memory.consolidate.importer import import_transcripts
 from wiki_memory.consolidate.run import consolidate_session, load_session
 from wiki_memory.consolidate.session import build_session
-from wiki_memory.capture import journal
 
 TRANSCRIPTS = SHARED / "data" / "transcripts"
 CLAUDE = sorted(TRANSCRIPTS.glob("claude_code__*.jsonl"))
@@ -41,8 +41,11 @@ def claude_facts(path: Path) -> tuple[set[str], set[str], str]:
                 answered.add(block["tool_use_id"])
                 if block.get("is_error"):
                     errors.add(block["tool_use_id"])
-    edited = {u["input"]["file_path"] for i, u in uses.items()
-              if u["name"] in ("Edit", "Write", "MultiEdit") and i in answered and i not in errors}
+    edited = {
+        u["input"]["file_path"]
+        for i, u in uses.items()
+        if u["name"] in ("Edit", "Write", "MultiEdit") and i in answered and i not in errors
+    }
     commands = {u["input"]["command"] for u in uses.values() if u["name"] == "Bash"}
     return edited, commands, cwd
 
@@ -90,16 +93,18 @@ def test_claude_failure_then_fix_from_a_real_session():
     fixed = [line for line in summary.done if "pnpm test NavUser.test.tsx" in line]
     assert fixed and "failed at first" in fixed[0] and "then passed" in fixed[0]
     assert not any("pnpm test" in line for line in summary.failed + summary.open)
-    assert set(summary.files) == {"apps/app/src/client/components/NavUser.tsx",
-                                  "apps/app/src/client/components/NavUser.test.tsx",
-                                  "apps/app/src/client/components/AppSidebar.tsx"}
+    assert set(summary.files) == {
+        "apps/app/src/client/components/NavUser.tsx",
+        "apps/app/src/client/components/NavUser.test.tsx",
+        "apps/app/src/client/components/AppSidebar.tsx",
+    }
 
 
 @needs_shared
 def test_claude_rejected_plan_is_an_abandoned_approach():
     session = build_session(read_transcript(TRANSCRIPTS / "claude_code__agentcmd__full-session-two.jsonl"))
     summary = summarize(session)
-    assert any(line.startswith("The user rejected the proposed plan: Move the \"+\" button") for line in summary.failed)
+    assert any(line.startswith('The user rejected the proposed plan: Move the "+" button') for line in summary.failed)
     assert summary.files == ("apps/app/src/client/components/CommandMenu.tsx",)
     assert "Completely outside the search bar entirely" in summary.requests
 
@@ -108,28 +113,68 @@ def _claude_record(uuid: str, parent: str | None, kind: str, content, **extra) -
     message = {"role": kind, "content": content}
     if kind == "assistant":
         message.update(id=extra.pop("mid", f"msg_{uuid}"), model="claude-test")
-    return json.dumps({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "sess-crafted",
-                       "cwd": "/work/app", "timestamp": f"2026-11-30T10:00:{int(uuid[1:]):02d}.000Z",
-                       "gitBranch": "main", "message": message, **extra})
+    return json.dumps(
+        {
+            "type": kind,
+            "uuid": uuid,
+            "parentUuid": parent,
+            "sessionId": "sess-crafted",
+            "cwd": "/work/app",
+            "timestamp": f"2026-11-30T10:00:{int(uuid[1:]):02d}.000Z",
+            "gitBranch": "main",
+            "message": message,
+            **extra,
+        }
+    )
 
 
 def test_claude_reader_follows_the_active_branch_skips_sidechains_and_unknown_records(tmp_path: Path):
     lines = [
         json.dumps({"type": "file-history-snapshot", "messageId": "x", "snapshot": {}}),
         _claude_record("u1", None, "user", "Rename the config loader"),
-        _claude_record("u2", "u1", "assistant", [{"type": "tool_use", "id": "t1", "name": "Edit",
-                                                  "input": {"file_path": "/work/app/old_try.py", "old_string": "a",
-                                                            "new_string": "b"}}]),
+        _claude_record(
+            "u2",
+            "u1",
+            "assistant",
+            [
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "Edit",
+                    "input": {"file_path": "/work/app/old_try.py", "old_string": "a", "new_string": "b"},
+                }
+            ],
+        ),
         _claude_record("u3", "u2", "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]),
         # The user rewound to u1 and asked differently: u2..u3 are an abandoned branch.
         _claude_record("u4", "u1", "assistant", [{"type": "text", "text": "Let me look first."}], mid="msg_m"),
-        _claude_record("u5", "u4", "assistant", [{"type": "tool_use", "id": "t2", "name": "Bash",
-                                                  "input": {"command": "make test"}}], mid="msg_m"),
-        _claude_record("u6", "u5", "user", [{"type": "tool_result", "tool_use_id": "t2", "is_error": True,
-                                             "content": "Exit code 2\nFAILED test_loader"}]),
-        _claude_record("u7", "u6", "assistant", [{"type": "tool_use", "id": "t3", "name": "Read",
-                                                  "input": {"file_path": "/work/app/notes.md"}}],
-                       isSidechain=True),
+        _claude_record(
+            "u5",
+            "u4",
+            "assistant",
+            [{"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "make test"}}],
+            mid="msg_m",
+        ),
+        _claude_record(
+            "u6",
+            "u5",
+            "user",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t2",
+                    "is_error": True,
+                    "content": "Exit code 2\nFAILED test_loader",
+                }
+            ],
+        ),
+        _claude_record(
+            "u7",
+            "u6",
+            "assistant",
+            [{"type": "tool_use", "id": "t3", "name": "Read", "input": {"file_path": "/work/app/notes.md"}}],
+            isSidechain=True,
+        ),
         json.dumps({"type": "queue-operation", "operation": "enqueue", "content": "x"}),
         json.dumps({"type": "some-future-record", "uuid": "zz", "data": [1, 2]}),
         "this line is not JSON",
@@ -164,37 +209,123 @@ def test_codex_rollouts_from_the_shared_samples():
 
 def codex_rollout(tmp_path: Path, session_id: str = "01a22bcf-417c-7f01-aca0-77b109a14191") -> Path:
     """A rollout in the layout Codex 0.171 writes (seen with `codex exec`)."""
+
     def rec(t: int, kind: str, payload: dict) -> str:
         return json.dumps({"timestamp": f"2026-11-30T09:35:{t:02d}.000Z", "type": kind, "payload": payload})
 
     lines = [
-        rec(0, "session_meta", {"id": session_id, "cwd": "/work/app", "cli_version": "0.171.0",
-                                "git": {"branch": "feat/notes"}}),
+        rec(
+            0,
+            "session_meta",
+            {"id": session_id, "cwd": "/work/app", "cli_version": "0.171.0", "git": {"branch": "feat/notes"}},
+        ),
         rec(1, "turn_context", {"cwd": "/work/app", "model": "gpt-5.5"}),
-        rec(1, "response_item", {"type": "message", "role": "user", "content": [
-            {"type": "input_text", "text": "<environment_context>\n  <cwd>/work/app</cwd>\n</environment_context>"}]}),
+        rec(
+            1,
+            "response_item",
+            {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {
+                        "type": "input_text",
+                        "text": "<environment_context>\n  <cwd>/work/app</cwd>\n</environment_context>",
+                    }
+                ],
+            },
+        ),
         rec(2, "world_state", {"full": True}),
-        rec(2, "response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "make notes"}]}),
-        rec(2, "event_msg", {"type": "item_completed", "item": {"type": "UserMessage", "content": [
-            {"type": "text", "text": "make notes"}]}}),
-        rec(3, "response_item", {"type": "function_call", "name": "exec_command", "call_id": "call_a",
-                                 "arguments": json.dumps({"cmd": "pytest -q"})}),
-        rec(4, "event_msg", {"type": "item_completed", "item": {"type": "CommandExecution", "id": "call_a",
-                                                                "exit_code": 3, "aggregated_output": "boom\n"}}),
-        rec(4, "response_item", {"type": "function_call_output", "call_id": "call_a", "output":
-                                 "Chunk ID: ffe129\nWall time: 0.29 seconds\nProcess exited with code 3\n"
-                                 "Original token count: 2\nOutput:\nE   ValueError: boom\n"}),
-        rec(5, "response_item", {"type": "custom_tool_call", "name": "apply_patch", "call_id": "call_b",
-                                 "input": "*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** Update File: src/app.py\n@@\n-a\n+b\n*** End Patch\n"}),
-        rec(6, "response_item", {"type": "custom_tool_call_output", "call_id": "call_b",
-                                 "output": "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess."}),
-        rec(7, "response_item", {"type": "function_call", "name": "update_plan", "call_id": "call_c",
-                                 "arguments": json.dumps({"plan": [{"step": "write notes", "status": "completed"},
-                                                                   {"step": "add tests", "status": "pending"}]})}),
+        rec(
+            2,
+            "response_item",
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "make notes"}]},
+        ),
+        rec(
+            2,
+            "event_msg",
+            {
+                "type": "item_completed",
+                "item": {"type": "UserMessage", "content": [{"type": "text", "text": "make notes"}]},
+            },
+        ),
+        rec(
+            3,
+            "response_item",
+            {
+                "type": "function_call",
+                "name": "exec_command",
+                "call_id": "call_a",
+                "arguments": json.dumps({"cmd": "pytest -q"}),
+            },
+        ),
+        rec(
+            4,
+            "event_msg",
+            {
+                "type": "item_completed",
+                "item": {"type": "CommandExecution", "id": "call_a", "exit_code": 3, "aggregated_output": "boom\n"},
+            },
+        ),
+        rec(
+            4,
+            "response_item",
+            {
+                "type": "function_call_output",
+                "call_id": "call_a",
+                "output": "Chunk ID: ffe129\nWall time: 0.29 seconds\nProcess exited with code 3\n"
+                "Original token count: 2\nOutput:\nE   ValueError: boom\n",
+            },
+        ),
+        rec(
+            5,
+            "response_item",
+            {
+                "type": "custom_tool_call",
+                "name": "apply_patch",
+                "call_id": "call_b",
+                "input": (
+                    "*** Begin Patch\n*** Add File: notes.txt\n+hello\n"
+                    "*** Update File: src/app.py\n@@\n-a\n+b\n*** End Patch\n"
+                ),
+            },
+        ),
+        rec(
+            6,
+            "response_item",
+            {
+                "type": "custom_tool_call_output",
+                "call_id": "call_b",
+                "output": "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess.",
+            },
+        ),
+        rec(
+            7,
+            "response_item",
+            {
+                "type": "function_call",
+                "name": "update_plan",
+                "call_id": "call_c",
+                "arguments": json.dumps(
+                    {
+                        "plan": [
+                            {"step": "write notes", "status": "completed"},
+                            {"step": "add tests", "status": "pending"},
+                        ]
+                    }
+                ),
+            },
+        ),
         rec(7, "response_item", {"type": "function_call_output", "call_id": "call_c", "output": "Plan updated"}),
         rec(8, "response_item", {"type": "reasoning", "summary": [], "encrypted_content": "xxx"}),
-        rec(9, "response_item", {"type": "message", "role": "assistant", "content": [
-            {"type": "output_text", "text": "Wrote notes.txt. Next: add tests."}]}),
+        rec(
+            9,
+            "response_item",
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Wrote notes.txt. Next: add tests."}],
+            },
+        ),
         rec(9, "event_msg", {"type": "task_complete", "last_agent_message": "Wrote notes.txt. Next: add tests."}),
         rec(9, "token_usage_record", {"usage": {}}),
     ]
@@ -207,7 +338,7 @@ def test_codex_reader_current_layout(tmp_path: Path):
     session = build_session(read_rollout(codex_rollout(tmp_path)))
     assert session.branch == "feat/notes" and session.model == "gpt-5.5"
     assert [p.text for p in session.prompts] == ["make notes"]
-    shell, patch, plan = session.steps
+    shell, patch, _plan = session.steps
     assert shell.error and shell.exit_code == 3 and shell.output.startswith("E   ValueError: boom")
     assert patch.files == ("notes.txt", "src/app.py") and not patch.error
     assert [(i.text, i.status) for i in session.plan] == [("write notes", "completed"), ("add tests", "pending")]
@@ -264,10 +395,31 @@ def test_secrets_in_a_transcript_never_reach_the_pages(tmp_path: Path):
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
     lines = [
         _claude_record("u1", None, "user", "Deploy with the key corp-0123456789abcdef please"),
-        _claude_record("u2", "u1", "assistant", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {
-            "command": f"GITHUB_TOKEN={token} ./deploy.sh"}}]),
-        _claude_record("u3", "u2", "user", [{"type": "tool_result", "tool_use_id": "t1",
-                                             "content": "deployed with postgres://admin:hunter2secret@db/prod"}]),
+        _claude_record(
+            "u2",
+            "u1",
+            "assistant",
+            [
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "Bash",
+                    "input": {"command": f"GITHUB_TOKEN={token} ./deploy.sh"},
+                }
+            ],
+        ),
+        _claude_record(
+            "u3",
+            "u2",
+            "user",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": "deployed with postgres://admin:hunter2secret@db/prod",
+                }
+            ],
+        ),
         _claude_record("u4", "u3", "assistant", [{"type": "text", "text": "Deployed."}]),
     ]
     path = tmp_path / "sess-secret.jsonl"

@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner
-
 from agent_clis import run_claude, run_codex, write_codex_config
+from click.testing import CliRunner
 from fake_models import FakeAnthropic, FakeResponses, bash, text, tool_call
+
 from wiki_memory.cli import main
 from wiki_memory.config import resolve_project
 from wiki_memory.consolidate import background
@@ -47,8 +47,11 @@ def _logs() -> str:
     from wiki_memory.config import home
 
     folder = home() / "logs"
-    return "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in sorted(folder.glob("*.log"))) \
-        if folder.is_dir() else "(no logs)"
+    return (
+        "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in sorted(folder.glob("*.log")))
+        if folder.is_dir()
+        else "(no logs)"
+    )
 
 
 def _handoff_in(request_body: Any) -> str:
@@ -56,7 +59,7 @@ def _handoff_in(request_body: Any) -> str:
     start = seen.find("<wiki-memory handoff")
     assert start >= 0, f"the model request carries no handoff; logs:\n{_logs()}"
     end = seen.find("</wiki-memory handoff>", start)
-    return seen[start:end + len("</wiki-memory handoff>")]
+    return seen[start : end + len("</wiki-memory handoff>")]
 
 
 def _wait_consolidated(repo: Path, agent: str, timeout: float = 60) -> list[str]:
@@ -77,23 +80,37 @@ def test_claude_code_session_hands_off_to_codex(agent_clis, code_repo, tmp_path)
     (code_repo / "src").mkdir()
     widget = code_repo / "src" / "widget.py"
     _install("claude-code")
-    with FakeAnthropic([
-        bash(FAILING, "Let me run the widget test first."),
-        tool_call("Write", {"file_path": str(widget), "content": "def total(xs):\n    return sum(xs) + 1\n"}),
-        tool_call("TaskCreate", {"subject": "Add a regression test for widget totals",
-                                 "description": "cover the off-by-one"}),
-        text("I rewrote src/widget.py; the widget test still fails. Next: add the regression test."),
-    ]) as claude_model:
-        result = run_claude(agent_clis, ["-p", "Fix the widget total off-by-one in src/widget.py"],
-                            cwd=code_repo, home=home, base_url=claude_model.url)
+    with FakeAnthropic(
+        [
+            bash(FAILING, "Let me run the widget test first."),
+            tool_call("Write", {"file_path": str(widget), "content": "def total(xs):\n    return sum(xs) + 1\n"}),
+            tool_call(
+                "TaskCreate",
+                {"subject": "Add a regression test for widget totals", "description": "cover the off-by-one"},
+            ),
+            text("I rewrote src/widget.py; the widget test still fails. Next: add the regression test."),
+        ]
+    ) as claude_model:
+        result = run_claude(
+            agent_clis,
+            ["-p", "Fix the widget total off-by-one in src/widget.py"],
+            cwd=code_repo,
+            home=home,
+            base_url=claude_model.url,
+        )
     assert result.returncode == 0, result.stderr[-2000:]
     assert widget.exists()  # the edit really happened
 
     with FakeResponses([text("I have the earlier session's notes.")]) as codex_model:
         write_codex_config(codex_home, codex_model.url)
         _install("codex", "--codex", str(agent_clis.codex), env={"CODEX_HOME": str(codex_home)})
-        result = run_codex(agent_clis, ["exec", "--skip-git-repo-check", "Carry on with the widget work"],
-                           cwd=code_repo, home=home, codex_home=codex_home)
+        result = run_codex(
+            agent_clis,
+            ["exec", "--skip-git-repo-check", "Carry on with the widget work"],
+            cwd=code_repo,
+            home=home,
+            codex_home=codex_home,
+        )
     assert result.returncode == 0, result.stderr[-2000:]
     handoff = _handoff_in(codex_model.turn_requests[0].body)
     assert "From claude-code, session " in handoff
@@ -109,26 +126,42 @@ def test_claude_code_session_hands_off_to_codex(agent_clis, code_repo, tmp_path)
 
 def test_codex_session_hands_off_to_claude_code(agent_clis, code_repo, tmp_path):
     home, codex_home = Path.home(), tmp_path / "codex-home"
-    patch = ("*** Begin Patch\n*** Add File: src/parser.py\n+def parse(text):\n+    return text.split(',')\n"
-             "*** End Patch\n")
-    with FakeResponses([
-        bash("python3 -c \"import sys; sys.exit('ValueError: trailing comma')\""),
-        tool_call("apply_patch", {"input": patch}),
-        tool_call("update_plan", {"plan": [{"step": "Write the parser", "status": "completed"},
-                                           {"step": "Handle quoted fields", "status": "pending"}]}),
-        text("Wrote src/parser.py. Quoted fields are not handled yet."),
-    ]) as codex_model:
+    patch = (
+        "*** Begin Patch\n*** Add File: src/parser.py\n+def parse(text):\n+    return text.split(',')\n*** End Patch\n"
+    )
+    with FakeResponses(
+        [
+            bash("python3 -c \"import sys; sys.exit('ValueError: trailing comma')\""),
+            tool_call("apply_patch", {"input": patch}),
+            tool_call(
+                "update_plan",
+                {
+                    "plan": [
+                        {"step": "Write the parser", "status": "completed"},
+                        {"step": "Handle quoted fields", "status": "pending"},
+                    ]
+                },
+            ),
+            text("Wrote src/parser.py. Quoted fields are not handled yet."),
+        ]
+    ) as codex_model:
         write_codex_config(codex_home, codex_model.url)
         _install("codex", "--codex", str(agent_clis.codex), env={"CODEX_HOME": str(codex_home)})
-        result = run_codex(agent_clis, ["exec", "--skip-git-repo-check", "Write a CSV parser in src/parser.py"],
-                           cwd=code_repo, home=home, codex_home=codex_home)
+        result = run_codex(
+            agent_clis,
+            ["exec", "--skip-git-repo-check", "Write a CSV parser in src/parser.py"],
+            cwd=code_repo,
+            home=home,
+            codex_home=codex_home,
+        )
     assert result.returncode == 0, result.stderr[-2000:]
     assert (code_repo / "src" / "parser.py").exists()
 
     _install("claude-code")
     with FakeAnthropic([text("I have the earlier session's notes.")]) as claude_model:
-        result = run_claude(agent_clis, ["-p", "Continue the CSV parser"], cwd=code_repo, home=home,
-                            base_url=claude_model.url)
+        result = run_claude(
+            agent_clis, ["-p", "Continue the CSV parser"], cwd=code_repo, home=home, base_url=claude_model.url
+        )
     assert result.returncode == 0, result.stderr[-2000:]
     handoff = _handoff_in(claude_model.turn_requests[0].body)
     assert "From codex, session " in handoff

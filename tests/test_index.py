@@ -9,35 +9,58 @@ import warnings
 from pathlib import Path
 
 import pytest
-
 from conftest import DEFAULT_MODEL, git, runbook_body
+
 from wiki_memory.config import project_for_store
-from wiki_memory.index import Embedder, Index, ModelUnavailableWarning, SearchResult
+from wiki_memory.index import Embedder, Index, ModelUnavailableWarning, SearchResult, schema
 from wiki_memory.index import embed as embed_module
-from wiki_memory.index import schema
 from wiki_memory.pages import Page
 from wiki_memory.store import Author, Store
 
 AGENT = Author.agent("claude-code")
 
 PAGES = [
-    ("Celery eager mode masks broker timeouts", "gotcha",
-     "With CELERY_TASK_ALWAYS_EAGER set, tasks run inline and the broker is never contacted, so a "
-     "missing Redis connection only shows up in production. Turn eager mode off in CI.", ["celery", "ci"]),
-    ("Retry policy for outbound HTTP", "decision",
-     "Retry idempotent requests twice with exponential backoff, then fail. ERR_CONN_RESET and "
-     "timeouts are retried; 4xx responses are not.", ["http"]),
-    ("JWT refresh must happen before the retry", "gotcha",
-     "The token refresh in src/auth/jwt.py ran after the retry, so the retry reused the expired "
-     "token and got a 401. Refresh first.", ["auth"]),
-    ("Release procedure", "procedure",
-     "Bump the version in pyproject.toml, tag the commit, push the tag; the pipeline publishes "
-     "the wheel to the package index.", []),
-    ("Database connection pooling", "fact",
-     "The service keeps at most 20 connections in its pool; the auth service resets idle "
-     "connections after five minutes.", ["db"]),
-    ("Frontend uses pnpm", "preference",
-     "Install JavaScript dependencies with pnpm, never npm or yarn; the lock file is pnpm-lock.yaml.", []),
+    (
+        "Celery eager mode masks broker timeouts",
+        "gotcha",
+        "With CELERY_TASK_ALWAYS_EAGER set, tasks run inline and the broker is never contacted, so a "
+        "missing Redis connection only shows up in production. Turn eager mode off in CI.",
+        ["celery", "ci"],
+    ),
+    (
+        "Retry policy for outbound HTTP",
+        "decision",
+        "Retry idempotent requests twice with exponential backoff, then fail. ERR_CONN_RESET and "
+        "timeouts are retried; 4xx responses are not.",
+        ["http"],
+    ),
+    (
+        "JWT refresh must happen before the retry",
+        "gotcha",
+        "The token refresh in src/auth/jwt.py ran after the retry, so the retry reused the expired "
+        "token and got a 401. Refresh first.",
+        ["auth"],
+    ),
+    (
+        "Release procedure",
+        "procedure",
+        "Bump the version in pyproject.toml, tag the commit, push the tag; the pipeline publishes "
+        "the wheel to the package index.",
+        [],
+    ),
+    (
+        "Database connection pooling",
+        "fact",
+        "The service keeps at most 20 connections in its pool; the auth service resets idle "
+        "connections after five minutes.",
+        ["db"],
+    ),
+    (
+        "Frontend uses pnpm",
+        "preference",
+        "Install JavaScript dependencies with pnpm, never npm or yarn; the lock file is pnpm-lock.yaml.",
+        [],
+    ),
 ]
 
 
@@ -80,8 +103,9 @@ def test_a_query_sharing_no_word_finds_its_page_by_meaning(index):
     assert paths(index.search(query, k=3, mode="vector"))[0] == "gotchas/celery-eager-mode-masks-broker-timeouts.md"
     assert paths(index.search(query, k=3))[0] == "gotchas/celery-eager-mode-masks-broker-timeouts.md"
     # Words alone pick the wrong page here ("package"); meaning finds the right one.
-    assert paths(index.search("which package manager for the web app", k=1, mode="vector")) == \
-        ["preferences/frontend-uses-pnpm.md"]
+    assert paths(index.search("which package manager for the web app", k=1, mode="vector")) == [
+        "preferences/frontend-uses-pnpm.md"
+    ]
 
 
 def test_fts_finds_exact_identifiers(index):
@@ -102,8 +126,24 @@ def test_results_carry_what_a_caller_needs(index):
     assert set(r.as_dict()) >= {"path", "title", "type", "heading", "snippet", "score", "retrievers"}
 
 
-@pytest.mark.parametrize("query", ['"unbalanced', "celery*", "NEAR(celery broker)", "-broker", "celery AND",
-                                   "OR", "title:celery", "(celery", "a^b", "NOT", "'", "***", ""])
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"unbalanced',
+        "celery*",
+        "NEAR(celery broker)",
+        "-broker",
+        "celery AND",
+        "OR",
+        "title:celery",
+        "(celery",
+        "a^b",
+        "NOT",
+        "'",
+        "***",
+        "",
+    ],
+)
 def test_fts_syntax_in_a_query_is_text(index, query):
     results = index.search(query, k=3, mode="fts")
     assert isinstance(results, list)
@@ -144,8 +184,15 @@ def test_a_backlog_of_pending_chunks_is_caught_up_over_searches(tmp_path, model,
     is found by its words meanwhile, and the next searches carry on."""
     from wiki_memory.index import index as index_module
 
-    pages = [(f"Runbook part {i}", "procedure", f"Step {i}: restart the ingest worker number {i} "
-              f"after draining queue q{i}.", []) for i in range(40)]
+    pages = [
+        (
+            f"Runbook part {i}",
+            "procedure",
+            f"Step {i}: restart the ingest worker number {i} after draining queue q{i}.",
+            [],
+        )
+        for i in range(40)
+    ]
     pages.append(("Pelican quota", "fact", "The pelican service allows ninety uploads an hour.", []))
     store = make_store(tmp_path, pages)
     idx = Index.open(project_for_store(store.root), embedder=model)
@@ -255,11 +302,11 @@ def test_no_model_means_fts_with_one_warning(store, tmp_path, monkeypatch):
     idx.close()
     # Once a model is there, the pending chunks are embedded (by the next sync or search).
     idx = Index.open(project_for_store(store.root))
-    assert paths(idx.search("background jobs execute synchronously during testing", k=1, mode="vector")) == \
-        ["gotchas/celery-eager-mode-masks-broker-timeouts.md"]
+    assert paths(idx.search("background jobs execute synchronously during testing", k=1, mode="vector")) == [
+        "gotchas/celery-eager-mode-masks-broker-timeouts.md"
+    ]
     assert idx.stats()["pending"] == 0
     idx.close()
-
 
 
 def test_the_hub_probe_gives_up_a_name_lookup_that_hangs(monkeypatch):
@@ -278,8 +325,10 @@ def test_the_hub_probe_gives_up_a_name_lookup_that_hangs(monkeypatch):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HF_ENDPOINT", "https://hub.invalid")
     try:
-        assert embed_module.hub_unreachable(timeout=0.2) == \
-            "hub.invalid cannot be reached (looking up the name took over 0.2 s)"
+        assert (
+            embed_module.hub_unreachable(timeout=0.2)
+            == "hub.invalid cannot be reached (looking up the name took over 0.2 s)"
+        )
     finally:
         released.set()
 
@@ -293,8 +342,10 @@ def test_the_hub_probe_tries_every_address_of_the_name(monkeypatch):
         closed.bind(("127.0.0.1", 0))
         hub.bind(("127.0.0.1", 0))
         hub.listen()
-        listed = [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", closed.getsockname()[1])),
-                  (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", hub.getsockname()[1]))]
+        listed = [
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", closed.getsockname()[1])),
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", hub.getsockname()[1])),
+        ]
         monkeypatch.setattr(socket, "getaddrinfo", lambda *args, **kwargs: listed)
         for var in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
             monkeypatch.delenv(var, raising=False)
@@ -303,14 +354,14 @@ def test_the_hub_probe_tries_every_address_of_the_name(monkeypatch):
         listed.pop()
         assert embed_module.hub_unreachable(timeout=2).startswith("hub.example cannot be reached (")
 
+
 def test_store_writes_keep_an_attached_index_current(tmp_path, model, monkeypatch):
     store = make_store(tmp_path)
     project = project_for_store(store.root)
     cold = Embedder()  # a model not loaded in this process yet
     idx = Index.open(project, embedder=cold).attach(store)
     idx.sync(store, embed=False)
-    store.write(Page.new("Flaky websocket test", "gotcha", "test_ws_reconnect fails when PORT_RANGE is busy."),
-                AGENT)
+    store.write(Page.new("Flaky websocket test", "gotcha", "test_ws_reconnect fails when PORT_RANGE is busy."), AGENT)
     # Searchable by words at once, with no sync; its vector is pending (no model loaded here).
     assert idx.has_page("gotchas/flaky-websocket-test.md") and not cold.loaded
     assert paths(idx.search("PORT_RANGE", k=1, mode="fts")) == ["gotchas/flaky-websocket-test.md"]
@@ -340,20 +391,25 @@ def test_a_commit_made_outside_wiki_memory_is_caught_up_by_search(store, index):
 
 
 def test_filters_and_status(tmp_path, model):
-    store = make_store(tmp_path, PAGES + [
-        ("Old retry policy", "decision", "Retry requests five times with a fixed delay.", ["http"]),
-    ])
+    store = make_store(
+        tmp_path,
+        PAGES
+        + [
+            ("Old retry policy", "decision", "Retry requests five times with a fixed delay.", ["http"]),
+        ],
+    )
     old = store.read("decisions/old-retry-policy.md")
-    store.write(old.with_meta(status="superseded", superseded_by="decisions/retry-policy-for-outbound-http.md"),
-                AGENT)
+    store.write(old.with_meta(status="superseded", superseded_by="decisions/retry-policy-for-outbound-http.md"), AGENT)
     idx = Index.open(project_for_store(store.root), embedder=model)
     idx.sync(store)
     # The superseded page matches "retry requests" as well, but ranks below the active one.
     ranked = paths(idx.search("retry requests delay", k=3))
     assert ranked.index("decisions/retry-policy-for-outbound-http.md") < ranked.index("decisions/old-retry-policy.md")
     assert paths(idx.search("retry", status="superseded")) == ["decisions/old-retry-policy.md"]
-    assert set(paths(idx.search("retry", type="decision"))) == {"decisions/retry-policy-for-outbound-http.md",
-                                                               "decisions/old-retry-policy.md"}
+    assert set(paths(idx.search("retry", type="decision"))) == {
+        "decisions/retry-policy-for-outbound-http.md",
+        "decisions/old-retry-policy.md",
+    }
     assert all(r.type == "gotcha" for r in idx.search("retry token", type="gotcha", mode="vector"))
     assert paths(idx.search("connections", tag="db", mode="vector")) == ["facts/database-connection-pooling.md"]
     assert idx.search("retry", since="2999-01-01") == []
@@ -367,17 +423,19 @@ def test_max_chars_gives_the_best_context_that_fits(index):
     budget = total // 2
     fitted = index.search("connections retry token", k=5, max_chars=budget)
     assert sum(len(r.snippet) for r in fitted) <= budget
-    assert paths(fitted) == paths(full)[:len(fitted)] and fitted
+    assert paths(fitted) == paths(full)[: len(fitted)] and fitted
     tiny = index.search("connections retry token", k=5, max_chars=40)
     assert len(tiny) == 1 and len(tiny[0].snippet) <= 40
 
 
 def test_long_pages_are_chunked_at_headings_and_the_best_chunk_is_shown(tmp_path, model):
-    body = "\n\n".join([
-        "## Setup\n\n" + "Install the toolchain and clone the repository. " * 30,
-        "## Deploying\n\n" + "Deploys go through the blue green switch on the load balancer. " * 5,
-        "## Rollback\n\n" + "To roll back, flip the switch back to the previous colour within ten minutes. " * 3,
-    ])
+    body = "\n\n".join(
+        [
+            "## Setup\n\n" + "Install the toolchain and clone the repository. " * 30,
+            "## Deploying\n\n" + "Deploys go through the blue green switch on the load balancer. " * 5,
+            "## Rollback\n\n" + "To roll back, flip the switch back to the previous colour within ten minutes. " * 3,
+        ]
+    )
     store = make_store(tmp_path, [("Operations handbook", "procedure", body, [])])
     idx = Index.open(project_for_store(store.root), embedder=model)
     idx.sync(store)
@@ -396,10 +454,18 @@ def test_the_first_result_shows_a_long_passage_the_others_short_ones(tmp_path):
         lines[30] = line
         return "\n\n".join(lines)
 
-    store = make_store(tmp_path, [
-        ("Alpha runbook", "procedure", body("A deploy rollback on alpha: the deploy rollback takes ten minutes."), []),
-        ("Beta runbook", "procedure", body("A deploy rollback on beta takes an hour."), []),
-    ])
+    store = make_store(
+        tmp_path,
+        [
+            (
+                "Alpha runbook",
+                "procedure",
+                body("A deploy rollback on alpha: the deploy rollback takes ten minutes."),
+                [],
+            ),
+            ("Beta runbook", "procedure", body("A deploy rollback on beta takes an hour."), []),
+        ],
+    )
     idx = Index.open(project_for_store(store.root), embedder=Embedder(path=str(tmp_path / "no-model")))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelUnavailableWarning)
@@ -413,17 +479,27 @@ def test_the_first_result_shows_a_long_passage_the_others_short_ones(tmp_path):
 
 
 def test_links_and_backlinks(tmp_path, model):
-    store = make_store(tmp_path, [
-        ("Auth service overview", "fact", "Tokens come from the auth service. See [[JWT refresh]].", []),
-        ("JWT refresh", "gotcha", "Refresh before retry; see [[Auth service overview]], "
-         "[[decisions/retry-policy]] and [[Not written yet]].", []),
-    ])
+    store = make_store(
+        tmp_path,
+        [
+            ("Auth service overview", "fact", "Tokens come from the auth service. See [[JWT refresh]].", []),
+            (
+                "JWT refresh",
+                "gotcha",
+                "Refresh before retry; see [[Auth service overview]], "
+                "[[decisions/retry-policy]] and [[Not written yet]].",
+                [],
+            ),
+        ],
+    )
     idx = Index.open(project_for_store(store.root), embedder=model)
     idx.sync(store)
     out = idx.links("gotchas/jwt-refresh.md")
     assert [(link.target, link.path) for link in out] == [
         ("Auth service overview", "facts/auth-service-overview.md"),
-        ("decisions/retry-policy", None), ("Not written yet", None)]
+        ("decisions/retry-policy", None),
+        ("Not written yet", None),
+    ]
     assert idx.backlinks("facts/auth-service-overview.md") == ["gotchas/jwt-refresh.md"]
     # Writing the missing page resolves the link that waited for it.
     store.write(Page.new("Retry policy", "decision", "Twice."), AGENT)
@@ -443,7 +519,6 @@ def test_links_and_backlinks(tmp_path, model):
     idx._resolve_links()
     assert idx.conn.execute("SELECT source, target, resolved FROM links ORDER BY 1, 2").fetchall() == incremental
     idx.close()
-
 
 
 def test_page_names_for_links_are_kept_between_this_process_writes(tmp_path, model, monkeypatch):
@@ -479,12 +554,15 @@ def test_page_names_for_links_are_kept_between_this_process_writes(tmp_path, mod
     elsewhere.close()
     store.write(Page.new("Retry policy", "decision", "Three times."), AGENT)
     assert len(builds) == 3  # the other index's write, and ours after it: read again
-    assert [link.path for link in idx.links("gotchas/jwt-refresh.md")] == \
-        ["notes/auth-overview.md", "decisions/retry-policy.md"]
+    assert [link.path for link in idx.links("gotchas/jwt-refresh.md")] == [
+        "notes/auth-overview.md",
+        "decisions/retry-policy.md",
+    ]
     left = idx.conn.execute("SELECT source, target, resolved FROM links ORDER BY 1, 2").fetchall()
     idx._resolve_links()  # everything from scratch agrees with what the writes left
     assert idx.conn.execute("SELECT source, target, resolved FROM links ORDER BY 1, 2").fetchall() == left
     idx.close()
+
 
 def test_the_index_is_one_sqlite_file_in_wal_mode_with_fts5(index):
     conn = sqlite3.connect(index.path)
@@ -522,8 +600,9 @@ def test_embedding_batches_are_small(tmp_path, model):
 
 
 def test_a_word_in_most_pages_neither_breaks_nor_dominates_a_search(tmp_path, model):
-    pages = [(f"Acme note {i}", "note", f"Acme service detail number {i} about widgets and gadgets.", [])
-             for i in range(60)]
+    pages = [
+        (f"Acme note {i}", "note", f"Acme service detail number {i} about widgets and gadgets.", []) for i in range(60)
+    ]
     pages.append(("Acme zanzibar host", "fact", "The Acme staging host is called zanzibar.", []))
     store = make_store(tmp_path, pages)
     idx = Index.open(project_for_store(store.root), embedder=model)
@@ -535,7 +614,6 @@ def test_a_word_in_most_pages_neither_breaks_nor_dominates_a_search(tmp_path, mo
     idx.close()
 
 
-
 def test_common_words_leave_the_query_and_frequent_ones_only_score(tmp_path, monkeypatch):
     """A word in over half the chunks leaves the query; in a big index (PRUNE_FROM chunks or
     more, lowered here) a word in over PRUNE_SHARE of them only scores the matches a rarer
@@ -544,8 +622,12 @@ def test_common_words_leave_the_query_and_frequent_ones_only_score(tmp_path, mon
     from wiki_memory.index.query import parse_query
 
     def words_of(i: int) -> list[str]:
-        return ["service"] + (["canary"] if i % 4 == 0 else []) + (["zebrafish"] if i % 16 in (0, 1) else []) \
+        return (
+            ["service"]
+            + (["canary"] if i % 4 == 0 else [])
+            + (["zebrafish"] if i % 16 in (0, 1) else [])
             + (["narwhal"] if i in (3, 5, 7) else [])
+        )
 
     pages = [(f"Note {i}", "note", f"The {' and '.join(words_of(i))} of this one.", []) for i in range(400)]
     store = make_store(tmp_path, pages)
@@ -596,19 +678,25 @@ def test_a_query_of_frequent_words_ranks_the_rows_holding_them_all_first(tmp_pat
     def words_of(i: int) -> list[str]:
         return [w for w, n in every.items() if i % n == 0] + (["zebra"] if i in (1, 3) else []) or ["plain"]
 
-    store = make_store(tmp_path, [(f"Note {i}", "note", f"The {' and '.join(words_of(i))} of this one.", [])
-                                  for i in range(400)])
+    store = make_store(
+        tmp_path, [(f"Note {i}", "note", f"The {' and '.join(words_of(i))} of this one.", []) for i in range(400)]
+    )
     monkeypatch.setattr(embed_module, "_warned", set())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelUnavailableWarning)
-        idx = Index.open(project_for_store(store.root), embedder=Embedder(path=str(tmp_path / "no-model")),
-                         tuning=index_module.Tuning(depth=8))  # rankings 8 deep for k=1, 16 for k=2
+        idx = Index.open(
+            project_for_store(store.root),
+            embedder=Embedder(path=str(tmp_path / "no-model")),
+            tuning=index_module.Tuning(depth=8),
+        )  # rankings 8 deep for k=1, 16 for k=2
         idx.sync(store)
     monkeypatch.setattr(index_module, "PRUNE_FROM", 100)
     monkeypatch.setattr(index_module, "PRUNE_SHARE", 0.1)  # every word above but zebra is frequent (> 40 chunks)
     ranked: list[str] = []
     plain_ranked = idx._ranked
-    monkeypatch.setattr(idx, "_ranked", lambda expression, *a: ranked.append(expression) or plain_ranked(expression, *a))
+    monkeypatch.setattr(
+        idx, "_ranked", lambda expression, *a: ranked.append(expression) or plain_ranked(expression, *a)
+    )
     plain_words = idx._without_common_words
 
     def search_any_word(text: str, k: int) -> list[str]:
@@ -692,15 +780,23 @@ def test_writes_in_this_process_patch_the_vector_matrix_and_others_reload_it(sto
         found = idx.search(query, k=5, mode="vector")
         with Index.open(project, embedder=model) as fresh:
             expected = fresh.search(query, k=5, mode="vector")
-        assert [(r.path, round(r.score, 5), r.snippet) for r in found] == \
-            [(r.path, round(r.score, 5), r.snippet) for r in expected]
+        assert [(r.path, round(r.score, 5), r.snippet) for r in found] == [
+            (r.path, round(r.score, 5), r.snippet) for r in expected
+        ]
         return paths(found)
 
-    store.write(Page.new("Flaky websocket test", "gotcha", "The websocket reconnect test fails when the port "
-                         "range is busy on the build agents."), AGENT)
+    store.write(
+        Page.new(
+            "Flaky websocket test",
+            "gotcha",
+            "The websocket reconnect test fails when the port range is busy on the build agents.",
+        ),
+        AGENT,
+    )
     assert same_as_fresh("socket reconnection flakes on CI machines")[0] == "gotchas/flaky-websocket-test.md"
-    store.write(Page.new("Flaky websocket test", "gotcha", "Moved: see the CI runbook for port allocation."),
-                AGENT)  # the same page, other chunks
+    store.write(
+        Page.new("Flaky websocket test", "gotcha", "Moved: see the CI runbook for port allocation."), AGENT
+    )  # the same page, other chunks
     store.delete("gotchas/celery-eager-mode-masks-broker-timeouts.md", AGENT)
     found = same_as_fresh("background jobs execute synchronously during testing")
     assert "gotchas/celery-eager-mode-masks-broker-timeouts.md" not in found
@@ -730,8 +826,9 @@ def test_an_index_file_from_before_the_vectors_by_model_index_gains_it_in_place(
     before = model.calls
     with Index.open(project, embedder=model) as idx:
         assert idx.rebuilt is None and idx.pending_count() == 0
-        assert paths(idx.search("background jobs execute synchronously during testing", k=1, mode="vector")) == \
-            ["gotchas/celery-eager-mode-masks-broker-timeouts.md"]
+        assert paths(idx.search("background jobs execute synchronously during testing", k=1, mode="vector")) == [
+            "gotchas/celery-eager-mode-masks-broker-timeouts.md"
+        ]
     assert model.calls == before + 1  # the query alone: no chunk embedded again
     conn = sqlite3.connect(project.index_path)
     assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors_by_model'").fetchone()

@@ -14,8 +14,23 @@ from wiki_memory.index.links import Resolver
 from wiki_memory.index.query import fts_expression, parse_query
 
 
-@pytest.mark.parametrize("text", ['"', "NEAR(a b)", "a* -b", "col:x", "AND OR NOT", "(((", "a^2", "'quoted'",
-                                  "x\u00a0y", "日本語のテキスト", "emoji 🚀 rocket", "a" * 500])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"',
+        "NEAR(a b)",
+        "a* -b",
+        "col:x",
+        "AND OR NOT",
+        "(((",
+        "a^2",
+        "'quoted'",
+        "x\u00a0y",
+        "日本語のテキスト",
+        "emoji 🚀 rocket",
+        "a" * 500,
+    ],
+)
 def test_every_expression_is_valid_fts5(text):
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
@@ -51,8 +66,13 @@ def test_cut_keeps_to_the_limit_at_a_boundary():
 
 
 def test_link_resolution_prefers_path_then_title_then_file_name():
-    r = Resolver([("decisions/retry-policy.md", "Retry policy"), ("notes/retry-policy.md", "Old retry policy"),
-                  ("gotchas/jwt.md", "JWT refresh must happen before the retry")])
+    r = Resolver(
+        [
+            ("decisions/retry-policy.md", "Retry policy"),
+            ("notes/retry-policy.md", "Old retry policy"),
+            ("gotchas/jwt.md", "JWT refresh must happen before the retry"),
+        ]
+    )
     assert r.resolve("notes/retry-policy") == "notes/retry-policy.md"
     assert r.resolve("Old retry policy") == "notes/retry-policy.md"
     assert r.resolve("jwt refresh must happen before the retry") == "gotchas/jwt.md"

@@ -30,17 +30,33 @@ def ctx(**kwargs) -> Context:
 
 
 FOREIGN = {
-    "claude-code": {".claude/settings.json": {
-        "model": "opus", "permissions": {"allow": ["Bash(npm test)"]},
-        "hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}],
-                  "Notification": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}},
-        ".claude.json": {"numStartups": 3, "mcpServers": {"github": {"type": "stdio", "command": "gh-mcp"}}}},
+    "claude-code": {
+        ".claude/settings.json": {
+            "model": "opus",
+            "permissions": {"allow": ["Bash(npm test)"]},
+            "hooks": {
+                "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}],
+                "Notification": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+            },
+        },
+        ".claude.json": {"numStartups": 3, "mcpServers": {"github": {"type": "stdio", "command": "gh-mcp"}}},
+    },
     "codex": {".codex/hooks.json": {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}},
-    "gemini": {".gemini/settings.json": {"theme": "Dracula", "mcpServers": {"fs": {"command": "fs-mcp"}},
-                                         "hooks": {"AfterTool": [{"matcher": "write_file", "hooks": [
-                                             {"type": "command", "command": "lint", "timeout": 5000}]}]}}},
-    "cursor": {".cursor/hooks.json": {"version": 1, "hooks": {"afterFileEdit": [{"command": "./format.sh"}]}},
-               ".cursor/mcp.json": {"mcpServers": {"linear": {"url": "https://mcp.linear.app/sse"}}}},
+    "gemini": {
+        ".gemini/settings.json": {
+            "theme": "Dracula",
+            "mcpServers": {"fs": {"command": "fs-mcp"}},
+            "hooks": {
+                "AfterTool": [
+                    {"matcher": "write_file", "hooks": [{"type": "command", "command": "lint", "timeout": 5000}]}
+                ]
+            },
+        }
+    },
+    "cursor": {
+        ".cursor/hooks.json": {"version": 1, "hooks": {"afterFileEdit": [{"command": "./format.sh"}]}},
+        ".cursor/mcp.json": {"mcpServers": {"linear": {"url": "https://mcp.linear.app/sse"}}},
+    },
 }
 CODEX_TOML = 'model = "gpt-5.5"  # my model\n\n# providers\n[model_providers.local]\nname = "local"\nbase_url = "http://localhost:1234/v1"\n'
 
@@ -77,8 +93,11 @@ def our_commands(data) -> list[str]:
 
 
 def state(home: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(home)): p.read_bytes() for p in sorted(home.rglob("*"))
-            if p.is_file() and ".bak" not in p.name and ".gitconfig" not in p.name}
+    return {
+        str(p.relative_to(home)): p.read_bytes()
+        for p in sorted(home.rglob("*"))
+        if p.is_file() and ".bak" not in p.name and ".gitconfig" not in p.name
+    }
 
 
 @pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini", "cursor"])
@@ -98,8 +117,11 @@ def test_install_keeps_foreign_entries_twice_changes_nothing_uninstall_restores(
     for path, raw in original_files.items():
         if path.suffix == ".json":
             _assert_contains(json.loads(path.read_text()), json.loads(raw))
-    assert inst.mcp_entry(ctx()) == {"command": COMMAND, "args": ["serve"], **(
-        {"type": "stdio", "env": {}} if agent == "claude-code" else {})}
+    assert inst.mcp_entry(ctx()) == {
+        "command": COMMAND,
+        "args": ["serve"],
+        **({"type": "stdio", "env": {}} if agent == "claude-code" else {}),
+    }
     # Backed up first: each changed file's backup holds what was there before.
     for change in first:
         if change.backup:
@@ -172,8 +194,15 @@ def test_project_scope_writes_the_repository_files(code_repo, monkeypatch):
     assert our_commands(json.loads((code_repo / ".gemini" / "settings.json").read_text()))
     assert not (Path.home() / ".claude").exists()
     cli("uninstall", "all", "--scope", "project")
-    for rel in (".claude/settings.json", ".mcp.json", ".codex/hooks.json", ".codex/config.toml",
-                ".cursor/hooks.json", ".cursor/mcp.json", ".gemini/settings.json"):
+    for rel in (
+        ".claude/settings.json",
+        ".mcp.json",
+        ".codex/hooks.json",
+        ".codex/config.toml",
+        ".cursor/hooks.json",
+        ".cursor/mcp.json",
+        ".gemini/settings.json",
+    ):
         assert not (code_repo / rel).exists(), rel
 
 
@@ -207,8 +236,15 @@ def test_a_stale_entry_from_an_older_installation_is_replaced_in_place():
     path = Path.home() / ".claude" / "settings.json"
     path.parent.mkdir(parents=True)
     old = "/old/venv/bin/wiki-memory hook claude-code Stop"
-    path.write_text(json.dumps({"hooks": {"Stop": [
-        {"hooks": [{"type": "command", "command": "say hi"}, {"type": "command", "command": old}]}]}}))
+    path.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "Stop": [{"hooks": [{"type": "command", "command": "say hi"}, {"type": "command", "command": old}]}]
+                }
+            }
+        )
+    )
     changes = install(["claude-code"], ctx(mcp=False))["claude-code"]
     assert any(line.startswith("~ Stop:") for line in changes[0].lines)
     stop = json.loads(path.read_text())["hooks"]["Stop"]
@@ -260,17 +296,28 @@ def test_codex_uninstall_moves_the_trust_of_a_hook_whose_position_shifts():
     codex_home.mkdir()
     hooks_path = codex_home / "hooks.json"
     ours = f"'{COMMAND}' hook codex Stop"
-    hooks_path.write_text(json.dumps({"hooks": {"Stop": [
-        {"hooks": [{"type": "command", "command": ours, "timeout": 10}]},
-        {"hooks": [{"type": "command", "command": "say done"}]}]}}))
+    hooks_path.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "Stop": [
+                        {"hooks": [{"type": "command", "command": ours, "timeout": 10}]},
+                        {"hooks": [{"type": "command", "command": "say done"}]},
+                    ]
+                }
+            }
+        )
+    )
     (codex_home / "config.toml").write_text(
         f'[hooks.state."{hooks_path}:stop:0:0"]\ntrusted_hash = "sha256:ours"\n\n'
-        f'[hooks.state."{hooks_path}:stop:1:0"]\ntrusted_hash = "sha256:theirs"\n')
+        f'[hooks.state."{hooks_path}:stop:1:0"]\ntrusted_hash = "sha256:theirs"\n'
+    )
     uninstall(["codex"], ctx())
     config = tomlkit.parse((codex_home / "config.toml").read_text()).unwrap()
     assert config == {"hooks": {"state": {f"{hooks_path}:stop:0:0": {"trusted_hash": "sha256:theirs"}}}}
-    assert json.loads(hooks_path.read_text()) == {"hooks": {"Stop": [
-        {"hooks": [{"type": "command", "command": "say done"}]}]}}
+    assert json.loads(hooks_path.read_text()) == {
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}
+    }
 
 
 def test_doctor_reports_hooks_and_fails_on_a_missing_executable():

@@ -46,15 +46,21 @@ def test_rows_are_masked_appended_and_replaced_without_copying_the_matrix_each_t
     expected[7] = ("p1.md", again[0][2])
     assert live(matrix) == expected
     more = rows_for(range(200, 215), lambda i: "big.md", rng)
-    matrix.put(np.array([r[0] for r in more]), np.stack([np.frombuffer(r[2], dtype=np.float32) for r in more]),
-               ["big.md"] * len(more))
+    matrix.put(
+        np.array([r[0] for r in more]),
+        np.stack([np.frombuffer(r[2], dtype=np.float32) for r in more]),
+        ["big.md"] * len(more),
+    )
     expected.update({r[0]: (r[3], r[2]) for r in more})
     assert live(matrix) == expected
     assert np.shares_memory(matrix.view()[1], roomy)  # no copy
     # Past the room, it grows again, keeping every row.
     most = rows_for(range(400, 500), lambda i: "most.md", rng)
-    matrix.put(np.array([r[0] for r in most]), np.stack([np.frombuffer(r[2], dtype=np.float32) for r in most]),
-               ["most.md"] * len(most))
+    matrix.put(
+        np.array([r[0] for r in most]),
+        np.stack([np.frombuffer(r[2], dtype=np.float32) for r in most]),
+        ["most.md"] * len(most),
+    )
     expected.update({r[0]: (r[3], r[2]) for r in most})
     assert live(matrix) == expected and not np.shares_memory(matrix.view()[1], roomy)
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import anyio
 import pytest
+from conftest import git, runbook_body
 from mcp import Client
+from mcp_helpers import PAGE_TOOLS, call, fail, run
 from mcp_types import Implementation, ListRootsResult, Root
 
-from conftest import git, runbook_body
-from mcp_helpers import PAGE_TOOLS, call, fail, run
 from wiki_memory.config import resolve_project
 from wiki_memory.mcp.scope import SESSION_ENV
 from wiki_memory.mcp.server import build_server
@@ -64,9 +64,15 @@ def test_write_read_history_recent(server, code_repo, monkeypatch):
 
     async def body():
         async with Client(srv, client_info=CLAUDE) as client:
-            written = await call(client, "write", title="JWT refresh must happen before the retry", type="gotcha",
-                                 body="**Symptom**: login test fails one run in ten with 401.\n\n## Fix\n\n"
-                                      "Refresh before the retry. See [[Retry policy]].", tags=["auth", "flaky"])
+            written = await call(
+                client,
+                "write",
+                title="JWT refresh must happen before the retry",
+                type="gotcha",
+                body="**Symptom**: login test fails one run in ten with 401.\n\n## Fix\n\n"
+                "Refresh before the retry. See [[Retry policy]].",
+                tags=["auth", "flaky"],
+            )
             assert written["path"] == "gotchas/jwt-refresh-must-happen-before-the-retry.md"
             assert written["created"] and written["changed"] and len(written["commit"]) == 40
             assert written["project"]["root"] == str(code_repo.resolve())
@@ -77,13 +83,23 @@ def test_write_read_history_recent(server, code_repo, monkeypatch):
             assert page["sources"] == ["claude-code:2624e4c8"]
             assert (await call(client, "read", page=written["id"]))["path"] == written["path"]
             # An update by title keeps the id and the tags it was not given.
-            again = await call(client, "write", title="JWT refresh must happen before the retry", type="gotcha",
-                               body="Refresh first, then retry.")
+            again = await call(
+                client,
+                "write",
+                title="JWT refresh must happen before the retry",
+                type="gotcha",
+                body="Refresh first, then retry.",
+            )
             assert not again["created"] and again["id"] == written["id"]
             page = await call(client, "read", page=written["path"])
             assert page["tags"] == ["auth", "flaky"] and page["body"].strip().endswith("Refresh first, then retry.")
-            unchanged = await call(client, "write", title="JWT refresh must happen before the retry", type="gotcha",
-                                   body="Refresh first, then retry.")
+            unchanged = await call(
+                client,
+                "write",
+                title="JWT refresh must happen before the retry",
+                type="gotcha",
+                body="Refresh first, then retry.",
+            )
             assert unchanged["commit"] is None and not unchanged["changed"]
             history = await call(client, "history", page=written["path"])
             assert [c["id"] for c in history["commits"]] == [again["commit"], written["commit"]]
@@ -99,7 +115,9 @@ def test_write_read_history_recent(server, code_repo, monkeypatch):
 
     run(body)
     log = git(wiki(code_repo), "log", "--format=%an|%ae|%s|%(trailers:key=Session-Id,valueonly,separator=)")
-    assert log.splitlines()[0] == "claude-code|claude-code@wiki-memory|remember: decisions/retry-policy|2624e4c8-aaaa-bbbb"
+    assert (
+        log.splitlines()[0] == "claude-code|claude-code@wiki-memory|remember: decisions/retry-policy|2624e4c8-aaaa-bbbb"
+    )
     assert git(wiki(code_repo), "status", "--porcelain") == ""
     git(wiki(code_repo), "fsck", "--strict")
 
@@ -119,7 +137,9 @@ def test_readable_text_names_what_happened(server):
 
 
 def test_edit_operations(server, code_repo):
-    page_body = "Intro line.\n\n## Symptom\n\nTests hang.\n\n## Fix\n\nOld fix.\n\n### Detail\n\nx = 1\n\n## Links\n\nNone."
+    page_body = (
+        "Intro line.\n\n## Symptom\n\nTests hang.\n\n## Fix\n\nOld fix.\n\n### Detail\n\nx = 1\n\n## Links\n\nNone."
+    )
 
     async def body():
         async with Client(server) as client:
@@ -127,17 +147,38 @@ def test_edit_operations(server, code_repo):
             out = await call(client, "edit", page=path, operation="append", text="Seen on CI too.", heading="Symptom")
             assert out["operation"] == "append" and out["changed"]
             await call(client, "edit", page=path, operation="append", text="Last words.")
-            await call(client, "edit", page=path, operation="replace_section", heading="## Fix",
-                       text="Set CELERY_TASK_ALWAYS_EAGER=False.")
-            out = await call(client, "edit", page=path, operation="find_replace", find="Tests hang", replace="Tests hang forever")
+            await call(
+                client,
+                "edit",
+                page=path,
+                operation="replace_section",
+                heading="## Fix",
+                text="Set CELERY_TASK_ALWAYS_EAGER=False.",
+            )
+            out = await call(
+                client, "edit", page=path, operation="find_replace", find="Tests hang", replace="Tests hang forever"
+            )
             assert out["replaced"] == 1
             text = (await call(client, "read", page=path))["body"]
-            assert text == ("# Celery eager mode\n\nIntro line.\n\n## Symptom\n\nTests hang forever.\n\nSeen on CI too.\n\n"
-                            "## Fix\n\nSet CELERY_TASK_ALWAYS_EAGER=False.\n\n## Links\n\nNone.\n\nLast words.\n")
-            await call(client, "write", title="Celery tasks run eagerly only in unit tests", type="decision",
-                       body="Because of the broker timeouts.")
-            out = await call(client, "edit", page=path, operation="set_status", status="superseded",
-                             superseded_by="Celery tasks run eagerly only in unit tests")
+            assert text == (
+                "# Celery eager mode\n\nIntro line.\n\n## Symptom\n\nTests hang forever.\n\nSeen on CI too.\n\n"
+                "## Fix\n\nSet CELERY_TASK_ALWAYS_EAGER=False.\n\n## Links\n\nNone.\n\nLast words.\n"
+            )
+            await call(
+                client,
+                "write",
+                title="Celery tasks run eagerly only in unit tests",
+                type="decision",
+                body="Because of the broker timeouts.",
+            )
+            out = await call(
+                client,
+                "edit",
+                page=path,
+                operation="set_status",
+                status="superseded",
+                superseded_by="Celery tasks run eagerly only in unit tests",
+            )
             page = await call(client, "read", page=path)
             assert page["status"] == "superseded"
             assert page["extra"]["superseded_by"] == "decisions/celery-tasks-run-eagerly-only-in-unit-tests.md"
@@ -153,8 +194,9 @@ def test_edit_operations(server, code_repo):
             assert "`text` is empty" in message
             message = await fail(client, "edit", page=path, operation="set_status", status="superseded")
             assert "superseded_by" in message
-            message = await fail(client, "edit", page=path, operation="replace_section", heading="Celery eager mode",
-                                 text="")
+            message = await fail(
+                client, "edit", page=path, operation="replace_section", heading="Celery eager mode", text=""
+            )
             assert "empty" in message
             assert head(code_repo) == before  # refused edits write nothing
 
@@ -164,11 +206,14 @@ def test_edit_operations(server, code_repo):
 def test_find_replace_with_the_expected_count(server):
     async def body():
         async with Client(server) as client:
-            path = (await call(client, "write", title="Ports", type="fact", body="api 8000, worker 8000, db 5432"))["path"]
+            path = (await call(client, "write", title="Ports", type="fact", body="api 8000, worker 8000, db 5432"))[
+                "path"
+            ]
             message = await fail(client, "edit", page=path, operation="find_replace", find="8000", replace="8080")
             assert "found 2 occurrences" in message and "expected_count=2" in message
-            out = await call(client, "edit", page=path, operation="find_replace", find="8000", replace="8080",
-                             expected_count=2)
+            out = await call(
+                client, "edit", page=path, operation="find_replace", find="8000", replace="8080", expected_count=2
+            )
             assert out["replaced"] == 2
             assert "api 8080, worker 8080, db 5432" in (await call(client, "read", page=path))["body"]
 
@@ -208,30 +253,40 @@ def test_delete_keeps_history(server, code_repo):
     assert not (wiki(code_repo) / "notes" / "old-idea.md").exists()
 
 
-@pytest.mark.parametrize("tool,arguments,expected", [
-    ("read", {"page": "No such page"}, "no page with path, title or id 'No such page'"),
-    ("read", {"page": "../outside.md"}, "may not leave the wiki"),
-    ("read", {"page": "/etc/passwd.md"}, "relative to the wiki"),
-    ("write", {"title": "X", "type": "note", "body": "y", "path": "../../escape.md"}, "may not leave the wiki"),
-    ("write", {"title": "X", "type": "note", "body": "y", "path": ".git/config.md"}, ".git folder"),
-    ("write", {"title": "X", "type": "note", "body": ""}, "`body` is empty"),
-    ("write", {"title": "X", "type": "note", "body": " \n\t"}, "`body` is empty"),
-    ("write", {"title": "", "type": "note", "body": "y"}, "`title` is empty"),
-    ("write", {"title": "X", "type": "bogus", "body": "y"}, "invalid arguments for write: `type`"),
-    ("write", {"title": "X", "type": "handoff", "body": "y"}, "invalid arguments for write: `type`"),
-    ("write", {"title": "X", "body": "y"}, "invalid arguments for write: `type`: Field required"),
-    ("write", {"title": "X", "type": "note", "body": "y", "tags": "not-a-list"}, "`tags`"),
-    ("write", {"title": "X", "type": "note", "body": "y", "tags": [""]}, "tags may not be empty"),
-    ("search", {"query": "x", "k": "many"}, "invalid arguments for search: `k`"),
-    ("search", {"query": "x", "k": 0}, "`k`"),
-    ("edit", {"page": "X", "operation": "rewrite"}, "invalid arguments for edit: `operation`"),
-    ("history", {"n": -3}, "`n`"),
-    ("search", {"query": "x", "tags": ["a"]}, "unknown argument for search: `tags` (it takes k, max_chars, project"),
-    ("write", {"title": "X", "type": "note", "body": "y", "kind": "z", "text": "q"},
-     "unknown arguments for write: `kind`, `text`"),
-    ("read", {"page": "x", "project": "no-such-project"}, "unknown project 'no-such-project'"),
-    ("read", {"page": "x", "project": "/no/such/dir"}, "does not exist"),
-])
+@pytest.mark.parametrize(
+    "tool,arguments,expected",
+    [
+        ("read", {"page": "No such page"}, "no page with path, title or id 'No such page'"),
+        ("read", {"page": "../outside.md"}, "may not leave the wiki"),
+        ("read", {"page": "/etc/passwd.md"}, "relative to the wiki"),
+        ("write", {"title": "X", "type": "note", "body": "y", "path": "../../escape.md"}, "may not leave the wiki"),
+        ("write", {"title": "X", "type": "note", "body": "y", "path": ".git/config.md"}, ".git folder"),
+        ("write", {"title": "X", "type": "note", "body": ""}, "`body` is empty"),
+        ("write", {"title": "X", "type": "note", "body": " \n\t"}, "`body` is empty"),
+        ("write", {"title": "", "type": "note", "body": "y"}, "`title` is empty"),
+        ("write", {"title": "X", "type": "bogus", "body": "y"}, "invalid arguments for write: `type`"),
+        ("write", {"title": "X", "type": "handoff", "body": "y"}, "invalid arguments for write: `type`"),
+        ("write", {"title": "X", "body": "y"}, "invalid arguments for write: `type`: Field required"),
+        ("write", {"title": "X", "type": "note", "body": "y", "tags": "not-a-list"}, "`tags`"),
+        ("write", {"title": "X", "type": "note", "body": "y", "tags": [""]}, "tags may not be empty"),
+        ("search", {"query": "x", "k": "many"}, "invalid arguments for search: `k`"),
+        ("search", {"query": "x", "k": 0}, "`k`"),
+        ("edit", {"page": "X", "operation": "rewrite"}, "invalid arguments for edit: `operation`"),
+        ("history", {"n": -3}, "`n`"),
+        (
+            "search",
+            {"query": "x", "tags": ["a"]},
+            "unknown argument for search: `tags` (it takes k, max_chars, project",
+        ),
+        (
+            "write",
+            {"title": "X", "type": "note", "body": "y", "kind": "z", "text": "q"},
+            "unknown arguments for write: `kind`, `text`",
+        ),
+        ("read", {"page": "x", "project": "no-such-project"}, "unknown project 'no-such-project'"),
+        ("read", {"page": "x", "project": "/no/such/dir"}, "does not exist"),
+    ],
+)
 def test_bad_input_is_a_clear_tool_error_and_writes_nothing(server, code_repo, tool, arguments, expected):
     async def body():
         async with Client(server) as client:
@@ -264,7 +319,9 @@ def test_a_title_of_another_type_is_refused_not_duplicated(server):
             await call(client, "write", title="Flaky login", type="gotcha", body="401s.")
             message = await fail(client, "write", title="Flaky login", type="note", body="dup")
             assert "gotchas/flaky-login.md" in message and "path=" in message
-            out = await call(client, "write", title="Flaky login", type="note", body="dup", path="gotchas/flaky-login.md")
+            out = await call(
+                client, "write", title="Flaky login", type="note", body="dup", path="gotchas/flaky-login.md"
+            )
             assert out["path"] == "gotchas/flaky-login.md" and not out["created"]
 
     run(body)
@@ -326,12 +383,15 @@ def test_without_a_project_directory_the_clients_roots_decide(tmp_path, monkeypa
     def roots_of(repo: Path):
         async def list_roots(ctx):
             return ListRootsResult(roots=[Root(uri=repo.resolve().as_uri(), name=repo.name)])
+
         return list_roots
 
     async def body():
         # Two sessions of one server, each with its own roots, interleaved: neither moves the other.
-        async with Client(srv, list_roots_callback=roots_of(repo_a)) as a, \
-                Client(srv, list_roots_callback=roots_of(repo_b), mode="legacy") as b:
+        async with (
+            Client(srv, list_roots_callback=roots_of(repo_a)) as a,
+            Client(srv, list_roots_callback=roots_of(repo_b), mode="legacy") as b,
+        ):
             for i in range(3):
                 await call(a, "write", title=f"A {i}", type="note", body="a")
                 await call(b, "write", title=f"B {i}", type="note", body="b")
@@ -397,14 +457,30 @@ def test_pages_are_resources(server, code_repo):
 def test_search_by_meaning_and_by_identifier_with_filters(server, code_repo):
     async def body():
         async with Client(server) as client:
-            celery = await call(client, "write", title="Celery eager mode masks broker timeouts", type="gotcha",
-                                tags=["ci", "celery"],
-                                body="With CELERY_TASK_ALWAYS_EAGER the tasks run inline, so a dead broker never "
-                                     "shows locally.\n\n## Fix\n\nRun a real Redis in the pipeline.")
-            await call(client, "write", title="Retry policy", type="decision", tags=["http"],
-                       body="Retry twice with jitter, then fail. ERR_CONN_RESET counts as retryable.")
-            await call(client, "write", title="Release steps", type="procedure",
-                       body="Tag, package the wheel, upload, announce in the channel.")
+            celery = await call(
+                client,
+                "write",
+                title="Celery eager mode masks broker timeouts",
+                type="gotcha",
+                tags=["ci", "celery"],
+                body="With CELERY_TASK_ALWAYS_EAGER the tasks run inline, so a dead broker never "
+                "shows locally.\n\n## Fix\n\nRun a real Redis in the pipeline.",
+            )
+            await call(
+                client,
+                "write",
+                title="Retry policy",
+                type="decision",
+                tags=["http"],
+                body="Retry twice with jitter, then fail. ERR_CONN_RESET counts as retryable.",
+            )
+            await call(
+                client,
+                "write",
+                title="Release steps",
+                type="procedure",
+                body="Tag, package the wheel, upload, announce in the channel.",
+            )
             found = await call(client, "search", query="tests hang on the build server")
             assert found["results"][0]["path"] == celery["path"]
             hit = found["results"][0]
@@ -412,7 +488,10 @@ def test_search_by_meaning_and_by_identifier_with_filters(server, code_repo):
             assert hit["snippet"] and hit["score"] > 0 and hit["retrievers"]
             assert found["note"] is None
             exact = await call(client, "search", query="ERR_CONN_RESET")
-            assert exact["results"][0]["path"] == "decisions/retry-policy.md" and "fts" in exact["results"][0]["retrievers"]
+            assert (
+                exact["results"][0]["path"] == "decisions/retry-policy.md"
+                and "fts" in exact["results"][0]["retrievers"]
+            )
             only = await call(client, "search", query="tests hang on the build server", type="decision")
             assert {r["type"] for r in only["results"]} <= {"decision"}
             tagged = await call(client, "search", query="pipeline", tag="celery")
@@ -445,8 +524,9 @@ def test_a_huge_page_is_embedded_between_calls(server, code_repo, monkeypatch):
             await call(client, "search", query="warm")  # the server's model is loaded now
             written = await call(client, "write", title="Long runbook", type="procedure", body=body)
             with Index.open(resolve_project(code_repo)) as index:
-                chunks = index.conn.execute("SELECT count(*) FROM chunks WHERE page = ?",
-                                            (written["path"],)).fetchone()[0]
+                chunks = index.conn.execute(
+                    "SELECT count(*) FROM chunks WHERE page = ?", (written["path"],)
+                ).fetchone()[0]
                 assert chunks >= 60 and index.pending_count() > 0  # the write returned first
                 deadline = time.monotonic() + 60
                 while index.pending_count() and time.monotonic() < deadline:
@@ -467,8 +547,9 @@ def test_search_sees_what_other_processes_committed(server, code_repo):
             await call(client, "write", title="First", type="note", body="Something about kubernetes pods.")
             assert (await call(client, "search", query="kubernetes"))["results"]
             # Another process (a hook's consolidation, the CLI, a person's commit) writes.
-            Store(wiki(code_repo)).write(Page.new("Terraform state lock", "gotcha", "The S3 lock table was missing."),
-                                         Author.agent("codex"))
+            Store(wiki(code_repo)).write(
+                Page.new("Terraform state lock", "gotcha", "The S3 lock table was missing."), Author.agent("codex")
+            )
             found = await call(client, "search", query="terraform state lock")
             assert found["results"][0]["path"] == "gotchas/terraform-state-lock.md"
 
@@ -495,18 +576,26 @@ def test_links_and_backlinks(server):
     async def body():
         async with Client(server) as client:
             await call(client, "write", title="Auth service overview", type="fact", body="Issues JWTs.")
-            source = await call(client, "write", title="JWT refresh", type="gotcha",
-                                body="See [[Auth service overview]] and [[Token rotation plan]].")
+            source = await call(
+                client,
+                "write",
+                title="JWT refresh",
+                type="gotcha",
+                body="See [[Auth service overview]] and [[Token rotation plan]].",
+            )
             out = await call(client, "links", page=source["path"])
-            assert out["links"] == [{"target": "Auth service overview", "path": "facts/auth-service-overview.md"},
-                                    {"target": "Token rotation plan", "path": None}]
+            assert out["links"] == [
+                {"target": "Auth service overview", "path": "facts/auth-service-overview.md"},
+                {"target": "Token rotation plan", "path": None},
+            ]
             assert out["backlinks"] == []
             back = await call(client, "links", page="Auth service overview")
             assert back["backlinks"] == [source["path"]]
             page = await call(client, "read", page="Auth service overview")
             assert page["backlinks"] == [source["path"]]
-            assert (await call(client, "read", page=source["path"]))["links"][0]["path"] == \
-                "facts/auth-service-overview.md"
+            assert (await call(client, "read", page=source["path"]))["links"][0][
+                "path"
+            ] == "facts/auth-service-overview.md"
 
     run(body)
 
@@ -517,8 +606,12 @@ def test_pages_are_found_by_title_and_id_through_the_index(server, code_repo):
 
     # Pages whose paths do not follow from their titles: found through the index, not a scan.
     store = Store(wiki(code_repo)) if (wiki(code_repo) / ".git").is_dir() else Store.create(wiki(code_repo))
-    store.write(Page.new("Kubernetes pods restart at midnight", "fact", "The cron job drains nodes.",
-                         path="ops/k8s-restarts.md"), Author.agent("codex"))
+    store.write(
+        Page.new(
+            "Kubernetes pods restart at midnight", "fact", "The cron job drains nodes.", path="ops/k8s-restarts.md"
+        ),
+        Author.agent("codex"),
+    )
     store.write(Page.new("Top level", "note", "At the root.", path="toplevel.md"), Author.agent("codex"))
 
     async def body():
@@ -527,8 +620,9 @@ def test_pages_are_found_by_title_and_id_through_the_index(server, code_repo):
             assert page["path"] == "ops/k8s-restarts.md"
             assert (await call(client, "read", page=page["id"]))["path"] == "ops/k8s-restarts.md"
             assert (await call(client, "read", page="toplevel"))["path"] == "toplevel.md"
-            assert "no page with path, title or id 'Nothing by that name'" in \
-                await fail(client, "read", page="Nothing by that name")
+            assert "no page with path, title or id 'Nothing by that name'" in await fail(
+                client, "read", page="Nothing by that name"
+            )
             await call(client, "write", title="Twice", type="note", body="a", path="a/twice.md")
             await call(client, "write", title="Twice", type="note", body="b", path="b/twice.md")
             assert "names 2 pages: a/twice.md, b/twice.md" in await fail(client, "read", page="twice")

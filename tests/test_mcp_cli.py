@@ -40,8 +40,10 @@ def test_default_file_is_agents_md_at_the_project_root(cli, code_repo):
     assert out.strip() == f"added the block to {agents}"
     assert agents.read_text() == instructions.block()
     assert cli("install-instructions").output.strip() == f"no change to {agents}"
-    assert cli("install-instructions", "--remove").output.strip() == \
-        f"removed the block from {agents} (and deleted the file: it held only the block)"
+    assert (
+        cli("install-instructions", "--remove").output.strip()
+        == f"removed the block from {agents} (and deleted the file: it held only the block)"
+    )
     assert not agents.exists()
 
 

@@ -8,17 +8,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from agent_clis import run_claude
+from click.testing import CliRunner
 from conftest import git
 from fake_models import FakeAnthropic, text, tool_call
+
 from wiki_memory.cli import main
 from wiki_memory.config import resolve_project
 from wiki_memory.pages import parse_page
 
-PAGE_BODY = ("With CELERY_TASK_ALWAYS_EAGER the tasks run inline, so a dead broker never shows on a laptop.\n\n"
-             "## Fix\n\nRun a real Redis in the pipeline and keep eager mode for unit tests only.")
+PAGE_BODY = (
+    "With CELERY_TASK_ALWAYS_EAGER the tasks run inline, so a dead broker never shows on a laptop.\n\n"
+    "## Fix\n\nRun a real Redis in the pipeline and keep eager mode for unit tests only."
+)
 
 
 def _cli(*args: str) -> str:
@@ -30,8 +32,13 @@ def _cli(*args: str) -> str:
 def _tool_result(request, tool: str) -> str:
     """The content of the tool_result answering the call of `tool`, in a Messages request."""
     messages = request.body["messages"]
-    ids = [block["id"] for m in messages if m["role"] == "assistant" and isinstance(m["content"], list)
-           for block in m["content"] if block.get("type") == "tool_use" and block.get("name") == tool]
+    ids = [
+        block["id"]
+        for m in messages
+        if m["role"] == "assistant" and isinstance(m["content"], list)
+        for block in m["content"]
+        if block.get("type") == "tool_use" and block.get("name") == tool
+    ]
     assert ids, f"no call of {tool} in the request"
     for m in messages:
         for block in m["content"] if isinstance(m["content"], list) else []:
@@ -55,14 +62,31 @@ def test_claude_code_searches_and_writes_memory_through_the_mcp_server(agent_cli
         # was already up, the call is answered "no such tool" and the session goes on).
         tool_call("WaitForMcpServers", {"servers": ["wiki-memory"]}),
         tool_call("mcp__wiki-memory__search", {"query": "tests hang on the build server"}),
-        tool_call("mcp__wiki-memory__write", {"title": "Integration tests need Redis", "type": "procedure",
-                                              "body": "Start Redis before `make test-integration`."}),
+        tool_call(
+            "mcp__wiki-memory__write",
+            {
+                "title": "Integration tests need Redis",
+                "type": "procedure",
+                "body": "Start Redis before `make test-integration`.",
+            },
+        ),
         text("The tests hang because eager mode hides the dead broker; I noted how to run them."),
     ]
     with FakeAnthropic(script) as model:
-        result = run_claude(agent_clis, ["-p", "Why do the tests hang on CI?", "--output-format", "json",
-                                         "--allowedTools", "mcp__wiki-memory__search mcp__wiki-memory__write"],
-                            cwd=code_repo, home=Path.home(), base_url=model.url)
+        result = run_claude(
+            agent_clis,
+            [
+                "-p",
+                "Why do the tests hang on CI?",
+                "--output-format",
+                "json",
+                "--allowedTools",
+                "mcp__wiki-memory__search mcp__wiki-memory__write",
+            ],
+            cwd=code_repo,
+            home=Path.home(),
+            base_url=model.url,
+        )
     assert result.returncode == 0, result.stderr[-3000:]
     session_id = json.loads(result.stdout)["session_id"]
 
@@ -77,9 +101,14 @@ def test_claude_code_searches_and_writes_memory_through_the_mcp_server(agent_cli
     assert "procedures/integration-tests-need-redis.md" in written
     wiki = resolve_project(code_repo).wiki
     # (The session's end then commits its consolidation on top: look the page's own commit up.)
-    log = git(wiki, "log", "-1", "--format=%an|%s|%(trailers:key=Session-Id,valueonly,separator=)|"
-                                 "%(trailers:key=Agent,valueonly,separator=)",
-              "--", "procedures/integration-tests-need-redis.md")
+    log = git(
+        wiki,
+        "log",
+        "-1",
+        "--format=%an|%s|%(trailers:key=Session-Id,valueonly,separator=)|%(trailers:key=Agent,valueonly,separator=)",
+        "--",
+        "procedures/integration-tests-need-redis.md",
+    )
     assert log.strip() == f"claude-code|remember: procedures/integration-tests-need-redis|{session_id}|claude-code"
     page = parse_page((wiki / "procedures" / "integration-tests-need-redis.md").read_text(), "x.md")
     assert page.sources == (f"claude-code:{session_id[:8]}",)

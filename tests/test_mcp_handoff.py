@@ -4,11 +4,11 @@ handoff written through the server."""
 from __future__ import annotations
 
 import pytest
+from conftest import git
 from mcp import Client
+from mcp_helpers import call, fail, run
 from mcp_types import Implementation
 
-from conftest import git
-from mcp_helpers import call, fail, run
 from wiki_memory.config import resolve_project
 from wiki_memory.mcp.scope import SESSION_ENV
 from wiki_memory.mcp.server import build_server
@@ -33,13 +33,16 @@ def test_handoff_write_then_handoff_and_resume(code_repo, monkeypatch):
             prompt = await client.get_prompt("resume", {})
             assert "no handoff yet" in prompt.messages[0].content.text.lower()
 
-            written = await call(client, "handoff_write",
-                                 summary="Fixing the flaky login test: the refresh must run before the retry.",
-                                 done=["Moved the refresh before the retry in src/auth/client.py"],
-                                 failed=["Raising the retry delay to 2 s: still 5 failures in 50 runs"],
-                                 next_steps=["Apply the same fix to src/auth/admin_client.py"],
-                                 open_questions=["Does the admin client share the token cache?"],
-                                 files=["src/auth/client.py", "tests/test_login.py"])
+            written = await call(
+                client,
+                "handoff_write",
+                summary="Fixing the flaky login test: the refresh must run before the retry.",
+                done=["Moved the refresh before the retry in src/auth/client.py"],
+                failed=["Raising the retry delay to 2 s: still 5 failures in 50 runs"],
+                next_steps=["Apply the same fix to src/auth/admin_client.py"],
+                open_questions=["Does the admin client share the token cache?"],
+                files=["src/auth/client.py", "tests/test_login.py"],
+            )
             assert written["path"].startswith("handoffs/") and written["path"].endswith("-explicit.md")
             assert written["created"] and len(written["commit"]) == 40
             told = await call(client, "handoff")

@@ -8,17 +8,17 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import httpx2
 import pytest
+from conftest import git
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-
-from conftest import git
 from mcp_helpers import PAGE_TOOLS, call, clean_env, run, serve_command
+
 from wiki_memory.config import resolve_project
 
 TOKEN = "s3cret-token-for-the-tests-0123456789"
@@ -28,8 +28,14 @@ ANNOUNCE = re.compile(r"serving MCP at (http://\S+)/mcp")
 @contextmanager
 def http_server(repo: Path, *args: str, **env: str) -> Iterator[str]:
     """`wiki-memory serve --http --port 0 ARGS` in `repo`; yields its base URL."""
-    process = subprocess.Popen([*serve_command(), "--http", "--port", "0", *args], cwd=repo,
-                               env=clean_env(**env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [*serve_command(), "--http", "--port", "0", *args],
+        cwd=repo,
+        env=clean_env(**env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         line = ""
@@ -62,8 +68,14 @@ def request(url: str, method: str = "GET", headers: dict[str, str] | None = None
         return e.code, e.read().decode()
 
 
-INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}}).encode()
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}},
+    }
+).encode()
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
@@ -95,8 +107,13 @@ def test_health_and_a_session_on_loopback_without_a_token(code_repo):
 def test_a_token_guards_everything_but_health(code_repo):
     with http_server(code_repo, "--token", TOKEN) as base:
         assert request(base + "/health")[0] == 200
-        for headers in ({}, {"Authorization": "Bearer wrong-token"}, {"Authorization": f"Basic {TOKEN}"},
-                        {"Authorization": f"Bearer {TOKEN}x"}, {"Authorization": "Bearer"}):
+        for headers in (
+            {},
+            {"Authorization": "Bearer wrong-token"},
+            {"Authorization": f"Basic {TOKEN}"},
+            {"Authorization": f"Bearer {TOKEN}x"},
+            {"Authorization": "Bearer"},
+        ):
             status, body = request(base + "/mcp", "POST", {**MCP_HEADERS, **headers}, INITIALIZE)
             assert status == 401, headers
             assert "Bearer" in json.loads(body)["message"]
@@ -106,9 +123,10 @@ def test_a_token_guards_everything_but_health(code_repo):
         async def body_():
             async with session(base + "/mcp", TOKEN) as client:
                 out = await call(client, "write", title="Guarded", type="note", body="Only with the token.")
-                assert (await call(client, "history", page=out["path"]))["commits"][0]["subject"] == \
-                    "remember: notes/guarded"
-            with pytest.raises(Exception):
+                assert (await call(client, "history", page=out["path"]))["commits"][0][
+                    "subject"
+                ] == "remember: notes/guarded"
+            with pytest.raises(Exception):  # noqa: B017 - the SDK client fails on a 401 in its own way
                 async with session(base + "/mcp", "not-the-token") as client:
                     await client.list_tools()
 
@@ -117,8 +135,14 @@ def test_a_token_guards_everything_but_health(code_repo):
 
 def test_any_address_but_loopback_needs_a_token(code_repo):
     started = time.monotonic()
-    result = subprocess.run([*serve_command(), "--http", "--host", "0.0.0.0", "--port", "0"], cwd=code_repo,
-                            env=clean_env(), capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [*serve_command(), "--http", "--host", "0.0.0.0", "--port", "0"],
+        cwd=code_repo,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 1
     assert "refusing to serve on 0.0.0.0 without a token" in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
@@ -131,9 +155,16 @@ def test_any_address_but_loopback_needs_a_token(code_repo):
 
 
 def test_serve_usage_errors(code_repo):
-    result = subprocess.run([*serve_command(), "--port", "9"], cwd=code_repo, env=clean_env(),
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [*serve_command(), "--port", "9"], cwd=code_repo, env=clean_env(), capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2 and "--host and --port are for --http" in result.stderr
-    result = subprocess.run([*serve_command(), "--http", "--token", " "], cwd=code_repo, env=clean_env(),
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [*serve_command(), "--http", "--token", " "],
+        cwd=code_repo,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 1 and "the token is empty" in result.stderr

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import anyio
 import pytest
+from conftest import git
 from mcp import Client, StdioServerParameters
+from mcp_helpers import PAGE_TOOLS, call, clean_env, fail, run, serve_command
 from mcp_types import Implementation
 
-from conftest import git
-from mcp_helpers import PAGE_TOOLS, call, clean_env, fail, run, serve_command
 from wiki_memory.config import resolve_project
 
 INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
 # npm's cache of the person running the tests (each test has its own HOME): npx installs once.
-NPM_CACHE = os.environ.get("npm_config_cache") or str(Path.home() / ".npm")
+NPM_CACHE = os.environ.get("npm_config_cache") or str(Path.home() / ".npm")  # noqa: SIM112 - npm spells it so
 
 
 def stdio(repo: Path, **env: str) -> StdioServerParameters:
@@ -34,19 +34,31 @@ def test_a_session_over_stdio(code_repo):
         async with Client(params, client_info=Implementation(name="claude-code", version="2.1.197")) as client:
             assert client.server_info.name == "wiki-memory"
             assert {t.name for t in (await client.list_tools()).tools} == PAGE_TOOLS
-            out = await call(client, "write", title="Celery eager mode masks broker timeouts", type="gotcha",
-                             body="Tests pass locally and hang on the build server.\n\n## Fix\n\n"
-                                  "CELERY_TASK_ALWAYS_EAGER=False in CI.")
+            out = await call(
+                client,
+                "write",
+                title="Celery eager mode masks broker timeouts",
+                type="gotcha",
+                body="Tests pass locally and hang on the build server.\n\n## Fix\n\n"
+                "CELERY_TASK_ALWAYS_EAGER=False in CI.",
+            )
             found = await call(client, "search", query="tests hang on the build server")
             assert found["results"][0]["path"] == out["path"] and found["results"][0]["snippet"]
             page = await call(client, "read", page=found["results"][0]["path"])
             assert "CELERY_TASK_ALWAYS_EAGER=False in CI." in page["body"]
-            await call(client, "edit", page=out["path"], operation="replace_section", heading="Fix",
-                       text="Run a real broker in CI.")
+            await call(
+                client,
+                "edit",
+                page=out["path"],
+                operation="replace_section",
+                heading="Fix",
+                text="Run a real broker in CI.",
+            )
             history = await call(client, "history", page=out["path"])
             assert [c["subject"] for c in history["commits"]] == [
                 "update: gotchas/celery-eager-mode-masks-broker-timeouts (replace_section)",
-                "remember: gotchas/celery-eager-mode-masks-broker-timeouts"]
+                "remember: gotchas/celery-eager-mode-masks-broker-timeouts",
+            ]
             assert "no page" in await fail(client, "read", page="Nothing like it")
             # A 10 MB argument crosses the pipe, is refused, and the server goes on.
             assert "over the" in await fail(client, "write", title="Huge", type="note", body="y" * 10_000_000)
@@ -54,8 +66,12 @@ def test_a_session_over_stdio(code_repo):
 
     run(body)
     wiki = resolve_project(code_repo).wiki
-    log = git(wiki, "log", "-1", "--format=%an|%(trailers:key=Session-Id,valueonly,separator=)|%(trailers:key=Agent,"
-                                 "valueonly,separator=)")
+    log = git(
+        wiki,
+        "log",
+        "-1",
+        "--format=%an|%(trailers:key=Session-Id,valueonly,separator=)|%(trailers:key=Agent,valueonly,separator=)",
+    )
     assert log.strip() == "claude-code|5d30935b-01ed-4ac6|claude-code"
     git(wiki, "fsck", "--strict")
 
@@ -99,8 +115,9 @@ def _npx() -> str:
 
 def _inspector(npx: str, repo: Path, *args: str) -> dict:
     command = [npx, "-y", INSPECTOR, "--cli", *serve_command(), *args]
-    result = subprocess.run(command, cwd=repo, env=clean_env(npm_config_cache=NPM_CACHE), capture_output=True,
-                            text=True, timeout=600)
+    result = subprocess.run(
+        command, cwd=repo, env=clean_env(npm_config_cache=NPM_CACHE), capture_output=True, text=True, timeout=600
+    )
     if result.returncode != 0 and ("npm error" in result.stderr or "npm ERR!" in result.stderr):
         # npm itself failed (no registry, no network): the inspector never ran.
         pytest.skip(f"npx could not install {INSPECTOR}: {result.stderr.strip()[-300:]}")
@@ -114,9 +131,22 @@ def test_the_mcp_inspector_cli_as_an_independent_client(code_repo):
     tools = {t["name"]: t for t in listed["tools"]}
     assert set(tools) == PAGE_TOOLS
     assert tools["write"]["inputSchema"]["required"] == ["title", "body", "type"]
-    written = _inspector(npx, code_repo, "--method", "tools/call", "--tool-name", "write",
-                         "--tool-arg", "title=Use uv, not pip", "--tool-arg", "type=preference",
-                         "--tool-arg", "body=The lock file is uv.lock.", "--tool-arg", 'tags=["python"]')
+    written = _inspector(
+        npx,
+        code_repo,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "write",
+        "--tool-arg",
+        "title=Use uv, not pip",
+        "--tool-arg",
+        "type=preference",
+        "--tool-arg",
+        "body=The lock file is uv.lock.",
+        "--tool-arg",
+        'tags=["python"]',
+    )
     assert written["isError"] is False
     assert written["structuredContent"]["path"] == "preferences/use-uv-not-pip.md"
     assert written["content"][0]["text"].startswith("created preferences/use-uv-not-pip.md: commit ")

@@ -6,7 +6,15 @@ import pytest
 
 from wiki_memory.errors import PageError
 from wiki_memory.pages import (
-    Page, chunk_text, headings, new_id, parse_page, path_for, render_page, slugify, wiki_links,
+    Page,
+    chunk_text,
+    headings,
+    new_id,
+    parse_page,
+    path_for,
+    render_page,
+    slugify,
+    wiki_links,
 )
 
 HAND_WRITTEN = """\
@@ -38,12 +46,18 @@ def test_round_trip_keeps_key_order_unknown_keys_and_dates():
 def test_typed_view_of_front_matter():
     page = parse_page(HAND_WRITTEN, "decisions/retry-policy.md")
     assert (page.id, page.title, page.type, page.tags, page.status) == (
-        "01JD7Q2M4T8V9X0Y1Z2A3B4C5D", "Retry policy", "decision", ("auth", "flaky-tests"), "active")
+        "01JD7Q2M4T8V9X0Y1Z2A3B4C5D",
+        "Retry policy",
+        "decision",
+        ("auth", "flaky-tests"),
+        "active",
+    )
 
 
 def test_new_page_has_schema_keys_and_heading():
-    page = Page.new("JWT refresh must happen before the retry", "gotcha", "Body.", tags=["auth"],
-                    sources=["claude-code:2624e4c8"])
+    page = Page.new(
+        "JWT refresh must happen before the retry", "gotcha", "Body.", tags=["auth"], sources=["claude-code:2624e4c8"]
+    )
     assert page.path == "gotchas/jwt-refresh-must-happen-before-the-retry.md"
     assert list(page.meta) == ["id", "title", "type", "tags", "status", "created", "updated", "sources"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", page.created)
@@ -57,14 +71,17 @@ def test_dated_types_go_under_year_and_month():
     assert path_for("Handoff y", "handoff", "2027-01-02T08:00:00Z") == "handoffs/2027/01/handoff-y.md"
 
 
-@pytest.mark.parametrize("title,slug", [
-    ("JWT refresh must happen before the retry", "jwt-refresh-must-happen-before-the-retry"),
-    ("Café résumé: naïve approach!", "cafe-resume-naive-approach"),
-    ("Überblick über Köln", "uberblick-uber-koln"),
-    ("数据库迁移", "数据库迁移"),
-    ("नमस्ते दुनिया", "नमस्ते-दुनिया"),
-    ("Don't use `rm -rf /`", "dont-use-rm-rf"),
-])
+@pytest.mark.parametrize(
+    "title,slug",
+    [
+        ("JWT refresh must happen before the retry", "jwt-refresh-must-happen-before-the-retry"),
+        ("Café résumé: naïve approach!", "cafe-resume-naive-approach"),
+        ("Überblick über Köln", "uberblick-uber-koln"),
+        ("数据库迁移", "数据库迁移"),
+        ("नमस्ते दुनिया", "नमस्ते-दुनिया"),
+        ("Don't use `rm -rf /`", "dont-use-rm-rf"),
+    ],
+)
 def test_slugs(title, slug):
     assert slugify(title) == slug
 
@@ -90,12 +107,15 @@ def test_hand_written_page_without_front_matter():
     assert untitled.title == "flaky login test" and untitled.type == "gotcha"
 
 
-@pytest.mark.parametrize("text,line", [
-    ("---\ntitle: x\ntags: [a, b\n---\nbody\n", 4),
-    ("---\ntitle: x\nbad: a: b\n---\n", 3),
-    ("---\ntitle: x\n", 1),
-    ("---\n- a list\n---\nbody", 2),
-])
+@pytest.mark.parametrize(
+    "text,line",
+    [
+        ("---\ntitle: x\ntags: [a, b\n---\nbody\n", 4),
+        ("---\ntitle: x\nbad: a: b\n---\n", 3),
+        ("---\ntitle: x\n", 1),
+        ("---\n- a list\n---\nbody", 2),
+    ],
+)
 def test_broken_front_matter_names_file_and_line(text, line):
     with pytest.raises(PageError) as e:
         parse_page(text, "gotchas/broken.md")
@@ -103,12 +123,16 @@ def test_broken_front_matter_names_file_and_line(text, line):
 
 
 def test_wiki_links_outside_code_only():
-    body = ("See [[Auth service overview]] and [[decisions/retry-policy|the policy]] and "
-            "[[Deploy#Rollback]].\n\n`[[not a link]]`\n\n```\n[[nor this]]\n```\n")
+    body = (
+        "See [[Auth service overview]] and [[decisions/retry-policy|the policy]] and "
+        "[[Deploy#Rollback]].\n\n`[[not a link]]`\n\n```\n[[nor this]]\n```\n"
+    )
     links = wiki_links(body)
-    assert [(l.target, l.heading, l.alias) for l in links] == [
-        ("Auth service overview", None, None), ("decisions/retry-policy", None, "the policy"),
-        ("Deploy", "Rollback", None)]
+    assert [(link.target, link.heading, link.alias) for link in links] == [
+        ("Auth service overview", None, None),
+        ("decisions/retry-policy", None, "the policy"),
+        ("Deploy", "Rollback", None),
+    ]
 
 
 def test_headings_skip_code_blocks():

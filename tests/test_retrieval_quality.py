@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import DEFAULT_MODEL
+
 from wiki_memory.index import Embedder, Tuning
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
@@ -32,8 +32,11 @@ def test_paraphrases_and_identifiers_find_their_page(dataset, tmp_path):
     result = eval_coding.evaluate(pages, queries, ["hybrid"], embedder, Tuning(), tmp_path)
     summary = eval_coding.summarize(result["questions"], ["hybrid"])
 
-    missed = [(r["q"], r["page"], r["hybrid.rank"]) for r in result["questions"]
-              if r["kind"] == "paraphrase" and not (r["hybrid.rank"] and r["hybrid.rank"] <= 5)]
+    missed = [
+        (r["q"], r["page"], r["hybrid.rank"])
+        for r in result["questions"]
+        if r["kind"] == "paraphrase" and not (r["hybrid.rank"] and r["hybrid.rank"] <= 5)
+    ]
     assert summary["paraphrase"]["hybrid.r@5"] >= 0.9, missed
     assert summary["identifier"]["hybrid.r@1"] >= 0.95
     # Meaning must carry paraphrases to the top: words alone reach r@5 0.90-0.92 on these

@@ -30,13 +30,32 @@ def cli(code_repo, monkeypatch):
 
 
 def test_a_page_written_by_the_cli_is_found_by_the_next_search(cli):
-    cli("write", "-t", "Celery eager mode masks broker timeouts", "--type", "gotcha", "--tag", "ci",
-        "--body", "With CELERY_TASK_ALWAYS_EAGER the broker is never contacted in CI.")
+    cli(
+        "write",
+        "-t",
+        "Celery eager mode masks broker timeouts",
+        "--type",
+        "gotcha",
+        "--tag",
+        "ci",
+        "--body",
+        "With CELERY_TASK_ALWAYS_EAGER the broker is never contacted in CI.",
+    )
     cli("write", "-t", "Retry policy", "--type", "decision", "--body", "Retry twice; ERR_CONN_RESET is retried.")
     rows = json.loads(cli("search", "ERR_CONN_RESET", "--json").output)
     assert rows[0]["path"] == "decisions/retry-policy.md"
-    assert set(rows[0]) >= {"path", "title", "type", "heading", "snippet", "score", "retrievers", "tags",
-                            "status", "updated"}
+    assert set(rows[0]) >= {
+        "path",
+        "title",
+        "type",
+        "heading",
+        "snippet",
+        "score",
+        "retrievers",
+        "tags",
+        "status",
+        "updated",
+    }
     meaning = json.loads(cli("search", "background jobs execute synchronously during testing", "--json").output)
     assert meaning[0]["path"] == "gotchas/celery-eager-mode-masks-broker-timeouts.md"
     assert meaning[0]["retrievers"] == ["vector"]
@@ -48,7 +67,9 @@ def test_a_page_written_by_the_cli_is_found_by_the_next_search(cli):
 
 def test_search_output_fits_max_chars(cli):
     for i in range(6):
-        cli("write", "-t", f"Deploy note {i}", "--body", f"Deploy step {i}: " + "run the deploy script carefully. " * 20)
+        cli(
+            "write", "-t", f"Deploy note {i}", "--body", f"Deploy step {i}: " + "run the deploy script carefully. " * 20
+        )
     rows = json.loads(cli("search", "deploy script", "--max-chars", "900", "--json").output)
     assert rows and sum(len(r["snippet"]) for r in rows) <= 900
 
@@ -71,7 +92,8 @@ def test_reindex_and_links(cli):
     data = json.loads(cli("links", "Auth overview", "--json").output)
     assert data["links"] == [
         {"target": "JWT refresh", "path": "gotchas/jwt-refresh.md", "heading": None, "alias": None},
-        {"target": "Missing page", "path": None, "heading": None, "alias": None}]
+        {"target": "Missing page", "path": None, "heading": None, "alias": None},
+    ]
     back = cli("links", "gotchas/jwt-refresh.md").output
     assert "backlinks (1):\n  facts/auth-overview.md" in back
 
@@ -130,12 +152,15 @@ def test_search_before_init_says_what_to_do(tmp_path, monkeypatch):
 
 def test_write_does_not_load_the_embedding_model(cli, code_repo):
     # A separate process, as a real `wiki-memory write` is: fastembed must stay unimported.
-    code = ("import sys; from wiki_memory.cli import main\n"
-            "try:\n    main(['write', '-t', 'Fast write', '--body', 'quick words'])\n"
-            "except SystemExit:\n    pass\n"
-            "print('fastembed' in sys.modules, 'onnxruntime' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=code_repo, capture_output=True, text=True,
-                         env=os.environ.copy(), timeout=60)
+    code = (
+        "import sys; from wiki_memory.cli import main\n"
+        "try:\n    main(['write', '-t', 'Fast write', '--body', 'quick words'])\n"
+        "except SystemExit:\n    pass\n"
+        "print('fastembed' in sys.modules, 'onnxruntime' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=code_repo, capture_output=True, text=True, env=os.environ.copy(), timeout=60
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "False False"
     # ...yet the page is in the index already (words now, vector on the next search).
@@ -148,17 +173,40 @@ def test_offline_without_a_model_searches_words_at_once(cli, code_repo, tmp_path
 
     fastembed alone would retry its download for ~40 s (sleeps of 3, 9, 27 s) in every
     `wiki-memory search`, and log each attempt at ERROR."""
-    cli("write", "-t", "Celery eager mode masks broker timeouts", "--type", "gotcha",
-        "--body", "With CELERY_TASK_ALWAYS_EAGER the broker is never contacted in CI.")
+    cli(
+        "write",
+        "-t",
+        "Celery eager mode masks broker timeouts",
+        "--type",
+        "gotcha",
+        "--body",
+        "With CELERY_TASK_ALWAYS_EAGER the broker is never contacted in CI.",
+    )
     with socket.socket() as s:  # a port nobody listens on: the hub "cannot be reached"
         s.bind(("127.0.0.1", 0))
         closed = s.getsockname()[1]
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("WIKI_MEMORY_EMBED_MODEL_PATH", "HF_HUB_OFFLINE", "HTTPS_PROXY", "https_proxy",
-                        "ALL_PROXY", "all_proxy")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "WIKI_MEMORY_EMBED_MODEL_PATH",
+            "HF_HUB_OFFLINE",
+            "HTTPS_PROXY",
+            "https_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+        )
+    }
     env.update(HF_ENDPOINT=f"http://127.0.0.1:{closed}", FASTEMBED_CACHE_PATH=str(tmp_path / "empty-cache"))
-    out = subprocess.run([sys.executable, "-m", "wiki_memory", "search", "broker timeouts", "--json"],
-                         cwd=code_repo, capture_output=True, text=True, env=env, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-m", "wiki_memory", "search", "broker timeouts", "--json"],
+        cwd=code_repo,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)[0]["path"] == "gotchas/celery-eager-mode-masks-broker-timeouts.md"
     warnings = [line for line in out.stderr.splitlines() if line.strip()]
@@ -175,10 +223,19 @@ def test_hf_hub_offline_means_no_connection_at_all(cli, code_repo, tmp_path):
         hub.listen()
         hub.setblocking(False)
         env = {k: v for k, v in os.environ.items() if k != "WIKI_MEMORY_EMBED_MODEL_PATH"}
-        env.update(HF_HUB_OFFLINE="1", HF_ENDPOINT=f"http://127.0.0.1:{hub.getsockname()[1]}",
-                   FASTEMBED_CACHE_PATH=str(tmp_path / "empty-cache"))
-        out = subprocess.run([sys.executable, "-m", "wiki_memory", "search", "retry", "--json"], cwd=code_repo,
-                             capture_output=True, text=True, env=env, timeout=30)
+        env.update(
+            HF_HUB_OFFLINE="1",
+            HF_ENDPOINT=f"http://127.0.0.1:{hub.getsockname()[1]}",
+            FASTEMBED_CACHE_PATH=str(tmp_path / "empty-cache"),
+        )
+        out = subprocess.run(
+            [sys.executable, "-m", "wiki_memory", "search", "retry", "--json"],
+            cwd=code_repo,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=30,
+        )
         with pytest.raises(BlockingIOError):
             hub.accept()  # nobody knocked
     assert out.returncode == 0, out.stderr

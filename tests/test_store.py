@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import git
+
 from wiki_memory.errors import ConflictError, NotFoundError, PageError, PathError
 from wiki_memory.pages import Page, parse_page
 from wiki_memory.store import Author, Store
@@ -63,8 +63,10 @@ def test_a_wiki_whose_creation_was_killed_is_made_again(tmp_path):
 
     store = Store.create(root)
     result = store.write(gotcha(), CLAUDE)
-    assert git(root, "log", "--format=%s").splitlines() == [f"remember: {result.path.removesuffix('.md')}",
-                                                            "init: wiki-memory wiki"]
+    assert git(root, "log", "--format=%s").splitlines() == [
+        f"remember: {result.path.removesuffix('.md')}",
+        "init: wiki-memory wiki",
+    ]
     assert_clean(store)
     aside = [p.name for p in tmp_path.iterdir() if p.name != "wiki"]
     assert len(aside) == 1 and aside[0].startswith(".wiki.unfinished-git-")
@@ -73,10 +75,18 @@ def test_a_wiki_whose_creation_was_killed_is_made_again(tmp_path):
 def test_write_commits_one_page_with_author_and_trailers(store):
     result = store.write(gotcha(), CLAUDE, session_id="2624e4c8", agent="claude-code")
     assert result.created and result.path == "gotchas/jwt-refresh-before-retry.md"
-    fmt = git(store.root, "log", "-1", "--format=%an <%ae>%n%s%n%(trailers:key=Session-Id,valueonly)"
-                                      "%(trailers:key=Agent,valueonly)")
-    assert fmt.split("\n")[:4] == ["claude-code <claude-code@wiki-memory>",
-                                   "remember: gotchas/jwt-refresh-before-retry", "2624e4c8", "claude-code"]
+    fmt = git(
+        store.root,
+        "log",
+        "-1",
+        "--format=%an <%ae>%n%s%n%(trailers:key=Session-Id,valueonly)%(trailers:key=Agent,valueonly)",
+    )
+    assert fmt.split("\n")[:4] == [
+        "claude-code <claude-code@wiki-memory>",
+        "remember: gotchas/jwt-refresh-before-retry",
+        "2624e4c8",
+        "claude-code",
+    ]
     assert git(store.root, "show", f"HEAD:{result.path}") == (store.root / result.path).read_text()
     assert git(store.root, "show", "--name-only", "--format=", "HEAD").split() == [result.path]
     assert git(store.root, "log", "--grep", "Session-Id: 2624e4c8", "--format=%h").strip()
@@ -117,7 +127,8 @@ def test_write_many_is_one_commit(store):
     results = store.write_many(pages, CLAUDE, session_id="s1", agent="claude-code")
     assert results[0].commit == results[1].commit
     assert sorted(git(store.root, "show", "--name-only", "--format=", "HEAD").split()) == sorted(
-        r.path for r in results)
+        r.path for r in results
+    )
 
 
 def test_move_keeps_id_and_log_follows_the_rename(store):
@@ -127,9 +138,11 @@ def test_move_keeps_id_and_log_follows_the_rename(store):
     assert not (store.root / written.path).exists()
     assert store.read(moved.path).id == written.page.id
     subjects = [c.subject for c in store.log(moved.path)]
-    assert subjects == ["move: gotchas/jwt-refresh-before-retry -> decisions/refresh-first",
-                        "update: gotchas/jwt-refresh-before-retry",
-                        "remember: gotchas/jwt-refresh-before-retry"]
+    assert subjects == [
+        "move: gotchas/jwt-refresh-before-retry -> decisions/refresh-first",
+        "update: gotchas/jwt-refresh-before-retry",
+        "remember: gotchas/jwt-refresh-before-retry",
+    ]
     assert len(git(store.root, "log", "--follow", "--format=%h", "--", moved.path).split()) == 3
     assert not (store.root / "gotchas").exists()  # the empty folder went with the page
     assert_clean(store)
@@ -150,8 +163,10 @@ def test_delete_and_read_at_an_older_revision(store):
     assert not store.exists(written.path)
     assert store.read(written.path, rev="HEAD~1").title == "JWT refresh before retry"
     assert git(store.root, "log", "-1", "--format=%s").strip() == "forget: gotchas/jwt-refresh-before-retry"
-    assert [c.subject for c in store.log(written.path)] == ["forget: gotchas/jwt-refresh-before-retry",
-                                                           "remember: gotchas/jwt-refresh-before-retry"]
+    assert [c.subject for c in store.log(written.path)] == [
+        "forget: gotchas/jwt-refresh-before-retry",
+        "remember: gotchas/jwt-refresh-before-retry",
+    ]
     with pytest.raises(NotFoundError):
         store.read(written.path)
     with pytest.raises(NotFoundError):
@@ -175,7 +190,10 @@ def test_revert_restores_the_earlier_text(store):
     store.revert(bad.commit, Author.person())
     assert "first" in store.read(bad.path).body
     assert git(store.root, "log", "-1", "--format=%an%n%s%n%b").splitlines()[:3] == [
-        "Test Person", "revert: update: gotchas/jwt-refresh-before-retry", f"This reverts commit {bad.commit}."]
+        "Test Person",
+        "revert: update: gotchas/jwt-refresh-before-retry",
+        f"This reverts commit {bad.commit}.",
+    ]
     assert_clean(store)
 
 
@@ -199,8 +217,19 @@ def test_revert_of_a_creation_removes_the_page(store):
     assert not store.exists(created.path) and not (store.root / created.path).exists()
 
 
-@pytest.mark.parametrize("bad", ["../escape.md", "/etc/passwd.md", "notes/../../x.md", ".git/config.md",
-                                 "notes\\x.md", "notes/x.txt", "", "README.md"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "../escape.md",
+        "/etc/passwd.md",
+        "notes/../../x.md",
+        ".git/config.md",
+        "notes\\x.md",
+        "notes/x.txt",
+        "",
+        "README.md",
+    ],
+)
 def test_paths_that_escape_or_are_not_pages_are_refused(store, bad, tmp_path):
     before = store.head()
     with pytest.raises(PathError):
@@ -238,8 +267,7 @@ def test_a_hand_edit_is_committed_as_the_person_before_an_agent_overwrites_it(st
     file.write_text(file.read_text().replace("agent text", "the person's careful words"))
     store.write(gotcha("agent rewrite"), CLAUDE)
     authors = git(store.root, "log", "-2", "--format=%an|%s").splitlines()
-    assert authors == ["claude-code|update: gotchas/jwt-refresh-before-retry",
-                       f"Test Person|edit: {written.path}"]
+    assert authors == ["claude-code|update: gotchas/jwt-refresh-before-retry", f"Test Person|edit: {written.path}"]
     assert "the person's careful words" in git(store.root, "show", f"HEAD~1:{written.path}")
     assert_clean(store)
 
@@ -309,8 +337,10 @@ WRITER = textwrap.dedent("""
 def test_eight_processes_writing_at_once_lose_nothing(store, tmp_path):
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
-    procs = [subprocess.Popen([sys.executable, str(script), str(store.root), str(w), "25"],
-                              stderr=subprocess.PIPE) for w in range(8)]
+    procs = [
+        subprocess.Popen([sys.executable, str(script), str(store.root), str(w), "25"], stderr=subprocess.PIPE)
+        for w in range(8)
+    ]
     for p in procs:
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err.decode()
@@ -320,7 +350,8 @@ def test_eight_processes_writing_at_once_lose_nothing(store, tmp_path):
     for w in range(8):
         assert len(git(store.root, "log", "--grep", f"Session-Id: s-{w}$", "--format=%h").split()) == 25
     assert {store.read(p).body.strip().rsplit("\n", 1)[-1] for p in paths} == {
-        f"text of {w}/{i}" for w in range(8) for i in range(25)}
+        f"text of {w}/{i}" for w in range(8) for i in range(25)
+    }
     assert_clean(store)
 
 
@@ -380,5 +411,8 @@ def test_history_follows_a_rename_made_by_hand(store):
     git(store.root, "commit", "-q", "-m", "rename by hand")
     store.write(Page.new("Unrelated", "note", "x"), CLAUDE)
     subjects = [c.subject for c in store.log("gotchas/renamed-by-hand.md")]
-    assert subjects == ["rename by hand", "update: gotchas/jwt-refresh-before-retry",
-                        "remember: gotchas/jwt-refresh-before-retry"]
+    assert subjects == [
+        "rename by hand",
+        "update: gotchas/jwt-refresh-before-retry",
+        "remember: gotchas/jwt-refresh-before-retry",
+    ]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import git
+
 from wiki_memory.cli import main
 from wiki_memory.pages import Page, parse_page
 from wiki_memory.store import Author, Store
@@ -106,8 +106,10 @@ def check(remote: Path, *machines: Machine, sentences: tuple[str, ...] = ()) -> 
 def test_a_new_machine_takes_the_remote_history_as_is(shared, remote):
     laptop, desktop = shared
     # The second machine's own "init" commit added nothing, so history stays one line.
-    assert git(desktop.root, "log", "--format=%s").splitlines() == \
-        ["remember: decisions/retry-policy", "init: wiki-memory wiki"]
+    assert git(desktop.root, "log", "--format=%s").splitlines() == [
+        "remember: decisions/retry-policy",
+        "init: wiki-memory wiki",
+    ]
     assert desktop.file(PAGE).read_text() == laptop.file(PAGE).read_text()
     check(remote, laptop, desktop)
 
@@ -120,8 +122,16 @@ def test_disjoint_changes_on_both_machines_are_all_kept(shared, remote):
     desktop.store.write(Page.new("Doomed", "note", "This note is deleted."), CODEX)
     desktop.store.delete("notes/doomed.md", CODEX)
     converge(laptop, desktop)
-    check(remote, laptop, desktop, sentences=("The cache is per worker process.", "Never deploy on Fridays.",
-                                              "Line 2: retry only idempotent requests."))
+    check(
+        remote,
+        laptop,
+        desktop,
+        sentences=(
+            "The cache is per worker process.",
+            "Never deploy on Fridays.",
+            "Line 2: retry only idempotent requests.",
+        ),
+    )
     assert not laptop.file("notes/doomed.md").exists()
     graph = git(laptop.root, "log", "--graph", "--format=%s")
     assert "sync: merge origin" in graph and "|\\" in graph  # a real merge, both lines of history kept
@@ -220,8 +230,9 @@ def test_both_machines_adding_a_page_of_the_same_title_keep_both(machines, remot
     report = desktop.sync()
     assert [p for p, _ in report.conflicts] == ["gotchas/flaky-login-test.md"]
     laptop.sync()
-    check(remote, laptop, desktop, sentences=("Laptop: the token expires mid-retry.",
-                                              "Desktop: the clock skews in CI."))
+    check(
+        remote, laptop, desktop, sentences=("Laptop: the token expires mid-retry.", "Desktop: the clock skews in CI.")
+    )
     # The page is still found by its title, and the copy is a page of its own.
     assert laptop.store.find("Flaky login test") == "gotchas/flaky-login-test.md"
     ids = {p.id for p in laptop.store.pages()}
@@ -320,7 +331,7 @@ def test_an_unreachable_http_remote_fails_in_one_line_through_the_cli(code_repo,
 
 
 def test_a_remote_path_that_escapes_the_wiki_is_refused(shared, remote, tmp_path):
-    laptop, desktop = shared
+    laptop, _desktop = shared
     from dulwich.objects import Blob, Commit, Tree
     from dulwich.repo import Repo
 
@@ -355,7 +366,7 @@ def test_a_remote_path_that_escapes_the_wiki_is_refused(shared, remote, tmp_path
 
 
 def test_auto_sync_after_consolidation_never_raises_and_retries(machines, remote, tmp_path, env_setup):
-    laptop, desktop = machines
+    laptop, _desktop = machines
     config = Path(os.environ["WIKI_MEMORY_HOME"]) / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     laptop.store.write(Page.new("Consolidated", "note", "From a session."), CLAUDE)
@@ -391,8 +402,10 @@ def test_remote_commands(code_repo, monkeypatch, tmp_path):
     bad = runner.invoke(main, ["remote", "add", "x", "ftp://example.com/wiki"])
     assert bad.exit_code == 1 and "unsupported scheme" in bad.output
     listed = json.loads(runner.invoke(main, ["remote", "list", "--json"]).output)
-    assert [(r["name"], r["url"]) for r in listed] == [("origin", str(bare)),
-                                                       ("github", "git@github.com:acme/widgets-memory.git")]
+    assert [(r["name"], r["url"]) for r in listed] == [
+        ("origin", str(bare)),
+        ("github", "git@github.com:acme/widgets-memory.git"),
+    ]
     wiki = Path(runner.invoke(main, ["path"]).output.strip())
     assert "github\tgit@github.com:acme/widgets-memory.git (fetch)" in git(wiki, "remote", "-v")
     # A token in an https URL is used, never printed.
@@ -470,8 +483,17 @@ def test_the_same_code_repository_on_two_machines_meets_in_one_remote(tmp_path, 
     second_id = json.loads(on(second, second_home, "path", "--json"))["id"]
     assert first_id == second_id
     on(first, first_home, "init")
-    on(first, first_home, "write", "-t", "Login test is flaky", "--type", "gotcha", "--body",
-       "Refresh the token before the retry.")
+    on(
+        first,
+        first_home,
+        "write",
+        "-t",
+        "Login test is flaky",
+        "--type",
+        "gotcha",
+        "--body",
+        "Refresh the token before the retry.",
+    )
     on(first, first_home, "remote", "add", "origin", str(remote))
     on(first, first_home, "sync")
     on(second, second_home, "init")
@@ -487,8 +509,12 @@ def test_the_index_of_the_second_machine_finds_pages_written_on_the_first_after_
     from wiki_memory.index import Index
 
     laptop, desktop = machines
-    laptop.store.write(Page.new("Celery workers hang", "gotcha",
-                                "The workers hang when the Redis broker restarts; set broker heartbeats."), CLAUDE)
+    laptop.store.write(
+        Page.new(
+            "Celery workers hang", "gotcha", "The workers hang when the Redis broker restarts; set broker heartbeats."
+        ),
+        CLAUDE,
+    )
     laptop.sync()
     project = project_for_store(desktop.root)
     report = sync(desktop.store, project=project, host="desktop")
@@ -499,7 +525,9 @@ def test_the_index_of_the_second_machine_finds_pages_written_on_the_first_after_
     assert by_words and by_words[0].path == "gotchas/celery-workers-hang.md"
     assert by_meaning and by_meaning[0].path == "gotchas/celery-workers-hang.md"
     # A page the other machine changes later is re-indexed by the next sync, and only it.
-    laptop.edit("gotchas/celery-workers-hang.md", "set broker heartbeats.", "set broker_heartbeat = 10 in celeryconfig.")
+    laptop.edit(
+        "gotchas/celery-workers-hang.md", "set broker heartbeats.", "set broker_heartbeat = 10 in celeryconfig."
+    )
     laptop.sync()
     report = sync(desktop.store, project=project, host="desktop")
     assert (report.index.added, report.index.updated, report.index.removed) == (0, 1, 0)

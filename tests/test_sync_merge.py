@@ -42,10 +42,16 @@ def test_the_same_lines_changed_differently_do_not_merge():
 
 
 def test_updated_takes_the_later_value_and_the_body_still_merges():
-    ours = edit(edit(BASE, b"updated: 2026-11-01T08:00:00Z", b"updated: 2026-11-03T09:00:00Z"),
-                b"First paragraph.", b"First, ours.")
-    theirs = edit(edit(BASE, b"updated: 2026-11-01T08:00:00Z", b"updated: 2026-11-02T17:00:00Z"),
-                  b"Third paragraph.", b"Third, theirs.")
+    ours = edit(
+        edit(BASE, b"updated: 2026-11-01T08:00:00Z", b"updated: 2026-11-03T09:00:00Z"),
+        b"First paragraph.",
+        b"First, ours.",
+    )
+    theirs = edit(
+        edit(BASE, b"updated: 2026-11-01T08:00:00Z", b"updated: 2026-11-02T17:00:00Z"),
+        b"Third paragraph.",
+        b"Third, theirs.",
+    )
     merged = merge_text("decisions/retry-policy.md", BASE, ours, theirs)
     assert merged is not None
     page = parse_page(merged.decode(), "decisions/retry-policy.md")
@@ -78,10 +84,14 @@ def test_binary_files_never_merge():
 
 def test_conflict_paths_are_named_for_the_host_and_date_and_never_reuse_a_name():
     taken = {"notes/x.conflict-laptop-2026-11-30.md"}
-    assert conflict_path("notes/x.md", "laptop", "2026-11-30", taken.__contains__) == \
-        "notes/x.conflict-laptop-2026-11-30-2.md"
-    assert conflict_path(".gitignore", "laptop", "2026-11-30", taken.__contains__) == \
-        ".gitignore.conflict-laptop-2026-11-30"
+    assert (
+        conflict_path("notes/x.md", "laptop", "2026-11-30", taken.__contains__)
+        == "notes/x.conflict-laptop-2026-11-30-2.md"
+    )
+    assert (
+        conflict_path(".gitignore", "laptop", "2026-11-30", taken.__contains__)
+        == ".gitignore.conflict-laptop-2026-11-30"
+    )
     assert conflict_path("x.md", "desk", "2026-11-30", taken.__contains__) == "x.conflict-desk-2026-11-30.md"
 
 

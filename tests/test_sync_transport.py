@@ -16,8 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
 from conftest import git
+
 from wiki_memory.pages import Page
 from wiki_memory.store import Author, Store
 from wiki_memory.sync import add_remote, sync
@@ -63,9 +63,15 @@ def round_trip(first: Store, second: Store) -> None:
     assert git(first.root, "rev-parse", "HEAD") == git(second.root, "rev-parse", "HEAD")
 
 
-@pytest.mark.skipif(shutil.which("git-upload-pack") is None and not os.path.exists(
-    os.path.join(subprocess.run(["git", "--exec-path"], capture_output=True, text=True).stdout.strip(),
-                 "git-upload-pack")), reason="git-upload-pack is not installed")
+@pytest.mark.skipif(
+    shutil.which("git-upload-pack") is None
+    and not os.path.exists(
+        os.path.join(
+            subprocess.run(["git", "--exec-path"], capture_output=True, text=True).stdout.strip(), "git-upload-pack"
+        )
+    ),
+    reason="git-upload-pack is not installed",
+)
 def test_sync_over_ssh(tmp_path, monkeypatch):
     bare = tmp_path / "memory.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
@@ -110,10 +116,18 @@ class GitHTTPBackend(BaseHTTPRequestHandler):
 
     def _run(self) -> None:
         path, _, query = self.path.partition("?")
-        env = {**os.environ, "GIT_PROJECT_ROOT": self.root, "GIT_HTTP_EXPORT_ALL": "1",
-               "REQUEST_METHOD": self.command, "PATH_INFO": path, "QUERY_STRING": query,
-               "CONTENT_TYPE": self.headers.get("Content-Type", ""), "REMOTE_USER": "tester",
-               "REMOTE_ADDR": "127.0.0.1", "GIT_PROTOCOL": self.headers.get("Git-Protocol", "")}
+        env = {
+            **os.environ,
+            "GIT_PROJECT_ROOT": self.root,
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "REQUEST_METHOD": self.command,
+            "PATH_INFO": path,
+            "QUERY_STRING": query,
+            "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+            "REMOTE_USER": "tester",
+            "REMOTE_ADDR": "127.0.0.1",
+            "GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
+        }
         body = self._body()
         if self.headers.get("Content-Encoding", "") == "gzip":
             env["HTTP_CONTENT_ENCODING"] = "gzip"

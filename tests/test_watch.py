@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import git
+
 from wiki_memory.cli import main
 from wiki_memory.pages import Page
 from wiki_memory.store import Author, Store
@@ -62,8 +62,9 @@ class Running:
     def __init__(self, store: Store):
         self.problems: list[str] = []
         # A second Store object: the watcher's thread owns its own, as a separate process would.
-        self.watcher = Watcher(Store(store.root), quiet=0.3, rescan=0, on_problem=self.problems.append,
-                               author=Author.person(store.root))
+        self.watcher = Watcher(
+            Store(store.root), quiet=0.3, rescan=0, on_problem=self.problems.append, author=Author.person(store.root)
+        )
         self.stop_event = threading.Event()
         self.watcher.start()
         self.thread = threading.Thread(target=self.watcher.run, args=(self.stop_event,), daemon=True)
@@ -188,8 +189,14 @@ def test_a_renamed_folder_takes_its_pages_along(store, running):
     first = page(store, "Retry policy")
     second = page(store, "Cache policy")
     os.rename(store.root / "decisions", store.root / "archive")
-    wait_for(lambda: head_text(store, "archive/" + second.name) and head_text(store, "archive/" + first.name)
-             and not head_text(store, "decisions/" + first.name), what="the folder rename")
+    wait_for(
+        lambda: (
+            head_text(store, "archive/" + second.name)
+            and head_text(store, "archive/" + first.name)
+            and not head_text(store, "decisions/" + first.name)
+        ),
+        what="the folder rename",
+    )
     assert not [p for p in git(store.root, "ls-files").splitlines() if p.startswith("decisions/")]
     assert_clean(store)
 
@@ -311,12 +318,27 @@ def test_watch_once_commits_each_pending_file_and_prints_json(code_repo, monkeyp
 
 def test_watch_stops_cleanly_on_ctrl_c_and_commits_what_is_pending(code_repo):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    subprocess.run([sys.executable, "-m", "wiki_memory", "init"], cwd=code_repo, env=env, check=True,
-                   capture_output=True)
-    wiki = Path(subprocess.run([sys.executable, "-m", "wiki_memory", "path"], cwd=code_repo, env=env,
-                               capture_output=True, text=True, check=True).stdout.strip())
-    proc = subprocess.Popen([sys.executable, "-m", "wiki_memory", "watch", "--quiet", "0.2"], cwd=code_repo,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "wiki_memory", "init"], cwd=code_repo, env=env, check=True, capture_output=True
+    )
+    wiki = Path(
+        subprocess.run(
+            [sys.executable, "-m", "wiki_memory", "path"],
+            cwd=code_repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wiki_memory", "watch", "--quiet", "0.2"],
+        cwd=code_repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     guard = threading.Timer(2 * TIMEOUT, proc.kill)  # a watcher that never answers fails the test, not CI
     guard.start()
     try:
@@ -326,7 +348,7 @@ def test_watch_stops_cleanly_on_ctrl_c_and_commits_what_is_pending(code_repo):
         assert "edit: notes/first.md" in proc.stdout.readline()
         (wiki / "notes" / "last.md").write_text("# Written just before Ctrl-C\n")
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=TIMEOUT)
+        _out, err = proc.communicate(timeout=TIMEOUT)
     finally:
         guard.cancel()
         if proc.poll() is None:
@@ -338,6 +360,7 @@ def test_watch_stops_cleanly_on_ctrl_c_and_commits_what_is_pending(code_repo):
 
 
 # `wiki-memory open` ---------------------------------------------------------------------
+
 
 def script(path: Path, body: str) -> str:
     path.write_text("#!/bin/sh\n" + body)
@@ -352,8 +375,10 @@ def opened(code_repo, monkeypatch, tmp_path):
         monkeypatch.delenv(var, raising=False)
     runner = CliRunner()
     assert runner.invoke(main, ["init"]).exit_code == 0
-    assert runner.invoke(main, ["write", "-t", "Retry policy", "--type", "decision",
-                                "--body", "Retry twice."]).exit_code == 0
+    assert (
+        runner.invoke(main, ["write", "-t", "Retry policy", "--type", "decision", "--body", "Retry twice."]).exit_code
+        == 0
+    )
     wiki = Path(runner.invoke(main, ["path"]).output.strip())
     return runner, wiki
 
@@ -388,8 +413,9 @@ def test_open_without_an_editor_uses_the_system_opener(opened, monkeypatch, tmp_
     result = runner.invoke(main, ["open", "decisions/retry-policy.md"])
     assert result.exit_code == 0, result.output
     if sys.platform.startswith("linux"):
-        assert wait_for(lambda: record.exists() and record.read_text().strip(), what="xdg-open") == \
-            str(wiki / "decisions" / "retry-policy.md")
+        assert wait_for(lambda: record.exists() and record.read_text().strip(), what="xdg-open") == str(
+            wiki / "decisions" / "retry-policy.md"
+        )
 
 
 def test_open_says_what_to_do_when_nothing_can_open_the_wiki(opened, monkeypatch, tmp_path):

@@ -12,11 +12,12 @@ from collections import namedtuple
 from pathlib import Path
 from types import MappingProxyType
 
+from wiki_memory.errors import WikiMemoryError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Mapping
-
-from wiki_memory.errors import WikiMemoryError
+    from collections.abc import Mapping
+    from typing import Any
 
 PROJECT_FILE = ".wiki-memory.toml"
 
@@ -73,7 +74,7 @@ def _read_toml(path: Path) -> dict[str, Any] | None:
     where most calls find no config.toml and no .wiki-memory.toml.
     """
     try:
-        f = open(path, "rb")
+        f = open(path, "rb")  # noqa: SIM115 - closed by the `with` below, once tomllib is imported
     except FileNotFoundError:
         return None
     if sys.version_info >= (3, 11):
@@ -115,7 +116,7 @@ def _git_common_dir(root: Path) -> Path | None:
         return None
     if not text.startswith("gitdir:"):
         return None
-    git_dir = Path(text[len("gitdir:"):].strip())
+    git_dir = Path(text[len("gitdir:") :].strip())
     if not git_dir.is_absolute():
         git_dir = (root / git_dir).resolve()
     common = git_dir / "commondir"
@@ -192,7 +193,7 @@ def normalize_remote(url: str) -> str:
     m = re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^@/]*@)?([^/:]+)(?::\d+)?(/.*)?$", url)
     if m and not url.startswith("file://"):
         host, path = m.group(1).lower(), (m.group(2) or "")
-    elif (m := re.match(r"^(?:[^@/]+@)?([^/:]+):(?!/)(.+)$", url)):  # scp-like syntax
+    elif m := re.match(r"^(?:[^@/]+@)?([^/:]+):(?!/)(.+)$", url):  # scp-like syntax
         host, path = m.group(1).lower(), "/" + m.group(2)
     else:
         return url.rstrip("/").removesuffix(".git")
@@ -235,8 +236,7 @@ def project_for_store(wiki: Path, env: Mapping[str, str] | None = None) -> Proje
     return Project(pid, name, home(env) / "projects" / pid, wiki, None, identity)
 
 
-def resolve_project(cwd: str | os.PathLike[str] | None = None,
-                    env: Mapping[str, str] | None = None) -> Project:
+def resolve_project(cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Project:
     """The project of a working directory.
 
     `WIKI_MEMORY_STORE` wins outright. Otherwise the directory's git top-level (or the

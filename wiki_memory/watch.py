@@ -19,7 +19,8 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from wiki_memory.errors import PageError, WikiMemoryError
 from wiki_memory.store import Edit, Store, is_ignored, is_page_path
@@ -41,9 +42,19 @@ class Watcher:
     each batch of commits.
     """
 
-    def __init__(self, store: Store, *, project: Any = None, quiet: float = QUIET, max_wait: float = MAX_WAIT,
-                 rescan: float = RESCAN, on_edit: Callable[[Edit], None] | None = None,
-                 on_problem: Callable[[str], None] | None = None, author: Any = None, index: Any = None):
+    def __init__(
+        self,
+        store: Store,
+        *,
+        project: Any = None,
+        quiet: float = QUIET,
+        max_wait: float = MAX_WAIT,
+        rescan: float = RESCAN,
+        on_edit: Callable[[Edit], None] | None = None,
+        on_problem: Callable[[str], None] | None = None,
+        author: Any = None,
+        index: Any = None,
+    ):
         self.store = store
         self.project = project
         self.quiet = quiet
@@ -153,7 +164,7 @@ class Watcher:
         except (WikiMemoryError, OSError) as e:
             # A git command holding the index, a full disk: try again, less often each time.
             self._failures += 1
-            delay = min(60.0, 2.0 ** self._failures)
+            delay = min(60.0, 2.0**self._failures)
             what = "the changes" if paths is None else ", ".join(paths[:5]) + (" ..." if len(paths) > 5 else "")
             self.on_problem(f"could not commit {what} yet ({e}); retrying in {delay:.0f} s")
             with self._cond:
@@ -195,8 +206,7 @@ class Watcher:
                 except PageError as e:
                     if path not in self._broken:
                         self._broken.add(path)
-                        self.on_problem(f"{e} (committed as you wrote it; fix the front matter and "
-                                        "save again)")
+                        self.on_problem(f"{e} (committed as you wrote it; fix the front matter and save again)")
                     continue
                 except WikiMemoryError:
                     continue
@@ -213,7 +223,7 @@ class Watcher:
             self._reindexer = Reindexer(self.project, self._index)
         try:
             self._reindexer(self.store)
-        except Exception as e:  # the index is derived: the commit stands, the index catches up later
+        except Exception as e:  # noqa: BLE001 - the index is derived: the commit stands, the index catches up later
             self.on_problem(f"the search index was not updated ({e})")
 
     # Running ----------------------------------------------------------------------------
@@ -271,7 +281,7 @@ class Watcher:
             self._reindexer.close()
             self._reindexer = None
 
-    def __enter__(self) -> "Watcher":
+    def __enter__(self) -> Watcher:
         self.start()
         return self
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import importlib
 import re
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Mapping
 
 from wiki_memory.capture.observation import Observation, utc_now
 from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, first_str, tool_facts
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 #: agent name -> module in wiki_memory.capture that defines its adapter.
 AGENTS: dict[str, str] = {
@@ -30,8 +32,14 @@ AGENTS: dict[str, str] = {
     "cursor": "cursor",
 }
 #: other spellings people type.
-ALIASES: dict[str, str] = {"claude": "claude-code", "claude_code": "claude-code", "claudecode": "claude-code",
-                           "gemini-cli": "gemini", "cursor-agent": "cursor", "openai-codex": "codex"}
+ALIASES: dict[str, str] = {
+    "claude": "claude-code",
+    "claude_code": "claude-code",
+    "claudecode": "claude-code",
+    "gemini-cli": "gemini",
+    "cursor-agent": "cursor",
+    "openai-codex": "codex",
+}
 
 
 def agent_name(name: str) -> str | None:
@@ -41,7 +49,7 @@ def agent_name(name: str) -> str | None:
     return key if key in AGENTS else None
 
 
-def load(name: str) -> "Adapter":
+def load(name: str) -> Adapter:
     """The adapter of agent `name` (canonical or alias); KeyError when unknown."""
     canonical = agent_name(name)
     if canonical is None:
@@ -90,8 +98,18 @@ class Adapter:
 
     def meta(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """Facts every observation of this payload keeps (transcript path, model, turn)."""
-        keys = ("transcript_path", "model", "turn_id", "tool_use_id", "duration_ms", "source", "reason",
-                "trigger", "permission_mode", "prompt_id")
+        keys = (
+            "transcript_path",
+            "model",
+            "turn_id",
+            "tool_use_id",
+            "duration_ms",
+            "source",
+            "reason",
+            "trigger",
+            "permission_mode",
+            "prompt_id",
+        )
         return {k: payload[k] for k in keys if isinstance(payload.get(k), (str, int, float)) and payload[k] != ""}
 
     # -- parsing ----------------------------------------------------------------------------
@@ -102,8 +120,15 @@ class Adapter:
         if kind is None or session_id is None:
             return []
         cwd = self.cwd(payload)
-        base = dict(kind=kind, agent=self.name, session_id=session_id, time=utc_now(), cwd=cwd, event=event,
-                    meta=self.meta(payload))
+        base = {
+            "kind": kind,
+            "agent": self.name,
+            "session_id": session_id,
+            "time": utc_now(),
+            "cwd": cwd,
+            "event": event,
+            "meta": self.meta(payload),
+        }
         if kind == "prompt":
             return [Observation(**base, text=clip(first_str(payload, ("prompt",))))]
         if kind == "tool":
@@ -126,10 +151,23 @@ class Adapter:
         tool = str(payload.get("tool_name") or "")
         error_text = payload.get("error") if isinstance(payload.get("error"), str) else None
         failed = True if error_text is not None or event.endswith("Failure") else None
-        facts = tool_facts(tool, payload.get("tool_input"), payload.get("tool_response"), base["cwd"],
-                           failed=failed, error_text=error_text)
-        return Observation(**base, tool=tool, input=facts.input, output=facts.output, error=facts.error,
-                           files=facts.files, plan=facts.plan)
+        facts = tool_facts(
+            tool,
+            payload.get("tool_input"),
+            payload.get("tool_response"),
+            base["cwd"],
+            failed=failed,
+            error_text=error_text,
+        )
+        return Observation(
+            **base,
+            tool=tool,
+            input=facts.input,
+            output=facts.output,
+            error=facts.error,
+            files=facts.files,
+            plan=facts.plan,
+        )
 
     # -- output -------------------------------------------------------------------------------
     def envelope(self, event: str, text: str) -> dict[str, Any]:

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from wiki_memory.capture.adapter import Adapter
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import ClassVar
+
 
 class ClaudeCode(Adapter):
     name = "claude-code"
-    events = {
+    events: ClassVar[dict[str, str | None]] = {
         "SessionStart": "session-start",
         "UserPromptSubmit": "prompt",
         "PostToolUse": "tool",

@@ -10,18 +10,20 @@ read too when a user wires them; afterAgentResponse carries the final `text`; st
 from __future__ import annotations
 
 import json
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Mapping
 
 from wiki_memory.capture.adapter import Adapter
 from wiki_memory.capture.observation import Observation
 from wiki_memory.capture.toolcalls import tool_facts
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, ClassVar
+
 
 class Cursor(Adapter):
     name = "cursor"
-    events = {
+    events: ClassVar[dict[str, str | None]] = {
         "sessionStart": "session-start",
         "beforeSubmitPrompt": "prompt",
         "postToolUse": "tool",
@@ -83,8 +85,15 @@ class Cursor(Adapter):
         error_text = payload.get("error_message") if isinstance(payload.get("error_message"), str) else None
         failed = True if event == "postToolUseFailure" else None
         facts = tool_facts(tool, tool_input, response, base["cwd"], failed=failed, error_text=error_text)
-        return Observation(**base, tool=tool, input=facts.input, output=facts.output, error=facts.error,
-                           files=facts.files, plan=facts.plan)
+        return Observation(
+            **base,
+            tool=tool,
+            input=facts.input,
+            output=facts.output,
+            error=facts.error,
+            files=facts.files,
+            plan=facts.plan,
+        )
 
     def envelope(self, event: str, text: str) -> dict[str, Any]:
         return {"additional_context": text}

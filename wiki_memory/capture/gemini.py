@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from wiki_memory.capture.adapter import Adapter
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import ClassVar
+
 
 class Gemini(Adapter):
     name = "gemini"
-    events = {
+    events: ClassVar[dict[str, str | None]] = {
         "SessionStart": "session-start",
         "BeforeAgent": "prompt",
         "AfterTool": "tool",

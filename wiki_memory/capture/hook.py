@@ -20,7 +20,9 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, BinaryIO, Mapping
+    from collections.abc import Mapping
+    from typing import Any, BinaryIO
+
 
 MAX_PAYLOAD = 64 * 1024 * 1024  # bytes read from stdin; a larger payload is drained and skipped
 LOG_LIMIT = 1024 * 1024  # the hook log is rotated past this size
@@ -30,8 +32,12 @@ class Skip(Exception):
     """A hook call that records nothing, for a reason worth one log line."""
 
 
-def main(argv: list[str] | None = None, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
-         env: Mapping[str, str] | None = None) -> int:
+def main(
+    argv: list[str] | None = None,
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+    env: Mapping[str, str] | None = None,
+) -> int:
     """Run one hook call; always returns 0 (the agent must never see us fail)."""
     argv = list(sys.argv[2:] if argv is None else argv)
     env = os.environ if env is None else env
@@ -89,8 +95,9 @@ def parse_payload(raw: bytes) -> dict[str, Any]:
 
 def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> bytes | None:
     """Record one hook call; returns what to print (SessionStart's envelope) or None."""
-    from wiki_memory.capture import adapter as adapters, journal, redact, startup
     from wiki_memory import config
+    from wiki_memory.capture import adapter as adapters
+    from wiki_memory.capture import journal, redact, startup
 
     try:
         adapter = adapters.load(agent)
@@ -138,8 +145,8 @@ def log(env: Mapping[str, str], agent: str, event: str | None, message: str, sta
     """One line in `WIKI_MEMORY_HOME/logs/hooks.log`; never raises."""
     try:
         from wiki_memory import config
-        from wiki_memory.capture.redact import redact
         from wiki_memory.capture.observation import utc_now
+        from wiki_memory.capture.redact import redact
 
         directory = config.home(env) / "logs"
         directory.mkdir(parents=True, exist_ok=True)

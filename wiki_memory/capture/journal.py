@@ -12,11 +12,12 @@ import json
 import os
 import re
 from pathlib import Path
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Iterable, Iterator
 
 from wiki_memory.capture.observation import Observation
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 try:
     import fcntl
@@ -38,8 +39,9 @@ def append(journal_dir: Path, observations: Iterable[Observation]) -> Path | Non
     if not observations:
         return None
     path = journal_file(journal_dir, observations[0].session_id)
-    data = "".join(json.dumps(o.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
-                   for o in observations).encode("utf-8")
+    data = "".join(
+        json.dumps(o.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n" for o in observations
+    ).encode("utf-8")
     journal_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:

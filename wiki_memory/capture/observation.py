@@ -8,10 +8,12 @@ from types import MappingProxyType
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Mapping
+    from collections.abc import Mapping
+    from typing import Any
+
 
 KINDS = ("session-start", "prompt", "tool", "stop", "compact", "session-end")
-_EMPTY: "Mapping[str, Any]" = MappingProxyType({})
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 # Why named tuples and not frozen dataclasses: these are built in every hook process, and
 # `dataclasses` imports `inspect` (with `ast` and `dis`), a fifth of a hook's start-up.
@@ -26,12 +28,27 @@ class PlanItem(namedtuple("PlanItem", "text status id", defaults=(None,))):
     __slots__ = ()
 
 
-_FIELDS = ("kind", "agent", "session_id", "time", "cwd", "event", "text", "tool", "input", "output",
-           "error", "files", "plan", "meta")
+_FIELDS = (
+    "kind",
+    "agent",
+    "session_id",
+    "time",
+    "cwd",
+    "event",
+    "text",
+    "tool",
+    "input",
+    "output",
+    "error",
+    "files",
+    "plan",
+    "meta",
+)
 
 
-class Observation(namedtuple("Observation", _FIELDS,
-                             defaults=(None, None, None, None, None, None, False, (), (), _EMPTY))):
+class Observation(
+    namedtuple("Observation", _FIELDS, defaults=(None, None, None, None, None, None, False, (), (), _EMPTY))
+):
     """One thing that happened in a session.
 
     `text` is the prompt for `prompt`, the final assistant message for `stop`, the reason
@@ -47,25 +64,39 @@ class Observation(namedtuple("Observation", _FIELDS,
 
     __slots__ = ()
 
-    def to_dict(self) -> "dict[str, Any]":
+    def to_dict(self) -> dict[str, Any]:
         """A compact dict: empty fields are left out of the journal line."""
         data = self._asdict()
         data["files"] = list(self.files)
         data["plan"] = [item._asdict() for item in self.plan]
         data["meta"] = dict(self.meta)
-        return {k: v for k, v in data.items() if v not in (None, "", [], {}, False) or k in
-                ("kind", "agent", "session_id", "time")}
+        return {
+            k: v
+            for k, v in data.items()
+            if v not in (None, "", [], {}, False) or k in ("kind", "agent", "session_id", "time")
+        }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Observation":
-        plan = tuple(PlanItem(str(p.get("text", "")), str(p.get("status", "pending")), p.get("id"))
-                     for p in data.get("plan") or () if isinstance(p, dict))
+    def from_dict(cls, data: Mapping[str, Any]) -> Observation:
+        plan = tuple(
+            PlanItem(str(p.get("text", "")), str(p.get("status", "pending")), p.get("id"))
+            for p in data.get("plan") or ()
+            if isinstance(p, dict)
+        )
         return cls(
-            kind=str(data.get("kind", "")), agent=str(data.get("agent", "")),
-            session_id=str(data.get("session_id", "")), time=str(data.get("time", "")),
-            cwd=data.get("cwd"), event=data.get("event"), text=data.get("text"), tool=data.get("tool"),
-            input=data.get("input"), output=data.get("output"), error=bool(data.get("error", False)),
-            files=tuple(str(f) for f in data.get("files") or ()), plan=plan,
+            kind=str(data.get("kind", "")),
+            agent=str(data.get("agent", "")),
+            session_id=str(data.get("session_id", "")),
+            time=str(data.get("time", "")),
+            cwd=data.get("cwd"),
+            event=data.get("event"),
+            text=data.get("text"),
+            tool=data.get("tool"),
+            input=data.get("input"),
+            output=data.get("output"),
+            error=bool(data.get("error", False)),
+            files=tuple(str(f) for f in data.get("files") or ()),
+            plan=plan,
             meta=dict(data.get("meta") or {}),
         )
 

@@ -23,7 +23,8 @@ from collections import namedtuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable, Mapping
+    from collections.abc import Iterable, Mapping
+
 
 MARK = "[REDACTED:{}]"
 
@@ -67,7 +68,7 @@ class Family(namedtuple("Family", "name source flags hints fold assign", default
             if start < 0 or m.group("secret").lstrip("\"'").startswith("[REDACTED:"):
                 return m.group(0)  # absent, or already redacted by a more specific family
             whole_start = m.start()
-            return m.group(0)[: start - whole_start] + mark + m.group(0)[end - whole_start:]
+            return m.group(0)[: start - whole_start] + mark + m.group(0)[end - whole_start :]
 
         return pattern.sub(replace, text)
 
@@ -95,8 +96,9 @@ def _assigned(text: str, hint: str) -> bool:
     return False
 
 
-def _f(name: str, source: str, hints: tuple[str, ...] = (), fold: bool = False, flags: int = 0,
-       assign: bool = False) -> Family:
+def _f(
+    name: str, source: str, hints: tuple[str, ...] = (), fold: bool = False, flags: int = 0, assign: bool = False
+) -> Family:
     return Family(name, source, flags, hints, fold, assign)
 
 
@@ -104,48 +106,107 @@ def _f(name: str, source: str, hints: tuple[str, ...] = (), fold: bool = False, 
 # their label is the one shown (an Anthropic key is also shaped like an OpenAI key).
 _ASSIGN_WORDS = ("KEY", "TOKEN", "SECRET", "PASSW", "PWD", "PASS", "CREDENTIAL")
 FAMILIES: tuple[Family, ...] = (
-    _f("private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-                      r"[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", ("PRIVATE KEY",)),
-    _f("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b",
-       ("AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA", "ANPA")),
-    _f("aws-secret-key", r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?(?P<secret>[A-Za-z0-9/+=]{30,})",
-       ("SECRET",), fold=True),
-    _f("github-token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{22,}",
-       ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    _f("gitlab-token", r"\bgl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent)-[A-Za-z0-9_-]{20,}",
-       ("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-", "glimt-", "glagent-")),
+    _f(
+        "private-key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        ("PRIVATE KEY",),
+    ),
+    _f(
+        "aws-access-key",
+        r"\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b",
+        ("AKIA", "ASIA", "ABIA", "ACCA", "AIDA", "AROA", "ANPA"),
+    ),
+    _f(
+        "aws-secret-key",
+        r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?(?P<secret>[A-Za-z0-9/+=]{30,})",
+        ("SECRET",),
+        fold=True,
+    ),
+    _f(
+        "github-token",
+        r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{22,}",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    _f(
+        "gitlab-token",
+        r"\bgl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent)-[A-Za-z0-9_-]{20,}",
+        ("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-", "glimt-", "glagent-"),
+    ),
     _f("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",)),
-    _f("slack-token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/]+",
-       ("xox", "hooks.slack.com")),
-    _f("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b|\bwhsec_[A-Za-z0-9]{24,}\b",
-       ("_live_", "_test_", "whsec_")),
+    _f(
+        "slack-token",
+        r"\bxox[abposre]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/]+",
+        ("xox", "hooks.slack.com"),
+    ),
+    _f(
+        "stripe-key",
+        r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b|\bwhsec_[A-Za-z0-9]{24,}\b",
+        ("_live_", "_test_", "whsec_"),
+    ),
     _f("anthropic-key", r"\bsk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_-]{20,}", ("sk-ant-",)),
     _f("openai-key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}", ("sk-",)),
     _f("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])|\bya29\.[0-9A-Za-z_-]{20,}", ("AIza", "ya29.")),
     _f("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", ("eyJ",)),
     _f("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@'\"\[\]]*:(?P<secret>[^\s@/'\"]+)@", ("://",)),
-    _f("authorization", r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|digest|apikey)\s+)?"
-                        r"(?P<secret>[^\s'\",;]+)", ("AUTHORIZATION",), fold=True),
-    _f("api-key-header", r"(?i)\b(?:x-api-key|api-key|x-auth-token|private-token|x-goog-api-key)\s*:\s*"
-                         r"(?P<secret>[^\s'\",;]+)", ("API-KEY", "AUTH-TOKEN", "PRIVATE-TOKEN"), fold=True),
-    _f("cli-password", r"(?:\s(?:-u|--user)\s+[\"']?[^\s:'\"]+:|--password[= ]|--passwd[= ]|\bsshpass\s+-p\s*)"
-                       r"(?P<secret>[^\s'\"]+)", ("-u ", "--user", "--pass", "sshpass")),
-    _f("cli-password", r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p(?P<secret>[^\s'\"]+)",
-       ("mysql", "mariadb")),
+    _f(
+        "authorization",
+        r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|digest|apikey)\s+)?"
+        r"(?P<secret>[^\s'\",;]+)",
+        ("AUTHORIZATION",),
+        fold=True,
+    ),
+    _f(
+        "api-key-header",
+        r"(?i)\b(?:x-api-key|api-key|x-auth-token|private-token|x-goog-api-key)\s*:\s*"
+        r"(?P<secret>[^\s'\",;]+)",
+        ("API-KEY", "AUTH-TOKEN", "PRIVATE-TOKEN"),
+        fold=True,
+    ),
+    _f(
+        "cli-password",
+        r"(?:\s(?:-u|--user)\s+[\"']?[^\s:'\"]+:|--password[= ]|--passwd[= ]|\bsshpass\s+-p\s*)"
+        r"(?P<secret>[^\s'\"]+)",
+        ("-u ", "--user", "--pass", "sshpass"),
+    ),
+    _f(
+        "cli-password",
+        r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p(?P<secret>[^\s'\"]+)",
+        ("mysql", "mariadb"),
+    ),
     # NAME_KEY=..., export GH_TOKEN=..., "DB_PASSWORD": "...": environment-style names.
-    _f("assignment", r"\b[A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|SECRET|PASSWORD|PASSWD|_PWD|_PASS|_CREDENTIALS?)\b"
-                     r"[\"']?\s*[:=]\s*(?!\$)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s'\",;}]+)", _ASSIGN_WORDS, assign=True),
+    _f(
+        "assignment",
+        r"\b[A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|SECRET|PASSWORD|PASSWD|_PWD|_PASS|_CREDENTIALS?)\b"
+        r"[\"']?\s*[:=]\s*(?!\$)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s'\",;}]+)",
+        _ASSIGN_WORDS,
+        assign=True,
+    ),
     # password = "hunter2", api_key: 'abc123', "client_secret": "..." in code and config.
-    _f("assignment", r"(?i)\b[a-z0-9_.-]*(?:api[_-]?key|secret[_-]?key|access[_-]?key|private[_-]?key|"
-                     r"client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token|password|passwd|"
-                     r"secret|token)[\"']?\s*[:=]\s*(?P<secret>\"[^\"\n]{4,}\"|'[^'\n]{4,}')", _ASSIGN_WORDS, fold=True,
-       assign=True),
+    _f(
+        "assignment",
+        r"(?i)\b[a-z0-9_.-]*(?:api[_-]?key|secret[_-]?key|access[_-]?key|private[_-]?key|"
+        r"client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token|password|passwd|"
+        r"secret|token)[\"']?\s*[:=]\s*(?P<secret>\"[^\"\n]{4,}\"|'[^'\n]{4,}')",
+        _ASSIGN_WORDS,
+        fold=True,
+        assign=True,
+    ),
     # YAML and .netrc style: `password: hunter2` at the start of a line.
-    _f("assignment", r"(?im)^\s*(?:password|passwd|secret|token|api_key|apikey)\s*:\s*(?P<secret>[^\s\"'#][^\s#]*)",
-       _ASSIGN_WORDS, fold=True, assign=True),
-    _f("connection-string", r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd|"
-                            r"ClientSecret)\s*=\s*(?P<secret>[^;\s\"']+)",
-       ("ACCOUNTKEY", "SHAREDACCESS", "PASSWORD", "PWD", "CLIENTSECRET"), fold=True),
+    _f(
+        "assignment",
+        r"(?im)^\s*(?:password|passwd|secret|token|api_key|apikey)\s*:\s*(?P<secret>[^\s\"'#][^\s#]*)",
+        _ASSIGN_WORDS,
+        fold=True,
+        assign=True,
+    ),
+    _f(
+        "connection-string",
+        r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd|"
+        r"ClientSecret)\s*=\s*(?P<secret>[^;\s\"']+)",
+        ("ACCOUNTKEY", "SHAREDACCESS", "PASSWORD", "PWD", "CLIENTSECRET"),
+        fold=True,
+    ),
 )
 
 # base64 payloads (images, fonts) are long runs no secret pattern should look inside.
@@ -179,7 +240,7 @@ def _name_first_group(source: str) -> str:
         if ch == "\\":
             depth_escape = True
         elif ch == "(" and not source.startswith("(?", i):
-            return source[: i + 1] + "?P<secret>" + source[i + 1:]
+            return source[: i + 1] + "?P<secret>" + source[i + 1 :]
     return source
 
 
@@ -200,7 +261,7 @@ def redact(text: str, extra: Iterable[Family] | None = None) -> str:
     pieces = []
     last = 0
     for m in _DATA_URI.pattern.finditer(text):
-        pieces.append(_redact_plain(text[last:m.start()], families))
+        pieces.append(_redact_plain(text[last : m.start()], families))
         pieces.append(m.group(0))
         last = m.end()
     pieces.append(_redact_plain(text[last:], families))

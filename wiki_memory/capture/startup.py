@@ -24,10 +24,11 @@ def session_start_text(project: Project, agent: str, session_id: str, source: st
     try:
         from wiki_memory.consolidate.handoff import handoff_for_next_session
 
-        view = handoff_for_next_session(project, session_id=session_id, agent=agent, source=source,
-                                        background_work=True)
+        view = handoff_for_next_session(
+            project, session_id=session_id, agent=agent, source=source, background_work=True
+        )
         return view.text if view is not None else None
-    except Exception as e:  # the agent starts anyway; the reason is in the log
+    except Exception as e:  # noqa: BLE001 - the agent starts anyway; the reason is in the log
         from wiki_memory.consolidate.background import log
 
         log(f"session start {agent} {session_id}: {type(e).__name__}: {e}")
@@ -50,7 +51,7 @@ def after_session(project: Project, agent: str, session_id: str, event: str) -> 
             except (TypeError, ValueError):
                 delay = STOP_DEBOUNCE_SECONDS
             background.start_debounced(project, session_id, max(0.5, delay))
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001
         from wiki_memory.consolidate.background import log
 
         log(f"after session {agent} {session_id} ({event}): {type(e).__name__}: {e}")

@@ -14,38 +14,74 @@ import os
 import re
 from collections import namedtuple
 
+from wiki_memory.capture.observation import PlanItem
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Iterable, Mapping
-
-from wiki_memory.capture.observation import PlanItem
+    from collections.abc import Iterable, Mapping
+    from typing import Any
 
 OUTPUT_LIMIT = 2048  # characters of a tool's output kept (head and tail)
 INPUT_LIMIT = 1024  # characters of a compact input
 PROMPT_LIMIT = 16384  # characters of a prompt or final message
 CUT_MARGIN = 1024  # characters past a cut that redaction sees before the cut is made
 
-SHELL_TOOLS = {"Bash", "bash", "shell", "exec_command", "shell_command", "run_shell_command",
-               "Shell", "run_terminal_cmd", "local_shell"}
+SHELL_TOOLS = {
+    "Bash",
+    "bash",
+    "shell",
+    "exec_command",
+    "shell_command",
+    "run_shell_command",
+    "Shell",
+    "run_terminal_cmd",
+    "local_shell",
+}
 # Tools whose input names the one file they change, and the key it is under.
-FILE_EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
-                   "NotebookEdit": "notebook_path", "write_file": "file_path", "replace": "file_path",
-                   "edit_file": "target_file", "search_replace": "file_path", "write": "file_path",
-                   "edit": "file_path", "delete_file": "target_file", "Delete": "file_path"}
+FILE_EDIT_TOOLS = {
+    "Edit": "file_path",
+    "Write": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+    "write_file": "file_path",
+    "replace": "file_path",
+    "edit_file": "target_file",
+    "search_replace": "file_path",
+    "write": "file_path",
+    "edit": "file_path",
+    "delete_file": "target_file",
+    "Delete": "file_path",
+}
 PATCH_TOOLS = {"apply_patch", "ApplyPatch"}
 # Input keys worth showing, in order of preference, for tools we do not know by name.
-_INPUT_KEYS = ("command", "cmd", "file_path", "notebook_path", "path", "absolute_path", "target_file",
-               "pattern", "query", "url", "description", "subject", "prompt")
+_INPUT_KEYS = (
+    "command",
+    "cmd",
+    "file_path",
+    "notebook_path",
+    "path",
+    "absolute_path",
+    "target_file",
+    "pattern",
+    "query",
+    "url",
+    "description",
+    "subject",
+    "prompt",
+)
 
 # Compiled on first use (see `_regex`): most hook calls need none of them.
 _PATTERNS = {
     "patch-file": (r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M),
     "exit-code": (r"(?:Process exited with code|Exit code:?|exit code:?|exited with code|Exit Code:)\s*(-?\d+)", 0),
     # Lines that say a command failed even when no exit code is given (Codex's shell output).
-    "failure": (r"^(?:Traceback \(most recent call last\):|fatal: |error(?:\[E\d+\])?: |Error: |ERROR[: ]|FAILED\b|"
-                r"npm ERR!|E\s{3}\w|panic: |Segmentation fault)"
-                r"|: command not found$|: No such file or directory$|: Permission denied$|: cannot access '"
-                r"|^=+ .*\b\d+ (?:failed|errors?)\b.* =+$|\bAssertionError\b", re.M),
+    "failure": (
+        r"^(?:Traceback \(most recent call last\):|fatal: |error(?:\[E\d+\])?: |Error: |ERROR[: ]|FAILED\b|"
+        r"npm ERR!|E\s{3}\w|panic: |Segmentation fault)"
+        r"|: command not found$|: No such file or directory$|: Permission denied$|: cannot access '"
+        r"|^=+ .*\b\d+ (?:failed|errors?)\b.* =+$|\bAssertionError\b",
+        re.M,
+    ),
 }
 _compiled: dict[str, re.Pattern[str]] = {}
 
@@ -84,12 +120,12 @@ def excerpt(text: str | None, limit: int = OUTPUT_LIMIT) -> str | None:
 
     head_len, tail_len = limit * 2 // 3, limit // 3
     head = redact(text[: head_len + CUT_MARGIN])[:head_len]
-    tail = redact(text[-(tail_len + CUT_MARGIN):])[-tail_len:]
+    tail = redact(text[-(tail_len + CUT_MARGIN) :])[-tail_len:]
     # Cut at line ends where one is near, so the excerpt reads as whole lines.
     if (nl := head.rfind("\n")) > len(head) - 200:
         head = head[:nl]
     if 0 <= (nl := tail.find("\n")) < 200:
-        tail = tail[nl + 1:]
+        tail = tail[nl + 1 :]
     omitted = len(text) - len(head) - len(tail)
     return f"{head}\n[... {omitted:,} characters omitted ...]\n{tail}"
 
@@ -193,9 +229,20 @@ def touched_files(tool: str, tool_input: Any, cwd: str | None) -> tuple[str, ...
     return tuple(dict.fromkeys(relative(p, cwd) for p in paths))
 
 
-_STATUS = {"pending": "pending", "todo": "pending", "not_started": "pending", "in_progress": "in_progress",
-           "in-progress": "in_progress", "active": "in_progress", "completed": "completed", "done": "completed",
-           "complete": "completed", "cancelled": "cancelled", "canceled": "cancelled", "deleted": "deleted"}
+_STATUS = {
+    "pending": "pending",
+    "todo": "pending",
+    "not_started": "pending",
+    "in_progress": "in_progress",
+    "in-progress": "in_progress",
+    "active": "in_progress",
+    "completed": "completed",
+    "done": "completed",
+    "complete": "completed",
+    "cancelled": "cancelled",
+    "canceled": "cancelled",
+    "deleted": "deleted",
+}
 
 
 def _status(value: Any, default: str = "pending") -> str:
@@ -208,28 +255,53 @@ def plan_items(tool: str, tool_input: Any, tool_response: Any) -> tuple[PlanItem
         return ()
     if tool in ("TodoWrite", "write_todos", "todo_write"):
         todos = tool_input.get("todos") or ()
-        return tuple(PlanItem(str(t.get("content") or t.get("description") or ""), _status(t.get("status")),
-                              str(t["id"]) if t.get("id") is not None else None)
-                     for t in todos if isinstance(t, dict))
+        return tuple(
+            PlanItem(
+                str(t.get("content") or t.get("description") or ""),
+                _status(t.get("status")),
+                str(t["id"]) if t.get("id") is not None else None,
+            )
+            for t in todos
+            if isinstance(t, dict)
+        )
     if tool == "update_plan":
-        return tuple(PlanItem(str(s.get("step", "")), _status(s.get("status")))
-                     for s in tool_input.get("plan") or () if isinstance(s, dict))
+        return tuple(
+            PlanItem(str(s.get("step", "")), _status(s.get("status")))
+            for s in tool_input.get("plan") or ()
+            if isinstance(s, dict)
+        )
     if tool == "TaskCreate":
         task = tool_response.get("task") if isinstance(tool_response, dict) else None
         task_id = task.get("id") if isinstance(task, dict) else None
-        return (PlanItem(str(tool_input.get("subject") or tool_input.get("description") or ""), "pending",
-                         str(task_id) if task_id is not None else None),)
+        return (
+            PlanItem(
+                str(tool_input.get("subject") or tool_input.get("description") or ""),
+                "pending",
+                str(task_id) if task_id is not None else None,
+            ),
+        )
     if tool == "TaskUpdate":
         status = tool_input.get("status")
         if status is None and isinstance(tool_response, dict):
             status = (tool_response.get("statusChange") or {}).get("to")
-        return (PlanItem(str(tool_input.get("subject") or ""), _status(status, "pending"),
-                         str(tool_input.get("taskId")) if tool_input.get("taskId") is not None else None),)
+        return (
+            PlanItem(
+                str(tool_input.get("subject") or ""),
+                _status(status, "pending"),
+                str(tool_input.get("taskId")) if tool_input.get("taskId") is not None else None,
+            ),
+        )
     return ()
 
 
-def tool_facts(tool: str, tool_input: Any, tool_response: Any, cwd: str | None,
-               failed: bool | None = None, error_text: str | None = None) -> ToolFacts:
+def tool_facts(
+    tool: str,
+    tool_input: Any,
+    tool_response: Any,
+    cwd: str | None,
+    failed: bool | None = None,
+    error_text: str | None = None,
+) -> ToolFacts:
     """Normalise one tool call. `failed` is what the agent said (None: unknown, judge the
     output); `error_text` is its error message when it gave one."""
     output, error = _output(tool, tool_response)
@@ -237,8 +309,13 @@ def tool_facts(tool: str, tool_input: Any, tool_response: Any, cwd: str | None,
         output = error_text if not output else f"{error_text}\n{output}"
     if failed is not None:
         error = failed or error
-    return ToolFacts(compact_input(tool, tool_input), excerpt(output), error,
-                     touched_files(tool, tool_input, cwd), plan_items(tool, tool_input, tool_response))
+    return ToolFacts(
+        compact_input(tool, tool_input),
+        excerpt(output),
+        error,
+        touched_files(tool, tool_input, cwd),
+        plan_items(tool, tool_input, tool_response),
+    )
 
 
 def _output(tool: str, response: Any) -> tuple[str, bool]:
@@ -253,8 +330,9 @@ def _output(tool: str, response: Any) -> tuple[str, bool]:
             return text, failed
         if "llmContent" in response or "returnDisplay" in response:  # Gemini CLI
             error = response.get("error")
-            text = as_text(response.get("llmContent") if response.get("llmContent") is not None
-                           else response.get("returnDisplay"))
+            text = as_text(
+                response.get("llmContent") if response.get("llmContent") is not None else response.get("returnDisplay")
+            )
             failed = bool(error) or (tool in SHELL_TOOLS and looks_failed(text))
             if error:
                 text = f"{as_text(error)}\n{text}" if text else as_text(error)
@@ -263,8 +341,9 @@ def _output(tool: str, response: Any) -> tuple[str, bool]:
             return as_text(response["content"]), bool(response.get("isError") or response.get("is_error"))
         if tool in FILE_EDIT_TOOLS:
             # An edit's response repeats the whole file: keep only what happened.
-            kind = response.get("type") or ("update" if "oldString" in response or "structuredPatch" in response
-                                             else None)
+            kind = response.get("type") or (
+                "update" if "oldString" in response or "structuredPatch" in response else None
+            )
             return (str(kind) if kind else ""), bool(response.get("error"))
         if response.get("type") == "text" and isinstance(response.get("file"), dict):  # Read
             return str(response["file"].get("content") or ""), False

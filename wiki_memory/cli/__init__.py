@@ -58,8 +58,10 @@ class App:
         try:
             self.index().attach(store)
         except Exception as e:  # noqa: BLE001 - the index is derived; a write must not fail on it
-            click.echo(f"wiki-memory: warning: the search index is unavailable ({e}); "
-                       "`wiki-memory reindex` rebuilds it", err=True)
+            click.echo(
+                f"wiki-memory: warning: the search index is unavailable ({e}); `wiki-memory reindex` rebuilds it",
+                err=True,
+            )
 
     def index(self):  # -> Index; imported lazily
         """The project's search index, attached to the store once there is one."""
@@ -75,8 +77,13 @@ class App:
 def write_project_file(project: Project) -> None:
     """`project.json` beside the wiki says which code repository the memory belongs to."""
     project.home.mkdir(parents=True, exist_ok=True)
-    info = {"id": project.id, "name": project.name, "root": str(project.root) if project.root else None,
-            "identity": project.identity, "wiki": str(project.wiki)}
+    info = {
+        "id": project.id,
+        "name": project.name,
+        "root": str(project.root) if project.root else None,
+        "identity": project.identity,
+        "wiki": str(project.wiki),
+    }
     (project.home / "project.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
 
 
@@ -103,8 +110,13 @@ pass_app = click.make_pass_decorator(App)
 
 
 @click.group(cls=WikiGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--project", "project_dir", metavar="DIR", envvar="WIKI_MEMORY_PROJECT",
-              help="Act on the project of DIR instead of the current directory.")
+@click.option(
+    "--project",
+    "project_dir",
+    metavar="DIR",
+    envvar="WIKI_MEMORY_PROJECT",
+    help="Act on the project of DIR instead of the current directory.",
+)
 @click.version_option(__version__, prog_name="wiki-memory")
 @click.pass_context
 def main(ctx: click.Context, project_dir: str | None) -> None:
@@ -126,9 +138,9 @@ def main(ctx: click.Context, project_dir: str | None) -> None:
 
 
 # Command modules register themselves on `main` when imported.
-from wiki_memory.cli import pages as _pages  # noqa: E402,F401
+from wiki_memory.cli import handoff as _handoff  # noqa: E402,F401
 from wiki_memory.cli import install as _install  # noqa: E402,F401
+from wiki_memory.cli import pages as _pages  # noqa: E402,F401
 from wiki_memory.cli import search as _search  # noqa: E402,F401
 from wiki_memory.cli import serve as _serve  # noqa: E402,F401
 from wiki_memory.cli import sync as _sync  # noqa: E402,F401
-from wiki_memory.cli import handoff as _handoff  # noqa: E402,F401

@@ -13,8 +13,9 @@ from wiki_memory.errors import WikiMemoryError
 
 
 @main.group(invoke_without_command=True)
-@click.option("--session", "session_id", metavar="ID",
-              help="As this session would see it (its own handoff is left out).")
+@click.option(
+    "--session", "session_id", metavar="ID", help="As this session would see it (its own handoff is left out)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the text, the handoff pages and the size as JSON.")
 @click.pass_context
 def handoff(ctx: click.Context, session_id: str | None, as_json: bool) -> None:
@@ -39,8 +40,11 @@ def handoff(ctx: click.Context, session_id: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(view.as_dict() if view else {"text": None, "handoffs": [], "pending": [], "chars": 0})
     elif view is None:
-        click.echo("No handoff yet: no session of this project has been consolidated, and memory holds "
-                   "no preferences, decisions or gotchas to offer.", err=True)
+        click.echo(
+            "No handoff yet: no session of this project has been consolidated, and memory holds "
+            "no preferences, decisions or gotchas to offer.",
+            err=True,
+        )
     else:
         click.echo(view.text)
 
@@ -56,9 +60,18 @@ def handoff(ctx: click.Context, session_id: str | None, as_json: bool) -> None:
 @click.option("--session", "session_id", metavar="ID", help="The session this handoff is from.")
 @click.option("--json", "as_json", is_flag=True, help="Print path and commit as JSON.")
 @pass_app
-def handoff_write(app: App, summary: str | None, done: tuple[str, ...], failed: tuple[str, ...],
-                  next_steps: tuple[str, ...], questions: tuple[str, ...], files: tuple[str, ...],
-                  agent: str | None, session_id: str | None, as_json: bool) -> None:
+def handoff_write(
+    app: App,
+    summary: str | None,
+    done: tuple[str, ...],
+    failed: tuple[str, ...],
+    next_steps: tuple[str, ...],
+    questions: tuple[str, ...],
+    files: tuple[str, ...],
+    agent: str | None,
+    session_id: str | None,
+    as_json: bool,
+) -> None:
     """Write a handoff on purpose (one commit); the next session gets it first.
 
     It takes precedence over the automatic handoff of the same session (or of the same
@@ -77,9 +90,18 @@ def handoff_write(app: App, summary: str | None, done: tuple[str, ...], failed: 
             raise click.UsageError("give --summary (or pipe the summary on stdin)")
         summary = sys.stdin.read()
     store = app.store(create=True)
-    result = write_explicit_handoff(app.project, store, summary=summary, done=done, failed=failed,
-                                    next_steps=next_steps, open_questions=questions, files=files, agent=agent,
-                                    session_id=session_id)
+    result = write_explicit_handoff(
+        app.project,
+        store,
+        summary=summary,
+        done=done,
+        failed=failed,
+        next_steps=next_steps,
+        open_questions=questions,
+        files=files,
+        agent=agent,
+        session_id=session_id,
+    )
     if as_json:
         echo_json({"path": result.path, "commit": result.commit, "created": result.created})
     else:
@@ -89,16 +111,32 @@ def handoff_write(app: App, summary: str | None, done: tuple[str, ...], failed: 
 @main.command()
 @click.option("--session", "session_id", metavar="ID", help="Consolidate this session.")
 @click.option("--pending", is_flag=True, help="Consolidate every session whose journal is not consolidated yet.")
-@click.option("--llm/--no-llm", "llm", default=None,
-              help="Use the LLM of [consolidate] in config.toml, or not (default: use it when configured).")
+@click.option(
+    "--llm/--no-llm",
+    "llm",
+    default=None,
+    help="Use the LLM of [consolidate] in config.toml, or not (default: use it when configured).",
+)
 @click.option("--force", is_flag=True, help="Consolidate again even if the journal has not changed.")
-@click.option("--settle", type=float, metavar="SECONDS",
-              help="With --pending: skip journals written to in the last SECONDS (default 5).")
+@click.option(
+    "--settle",
+    type=float,
+    metavar="SECONDS",
+    help="With --pending: skip journals written to in the last SECONDS (default 5).",
+)
 @click.option("--quiet", is_flag=True, help="Print nothing (background runs log instead).")
 @click.option("--json", "as_json", is_flag=True, help="Print what each consolidation did as JSON.")
 @pass_app
-def consolidate(app: App, session_id: str | None, pending: bool, llm: bool | None, force: bool,
-                settle: float | None, quiet: bool, as_json: bool) -> None:
+def consolidate(
+    app: App,
+    session_id: str | None,
+    pending: bool,
+    llm: bool | None,
+    force: bool,
+    settle: float | None,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Turn a finished session into a session page and a handoff page (one commit).
 
     Hooks run this in the background when a session ends; running it again changes
@@ -125,10 +163,13 @@ def consolidate(app: App, session_id: str | None, pending: bool, llm: bool | Non
     if not outcomes:
         click.echo("nothing pending")
     for o in outcomes:
-        detail = {"committed": f"committed {(o.commit or '')[:8]} ({o.mode})",
-                  "unchanged": "pages already up to date", "already": "already consolidated",
-                  "empty": "nothing substantive: no pages", "busy": "being consolidated by another process",
-                  }.get(o.status, o.message or o.status)
+        detail = {
+            "committed": f"committed {(o.commit or '')[:8]} ({o.mode})",
+            "unchanged": "pages already up to date",
+            "already": "already consolidated",
+            "empty": "nothing substantive: no pages",
+            "busy": "being consolidated by another process",
+        }.get(o.status, o.message or o.status)
         click.echo(f"{o.session_id}: {detail}")
         for path in o.pages if o.status == "committed" else ():
             click.echo(f"  {path}")
@@ -159,17 +200,20 @@ def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: boo
     app: App = ctx.obj
     files = find_transcripts(paths) if paths else default_transcripts(agent)
     if not files:
-        raise WikiMemoryError(f"no {agent} transcripts found" + (f" in {', '.join(paths)}" if paths else
-                                                                  " in the default place"))
+        raise WikiMemoryError(
+            f"no {agent} transcripts found" + (f" in {', '.join(paths)}" if paths else " in the default place")
+        )
     forced = app.project if app.project_dir else None
     indexing = _Progress(quiet=as_json)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            with click.progressbar(length=len(files), label=f"reading {len(files)} transcripts",
-                                   file=sys.stderr, show_pos=True) as bar:
-                report = import_transcripts(agent, files, project=forced, progress=lambda n=1: bar.update(n),
-                                            index_progress=indexing)
+            with click.progressbar(
+                length=len(files), label=f"reading {len(files)} transcripts", file=sys.stderr, show_pos=True
+            ) as bar:
+                report = import_transcripts(
+                    agent, files, project=forced, progress=lambda n=1: bar.update(n), index_progress=indexing
+                )
         finally:
             indexing.close()
     _warnings_to_stderr(caught)
@@ -204,8 +248,7 @@ def demo(keep: bool, as_json: bool) -> None:
         echo_json(result.as_dict())
         return
     if result.envelope is None:
-        raise WikiMemoryError("Codex's SessionStart hook printed nothing: see "
-                              f"{result.home / 'logs'} for why")
+        raise WikiMemoryError(f"Codex's SessionStart hook printed nothing: see {result.home / 'logs'} for why")
     click.echo("\nWhat Codex receives (the hook's stdout, which Codex adds to the model's context):\n")
     click.echo(json.dumps(result.envelope)[:300] + (" …" if len(json.dumps(result.envelope)) > 300 else ""))
     click.echo("\nIts additionalContext, as the model reads it:\n")

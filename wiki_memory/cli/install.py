@@ -11,15 +11,21 @@ from wiki_memory.cli import App, echo_json, main, pass_app
 
 AGENT_HELP = "claude-code, codex, gemini, cursor, or all (every agent found on this machine)"
 
-scope_option = click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True,
-                            help="user: your home's settings, for every project; project: this repository's "
-                                 "settings files (.claude/, .codex/, .gemini/, .cursor/).")
+scope_option = click.option(
+    "--scope",
+    type=click.Choice(["user", "project"]),
+    default="user",
+    show_default=True,
+    help="user: your home's settings, for every project; project: this repository's "
+    "settings files (.claude/, .codex/, .gemini/, .cursor/).",
+)
 dry_run_option = click.option("--dry-run", is_flag=True, help="Print what would change and write nothing.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
 
 
-def _context(app: App, scope: str, dry_run: bool, mcp: bool = True, codex: str | None = None,
-             command: str | None = None):
+def _context(
+    app: App, scope: str, dry_run: bool, mcp: bool = True, codex: str | None = None, command: str | None = None
+):
     from wiki_memory.install import Context, this_executable
 
     root = None
@@ -28,8 +34,9 @@ def _context(app: App, scope: str, dry_run: bool, mcp: bool = True, codex: str |
 
         start = Path(app.project_dir) if app.project_dir else Path.cwd()
         root = find_code_root(start) or start.absolute()
-    return Context(scope=scope, project_root=root, command=command or this_executable(), codex=codex, mcp=mcp,
-                   dry_run=dry_run)
+    return Context(
+        scope=scope, project_root=root, command=command or this_executable(), codex=codex, mcp=mcp, dry_run=dry_run
+    )
 
 
 def _report(results, as_json: bool, dry_run: bool) -> None:
@@ -45,9 +52,15 @@ def _report(results, as_json: bool, dry_run: bool) -> None:
 
 
 def _echo_change(change, dry_run: bool) -> None:
-    verbs = {"create": "would create" if dry_run else "created", "update": "would update" if dry_run else "updated",
-             "delete": "would delete" if dry_run else "deleted", "unchanged": "unchanged",
-             "trust": "would trust in" if dry_run else "trusted in", "note": "note", "error": "error"}
+    verbs = {
+        "create": "would create" if dry_run else "created",
+        "update": "would update" if dry_run else "updated",
+        "delete": "would delete" if dry_run else "deleted",
+        "unchanged": "unchanged",
+        "trust": "would trust in" if dry_run else "trusted in",
+        "note": "note",
+        "error": "error",
+    }
     where = f" {change.path}" if change.path else ""
     backup = f" (backup: {change.backup})" if change.backup else ""
     head = f"  {verbs.get(change.action, change.action)}{where}{backup}"
@@ -64,12 +77,17 @@ def _echo_change(change, dry_run: bool) -> None:
 @scope_option
 @dry_run_option
 @click.option("--no-mcp", is_flag=True, help="Install the hooks only, not the MCP server entry.")
-@click.option("--codex", "codex", metavar="PATH", help="The codex executable used to trust Codex's hooks "
-              "(default: codex on PATH).")
+@click.option(
+    "--codex",
+    "codex",
+    metavar="PATH",
+    help="The codex executable used to trust Codex's hooks (default: codex on PATH).",
+)
 @json_option
 @pass_app
-def install(app: App, agents: tuple[str, ...], scope: str, dry_run: bool, no_mcp: bool, codex: str | None,
-            as_json: bool) -> None:
+def install(
+    app: App, agents: tuple[str, ...], scope: str, dry_run: bool, no_mcp: bool, codex: str | None, as_json: bool
+) -> None:
     """Connect agents to wiki-memory: their hooks and MCP server entry.
 
     AGENT is claude-code, codex, gemini, cursor, or all (every agent found on this machine).

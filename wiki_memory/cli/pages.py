@@ -14,10 +14,12 @@ from wiki_memory.config import template
 from wiki_memory.errors import NotFoundError, WikiMemoryError
 from wiki_memory.pages import PAGE_TYPES, STATUSES
 
-agent_option = click.option("--agent", metavar="NAME",
-                            help="Commit as this agent (e.g. claude-code) rather than as you.")
-session_option = click.option("--session", "session_id", metavar="ID",
-                              help="Session id for the commit's Session-Id trailer.")
+agent_option = click.option(
+    "--agent", metavar="NAME", help="Commit as this agent (e.g. claude-code) rather than as you."
+)
+session_option = click.option(
+    "--session", "session_id", metavar="ID", help="Session id for the commit's Session-Id trailer."
+)
 
 
 def _author(app: App, agent: str | None):
@@ -55,8 +57,15 @@ def init(app: App, as_json: bool) -> None:
 
 def _project_info(app: App) -> dict[str, object]:
     p = app.project
-    return {"id": p.id, "name": p.name, "root": str(p.root) if p.root else None, "wiki": str(p.wiki),
-            "index": str(p.index_path), "journal": str(p.journal_dir), "home": str(p.home)}
+    return {
+        "id": p.id,
+        "name": p.name,
+        "root": str(p.root) if p.root else None,
+        "wiki": str(p.wiki),
+        "index": str(p.index_path),
+        "journal": str(p.journal_dir),
+        "home": str(p.home),
+    }
 
 
 @main.command()
@@ -89,8 +98,14 @@ def _read_body(body: str | None, title: str, page_type: str) -> str:
 
 @main.command()
 @click.option("--title", "-t", required=True, help="The page title; the file name is its slug.")
-@click.option("--type", "page_type", type=click.Choice(PAGE_TYPES), default="note", show_default=True,
-              help="What kind of memory this is; it decides the folder.")
+@click.option(
+    "--type",
+    "page_type",
+    type=click.Choice(PAGE_TYPES),
+    default="note",
+    show_default=True,
+    help="What kind of memory this is; it decides the folder.",
+)
 @click.option("--tag", "tags", multiple=True, help="A tag (repeat for several).")
 @click.option("--body", "-b", help="The Markdown body; read from stdin when omitted.")
 @click.option("--status", type=click.Choice(STATUSES), default="active", show_default=True)
@@ -100,9 +115,19 @@ def _read_body(body: str | None, title: str, page_type: str) -> str:
 @session_option
 @click.option("--json", "as_json", is_flag=True, help="Print path, commit and whether it was created.")
 @pass_app
-def write(app: App, title: str, page_type: str, tags: tuple[str, ...], body: str | None, status: str,
-          sources: tuple[str, ...], page_path: str | None, agent: str | None, session_id: str | None,
-          as_json: bool) -> None:
+def write(
+    app: App,
+    title: str,
+    page_type: str,
+    tags: tuple[str, ...],
+    body: str | None,
+    status: str,
+    sources: tuple[str, ...],
+    page_path: str | None,
+    agent: str | None,
+    session_id: str | None,
+    as_json: bool,
+) -> None:
     """Create or update a page (one commit) and print its path.
 
     Writing a title that already exists updates that page: its id and `created` stay.
@@ -120,15 +145,13 @@ def write(app: App, title: str, page_type: str, tags: tuple[str, ...], body: str
     if len(text.encode("utf-8")) > 2 * 1024 * 1024:
         raise WikiMemoryError("the body is over 2 MB; a memory page should be far shorter")
     try:
-        page = Page.new(title, page_type, text, tags=list(tags), sources=list(sources), status=status,
-                        path=page_path)
+        page = Page.new(title, page_type, text, tags=list(tags), sources=list(sources), status=status, path=page_path)
     except ValueError as e:
         raise WikiMemoryError(str(e)) from None
     store = _writable_store(app)
     result = store.write(page, _author(app, agent), session_id=session_id, agent=agent)
     if as_json:
-        echo_json({"path": result.path, "commit": result.commit, "created": result.created,
-                   "id": result.page.id})
+        echo_json({"path": result.path, "commit": result.commit, "created": result.created, "id": result.page.id})
     else:
         click.echo(result.path)
 
@@ -152,8 +175,9 @@ def show(app: App, page: str, rev: str | None, as_json: bool) -> None:
     path = store.find(page, rev)
     found = store.read(path, rev)
     if as_json:
-        echo_json({"path": found.path, "title": found.title, "type": found.type,
-                   "meta": dict(found.meta), "body": found.body})
+        echo_json(
+            {"path": found.path, "title": found.title, "type": found.type, "meta": dict(found.meta), "body": found.body}
+        )
     else:
         click.echo(render_page(found), nl=False)
 
@@ -182,8 +206,17 @@ def list_pages(app: App, page_type: str | None, tag: str | None, status: str | N
             continue
         if status and found.status != status:
             continue
-        rows.append({"path": found.path, "type": found.type, "title": found.title, "tags": list(found.tags),
-                     "status": found.status, "updated": found.updated, "id": found.id})
+        rows.append(
+            {
+                "path": found.path,
+                "type": found.type,
+                "title": found.title,
+                "tags": list(found.tags),
+                "status": found.status,
+                "updated": found.updated,
+                "id": found.id,
+            }
+        )
     if as_json:
         echo_json(rows)
     else:
@@ -200,8 +233,7 @@ def list_pages(app: App, page_type: str | None, tag: str | None, status: str | N
 @agent_option
 @session_option
 @pass_app
-def mv(app: App, page: str, dest: str | None, title: str | None, agent: str | None,
-       session_id: str | None) -> None:
+def mv(app: App, page: str, dest: str | None, title: str | None, agent: str | None, session_id: str | None) -> None:
     """Move or rename a page (its id stays; one commit).
 
     \b
@@ -212,8 +244,7 @@ def mv(app: App, page: str, dest: str | None, title: str | None, agent: str | No
     if not dest and not title:
         raise click.UsageError("give a DEST path, or --title")
     store = _writable_store(app)
-    result = store.move(store.find(page), dest, _author(app, agent), title=title,
-                        session_id=session_id, agent=agent)
+    result = store.move(store.find(page), dest, _author(app, agent), title=title, session_id=session_id, agent=agent)
     click.echo(result.path)
 
 
@@ -237,8 +268,7 @@ def rm(app: App, page: str, agent: str | None, session_id: str | None) -> None:
 
 @main.command()
 @click.argument("page", required=False)
-@click.option("-n", "limit", type=click.IntRange(min=1), default=20, show_default=True,
-              help="How many commits.")
+@click.option("-n", "limit", type=click.IntRange(min=1), default=20, show_default=True, help="How many commits.")
 @click.option("--json", "as_json", is_flag=True, help="Print a list of commit objects.")
 @pass_app
 def log(app: App, page: str | None, limit: int, as_json: bool) -> None:
@@ -323,11 +353,14 @@ def edit(app: App, page: str) -> None:
     path = store.find(page)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
-        subprocess.run(f'{editor} "$WIKI_MEMORY_EDIT_FILE"', shell=True, check=True,
-                       env={**os.environ, "WIKI_MEMORY_EDIT_FILE": str(store.root / path)})
+        subprocess.run(
+            f'{editor} "$WIKI_MEMORY_EDIT_FILE"',
+            shell=True,
+            check=True,
+            env={**os.environ, "WIKI_MEMORY_EDIT_FILE": str(store.root / path)},
+        )
     except subprocess.CalledProcessError as e:
-        raise WikiMemoryError(f"the editor ({editor}) exited with status {e.returncode}; nothing committed") \
-            from None
+        raise WikiMemoryError(f"the editor ({editor}) exited with status {e.returncode}; nothing committed") from None
     commit = store.commit_pending(paths=[path])
     click.echo(f"committed {path} ({commit[:8]})" if commit else f"no change to {path}")
 
@@ -341,8 +374,11 @@ def _index_info(app: App) -> dict[str, object] | None:
         from wiki_memory.index import read_head
 
         stats = app.index().stats()
-        return {"chunks": stats["chunks"], "without_vectors": stats["pending"],
-                "current": stats["head"] == read_head(app.project.wiki)}
+        return {
+            "chunks": stats["chunks"],
+            "without_vectors": stats["pending"],
+            "current": stats["head"] == read_head(app.project.wiki),
+        }
     except Exception as e:  # noqa: BLE001 - the index is derived: status still reports the wiki
         return {"error": str(e)}
 
@@ -354,9 +390,10 @@ def _index_line(index: dict[str, object]) -> str:
         return "not built yet (the first search or `wiki-memory reindex` builds it)"
     waiting = index["without_vectors"]
     line = f"{index['chunks']} chunks, " + (
-        f"{waiting} without a vector yet (each search adds a second's worth; `wiki-memory reindex` "
-        "adds them all)"
-        if waiting else "every one with a vector")
+        f"{waiting} without a vector yet (each search adds a second's worth; `wiki-memory reindex` adds them all)"
+        if waiting
+        else "every one with a vector"
+    )
     return line + ("" if index["current"] else "; behind the wiki (the next search or reindex catches up)")
 
 
@@ -396,12 +433,16 @@ def status(app: App, as_json: bool) -> None:
         click.echo(f"pages:    {info['pages']}" + (f" ({by_type})" if by_type else ""))
         last_commit = info["last_commit"]
         if last_commit:
-            click.echo(f"last:     {last_commit['short']} {last_commit['time']} "  # type: ignore[index]
-                       f"{last_commit['author']}: {last_commit['subject']}")  # type: ignore[index]
+            click.echo(
+                f"last:     {last_commit['short']} {last_commit['time']} "  # type: ignore[index]
+                f"{last_commit['author']}: {last_commit['subject']}"
+            )  # type: ignore[index]
         pending = info["pending_edits"]
         if pending:
-            click.echo(f"pending:  {len(pending)} uncommitted hand edit(s): "  # type: ignore[arg-type]
-                       + ", ".join(pending[:5]))  # type: ignore[index]
+            click.echo(
+                f"pending:  {len(pending)} uncommitted hand edit(s): "  # type: ignore[arg-type]
+                + ", ".join(pending[:5])
+            )  # type: ignore[index]
         index = info["index"]
         if index is not None:
             click.echo(f"index:    {_index_line(index)}")  # type: ignore[arg-type]

@@ -50,19 +50,43 @@ class _Progress:
 @main.command()
 @click.argument("query")
 @click.option("-k", "k", type=click.IntRange(1, 200), default=8, show_default=True, help="How many pages.")
-@click.option("--mode", type=click.Choice(["hybrid", "fts", "vector"]), default="hybrid", show_default=True,
-              help="hybrid: words and meaning fused; fts: words only; vector: meaning only.")
-@click.option("--type", "page_type", type=click.Choice(PAGE_TYPES), multiple=True,
-              help="Only pages of this type (repeat for several).")
+@click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "fts", "vector"]),
+    default="hybrid",
+    show_default=True,
+    help="hybrid: words and meaning fused; fts: words only; vector: meaning only.",
+)
+@click.option(
+    "--type",
+    "page_type",
+    type=click.Choice(PAGE_TYPES),
+    multiple=True,
+    help="Only pages of this type (repeat for several).",
+)
 @click.option("--tag", "tags", multiple=True, help="Only pages with this tag (repeat: any of them).")
 @click.option("--status", type=click.Choice(STATUSES), help="Only pages with this status.")
 @click.option("--since", metavar="WHEN", help="Only pages updated since WHEN (2026-11-01, 7d, 2w).")
-@click.option("--max-chars", type=click.IntRange(1, None), metavar="N",
-              help="Fit the snippets into N characters: the best context that fits.")
+@click.option(
+    "--max-chars",
+    type=click.IntRange(1, None),
+    metavar="N",
+    help="Fit the snippets into N characters: the best context that fits.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a list of result objects.")
 @pass_app
-def search(app: App, query: str, k: int, mode: str, page_type: tuple[str, ...], tags: tuple[str, ...],
-           status: str | None, since: str | None, max_chars: int | None, as_json: bool) -> None:
+def search(
+    app: App,
+    query: str,
+    k: int,
+    mode: str,
+    page_type: tuple[str, ...],
+    tags: tuple[str, ...],
+    status: str | None,
+    since: str | None,
+    max_chars: int | None,
+    as_json: bool,
+) -> None:
     """Search memory by words and by meaning; print the best pages with their best passage.
 
     Any text is a query: quotes, `*`, `-`, NEAR are plain words. Superseded and archived
@@ -78,14 +102,21 @@ def search(app: App, query: str, k: int, mode: str, page_type: tuple[str, ...], 
         # Nothing to search; say why without creating an index for a project with no wiki.
         if as_json:
             echo_json([])
-        click.echo(f"no match: no wiki yet for this project ({app.project.wiki}); run `wiki-memory init`",
-                   err=True)
+        click.echo(f"no match: no wiki yet for this project ({app.project.wiki}); run `wiki-memory init`", err=True)
         return
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         index = app.index()
-        results = index.search(query, k=k, mode=mode, type=list(page_type) or None, tag=list(tags) or None,
-                               status=status, since=since, max_chars=max_chars)
+        results = index.search(
+            query,
+            k=k,
+            mode=mode,
+            type=list(page_type) or None,
+            tag=list(tags) or None,
+            status=status,
+            since=since,
+            max_chars=max_chars,
+        )
     _warnings_to_stderr(caught)
     if as_json:
         echo_json([r.as_dict() for r in results])
@@ -141,9 +172,11 @@ def reindex(app: App, full: bool, no_embed: bool, as_json: bool) -> None:
     if as_json:
         echo_json(stats.as_dict())
         return
-    click.echo(f"{stats.added} added, {stats.updated} updated, {stats.removed} removed, "
-               f"{stats.unchanged} unchanged; {stats.embedded} chunks embedded, {stats.pending} pending "
-               f"({stats.seconds:.2f} s)")
+    click.echo(
+        f"{stats.added} added, {stats.updated} updated, {stats.removed} removed, "
+        f"{stats.unchanged} unchanged; {stats.embedded} chunks embedded, {stats.pending} pending "
+        f"({stats.seconds:.2f} s)"
+    )
     for error in stats.errors:
         click.echo(f"indexed as plain text: {error}", err=True)
 

@@ -11,21 +11,42 @@ from wiki_memory.errors import WikiMemoryError
 
 
 @main.command()
-@click.option("--http", "use_http", is_flag=True,
-              help="Serve streamable HTTP at /mcp (with GET /health) instead of stdio.")
-@click.option("--host", default=None, metavar="HOST",
-              help="HTTP: the address to bind (default 127.0.0.1; any other needs a token).")
-@click.option("--port", type=click.IntRange(0, 65535), default=None, metavar="N",
-              help="HTTP: the port (default 8765; 0 picks a free one).")
-@click.option("--token", envvar="WIKI_MEMORY_TOKEN", metavar="TOKEN",
-              help="HTTP: require `Authorization: Bearer TOKEN` on every request but /health "
-                   "(or set WIKI_MEMORY_TOKEN).")
-@click.option("--agent", metavar="NAME",
-              help="Attribute writes to this agent (default: the MCP client's name, e.g. claude-code).")
+@click.option(
+    "--http", "use_http", is_flag=True, help="Serve streamable HTTP at /mcp (with GET /health) instead of stdio."
+)
+@click.option(
+    "--host",
+    default=None,
+    metavar="HOST",
+    help="HTTP: the address to bind (default 127.0.0.1; any other needs a token).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    metavar="N",
+    help="HTTP: the port (default 8765; 0 picks a free one).",
+)
+@click.option(
+    "--token",
+    envvar="WIKI_MEMORY_TOKEN",
+    metavar="TOKEN",
+    help="HTTP: require `Authorization: Bearer TOKEN` on every request but /health (or set WIKI_MEMORY_TOKEN).",
+)
+@click.option(
+    "--agent", metavar="NAME", help="Attribute writes to this agent (default: the MCP client's name, e.g. claude-code)."
+)
 @click.option("--session", "session_id", metavar="ID", help="Session id for the writes' Session-Id trailer.")
 @pass_app
-def serve(app: App, use_http: bool, host: str | None, port: int | None, token: str | None, agent: str | None,
-          session_id: str | None) -> None:
+def serve(
+    app: App,
+    use_http: bool,
+    host: str | None,
+    port: int | None,
+    token: str | None,
+    agent: str | None,
+    session_id: str | None,
+) -> None:
     """Run the MCP server: this project's memory as tools for any agent.
 
     Over stdio by default (what an agent spawns; `wiki-memory install` writes the entry).
@@ -48,8 +69,9 @@ def serve(app: App, use_http: bool, host: str | None, port: int | None, token: s
     from wiki_memory.mcp.server import build_server
     from wiki_memory.mcp.transport import serve_http, serve_stdio
 
-    server = build_server(project_dir=app.project_dir, agent=agent, session_id=session_id,
-                          session_from_env=not use_http)
+    server = build_server(
+        project_dir=app.project_dir, agent=agent, session_id=session_id, session_from_env=not use_http
+    )
     if use_http:
         serve_http(server, host=host or DEFAULT_HOST, port=DEFAULT_PORT if port is None else port, token=token)
     else:
@@ -63,8 +85,9 @@ def serve(app: App, use_http: bool, host: str | None, port: int | None, token: s
 @click.option("--dry-run", is_flag=True, help="Say what would change and write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print what changed as JSON.")
 @pass_app
-def install_instructions(app: App, files: tuple[Path, ...], remove: bool, print_only: bool, dry_run: bool,
-                         as_json: bool) -> None:
+def install_instructions(
+    app: App, files: tuple[Path, ...], remove: bool, print_only: bool, dry_run: bool, as_json: bool
+) -> None:
     """Write the instruction block that tells agents when to use the memory tools.
 
     For agents without wiki-memory's hooks (VS Code Copilot, Zed, Claude Desktop, ...):
@@ -87,8 +110,10 @@ def install_instructions(app: App, files: tuple[Path, ...], remove: bool, print_
     if not files:
         root = app.project.root
         if root is None:
-            raise WikiMemoryError("this project's memory is not tied to a directory (WIKI_MEMORY_STORE or a "
-                                  "pinned store); name the file: wiki-memory install-instructions AGENTS.md")
+            raise WikiMemoryError(
+                "this project's memory is not tied to a directory (WIKI_MEMORY_STORE or a "
+                "pinned store); name the file: wiki-memory install-instructions AGENTS.md"
+            )
         files = (root / "AGENTS.md",)
     changes = [instructions.plan(path.absolute(), remove=remove) for path in files]
     if not dry_run:
@@ -100,13 +125,24 @@ def install_instructions(app: App, files: tuple[Path, ...], remove: bool, print_
     if as_json:
         echo_json([{"path": str(c.path), "action": c.action, "dry_run": dry_run} for c in changes])
         return
-    done = {"added": "added the block to", "updated": "updated the block in", "removed": "removed the block from",
-            "unchanged": "no change to"}
-    would = {"added": "would add the block to", "updated": "would update the block in",
-             "removed": "would remove the block from", "unchanged": "no change to"}
+    done = {
+        "added": "added the block to",
+        "updated": "updated the block in",
+        "removed": "removed the block from",
+        "unchanged": "no change to",
+    }
+    would = {
+        "added": "would add the block to",
+        "updated": "would update the block in",
+        "removed": "would remove the block from",
+        "unchanged": "no change to",
+    }
     for change in changes:
         line = f"{(would if dry_run else done)[change.action]} {change.path}"
         if change.action == "removed" and change.new_text is None:
-            line += " (and delete the file: it held only the block)" if dry_run else \
-                " (and deleted the file: it held only the block)"
+            line += (
+                " (and delete the file: it held only the block)"
+                if dry_run
+                else " (and deleted the file: it held only the block)"
+            )
         click.echo(line)

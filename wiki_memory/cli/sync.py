@@ -31,8 +31,15 @@ def _edit_line(edit) -> str:
 
 @main.command()
 @click.option("--once", is_flag=True, help="Commit whatever is pending, then exit.")
-@click.option("--quiet", "quiet_period", type=click.FloatRange(min=0.05), default=0.5, show_default=True,
-              metavar="SECONDS", help="How long a file must stay unchanged before it is committed.")
+@click.option(
+    "--quiet",
+    "quiet_period",
+    type=click.FloatRange(min=0.05),
+    default=0.5,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long a file must stay unchanged before it is committed.",
+)
 @click.option("--json", "as_json", is_flag=True, help="With --once: print the commits as JSON.")
 @pass_app
 def watch(app: App, once: bool, quiet_period: float, as_json: bool) -> None:
@@ -60,8 +67,15 @@ def watch(app: App, once: bool, quiet_period: float, as_json: bool) -> None:
         if not (once and as_json):
             click.echo(_edit_line(edit))
 
-    watcher = Watcher(store, project=app.project, index=_index_or_none(app), quiet=quiet_period,
-                      on_edit=edited, on_problem=problem, author=Author.person(store.root))
+    watcher = Watcher(
+        store,
+        project=app.project,
+        index=_index_or_none(app),
+        quiet=quiet_period,
+        on_edit=edited,
+        on_problem=problem,
+        author=Author.person(store.root),
+    )
     if once:
         edits = watcher.once()
         if as_json:
@@ -80,9 +94,10 @@ def watch(app: App, once: bool, quiet_period: float, as_json: bool) -> None:
             watcher.start()
         except OSError as e:
             limit = e.errno in (errno.ENOSPC, errno.EMFILE) and sys.platform.startswith("linux")
-            raise WikiMemoryError(f"cannot watch {store.root}: {e.strerror or e}"
-                                  + (" (the inotify limit: raise fs.inotify.max_user_watches)" if limit else "")
-                                  ) from None
+            raise WikiMemoryError(
+                f"cannot watch {store.root}: {e.strerror or e}"
+                + (" (the inotify limit: raise fs.inotify.max_user_watches)" if limit else "")
+            ) from None
         watcher.run()
     except KeyboardInterrupt:
         pass
@@ -134,18 +149,26 @@ def open_cmd(app: App, page: str | None) -> None:
         if opener is None and sys.platform.startswith("win"):
             os.startfile(str(target))  # type: ignore[attr-defined]
         elif opener is None:
-            raise WikiMemoryError(f"no $EDITOR set and no system opener found; open {target} yourself, "
-                                  "or set EDITOR (for example EDITOR=vim)")
+            raise WikiMemoryError(
+                f"no $EDITOR set and no system opener found; open {target} yourself, "
+                "or set EDITOR (for example EDITOR=vim)"
+            )
         else:
-            subprocess.Popen([*opener, str(target)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)
+            subprocess.Popen(
+                [*opener, str(target)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         click.echo(f"opened {target}")
         click.echo("your saves become memory with `wiki-memory watch` (or before the next write)", err=True)
         return
     try:
         # The shell splits EDITOR as git does (`code --wait`); the path travels in the environment.
-        subprocess.run(f'{editor} "$WIKI_MEMORY_OPEN"', shell=True, check=True,
-                       env={**os.environ, "WIKI_MEMORY_OPEN": str(target)})
+        subprocess.run(
+            f'{editor} "$WIKI_MEMORY_OPEN"', shell=True, check=True, env={**os.environ, "WIKI_MEMORY_OPEN": str(target)}
+        )
     except subprocess.CalledProcessError as e:
         raise WikiMemoryError(f"the editor ({editor}) exited with status {e.returncode}") from None
     edits = store.commit_edits([path] if path else None, Author.person(store.root))
@@ -187,8 +210,10 @@ def remote_add(app: App, name: str, url: str) -> None:
     click.echo(f"{added.name}\t{added.shown}")
     local = added.local_path
     if local is not None and not (local / "objects").is_dir():
-        click.echo(f"note: there is no git repository at {local} yet; create one with "
-                   f"`git init --bare -b main {local}`", err=True)
+        click.echo(
+            f"note: there is no git repository at {local} yet; create one with `git init --bare -b main {local}`",
+            err=True,
+        )
 
 
 @remote.command(name="list")
@@ -208,8 +233,14 @@ def remote_list(app: App, as_json: bool) -> None:
     rows = []
     for r in list_remotes(store):
         info = state.get(r.name, {})
-        rows.append({**r.as_dict(), "last_success": info.get("last_success"),
-                     "last_attempt": info.get("last_attempt"), "last_error": info.get("last_error")})
+        rows.append(
+            {
+                **r.as_dict(),
+                "last_success": info.get("last_success"),
+                "last_attempt": info.get("last_attempt"),
+                "last_error": info.get("last_error"),
+            }
+        )
     if as_json:
         echo_json(rows)
         return
@@ -276,14 +307,19 @@ def sync_cmd(app: App, remote_name: str | None, as_json: bool) -> None:
         return
     click.echo(f"synced with {report.remote} ({report.url})")
     if report.edits:
-        click.echo(f"committed {len(report.edits)} hand edit{'s' if len(report.edits) != 1 else ''} first: "
-                   + ", ".join(e.subject.removeprefix("edit: ") for e in report.edits[:5])
-                   + (" ..." if len(report.edits) > 5 else ""))
+        click.echo(
+            f"committed {len(report.edits)} hand edit{'s' if len(report.edits) != 1 else ''} first: "
+            + ", ".join(e.subject.removeprefix("edit: ") for e in report.edits[:5])
+            + (" ..." if len(report.edits) > 5 else "")
+        )
     if report.received_commits:
         changed = len(report.changed_here)
-        click.echo(f"received {report.received_commits} commit{'s' if report.received_commits != 1 else ''}"
-                   f" ({changed} file{'s' if changed != 1 else ''} changed here"
-                   + (", fast-forward" if report.fast_forward else "") + ")")
+        click.echo(
+            f"received {report.received_commits} commit{'s' if report.received_commits != 1 else ''}"
+            f" ({changed} file{'s' if changed != 1 else ''} changed here"
+            + (", fast-forward" if report.fast_forward else "")
+            + ")"
+        )
     for path in report.merged:
         click.echo(f"merged: {path} (changed on both sides, merged line by line)")
     for old, new in report.renamed:
@@ -291,8 +327,10 @@ def sync_cmd(app: App, remote_name: str | None, as_json: bool) -> None:
     for path in report.kept:
         click.echo(f"kept: {path} (deleted on one side, edited on the other)")
     for page, copy in report.conflicts:
-        click.echo(f"conflict: {page} was changed here and on {report.remote} at the same lines; both are "
-                   f"kept: the page has {report.remote}'s version, yours is in {copy} (linked from the page)")
+        click.echo(
+            f"conflict: {page} was changed here and on {report.remote} at the same lines; both are "
+            f"kept: the page has {report.remote}'s version, yours is in {copy} (linked from the page)"
+        )
     if report.sent_commits:
         click.echo(f"sent {report.sent_commits} commit{'s' if report.sent_commits != 1 else ''}")
     if not (report.edits or report.received_commits or report.sent_commits):

@@ -16,11 +16,12 @@ import os
 import sys
 import time
 from pathlib import Path
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # no runtime `typing` import on the hook path
-    from typing import Mapping, Sequence
 
 from wiki_memory.config import Project, home
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # no runtime `typing` import on the hook path
+    from collections.abc import Mapping, Sequence
 
 
 def state_dir(project: Project) -> Path:
@@ -60,9 +61,16 @@ def spawn(project: Project, args: Sequence[str], *, module: str = "wiki_memory")
         logs = home() / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         with open(logs / "consolidate.log", "ab") as err:
-            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                       cwd=str(project.root) if project.root and project.root.is_dir() else "/",
-                                       env=env, start_new_session=True, close_fds=True)
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                cwd=str(project.root) if project.root and project.root.is_dir() else "/",
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+            )
     except OSError as e:
         log(f"could not start {' '.join(command)}: {e}")
         return None
@@ -85,8 +93,11 @@ def start_debounced(project: Project, session_id: str, delay: float) -> int | No
     """Consolidate one session once it has been quiet for `delay` seconds (Stop)."""
     token = _new_token(project, session_id)
     project_args, _ = _project_args(project)
-    return spawn(project, ["--token", token, "--delay", str(delay), "--session", session_id, "--"]
-                 + project_args, module="wiki_memory.consolidate.background")
+    return spawn(
+        project,
+        ["--token", token, "--delay", str(delay), "--session", session_id, "--"] + project_args,
+        module="wiki_memory.consolidate.background",
+    )
 
 
 def start_pending(project: Project, *, every: float = 10.0) -> int | None:
@@ -198,8 +209,9 @@ def settle_seconds() -> float:
         return 5.0
 
 
-def pending_journals(project: Project, *, settle: float = 5.0, exclude: Sequence[str] = (),
-                     now: float | None = None) -> list[Path]:
+def pending_journals(
+    project: Project, *, settle: float = 5.0, exclude: Sequence[str] = (), now: float | None = None
+) -> list[Path]:
     """Journals not consolidated as they stand, quiet for `settle` seconds (or whose last turn
     is over), newest first.
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from wiki_memory.capture import journal
 from wiki_memory.capture.observation import Observation, PlanItem
@@ -32,8 +33,7 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
 
 def _is_tool_result(record: dict[str, Any]) -> bool:
     content = (record.get("message") or {}).get("content")
-    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result"
-                                             for b in content)
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
 def _active_branch(records: list[dict[str, Any]]) -> set[str] | None:
@@ -99,9 +99,15 @@ def _digest(text: Any) -> str:
 
 def _plan(tool: str, data: dict[str, Any], extra: Any) -> tuple[PlanItem, ...]:
     if tool == "TodoWrite" and isinstance(data.get("todos"), list):
-        return tuple(PlanItem(str(t.get("content") or t.get("activeForm") or ""), str(t.get("status") or "pending"),
-                              str(t["id"]) if t.get("id") else None)
-                     for t in data["todos"] if isinstance(t, dict))
+        return tuple(
+            PlanItem(
+                str(t.get("content") or t.get("activeForm") or ""),
+                str(t.get("status") or "pending"),
+                str(t["id"]) if t.get("id") else None,
+            )
+            for t in data["todos"]
+            if isinstance(t, dict)
+        )
     if tool == "TaskCreate":
         task = extra.get("task") if isinstance(extra, dict) else None
         task_id = str(task["id"]) if isinstance(task, dict) and task.get("id") is not None else None
@@ -115,9 +121,13 @@ def _plan(tool: str, data: dict[str, Any], extra: Any) -> tuple[PlanItem, ...]:
 def read_transcript(path: str | Path, *, include_sidechains: bool = False) -> list[Observation]:
     """The observations of a Claude Code session transcript, in order."""
     path = Path(path)
-    records = [r for r in _records(path)
-               if r.get("type") in ("user", "assistant", "system", "attachment") and r.get("uuid")
-               and (include_sidechains or not r.get("isSidechain"))]
+    records = [
+        r
+        for r in _records(path)
+        if r.get("type") in ("user", "assistant", "system", "attachment")
+        and r.get("uuid")
+        and (include_sidechains or not r.get("isSidechain"))
+    ]
     # The branch is chosen among the main thread's records; sidechains (sub-agents) run beside it.
     branch = _active_branch([r for r in records if not r.get("isSidechain")])
     if branch is not None:
@@ -127,8 +137,7 @@ def read_transcript(path: str | Path, *, include_sidechains: bool = False) -> li
     cwd = next((str(r["cwd"]) for r in records if r.get("cwd")), None)
 
     def obs(kind: str, time: str, **kw: Any) -> Observation:
-        return Observation(kind=kind, agent=AGENT, session_id=session_id, time=time, cwd=cwd,
-                           event="transcript", **kw)
+        return Observation(kind=kind, agent=AGENT, session_id=session_id, time=time, cwd=cwd, event="transcript", **kw)
 
     out: list[Observation] = []
     model = git_branch = version = None
@@ -199,8 +208,15 @@ def read_transcript(path: str | Path, *, include_sidechains: bool = False) -> li
     for call_id, (call, call_time) in calls.items():
         data = call.get("input") if isinstance(call.get("input"), dict) else {}
         tool = str(call.get("name") or "tool")
-        out.append(obs("tool", call_time, tool=tool, input=redact(compact_input(tool, data)),
-                       meta={"tool_use_id": call_id, "no_result": True}))
+        out.append(
+            obs(
+                "tool",
+                call_time,
+                tool=tool,
+                input=redact(compact_input(tool, data)),
+                meta={"tool_use_id": call_id, "no_result": True},
+            )
+        )
     out.sort(key=lambda o: o.time)
     start_time = out[0].time if out else (str(records[0].get("timestamp") or "") if records else "")
     meta = {"source": "transcript", "transcript_path": str(path)}
@@ -215,8 +231,9 @@ def read_transcript(path: str | Path, *, include_sidechains: bool = False) -> li
     return out
 
 
-def _tool_observation(obs: Any, call: dict[str, Any], block: dict[str, Any], extra: Any, time: str,
-                      call_id: str) -> Observation:
+def _tool_observation(
+    obs: Any, call: dict[str, Any], block: dict[str, Any], extra: Any, time: str, call_id: str
+) -> Observation:
     tool = str(call.get("name") or "tool")
     data = call.get("input") if isinstance(call.get("input"), dict) else {}
     output = _result_text(block, extra)
@@ -232,6 +249,14 @@ def _tool_observation(obs: Any, call: dict[str, Any], block: dict[str, Any], ext
         if tool == "Edit" and not error:
             # Kept to tell when a later edit undoes this one.
             meta["edit"] = [_digest(data.get("old_string", "")), _digest(data.get("new_string", ""))]
-    return obs("tool", time, tool=tool, input=redact(compact_input(tool, data)),
-               output=redact(excerpt(output, 2000)), error=error, files=files,
-               plan=_plan(tool, data, extra) if not error else (), meta=meta)
+    return obs(
+        "tool",
+        time,
+        tool=tool,
+        input=redact(compact_input(tool, data)),
+        output=redact(excerpt(output, 2000)),
+        error=error,
+        files=files,
+        plan=_plan(tool, data, extra) if not error else (),
+        meta=meta,
+    )

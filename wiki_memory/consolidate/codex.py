@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from wiki_memory.capture import journal
 from wiki_memory.capture.observation import Observation, PlanItem
@@ -42,8 +43,9 @@ def _texts(content: Any, kinds: tuple[str, ...]) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    return "\n".join(str(b.get("text", "")) for b in content
-                     if isinstance(b, dict) and b.get("type") in kinds and b.get("text"))
+    return "\n".join(
+        str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") in kinds and b.get("text")
+    )
 
 
 def _output_text(output: Any) -> tuple[str, int | None]:
@@ -68,7 +70,7 @@ def _output_text(output: Any) -> tuple[str, int | None]:
     if "\nOutput:\n" in text[:400]:
         text = text.split("\nOutput:\n", 1)[1]
     elif text.startswith("Output:\n"):
-        text = text[len("Output:\n"):]
+        text = text[len("Output:\n") :]
     return text, code if isinstance(code, int) else None
 
 
@@ -114,8 +116,7 @@ def read_rollout(path: str | Path) -> list[Observation]:
                     failed_patches.add(str(item.get("id")))
 
     def obs(kind: str, time: str, **kw: Any) -> Observation:
-        return Observation(kind=kind, agent=AGENT, session_id=session_id, time=time, cwd=cwd,
-                           event="transcript", **kw)
+        return Observation(kind=kind, agent=AGENT, session_id=session_id, time=time, cwd=cwd, event="transcript", **kw)
 
     out: list[Observation] = []
     calls: dict[str, tuple[str, Any, str]] = {}  # call id -> (tool name, input, time)
@@ -127,8 +128,9 @@ def read_rollout(path: str | Path) -> list[Observation]:
         nonlocal last_text, text_after_tools, turn_closed
         text = final or (last_text[1] if last_text and text_after_tools else None)
         if text and not turn_closed:
-            out.append(obs("stop", time if final else (last_text[0] if last_text else time),
-                           text=redact(excerpt(text, 8000))))
+            out.append(
+                obs("stop", time if final else (last_text[0] if last_text else time), text=redact(excerpt(text, 8000)))
+            )
         turn_closed = True
         last_text, text_after_tools = None, False
 
@@ -152,8 +154,15 @@ def read_rollout(path: str | Path) -> list[Observation]:
                 close_turn(str(p.get("last_agent_message") or "").strip() or None, time)
             elif ptype == "turn_aborted":
                 for call_id, (name, data, call_time) in list(calls.items()):
-                    out.append(obs("tool", call_time, tool=name, input=redact(compact_input(name, data)),
-                                   meta={"tool_use_id": call_id, "interrupted": True, "no_result": True}))
+                    out.append(
+                        obs(
+                            "tool",
+                            call_time,
+                            tool=name,
+                            input=redact(compact_input(name, data)),
+                            meta={"tool_use_id": call_id, "interrupted": True, "no_result": True},
+                        )
+                    )
                     del calls[call_id]
                 turn_closed = True
             elif ptype == "item_completed" and not have["event_user"]:
@@ -194,8 +203,16 @@ def read_rollout(path: str | Path) -> list[Observation]:
     if last_text is not None and not turn_closed:
         close_turn(None, last_text[0])
     for call_id, (name, data, call_time) in calls.items():
-        out.append(obs("tool", call_time, tool=name, input=redact(compact_input(name, data)),
-                       files=_files(name, data), meta={"tool_use_id": call_id, "no_result": True}))
+        out.append(
+            obs(
+                "tool",
+                call_time,
+                tool=name,
+                input=redact(compact_input(name, data)),
+                files=_files(name, data),
+                meta={"tool_use_id": call_id, "no_result": True},
+            )
+        )
     out.sort(key=lambda o: o.time)
     start = next((str(r.get("timestamp")) for r in records if r.get("timestamp")), "")
     if records:
@@ -205,14 +222,27 @@ def read_rollout(path: str | Path) -> list[Observation]:
 
 def _files(name: str, data: Any) -> tuple[str, ...]:
     if name == "apply_patch":
-        patch = data if isinstance(data, str) else (data.get("input") or data.get("patch") or "") \
-            if isinstance(data, dict) else ""
+        patch = (
+            data
+            if isinstance(data, str)
+            else (data.get("input") or data.get("patch") or "")
+            if isinstance(data, dict)
+            else ""
+        )
         return patch_files(str(patch))
     return ()
 
 
-def _tool(obs: Any, name: str, data: Any, output: Any, time: str, call_id: str,
-          exit_codes: dict[str, int], failed_patches: set[str]) -> Observation:
+def _tool(
+    obs: Any,
+    name: str,
+    data: Any,
+    output: Any,
+    time: str,
+    call_id: str,
+    exit_codes: dict[str, int],
+    failed_patches: set[str],
+) -> Observation:
     text, code = _output_text(output)
     code = exit_codes.get(call_id, code)
     meta: dict[str, Any] = {"tool_use_id": call_id}
@@ -225,11 +255,23 @@ def _tool(obs: Any, name: str, data: Any, output: Any, time: str, call_id: str,
         error = bool(re.match(r"\s*(error|unsupported call|failed|tool call failed)\b", text, re.IGNORECASE))
     plan: tuple[PlanItem, ...] = ()
     if name == "update_plan" and isinstance(data, dict) and isinstance(data.get("plan"), list):
-        plan = tuple(PlanItem(str(s.get("step") or ""), str(s.get("status") or "pending"))
-                     for s in data["plan"] if isinstance(s, dict) and s.get("step"))
+        plan = tuple(
+            PlanItem(str(s.get("step") or ""), str(s.get("status") or "pending"))
+            for s in data["plan"]
+            if isinstance(s, dict) and s.get("step")
+        )
     shown = "apply_patch " + ", ".join(files) if name == "apply_patch" and files else compact_input(name, data)
-    return obs("tool", time, tool=name, input=redact(shown), output=redact(excerpt(text, 2000)),
-               error=error, files=files, plan=plan, meta=meta)
+    return obs(
+        "tool",
+        time,
+        tool=name,
+        input=redact(shown),
+        output=redact(excerpt(text, 2000)),
+        error=error,
+        files=files,
+        plan=plan,
+        meta=meta,
+    )
 
 
 def find_rollout(session_id: str, codex_home: str | Path | None = None) -> Path | None:

@@ -19,9 +19,10 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 CART = '''"""The shopping cart."""
 
@@ -31,12 +32,12 @@ def total(items, discount=0.0):
     subtotal = sum(item["price"] * item["qty"] for item in items)
     return round(subtotal * (1 - discount), 2)
 '''
-TEST_CART = '''from src.cart import total
+TEST_CART = """from src.cart import total
 
 
 def test_total_with_discount():
     assert total([{"price": 10.0, "qty": 3}], discount=0.1) == 27.0
-'''
+"""
 
 
 @dataclass
@@ -58,10 +59,17 @@ class DemoResult:
         return str((self.envelope.get("hookSpecificOutput") or {}).get("additionalContext") or "")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"home": str(self.home), "repo": str(self.repo), "claude_session": self.claude_session,
-                "codex_session": self.codex_session, "hook_calls": self.hook_calls,
-                "consolidated_in_seconds": self.consolidated_in, "pages": self.pages,
-                "codex_receives": self.envelope, "wiki_log": self.log}
+        return {
+            "home": str(self.home),
+            "repo": str(self.repo),
+            "claude_session": self.claude_session,
+            "codex_session": self.codex_session,
+            "hook_calls": self.hook_calls,
+            "consolidated_in_seconds": self.consolidated_in,
+            "pages": self.pages,
+            "codex_receives": self.envelope,
+            "wiki_log": self.log,
+        }
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -75,71 +83,146 @@ def _make_repo(root: Path) -> Path:
     (repo / "src" / "__init__.py").write_text("")
     (repo / "src" / "cart.py").write_text(CART)
     (repo / "tests" / "test_cart.py").write_text(TEST_CART)
-    env = {**os.environ, "GIT_AUTHOR_NAME": "Demo", "GIT_AUTHOR_EMAIL": "demo@example.com",
-           "GIT_COMMITTER_NAME": "Demo", "GIT_COMMITTER_EMAIL": "demo@example.com"}
-    for args in (["init", "-q"], ["checkout", "-q", "-b", "fix/cart-discount"], ["add", "-A"],
-                 ["commit", "-q", "-m", "cart"]):
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Demo",
+        "GIT_AUTHOR_EMAIL": "demo@example.com",
+        "GIT_COMMITTER_NAME": "Demo",
+        "GIT_COMMITTER_EMAIL": "demo@example.com",
+    }
+    for args in (
+        ["init", "-q"],
+        ["checkout", "-q", "-b", "fix/cart-discount"],
+        ["add", "-A"],
+        ["commit", "-q", "-m", "cart"],
+    ):
         subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=True)
     return repo
 
 
 def claude_session_events(repo: Path, session_id: str) -> list[tuple[str, dict[str, Any]]]:
     """The hook payloads of a Claude Code session (as Claude Code 2.1 sends them)."""
-    base = {"session_id": session_id, "cwd": str(repo), "permission_mode": "default",
-            "transcript_path": str(repo.parent / ".claude-transcript-not-kept.jsonl")}
+    base = {
+        "session_id": session_id,
+        "cwd": str(repo),
+        "permission_mode": "default",
+        "transcript_path": str(repo.parent / ".claude-transcript-not-kept.jsonl"),
+    }
     cart = str(repo / "src" / "cart.py")
 
     def tool(name: str, tool_input: dict[str, Any], response: Any, n: int, failure: str | None = None):
         event = "PostToolUseFailure" if failure else "PostToolUse"
-        payload = {**base, "hook_event_name": event, "tool_name": name, "tool_input": tool_input,
-                   "tool_use_id": f"toolu_demo_{n:02d}", "duration_ms": 240}
+        payload = {
+            **base,
+            "hook_event_name": event,
+            "tool_name": name,
+            "tool_input": tool_input,
+            "tool_use_id": f"toolu_demo_{n:02d}",
+            "duration_ms": 240,
+        }
         if failure:
             payload.update(error=failure, is_interrupt=False)
         else:
             payload["tool_response"] = response
         return event, payload
 
-    pytest_fail = ("Exit code 1\n============ FAILURES ============\n___ test_total_with_discount ___\n"
-                   "E       assert 27.000000000000004 == 27.0\nFAILED tests/test_cart.py::test_total_with_discount\n"
-                   "1 failed in 0.03s")
+    pytest_fail = (
+        "Exit code 1\n============ FAILURES ============\n___ test_total_with_discount ___\n"
+        "E       assert 27.000000000000004 == 27.0\nFAILED tests/test_cart.py::test_total_with_discount\n"
+        "1 failed in 0.03s"
+    )
     return [
-        ("SessionStart", {**base, "hook_event_name": "SessionStart", "source": "startup", "model": "claude-sonnet-4-5"}),
-        ("UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit",
-                              "prompt": "The cart total is off by a cent when a discount applies "
-                                        "(test_total_with_discount fails). Fix it, and apply the same fix to "
-                                        "the checkout totals."}),
+        (
+            "SessionStart",
+            {**base, "hook_event_name": "SessionStart", "source": "startup", "model": "claude-sonnet-4-5"},
+        ),
+        (
+            "UserPromptSubmit",
+            {
+                **base,
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "The cart total is off by a cent when a discount applies "
+                "(test_total_with_discount fails). Fix it, and apply the same fix to "
+                "the checkout totals.",
+            },
+        ),
         tool("Read", {"file_path": cart}, {"type": "text", "file": {"filePath": cart, "numLines": 7}}, 1),
-        tool("Bash", {"command": "python -m pytest tests/test_cart.py -q", "description": "Run the cart tests"},
-             None, 2, failure=pytest_fail),
-        tool("TaskCreate", {"subject": "Round the cart total in cents", "description": "use Decimal"},
-             {"task": {"id": "1", "subject": "Round the cart total in cents"}}, 3),
-        tool("TaskCreate", {"subject": "Apply the same rounding to checkout totals (src/checkout.py)",
-                            "description": "same bug"},
-             {"task": {"id": "2", "subject": "Apply the same rounding to checkout totals (src/checkout.py)"}}, 4),
-        tool("Edit", {"file_path": cart, "old_string": "round(subtotal * (1 - discount), 2)",
-                      "new_string": "float((Decimal(str(subtotal)) * (1 - Decimal(str(discount))))"
-                                    ".quantize(Decimal('0.01')))"},
-             {"filePath": cart, "structuredPatch": []}, 5),
-        tool("Bash", {"command": "python -m pytest tests/test_cart.py -q"},
-             {"stdout": "1 passed in 0.02s", "stderr": "", "interrupted": False}, 6),
-        tool("TaskUpdate", {"taskId": "1", "status": "completed"},
-             {"success": True, "taskId": "1", "statusChange": {"from": "pending", "to": "completed"}}, 7),
-        tool("Bash", {"command": "python -m pytest tests/test_checkout.py -q"}, None, 8,
-             failure="Exit code 4\nERROR: file or directory not found: tests/test_checkout.py"),
-        ("Stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
-                  "last_assistant_message": "Fixed the cart total: it now rounds in cents with Decimal, and "
-                                            "test_total_with_discount passes.\n\nNext steps:\n- The checkout "
-                                            "totals (src/checkout.py) need the same rounding; "
-                                            "tests/test_checkout.py does not exist yet.\n\n"
-                                            "Should checkout round per line or on the total?"}),
+        tool(
+            "Bash",
+            {"command": "python -m pytest tests/test_cart.py -q", "description": "Run the cart tests"},
+            None,
+            2,
+            failure=pytest_fail,
+        ),
+        tool(
+            "TaskCreate",
+            {"subject": "Round the cart total in cents", "description": "use Decimal"},
+            {"task": {"id": "1", "subject": "Round the cart total in cents"}},
+            3,
+        ),
+        tool(
+            "TaskCreate",
+            {"subject": "Apply the same rounding to checkout totals (src/checkout.py)", "description": "same bug"},
+            {"task": {"id": "2", "subject": "Apply the same rounding to checkout totals (src/checkout.py)"}},
+            4,
+        ),
+        tool(
+            "Edit",
+            {
+                "file_path": cart,
+                "old_string": "round(subtotal * (1 - discount), 2)",
+                "new_string": "float((Decimal(str(subtotal)) * (1 - Decimal(str(discount))))"
+                ".quantize(Decimal('0.01')))",
+            },
+            {"filePath": cart, "structuredPatch": []},
+            5,
+        ),
+        tool(
+            "Bash",
+            {"command": "python -m pytest tests/test_cart.py -q"},
+            {"stdout": "1 passed in 0.02s", "stderr": "", "interrupted": False},
+            6,
+        ),
+        tool(
+            "TaskUpdate",
+            {"taskId": "1", "status": "completed"},
+            {"success": True, "taskId": "1", "statusChange": {"from": "pending", "to": "completed"}},
+            7,
+        ),
+        tool(
+            "Bash",
+            {"command": "python -m pytest tests/test_checkout.py -q"},
+            None,
+            8,
+            failure="Exit code 4\nERROR: file or directory not found: tests/test_checkout.py",
+        ),
+        (
+            "Stop",
+            {
+                **base,
+                "hook_event_name": "Stop",
+                "stop_hook_active": False,
+                "last_assistant_message": "Fixed the cart total: it now rounds in cents with Decimal, and "
+                "test_total_with_discount passes.\n\nNext steps:\n- The checkout "
+                "totals (src/checkout.py) need the same rounding; "
+                "tests/test_checkout.py does not exist yet.\n\n"
+                "Should checkout round per line or on the total?",
+            },
+        ),
         ("SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}),
     ]
 
 
 def _hook(agent: str, event: str, payload: dict[str, Any], env: dict[str, str], cwd: Path) -> str:
-    result = subprocess.run([sys.executable, "-m", "wiki_memory", "hook", agent, event],
-                            input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=cwd,
-                            timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "wiki_memory", "hook", agent, event],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=60,
+    )
     if result.returncode != 0:
         raise RuntimeError(f"wiki-memory hook {agent} {event} exited {result.returncode}: {result.stderr[-500:]}")
     return result.stdout
@@ -181,9 +264,21 @@ def run_demo(root: Path, *, say: Callable[[str], None] = lambda line: None, wait
         say("2. The background consolidation has not finished; Codex gets a summary made on the spot.")
 
     say(f"3. Codex starts in the same directory ({codex_id[:8]}): `wiki-memory hook codex SessionStart` prints")
-    output = _hook("codex", "SessionStart", {"session_id": codex_id, "cwd": str(repo), "hook_event_name": "SessionStart",
-                                             "model": "gpt-5.5", "permission_mode": "default", "source": "startup",
-                                             "transcript_path": None}, env, repo)
+    output = _hook(
+        "codex",
+        "SessionStart",
+        {
+            "session_id": codex_id,
+            "cwd": str(repo),
+            "hook_event_name": "SessionStart",
+            "model": "gpt-5.5",
+            "permission_mode": "default",
+            "source": "startup",
+            "transcript_path": None,
+        },
+        env,
+        repo,
+    )
     envelope = json.loads(output) if output.strip() else None
     log = _git(project.wiki, "log", "--format=%h %an: %s").splitlines() if (project.wiki / ".git").is_dir() else []
     return DemoResult(home, repo, claude_id, codex_id, len(events) + 1, consolidated, envelope, pages, log)

@@ -23,9 +23,9 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable
 
 from wiki_memory.capture.observation import PlanItem
 from wiki_memory.consolidate.session import Session, Step, is_trivial_prompt
@@ -33,37 +33,128 @@ from wiki_memory.consolidate.session import Session, Step, is_trivial_prompt
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\[[0-9;]{1,8}m")
 _ERROR_WORDS = re.compile(
     r"error|fail|exception|traceback|fatal|denied|not found|no such|cannot|can't|unable|refused|timed? ?out|"
-    r"assert|panic|segmentation|undefined|invalid|exit code|exited with|✗|✘", re.IGNORECASE)
-_STRONG_ERROR = re.compile(r"^(E\s{2,}|\w*(Error|Exception)\b:?|error(\[\w+\])?:|FAIL(ED)?\b|fatal:|npm ERR!|"
-                           r"panic:|Traceback|AssertionError)", re.IGNORECASE)
-_PROBES = {"ls", "cat", "head", "tail", "less", "more", "grep", "rg", "ag", "find", "fd", "which", "type",
-           "echo", "printf", "pwd", "wc", "file", "stat", "tree", "du", "df", "ps", "env", "printenv", "date",
-           "whoami", "id", "uname", "sed", "awk", "jq", "diff", "cmp", "sort", "uniq", "cut", "basename",
-           "dirname", "realpath", "readlink", "test", "[", "true", "false", "sleep", "command", "hostname"}
-_GIT_PROBES = {"status", "log", "diff", "show", "branch", "rev-parse", "ls-files", "blame", "remote",
-               "describe", "config", "grep", "shortlog", "reflog", "fetch"}
+    r"assert|panic|segmentation|undefined|invalid|exit code|exited with|✗|✘",
+    re.IGNORECASE,
+)
+_STRONG_ERROR = re.compile(
+    r"^(E\s{2,}|\w*(Error|Exception)\b:?|error(\[\w+\])?:|FAIL(ED)?\b|fatal:|npm ERR!|"
+    r"panic:|Traceback|AssertionError)",
+    re.IGNORECASE,
+)
+_PROBES = {
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "grep",
+    "rg",
+    "ag",
+    "find",
+    "fd",
+    "which",
+    "type",
+    "echo",
+    "printf",
+    "pwd",
+    "wc",
+    "file",
+    "stat",
+    "tree",
+    "du",
+    "df",
+    "ps",
+    "env",
+    "printenv",
+    "date",
+    "whoami",
+    "id",
+    "uname",
+    "sed",
+    "awk",
+    "jq",
+    "diff",
+    "cmp",
+    "sort",
+    "uniq",
+    "cut",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "test",
+    "[",
+    "true",
+    "false",
+    "sleep",
+    "command",
+    "hostname",
+}
+_GIT_PROBES = {
+    "status",
+    "log",
+    "diff",
+    "show",
+    "branch",
+    "rev-parse",
+    "ls-files",
+    "blame",
+    "remote",
+    "describe",
+    "config",
+    "grep",
+    "shortlog",
+    "reflog",
+    "fetch",
+}
 _VERIFY = re.compile(
     r"\b(pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|ava|karma|playwright|cypress|rspec|minitest|phpunit|"
     r"go (test|build|vet)|cargo (test|build|check|clippy|nextest)|(npm|pnpm|yarn|bun)( run)? (test|build|lint|"
     r"check|typecheck|type-check|e2e)|bun test|make\b|cmake --build|ninja|gradle|gradlew|mvn|tsc|mypy|pyright|"
     r"ruff|eslint|flake8|pylint|black --check|prettier --check|dotnet (test|build)|ctest|bazel (test|build)|"
-    r"swift (test|build)|mix test|elixir|deno test|zig build|just)\b")
-_WRAPPERS = {"sudo", "time", "nice", "env", "npx", "bunx", "uv", "poetry", "pipenv", "hatch", "pdm", "rye",
-             "timeout", "xvfb-run"}
+    r"swift (test|build)|mix test|elixir|deno test|zig build|just)\b"
+)
+_WRAPPERS = {
+    "sudo",
+    "time",
+    "nice",
+    "env",
+    "npx",
+    "bunx",
+    "uv",
+    "poetry",
+    "pipenv",
+    "hatch",
+    "pdm",
+    "rye",
+    "timeout",
+    "xvfb-run",
+}
 _UNDO = re.compile(r"^git (checkout( --)?|restore|reset --hard|stash( push)?|revert)\b")
 # Errors about the agent's own mechanics (a tool not offered, a file not read first), not the work.
-_TOOL_UNAVAILABLE = re.compile(r"No such tool available|is not enabled|unsupported call|Unknown tool|"
-                               r"File has not been read yet|has been modified since (it was )?read", re.IGNORECASE)
+_TOOL_UNAVAILABLE = re.compile(
+    r"No such tool available|is not enabled|unsupported call|Unknown tool|"
+    r"File has not been read yet|has been modified since (it was )?read",
+    re.IGNORECASE,
+)
 # A statement that something is not finished: "Quoted fields are not handled yet", "the test still fails".
-_UNFINISHED = re.compile(r"\b(not|n't|never)\b(\s+\w+){0,3}\s+yet\b|\bstill\s+(fail|fails|failing|broken|missing|"
-                         r"needs?|to be|has to|have to|pending|open|red)\b|\b(remains|remain) to be\b|\bleft to do\b|"
-                         r"\bTODO\b|\bunfinished\b|\bincomplete\b", re.IGNORECASE)
-_FILLER = re.compile(r"^(perfect|great|done|excellent|sure|okay|ok|alright|all set|got it|awesome|nice)\b[!.]*$",
-                     re.IGNORECASE)
-_NEXT = re.compile(r"^(next( steps?)?\b|to ?do\b|remaining\b|still (need|to)\b|not (yet|done)\b|left to do|"
-                   r"follow[- ]?ups?\b|you (may|might|could|should|can|will need to) |consider\b|i would\b|"
-                   r"i'd (suggest|recommend)|(we|you) (still )?need to|pending\b|open (questions?|issues?)\b|"
-                   r"todo:)", re.IGNORECASE)
+_UNFINISHED = re.compile(
+    r"\b(not|n't|never)\b(\s+\w+){0,3}\s+yet\b|\bstill\s+(fail|fails|failing|broken|missing|"
+    r"needs?|to be|has to|have to|pending|open|red)\b|\b(remains|remain) to be\b|\bleft to do\b|"
+    r"\bTODO\b|\bunfinished\b|\bincomplete\b",
+    re.IGNORECASE,
+)
+_FILLER = re.compile(
+    r"^(perfect|great|done|excellent|sure|okay|ok|alright|all set|got it|awesome|nice)\b[!.]*$", re.IGNORECASE
+)
+_NEXT = re.compile(
+    r"^(next( steps?)?\b|to ?do\b|remaining\b|still (need|to)\b|not (yet|done)\b|left to do|"
+    r"follow[- ]?ups?\b|you (may|might|could|should|can|will need to) |consider\b|i would\b|"
+    r"i'd (suggest|recommend)|(we|you) (still )?need to|pending\b|open (questions?|issues?)\b|"
+    r"todo:)",
+    re.IGNORECASE,
+)
 
 
 def clean(text: str, limit: int = 300) -> str:
@@ -73,15 +164,14 @@ def clean(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
-    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[limit // 2:limit] else text[:limit]
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[limit // 2 : limit] else text[:limit]
     return cut.rstrip(",;:") + " …"
 
 
 def error_line(output: str) -> str:
     """The most telling line of a failure's output (the assertion, the error), else its last line."""
     lines = [line.strip() for line in _ANSI.sub("", output or "").splitlines() if line.strip()]
-    lines = [line for line in lines if not re.match(r"^[\[\]\.…─━⎯\-=_ ]+$", line)
-             and not line.startswith("[... ")]
+    lines = [line for line in lines if not re.match(r"^[\[\]\.…─━⎯\-=_ ]+$", line) and not line.startswith("[... ")]
     lines = [re.sub(r"</?tool_use_error>", "", line).strip() for line in lines]
     lines = [line for line in lines if line and not re.match(r"^(Error: )?Exit code -?\d+$", line)]
     if not lines:
@@ -116,7 +206,7 @@ def _segments(command: str) -> list[str]:
         ch = command[i]
         if quote:
             if ch == "\\" and quote == '"' and i + 1 < len(command):
-                current.append(command[i:i + 2])
+                current.append(command[i : i + 2])
                 i += 2
                 continue
             if ch == quote:
@@ -126,11 +216,11 @@ def _segments(command: str) -> list[str]:
             quote = ch
             current.append(ch)
         elif ch == "\\" and i + 1 < len(command):
-            current.append(command[i:i + 2])
+            current.append(command[i : i + 2])
             i += 2
             continue
         elif ch in ";\n&|":
-            double = command[i:i + 2] in ("&&", "||")
+            double = command[i : i + 2] in ("&&", "||")
             parts.append(sep + "".join(current).strip())
             sep = "|" if ch == "|" and not double else ";"
             current = []
@@ -162,8 +252,9 @@ def _split_command(command: str) -> list[str]:
             words = shlex.split(segment)
         except ValueError:
             words = segment.split()
-    while words and (re.match(r"^\w+=", words[0]) or words[0] in _WRAPPERS or words[0] == "run"
-                     or words[0].startswith("-")):
+    while words and (
+        re.match(r"^\w+=", words[0]) or words[0] in _WRAPPERS or words[0] == "run" or words[0].startswith("-")
+    ):
         words = words[1:]
     if len(words) >= 3 and re.match(r"^python[\d.]*$", words[0]) and words[1] == "-m":
         words = words[2:]
@@ -200,20 +291,22 @@ def _covers(later: tuple[str, ...], earlier: tuple[str, ...]) -> bool:
         return False
     if later == earlier:
         return True
-    return earlier[:len(later)] == later and (len(later) >= 2 or os.path.basename(later[0]) in _TEST_RUNNERS)
+    return earlier[: len(later)] == later and (len(later) >= 2 or os.path.basename(later[0]) in _TEST_RUNNERS)
 
 
 def relative(path: str, cwd: str | None) -> str:
     if cwd and path.startswith(cwd.rstrip("/") + "/"):
-        return path[len(cwd.rstrip("/")) + 1:]
+        return path[len(cwd.rstrip("/")) + 1 :]
     home = os.path.expanduser("~")
     if home not in ("", "/") and path.startswith(home + "/"):
-        return "~/" + path[len(home) + 1:]
+        return "~/" + path[len(home) + 1 :]
     return path
 
 
-_PAGE_PATH = re.compile(r"\b((?:decisions|gotchas|procedures|facts|preferences|notes)/[\w.\-/]+?\.md|"
-                        r"(?:sessions|handoffs)/\d{4}/\d{2}/[\w.\-]+?\.md)\b")
+_PAGE_PATH = re.compile(
+    r"\b((?:decisions|gotchas|procedures|facts|preferences|notes)/[\w.\-/]+?\.md|"
+    r"(?:sessions|handoffs)/\d{4}/\d{2}/[\w.\-]+?\.md)\b"
+)
 
 
 @dataclass(frozen=True)
@@ -271,7 +364,7 @@ def _edit_label(step: Step, cwd: str | None) -> str:
 
 def _between(steps: list[Step], start: int, end: int, cwd: str | None) -> list[str]:
     files: list[str] = []
-    for s in steps[start + 1:end]:
+    for s in steps[start + 1 : end]:
         if s.kind == "edit" and not s.error:
             for f in s.files:
                 name = relative(f, cwd)
@@ -295,8 +388,10 @@ def _split_final(text: str) -> tuple[list[str], list[str], list[str]]:
             continue
         heading = re.match(r"^#+\s*(.+)$", line)
         if heading:
-            in_next = bool(_NEXT.match(heading.group(1)) or re.search(r"next|remaining|todo|follow", heading.group(1),
-                                                                      re.IGNORECASE))
+            in_next = bool(
+                _NEXT.match(heading.group(1))
+                or re.search(r"next|remaining|todo|follow", heading.group(1), re.IGNORECASE)
+            )
             after_blank = False
             continue
         is_item = bool(re.match(r"^([-*•]|\d+[.)])\s+", line))
@@ -316,8 +411,9 @@ def _split_final(text: str) -> tuple[list[str], list[str], list[str]]:
             sentence = sentence.strip()
             if not sentence or _FILLER.match(sentence):
                 continue
-            if sentence.endswith(":") and re.match(r"^(let me|here'?s|here is|i'll|i will|now)\b", sentence,
-                                                   re.IGNORECASE):
+            if sentence.endswith(":") and re.match(
+                r"^(let me|here'?s|here is|i'll|i will|now)\b", sentence, re.IGNORECASE
+            ):
                 continue  # an introduction to what follows
             if sentence.endswith("?"):
                 questions.append(sentence)
@@ -348,8 +444,9 @@ def summarize(session: Session) -> Summary:
     prompts = [p.text for p in session.real_prompts]
     goal_index = next((i for i, p in enumerate(prompts) if not is_trivial_prompt(p)), None)
     goal = prompts[goal_index] if goal_index is not None else ""
-    requests = tuple(p for i, p in enumerate(prompts)
-                     if goal_index is not None and i > goal_index and not is_trivial_prompt(p))
+    requests = tuple(
+        p for i, p in enumerate(prompts) if goal_index is not None and i > goal_index and not is_trivial_prompt(p)
+    )
 
     # Commands and their fate.
     runs: list[CommandRun] = []
@@ -363,7 +460,7 @@ def summarize(session: Session) -> Summary:
     for n, (key, run) in enumerate(keyed):
         if run.ok or run.step.rejected:
             continue
-        later = next((r for k, r in keyed[n + 1:] if r.ok and _covers(k, key)), None)
+        later = next((r for k, r in keyed[n + 1 :] if r.ok and _covers(k, key)), None)
         if later is not None:
             run = CommandRun(run.step, run.command, run.ok, run.error, later.step.index)
             runs[n] = run
@@ -416,11 +513,14 @@ def summarize(session: Session) -> Summary:
         times = f" ({counts[key]} times)" if counts.get(key, 0) > 1 else ""
         what = "was interrupted" if run.step.interrupted else run.outcome
         failed.append(f"`{clean(run.command, 160)}` {what}{times}" + (f": {run.error}" if run.error else "."))
-        stories.append(f"`{clean(run.command, 120)}` {what}" + (f" ({run.error})" if run.error else "")
-                       + "; no later run passed.")
+        stories.append(
+            f"`{clean(run.command, 120)}` {what}" + (f" ({run.error})" if run.error else "") + "; no later run passed."
+        )
         if not run.step.interrupted:
-            open_items.append(f"`{clean(run.command, 160)}` was still failing when the session ended"
-                              + (f" ({run.error})." if run.error else "."))
+            open_items.append(
+                f"`{clean(run.command, 160)}` was still failing when the session ended"
+                + (f" ({run.error})." if run.error else ".")
+            )
 
     # Verification that passed on its last run (and was not already told as a fix).
     for key, run in last_by_key.items():
@@ -439,8 +539,7 @@ def summarize(session: Session) -> Summary:
                 continue
             if _TOOL_UNAVAILABLE.search(s.output):
                 continue
-            redone = any(t.kind == "edit" and not t.error and set(t.files) & set(s.files)
-                         for t in steps[s.index + 1:])
+            redone = any(t.kind == "edit" and not t.error and set(t.files) & set(s.files) for t in steps[s.index + 1 :])
             if not redone:
                 failed.append(f"Editing {_edit_label(s, cwd)} failed: {error_line(s.output) or 'no detail'}")
             continue
@@ -450,8 +549,8 @@ def summarize(session: Session) -> Summary:
             digests = s.meta.get("edit")
             if isinstance(digests, list) and len(digests) == 2:
                 edit_log.append((s, name, str(digests[0]), str(digests[1])))
-    for n, (s, name, old, new) in enumerate(edit_log):
-        for later, later_name, later_old, later_new in edit_log[n + 1:]:
+    for n, (_step, name, old, new) in enumerate(edit_log):
+        for _later, later_name, later_old, later_new in edit_log[n + 1 :]:
             if later_name == name and later_old == new and later_new == old:
                 failed.append(f"An edit to {name} was made and then undone.")
                 break
@@ -474,7 +573,7 @@ def summarize(session: Session) -> Summary:
             continue
         if _TOOL_UNAVAILABLE.search(s.output) or s.kind == "plan":
             continue
-        if not any(t.tool == s.tool and not t.error for t in steps[s.index + 1:]):
+        if not any(t.tool == s.tool and not t.error for t in steps[s.index + 1 :]):
             failed.append(f"{s.tool} failed ({clean(s.input, 100)}): {error_line(s.output) or 'no detail'}")
 
     # The final message: what it reports, asks and leaves for later.
@@ -506,8 +605,10 @@ def summarize(session: Session) -> Summary:
         done.append("Recorded in memory: " + ", ".join(memory["written"][:6]))
     files = tuple(edits)
     if files and not any(line.startswith("`") and "passed" in line for line in done):
-        done.append(f"Changed {len(files)} file{'s' if len(files) != 1 else ''} ({', '.join(files[:6])}"
-                    f"{', …' if len(files) > 6 else ''}); no test or build run was recorded afterwards.")
+        done.append(
+            f"Changed {len(files)} file{'s' if len(files) != 1 else ''} ({', '.join(files[:6])}"
+            f"{', …' if len(files) > 6 else ''}); no test or build run was recorded afterwards."
+        )
 
     reads: list[str] = []
     for s in steps:
@@ -516,10 +617,22 @@ def summarize(session: Session) -> Summary:
             if name not in reads:
                 reads.append(name)
 
-    return Summary(session=session, goal=goal, requests=requests, done=_dedupe(done), failed=_dedupe(failed),
-                   open=_dedupe(open_items), files=files, edits=edits, reads=tuple(reads), commands=tuple(runs),
-                   stories=_dedupe(stories), final=final, memory=_dedupe(memory["written"] + memory["read"]),
-                   mid_task=mid_task)
+    return Summary(
+        session=session,
+        goal=goal,
+        requests=requests,
+        done=_dedupe(done),
+        failed=_dedupe(failed),
+        open=_dedupe(open_items),
+        files=files,
+        edits=edits,
+        reads=tuple(reads),
+        commands=tuple(runs),
+        stories=_dedupe(stories),
+        final=final,
+        memory=_dedupe(memory["written"] + memory["read"]),
+        mid_task=mid_task,
+    )
 
 
 def _memory_pages(steps: list[Step]) -> dict[str, list[str]]:
@@ -531,8 +644,9 @@ def _memory_pages(steps: list[Step]) -> dict[str, list[str]]:
         if s.kind != "memory" and not command_write:
             continue
         paths = _PAGE_PATH.findall(f"{s.input}\n{s.output}")
-        writes = bool(command_write) or bool(re.search(r"(write|edit|remember|handoff_write|create|update|append)",
-                                                       s.tool, re.IGNORECASE))
+        writes = bool(command_write) or bool(
+            re.search(r"(write|edit|remember|handoff_write|create|update|append)", s.tool, re.IGNORECASE)
+        )
         for path in paths:
             target = written if writes and not s.error else read
             if path not in written and path not in target:

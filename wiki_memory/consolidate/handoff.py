@@ -15,12 +15,14 @@ import re
 import time
 from collections import namedtuple
 from pathlib import Path
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # no runtime `typing` import on the hook path
-    from typing import Any, Sequence
 
 from wiki_memory.config import Project
 from wiki_memory.consolidate import background, context
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # no runtime `typing` import on the hook path
+    from collections.abc import Sequence
+    from typing import Any
 
 # SessionStart summarises at most this much unconsolidated journal on the spot.
 INLINE_MAX_BYTES = 4 * 1024 * 1024
@@ -42,8 +44,13 @@ class HandoffView(namedtuple("HandoffView", "text handoffs pending stale", defau
     __slots__ = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "handoffs": list(self.handoffs), "pending": list(self.pending),
-                "stale": self.stale, "chars": len(self.text)}
+        return {
+            "text": self.text,
+            "handoffs": list(self.handoffs),
+            "pending": list(self.pending),
+            "stale": self.stale,
+            "chars": len(self.text),
+        }
 
 
 def _inline_entries(project: Project, pending: list[Path], session_id: str | None) -> list[dict[str, Any]]:
@@ -51,8 +58,13 @@ def _inline_entries(project: Project, pending: list[Path], session_id: str | Non
     if not pending:
         return []  # the common case: nothing more to import
     from wiki_memory.consolidate.extract import summarize
-    from wiki_memory.consolidate.render import content_from_summary, handoff_body, handoff_page_path, \
-        handoff_text, session_page_path
+    from wiki_memory.consolidate.render import (
+        content_from_summary,
+        handoff_body,
+        handoff_page_path,
+        handoff_text,
+        session_page_path,
+    )
     from wiki_memory.consolidate.run import _stamp, current_branch, load_session
     from wiki_memory.consolidate.session import time_key
 
@@ -73,26 +85,46 @@ def _inline_entries(project: Project, pending: list[Path], session_id: str | Non
         if not summary.substantive:
             continue
         branch = session.branch or current_branch(session.cwd)
-        meta = {"agent": session.agent, "session_id": session.session_id, "ended": _stamp(session.end),
-                "session_page": session_page_path(session), "handoff_kind": "automatic"}
+        meta = {
+            "agent": session.agent,
+            "session_id": session.session_id,
+            "ended": _stamp(session.end),
+            "session_page": session_page_path(session),
+            "handoff_kind": "automatic",
+        }
         if branch:
             meta["branch"] = branch
         if not session.ended:
             meta["in_progress"] = True
         handoff_path = handoff_page_path(session)
         body = handoff_body(content_from_summary(summary), session_page_path(session))
-        entries.append({"path": handoff_path, "kind": "automatic", "session_id": session.session_id,
-                        "agent": session.agent, "ended": meta["ended"], "ended_ts": time_key(session.end),
-                        "text": handoff_text(meta, body, handoff_path),
-                        "compact": handoff_text(meta, body, handoff_path, compact=True),
-                        "terms": context.terms(summary.goal, " ".join(summary.open), " ".join(summary.files)),
-                        "related": None})
+        entries.append(
+            {
+                "path": handoff_path,
+                "kind": "automatic",
+                "session_id": session.session_id,
+                "agent": session.agent,
+                "ended": meta["ended"],
+                "ended_ts": time_key(session.end),
+                "text": handoff_text(meta, body, handoff_path),
+                "compact": handoff_text(meta, body, handoff_path, compact=True),
+                "terms": context.terms(summary.goal, " ".join(summary.open), " ".join(summary.files)),
+                "related": None,
+            }
+        )
     return entries
 
 
-def handoff_for_next_session(project: Project, *, session_id: str | None = None, agent: str | None = None,
-                             source: str | None = None, background_work: bool = False, refresh: bool = False,
-                             budget: int = context.BUDGET) -> HandoffView | None:
+def handoff_for_next_session(
+    project: Project,
+    *,
+    session_id: str | None = None,
+    agent: str | None = None,
+    source: str | None = None,
+    background_work: bool = False,
+    refresh: bool = False,
+    budget: int = context.BUDGET,
+) -> HandoffView | None:
     """What a session starting now would be handed, or None when memory has nothing to say.
 
     `source` (startup | resume | clear | compact) changes nothing: a session is never
@@ -112,8 +144,9 @@ def handoff_for_next_session(project: Project, *, session_id: str | None = None,
         finally:
             store.close()
         stale = False
-    pending = background.pending_journals(project, settle=background.settle_seconds(),
-                                          exclude=(session_id,) if session_id else ())
+    pending = background.pending_journals(
+        project, settle=background.settle_seconds(), exclude=(session_id,) if session_id else ()
+    )
     inline = _inline_entries(project, pending, session_id)
     # Even a journal with nothing in it is consolidated (as empty), so that later starts skip it.
     if background_work and (pending or stale):
@@ -129,10 +162,19 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "person"
 
 
-def write_explicit_handoff(project: Project, store: Any, *, summary: str, done: Sequence[str] = (),
-                           failed: Sequence[str] = (), next_steps: Sequence[str] = (),
-                           open_questions: Sequence[str] = (), files: Sequence[str] = (),
-                           agent: str | None = None, session_id: str | None = None) -> Any:
+def write_explicit_handoff(
+    project: Project,
+    store: Any,
+    *,
+    summary: str,
+    done: Sequence[str] = (),
+    failed: Sequence[str] = (),
+    next_steps: Sequence[str] = (),
+    open_questions: Sequence[str] = (),
+    files: Sequence[str] = (),
+    agent: str | None = None,
+    session_id: str | None = None,
+) -> Any:
     """Write a handoff page from a person or an agent (one commit); returns the WriteResult.
 
     One explicit handoff per session: writing again in the same session updates it. It is
@@ -162,13 +204,20 @@ def write_explicit_handoff(project: Project, store: Any, *, summary: str, done: 
         return out
 
     done_l, failed_l = items(done, "done"), items(failed, "failed")
-    next_l, questions_l, files_l = items(next_steps, "next steps"), items(open_questions, "open questions"), \
-        items(files, "files")
+    next_l, questions_l, files_l = (
+        items(next_steps, "next steps"),
+        items(open_questions, "open questions"),
+        items(files, "files"),
+    )
     now = now_iso()
     author = Author.agent(agent) if agent else Author.person(store.root)
     who = agent or author.name
     date = now[:10]
-    name = f"{date}-{_slug(who)}-{short_id(session_id)}" if session_id else f"{date}-{now[11:19].replace(':', '')}-{_slug(who)}"
+    name = (
+        f"{date}-{_slug(who)}-{short_id(session_id)}"
+        if session_id
+        else f"{date}-{now[11:19].replace(':', '')}-{_slug(who)}"
+    )
     path = f"handoffs/{date[:4]}/{date[5:7]}/{name}-explicit.md"
     from wiki_memory.capture.observation import utc_now
 
@@ -184,11 +233,19 @@ def write_explicit_handoff(project: Project, store: Any, *, summary: str, done: 
     if branch:
         meta["branch"] = branch
     body = explicit_body(redact(summary), done_l, failed_l, next_l, questions_l, files_l)
-    page = Page.new(f"Handoff {date} {who}: {title_words(clean(summary, 200))}", "handoff", body,
-                    tags=[agent or "person", "explicit"], sources=[f"{agent}:{short_id(session_id)}"]
-                    if agent and session_id else [], path=path, extra=meta, date=now)
-    result = store.write(page, author, session_id=session_id, agent=agent,
-                         message=f"handoff: {path.removesuffix('.md')}")
+    page = Page.new(
+        f"Handoff {date} {who}: {title_words(clean(summary, 200))}",
+        "handoff",
+        body,
+        tags=[agent or "person", "explicit"],
+        sources=[f"{agent}:{short_id(session_id)}"] if agent and session_id else [],
+        path=path,
+        extra=meta,
+        date=now,
+    )
+    result = store.write(
+        page, author, session_id=session_id, agent=agent, message=f"handoff: {path.removesuffix('.md')}"
+    )
     context.refresh(project, store)
     if result.commit:
         after_commit(project, store)

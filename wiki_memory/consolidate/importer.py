@@ -8,9 +8,10 @@ already exists is skipped, so importing the same transcripts again changes nothi
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from wiki_memory.config import Project, resolve_project
 
@@ -21,7 +22,9 @@ def default_transcripts(agent: str) -> list[Path]:
         base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
         return sorted(p for p in base.glob("*/*.jsonl") if p.is_file())
     base = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
-    found = list((base / "sessions").glob("*/*/*/rollout-*.jsonl")) + list(base.glob("archived_sessions/rollout-*.jsonl"))
+    found = list((base / "sessions").glob("*/*/*/rollout-*.jsonl")) + list(
+        base.glob("archived_sessions/rollout-*.jsonl")
+    )
     return sorted(p for p in found if p.is_file())
 
 
@@ -51,20 +54,31 @@ class ImportReport:
     index_errors: dict[str, str] = field(default_factory=dict)  # project id -> why its index was not updated
 
     def as_dict(self) -> dict[str, Any]:
-        return {"agent": self.agent, "imported": self.imported, "skipped": self.skipped, "empty": self.empty,
-                "failed": [{"path": p, "reason": r} for p, r in self.failed], "commits": self.commits,
-                "wikis": self.wikis, "embedded": self.embedded, "index_errors": self.index_errors}
+        return {
+            "agent": self.agent,
+            "imported": self.imported,
+            "skipped": self.skipped,
+            "empty": self.empty,
+            "failed": [{"path": p, "reason": r} for p, r in self.failed],
+            "commits": self.commits,
+            "wikis": self.wikis,
+            "embedded": self.embedded,
+            "index_errors": self.index_errors,
+        }
 
     def lines(self) -> list[str]:
         out = []
         for pid in sorted(set(self.imported) | set(self.skipped)):
             new, old = len(self.imported.get(pid, [])), len(self.skipped.get(pid, []))
             commit = f" (commit {self.commits[pid][:8]})" if pid in self.commits else ""
-            out.append(f"{pid}: {new} session{'s' if new != 1 else ''} imported{commit}, "
-                       f"{old} already there  [{self.wikis.get(pid, '')}]")
+            out.append(
+                f"{pid}: {new} session{'s' if new != 1 else ''} imported{commit}, "
+                f"{old} already there  [{self.wikis.get(pid, '')}]"
+            )
             if pid in self.index_errors:
-                out.append(f"  the search index was not updated ({self.index_errors[pid]}); "
-                           "`wiki-memory reindex` catches up")
+                out.append(
+                    f"  the search index was not updated ({self.index_errors[pid]}); `wiki-memory reindex` catches up"
+                )
         if self.empty:
             out.append(f"{len(self.empty)} transcript(s) with nothing substantive (no prompt, no command or edit)")
         for path, reason in self.failed:
@@ -84,9 +98,15 @@ def _read(agent: str, path: Path) -> list[Any]:
     return read_transcript(path)
 
 
-def import_transcripts(agent: str, files: Sequence[Path], *, project: Project | None = None,
-                       progress: Callable[..., Any] | None = None, index: bool = True,
-                       index_progress: Callable[[str, int, int], None] | None = None) -> ImportReport:
+def import_transcripts(
+    agent: str,
+    files: Sequence[Path],
+    *,
+    project: Project | None = None,
+    progress: Callable[..., Any] | None = None,
+    index: bool = True,
+    index_progress: Callable[[str, int, int], None] | None = None,
+) -> ImportReport:
     """Import transcripts as session pages; see the module docstring. With `index`, each
     project's search index takes the new pages and embeds them before this returns."""
     from wiki_memory.consolidate.extract import summarize
@@ -132,8 +152,9 @@ def import_transcripts(agent: str, files: Sequence[Path], *, project: Project | 
     return report
 
 
-def _index_imported(report: ImportReport, pid: str, target: Project, store: Any,
-                    progress: Callable[[str, int, int], None] | None) -> None:
+def _index_imported(
+    report: ImportReport, pid: str, target: Project, store: Any, progress: Callable[[str, int, int], None] | None
+) -> None:
     """Index and embed a project's imported pages now, on every core.
 
     Why: an import is waited for; left pending, hundreds of sessions' chunks would be
@@ -150,8 +171,7 @@ def _index_imported(report: ImportReport, pid: str, target: Project, store: Any,
         report.index_errors[pid] = f"{type(e).__name__}: {e}"
 
 
-def _import_into(agent: str, report: ImportReport, pid: str, target: Project, store: Any,
-                 summaries: list[Any]) -> None:
+def _import_into(agent: str, report: ImportReport, pid: str, target: Project, store: Any, summaries: list[Any]) -> None:
     """Write one project's imported session pages in one commit, skipping those already there."""
     from wiki_memory.consolidate.run import after_commit, build_pages, unique_key
     from wiki_memory.store import Author
@@ -170,7 +190,9 @@ def _import_into(agent: str, report: ImportReport, pid: str, target: Project, st
         return
     plural = "s" if len(fresh) != 1 else ""
     body = "\n".join(f"- {p.path}" for p in fresh)
-    results = store.write_many(fresh, Author.agent(agent), message=f"import: {len(fresh)} {agent} session{plural}\n\n{body}")
+    results = store.write_many(
+        fresh, Author.agent(agent), message=f"import: {len(fresh)} {agent} session{plural}\n\n{body}"
+    )
     commit = next((r.commit for r in results if r.commit), None)
     if commit:
         report.commits[pid] = commit

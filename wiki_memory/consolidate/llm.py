@@ -26,8 +26,9 @@ import re
 import socket
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from wiki_memory.config import Settings, template
 from wiki_memory.consolidate.extract import Summary, clean
@@ -71,7 +72,7 @@ def llm_config(settings: Settings) -> LLMConfig | None:
         raise WikiMemoryError(f"[consolidate] provider = {provider!r}: use one of {', '.join(PROVIDERS)}, or none")
     model = str(section.get("model") or "").strip()
     if not model:
-        raise WikiMemoryError(f"[consolidate] provider = {provider!r} needs a model (model = \"...\")")
+        raise WikiMemoryError(f'[consolidate] provider = {provider!r} needs a model (model = "...")')
     try:
         timeout = float(section.get("timeout", 60))
         max_chars = int(section.get("max_input_chars", 24000))
@@ -79,9 +80,16 @@ def llm_config(settings: Settings) -> LLMConfig | None:
     except (TypeError, ValueError):
         raise WikiMemoryError("[consolidate] timeout, max_input_chars and max_tokens must be numbers") from None
     key_env = section.get("api_key_env", DEFAULT_KEYS[provider])
-    return LLMConfig(provider, model, str(section.get("base_url") or DEFAULT_URLS[provider]).rstrip("/"),
-                     str(key_env) if key_env else None, timeout, max_chars, max_tokens,
-                     bool(section.get("json_mode", True)))
+    return LLMConfig(
+        provider,
+        model,
+        str(section.get("base_url") or DEFAULT_URLS[provider]).rstrip("/"),
+        str(key_env) if key_env else None,
+        timeout,
+        max_chars,
+        max_tokens,
+        bool(section.get("json_mode", True)),
+    )
 
 
 @dataclass(frozen=True)
@@ -102,22 +110,32 @@ class LLMResult:
 
 # The digest the model reads ------------------------------------------------------------------------
 
+
 def digest(summary: Summary, limit: int = 24000) -> str:
     """The session in a few thousand characters: facts first, then a timeline, all redacted."""
     s = summary.session
-    head = [f"Session: {s.agent} {s.short_id}" + (f", model {s.model}" if s.model else "")
-            + (f", branch {s.branch}" if s.branch else ""),
-            f"Time: {when(s.start)} to {when(s.end)}" + ("" if s.ended else " (no session end recorded)"),
-            f"Directory: {s.cwd or 'unknown'}", "",
-            "First request (the goal):", clean(summary.goal, 3000) or "(none)"]
+    head = [
+        f"Session: {s.agent} {s.short_id}"
+        + (f", model {s.model}" if s.model else "")
+        + (f", branch {s.branch}" if s.branch else ""),
+        f"Time: {when(s.start)} to {when(s.end)}" + ("" if s.ended else " (no session end recorded)"),
+        f"Directory: {s.cwd or 'unknown'}",
+        "",
+        "First request (the goal):",
+        clean(summary.goal, 3000) or "(none)",
+    ]
     if summary.requests:
         head += ["", "Later requests:"] + [f"- {clean(r, 600)}" for r in summary.requests]
     if s.plan:
         head += ["", "Plan at the end:"] + [f"- [{i.status}] {clean(i.text, 200)}" for i in s.plan]
     facts = ["", "Extracted facts (from the record; keep them true):"]
-    for label, items in (("Done", summary.done), ("Failed or abandoned", summary.failed),
-                         ("Open", summary.open), ("Files touched", summary.files),
-                         ("Memory pages", summary.memory)):
+    for label, items in (
+        ("Done", summary.done),
+        ("Failed or abandoned", summary.failed),
+        ("Open", summary.open),
+        ("Files touched", summary.files),
+        ("Memory pages", summary.memory),
+    ):
         if items:
             facts.append(f"{label}:")
             facts += [f"- {item}" for item in items]
@@ -144,24 +162,27 @@ def digest(summary: Summary, limit: int = 24000) -> str:
     body = "\n".join(timeline)
     if len(body) > budget:
         keep = budget // 2
-        body = body[:keep] + f"\n[... {len(body) - 2 * keep:,} characters of the timeline left out ...]\n" \
-            + body[-keep:]
+        body = (
+            body[:keep] + f"\n[... {len(body) - 2 * keep:,} characters of the timeline left out ...]\n" + body[-keep:]
+        )
     return redact(text + "\n" + body)
 
 
 # Talking to the providers -------------------------------------------------------------------------
 
+
 def _post(url: str, payload: Mapping[str, Any], headers: Mapping[str, str], timeout: float) -> Any:
     data = json.dumps(payload).encode("utf-8")
-    request = urllib.request.Request(url, data=data, method="POST",
-                                     headers={"content-type": "application/json", **headers})
+    request = urllib.request.Request(
+        url, data=data, method="POST", headers={"content-type": "application/json", **headers}
+    )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             raw = response.read()
     except urllib.error.HTTPError as e:
         detail = e.read()[:300].decode("utf-8", "replace") if e.fp else ""
         raise LLMError(f"HTTP {e.code} from {url}: {' '.join(detail.split())}") from None
-    except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError, OSError) as e:
+    except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as e:
         reason = getattr(e, "reason", e)
         if isinstance(reason, (socket.timeout, TimeoutError)) or "timed out" in str(reason):
             raise LLMError(f"no answer from {url} within {timeout:g} s") from None
@@ -178,24 +199,37 @@ def complete(config: LLMConfig, system: str, user: str) -> str:
     if config.provider == "anthropic":
         if not key:
             raise LLMError(f"the environment variable {config.api_key_env} (the API key) is not set")
-        data = _post(f"{config.base_url}/v1/messages",
-                     {"model": config.model, "max_tokens": config.max_tokens, "system": system,
-                      "messages": [{"role": "user", "content": user}], "temperature": 0.2},
-                     {"x-api-key": key, "anthropic-version": "2023-06-01"}, config.timeout)
+        data = _post(
+            f"{config.base_url}/v1/messages",
+            {
+                "model": config.model,
+                "max_tokens": config.max_tokens,
+                "system": system,
+                "messages": [{"role": "user", "content": user}],
+                "temperature": 0.2,
+            },
+            {"x-api-key": key, "anthropic-version": "2023-06-01"},
+            config.timeout,
+        )
         if not isinstance(data, dict):
             raise LLMError("the Messages API answer is not an object")
         if data.get("type") == "error":
             raise LLMError(f"the model returned an error: {data.get('error')}")
         if data.get("stop_reason") == "refusal":
             raise LLMError("the model refused")
-        texts = [b.get("text", "") for b in data.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"]
+        texts = [
+            b.get("text", "") for b in data.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"
+        ]
         if not texts:
             raise LLMError("the model's answer has no text")
         return "".join(texts)
     headers = {"authorization": f"Bearer {key}"} if key else {}
-    payload: dict[str, Any] = {"model": config.model, "temperature": 0.2, "max_tokens": config.max_tokens,
-                               "messages": [{"role": "system", "content": system},
-                                            {"role": "user", "content": user}]}
+    payload: dict[str, Any] = {
+        "model": config.model,
+        "temperature": 0.2,
+        "max_tokens": config.max_tokens,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+    }
     if config.json_mode:
         payload["response_format"] = {"type": "json_object"}
     data = _post(f"{config.base_url}/chat/completions", payload, headers, config.timeout)
@@ -216,6 +250,7 @@ def complete(config: LLMConfig, system: str, user: str) -> str:
 
 # The answer ------------------------------------------------------------------------------------------
 
+
 def _json_object(text: str) -> dict[str, Any]:
     text = text.strip()
     fenced = re.search(r"```(?:json)?\s*(\{.*\})\s*```", text, re.DOTALL)
@@ -225,7 +260,7 @@ def _json_object(text: str) -> dict[str, Any]:
     if start < 0 or end <= start:
         raise LLMError("the model's answer holds no JSON object")
     try:
-        data = json.loads(text[start:end + 1])
+        data = json.loads(text[start : end + 1])
     except ValueError as e:
         raise LLMError(f"the model's JSON does not parse: {e}") from None
     if not isinstance(data, dict):
@@ -258,15 +293,25 @@ def parse_answer(text: str, summary: Summary) -> LLMResult:
         if not isinstance(raw, dict):
             raise LLMError("each of 'pages' must be an object")
         kind, page_title, body = raw.get("type"), raw.get("title"), raw.get("body")
-        if kind not in PROPOSAL_TYPES or not isinstance(page_title, str) or not page_title.strip() \
-                or not isinstance(body, str) or not body.strip():
+        if (
+            kind not in PROPOSAL_TYPES
+            or not isinstance(page_title, str)
+            or not page_title.strip()
+            or not isinstance(body, str)
+            or not body.strip()
+        ):
             continue  # one unusable proposal does not spoil the handoff
         tags = tuple(str(t) for t in raw.get("tags") or () if isinstance(t, (str, int)))[:6]
         proposals.append(Proposal(kind, clean(page_title, 120), redact(body.strip()[:6000]), tags))
-    content = HandoffContent(goal=redact(clean(goal, 1000)), done=tuple(map(redact, _strings(data, "done"))),
-                             failed=tuple(map(redact, _strings(data, "failed"))),
-                             open=tuple(map(redact, _strings(data, "open"))), files=summary.files,
-                             requests=(), related=summary.memory)
+    content = HandoffContent(
+        goal=redact(clean(goal, 1000)),
+        done=tuple(map(redact, _strings(data, "done"))),
+        failed=tuple(map(redact, _strings(data, "failed"))),
+        open=tuple(map(redact, _strings(data, "open"))),
+        files=summary.files,
+        requests=(),
+        related=summary.memory,
+    )
     return LLMResult(content, clean(title, 100), redact(clean(brief, 2000)), tuple(proposals))
 
 

@@ -8,15 +8,22 @@ person's edit of a handoff page is what the next agent is told.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from wiki_memory.consolidate.extract import Summary, clean, plan_lines, relative
 from wiki_memory.consolidate.session import Session, iso, short_id, time_key
 
 NONE = "None recorded."
-HANDOFF_SECTIONS = ("Goal", "Done", "Failed or abandoned approaches", "Open items / next steps",
-                    "Files touched", "Where to look")
+HANDOFF_SECTIONS = (
+    "Goal",
+    "Done",
+    "Failed or abandoned approaches",
+    "Open items / next steps",
+    "Files touched",
+    "Where to look",
+)
 
 
 def agent_slug(agent: str) -> str:
@@ -55,8 +62,8 @@ def _bullets(items: Iterable[str], limit: int | None = None, *, keep_last: int =
     """A Markdown list; past `limit` items, the first and the last `keep_last` with a count between."""
     items = [item for item in items if item]
     if limit is not None and len(items) > limit:
-        head = items[:limit - keep_last]
-        tail = items[len(items) - keep_last:] if keep_last else []
+        head = items[: limit - keep_last]
+        tail = items[len(items) - keep_last :] if keep_last else []
         items = head + [f"… {len(items) - len(head) - len(tail)} more"] + tail
     lines = [f"- {item}" for item in items]
     return "\n".join(lines) if lines else NONE
@@ -81,9 +88,15 @@ class HandoffContent:
 
 
 def content_from_summary(summary: Summary) -> HandoffContent:
-    return HandoffContent(goal=clean(summary.goal, 1000), done=summary.done, failed=summary.failed,
-                          open=summary.open, files=summary.files,
-                          requests=tuple(clean(r, 300) for r in summary.requests[-5:]), related=summary.memory)
+    return HandoffContent(
+        goal=clean(summary.goal, 1000),
+        done=summary.done,
+        failed=summary.failed,
+        open=summary.open,
+        files=summary.files,
+        requests=tuple(clean(r, 300) for r in summary.requests[-5:]),
+        related=summary.memory,
+    )
 
 
 def handoff_body(content: HandoffContent, session_page: str | None, transcript: str | None = None) -> str:
@@ -110,13 +123,21 @@ def handoff_body(content: HandoffContent, session_page: str | None, transcript: 
 def session_body(summary: Summary, handoff_page: str | None, llm_summary: str | None = None) -> str:
     """The session page: the facts of the session, for a person or an agent digging deeper."""
     s = summary.session
-    rows = [("agent", s.agent + (f" ({s.model})" if s.model else "")), ("session", f"`{s.session_id}`"),
-            ("branch", f"`{s.branch}`" if s.branch else ""), ("directory", f"`{s.cwd}`" if s.cwd else ""),
-            ("started", when(s.start) + (f" ({s.source})" if s.source and s.source != "transcript" else "")),
-            ("ended", when(s.end) + (f" ({s.end_reason})" if s.end_reason else "")
-             + ("" if s.ended else " (last event; no session end was recorded)")),
-            ("duration", _duration(s)),
-            ("handoff", f"[[{handoff_page}]]" if handoff_page else "")]
+    rows = [
+        ("agent", s.agent + (f" ({s.model})" if s.model else "")),
+        ("session", f"`{s.session_id}`"),
+        ("branch", f"`{s.branch}`" if s.branch else ""),
+        ("directory", f"`{s.cwd}`" if s.cwd else ""),
+        ("started", when(s.start) + (f" ({s.source})" if s.source and s.source != "transcript" else "")),
+        (
+            "ended",
+            when(s.end)
+            + (f" ({s.end_reason})" if s.end_reason else "")
+            + ("" if s.ended else " (last event; no session end was recorded)"),
+        ),
+        ("duration", _duration(s)),
+        ("handoff", f"[[{handoff_page}]]" if handoff_page else ""),
+    ]
     parts = ["| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows if v)]
     if llm_summary:
         parts.append(f"## Summary\n\n{llm_summary.strip()}")
@@ -126,8 +147,10 @@ def session_body(summary: Summary, handoff_page: str | None, llm_summary: str | 
     if s.plan:
         parts.append("## Plan\n\n" + _bullets(plan_lines(s.plan), 40))
     if summary.edits:
-        parts.append("## Files touched\n\n" + _bullets((f"`{f}` ({n} edit{'s' if n != 1 else ''})"
-                                                         for f, n in summary.edits.items()), 60))
+        parts.append(
+            "## Files touched\n\n"
+            + _bullets((f"`{f}` ({n} edit{'s' if n != 1 else ''})" for f, n in summary.edits.items()), 60)
+        )
     if summary.reads:
         shown = summary.reads[:25]
         more = f"\n- … and {len(summary.reads) - 25} more" if len(summary.reads) > 25 else ""
@@ -168,15 +191,21 @@ def _counts(summary: Summary) -> str:
         by_tool[step.tool] = by_tool.get(step.tool, 0) + 1
     tools = ", ".join(f"{name} {n}" for name, n in sorted(by_tool.items(), key=lambda kv: (-kv[1], kv[0])))
     errors = sum(1 for step in s.steps if step.error)
-    items = [f"prompts: {len(s.real_prompts)}", f"tool calls: {len(s.steps)}" + (f" ({tools})" if tools else ""),
-             f"errors: {errors}", f"files edited: {len(summary.edits)}", f"commands: {len(summary.commands)}",
-             f"events: {s.events}"]
+    items = [
+        f"prompts: {len(s.real_prompts)}",
+        f"tool calls: {len(s.steps)}" + (f" ({tools})" if tools else ""),
+        f"errors: {errors}",
+        f"files edited: {len(summary.edits)}",
+        f"commands: {len(summary.commands)}",
+        f"events: {s.events}",
+    ]
     if s.compactions:
         items.append(f"compactions: {s.compactions}")
     return "\n".join(f"- {item}" for item in items)
 
 
 # A handoff page as what the next session reads -----------------------------------------------
+
 
 def _sections(body: str) -> dict[str, str]:
     found: dict[str, str] = {}
@@ -263,8 +292,7 @@ def handoff_header(meta: Mapping[str, Any], path: str) -> str:
     return line
 
 
-def handoff_text(meta: Mapping[str, Any], body: str, path: str, *, compact: bool = False,
-                 max_items: int = 10) -> str:
+def handoff_text(meta: Mapping[str, Any], body: str, path: str, *, compact: bool = False, max_items: int = 10) -> str:
     """A handoff page as plain text: a header, then its sections as short labelled lists."""
     out = [handoff_header(meta, path)]
     sections = _sections(body)
@@ -294,7 +322,7 @@ def handoff_text(meta: Mapping[str, Any], body: str, path: str, *, compact: bool
         if label == "Files touched":
             files = [b.strip("`") for b in bullets] or ([prose] if prose else [])
             if files:
-                shown = files[:12 if compact else 30]
+                shown = files[: 12 if compact else 30]
                 more = f" and {len(files) - len(shown)} more" if len(files) > len(shown) else ""
                 out.append(f"Files touched: {', '.join(shown)}{more}")
             continue
@@ -314,13 +342,35 @@ def handoff_text(meta: Mapping[str, Any], body: str, path: str, *, compact: bool
     return "\n\n".join(out)
 
 
-def explicit_body(summary: str, done: Sequence[str], failed: Sequence[str], next_steps: Sequence[str],
-                  open_questions: Sequence[str], files: Sequence[str]) -> str:
-    sections = [("Summary", summary.strip()), ("Done", _bullets(done)),
-                ("Failed or abandoned approaches", _bullets(failed)), ("Next steps", _bullets(next_steps)),
-                ("Open questions", _bullets(open_questions)), ("Files touched", _bullets(f"`{f}`" for f in files))]
+def explicit_body(
+    summary: str,
+    done: Sequence[str],
+    failed: Sequence[str],
+    next_steps: Sequence[str],
+    open_questions: Sequence[str],
+    files: Sequence[str],
+) -> str:
+    sections = [
+        ("Summary", summary.strip()),
+        ("Done", _bullets(done)),
+        ("Failed or abandoned approaches", _bullets(failed)),
+        ("Next steps", _bullets(next_steps)),
+        ("Open questions", _bullets(open_questions)),
+        ("Files touched", _bullets(f"`{f}`" for f in files)),
+    ]
     return "\n\n".join(f"## {name}\n\n{text}" for name, text in sections) + "\n"
 
 
-__all__ = ["HandoffContent", "content_from_summary", "explicit_body", "handoff_body", "handoff_page_path",
-           "handoff_text", "relative", "session_body", "session_page_path", "title_words", "when"]
+__all__ = [
+    "HandoffContent",
+    "content_from_summary",
+    "explicit_body",
+    "handoff_body",
+    "handoff_page_path",
+    "handoff_text",
+    "relative",
+    "session_body",
+    "session_page_path",
+    "title_words",
+    "when",
+]

@@ -12,16 +12,22 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from wiki_memory.capture import journal
 from wiki_memory.config import Project, find_code_root, load_settings
 from wiki_memory.consolidate.background import log, pending_journals, settle_seconds, state_dir
 from wiki_memory.consolidate.extract import Summary, summarize
 from wiki_memory.consolidate.render import (
-    content_from_summary, handoff_body, handoff_page_path, session_body, session_page_path, title_words,
+    content_from_summary,
+    handoff_body,
+    handoff_page_path,
+    session_body,
+    session_page_path,
+    title_words,
 )
 from wiki_memory.consolidate.session import Session, build_session, iso, merge_observations, time_key
 from wiki_memory.errors import NotFoundError, WikiMemoryError
@@ -45,8 +51,15 @@ class Outcome:
     message: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"session_id": self.session_id, "status": self.status, "commit": self.commit,
-                "pages": list(self.pages), "handoff": self.handoff, "mode": self.mode, "message": self.message}
+        return {
+            "session_id": self.session_id,
+            "status": self.status,
+            "commit": self.commit,
+            "pages": list(self.pages),
+            "handoff": self.handoff,
+            "mode": self.mode,
+            "message": self.message,
+        }
 
 
 @dataclass
@@ -123,11 +136,12 @@ def current_branch(cwd: str | None) -> str | None:
         head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
     except OSError:
         return None
-    return head[len("ref: refs/heads/"):] if head.startswith("ref: refs/heads/") else None
+    return head[len("ref: refs/heads/") :] if head.startswith("ref: refs/heads/") else None
 
 
-def load_session(journal_path: Path, *, with_transcript: bool = True,
-                 max_transcript_bytes: int | None = None) -> Session:
+def load_session(
+    journal_path: Path, *, with_transcript: bool = True, max_transcript_bytes: int | None = None
+) -> Session:
     """The session of a journal, completed with its transcript when one can be read (and is
     no bigger than `max_transcript_bytes`, when given)."""
     observations = list(journal.read(journal_path))
@@ -137,19 +151,18 @@ def load_session(journal_path: Path, *, with_transcript: bool = True,
     transcript = []
     if with_transcript:
         transcript = read_transcript_for(agent, session_id, observations, max_bytes=max_transcript_bytes)
-    session = build_session(merge_observations(observations, transcript), agent=agent or None,
-                            session_id=session_id)
+    session = build_session(merge_observations(observations, transcript), agent=agent or None, session_id=session_id)
     if not session.branch:
         session.branch = current_branch(session.cwd)
     return session
 
 
-def read_transcript_for(agent: str, session_id: str, observations: Sequence[Any], *,
-                        max_bytes: int | None = None) -> list[Any]:
+def read_transcript_for(
+    agent: str, session_id: str, observations: Sequence[Any], *, max_bytes: int | None = None
+) -> list[Any]:
     """The transcript's observations for a session, or [] (none named, unreadable, too big
     for `max_bytes`, unknown agent)."""
-    path = next((o.meta.get("transcript_path") for o in reversed(observations)
-                 if o.meta.get("transcript_path")), None)
+    path = next((o.meta.get("transcript_path") for o in reversed(observations) if o.meta.get("transcript_path")), None)
 
     def fits(candidate: Path) -> bool:
         return max_bytes is None or candidate.stat().st_size <= max_bytes
@@ -166,7 +179,7 @@ def read_transcript_for(agent: str, session_id: str, observations: Sequence[Any]
             from wiki_memory.consolidate.claude_code import read_transcript
 
             return read_transcript(path)
-    except Exception as e:  # a transcript is a bonus; the journal alone still makes the pages
+    except Exception as e:  # noqa: BLE001 - a transcript is a bonus; the journal alone still makes the pages
         log(f"session {session_id}: transcript {path} unreadable ({type(e).__name__}: {e}); using the journal")
     return []
 
@@ -176,8 +189,9 @@ def _stamp(value: str | None) -> str:
     return iso(seconds) if seconds else (value or "")
 
 
-def build_pages(summary: Summary, llm_result: Any = None, *, mode: str = "extractive",
-                with_handoff: bool = True) -> list[Any]:
+def build_pages(
+    summary: Summary, llm_result: Any = None, *, mode: str = "extractive", with_handoff: bool = True
+) -> list[Any]:
     """The session page and the handoff page (and proposed pages) for a summary; with
     `with_handoff` False (an import), the session page alone."""
     from wiki_memory.pages import Page
@@ -188,40 +202,67 @@ def build_pages(summary: Summary, llm_result: Any = None, *, mode: str = "extrac
     source = f"{s.agent}:{s.short_id}"
     goal_words = llm_result.title if llm_result is not None and llm_result.title else title_words(summary.goal)
     session_meta: dict[str, Any] = {"agent": s.agent, "session_id": s.session_id}
-    for key, value in (("model", s.model), ("branch", s.branch), ("cwd", s.cwd), ("started", _stamp(s.start)),
-                       ("ended", _stamp(s.end)), ("handoff", handoff_path if with_handoff else None),
-                       ("transcript", s.transcript_path)):
+    for key, value in (
+        ("model", s.model),
+        ("branch", s.branch),
+        ("cwd", s.cwd),
+        ("started", _stamp(s.start)),
+        ("ended", _stamp(s.end)),
+        ("handoff", handoff_path if with_handoff else None),
+        ("transcript", s.transcript_path),
+    ):
         if value:
             session_meta[key] = value
     content = llm_result.content if llm_result is not None else content_from_summary(summary)
     proposals = []
     if llm_result is not None:
         for p in llm_result.proposals:
-            page = Page.new(p.title, p.type, f"{p.body}\n\nSource: [[{session_path}]]",
-                            tags=list(p.tags) + ["llm-proposed"], sources=[source])
+            page = Page.new(
+                p.title,
+                p.type,
+                f"{p.body}\n\nSource: [[{session_path}]]",
+                tags=list(p.tags) + ["llm-proposed"],
+                sources=[source],
+            )
             proposals.append(page)
         if proposals:
             from dataclasses import replace
 
             content = replace(content, related=tuple(content.related) + tuple(p.path for p in proposals))
-    session_page = Page.new(f"Session {s.date} {s.agent} {s.key}: {goal_words}", "session",
-                            session_body(summary, handoff_path if with_handoff else None,
-                                         llm_result.summary if llm_result else None),
-                            tags=[s.agent], sources=[source], path=session_path, extra=session_meta,
-                            date=_stamp(s.start) or None)
+    session_page = Page.new(
+        f"Session {s.date} {s.agent} {s.key}: {goal_words}",
+        "session",
+        session_body(summary, handoff_path if with_handoff else None, llm_result.summary if llm_result else None),
+        tags=[s.agent],
+        sources=[source],
+        path=session_path,
+        extra=session_meta,
+        date=_stamp(s.start) or None,
+    )
     if not with_handoff:
         return [session_page]
-    handoff_meta: dict[str, Any] = {"agent": s.agent, "session_id": s.session_id, "ended": _stamp(s.end),
-                                    "handoff_kind": "automatic", "session_page": session_path,
-                                    "consolidation": mode}
+    handoff_meta: dict[str, Any] = {
+        "agent": s.agent,
+        "session_id": s.session_id,
+        "ended": _stamp(s.end),
+        "handoff_kind": "automatic",
+        "session_page": session_path,
+        "consolidation": mode,
+    }
     if s.branch:
         handoff_meta["branch"] = s.branch
     if not s.ended:
         handoff_meta["in_progress"] = True
-    handoff_page = Page.new(f"Handoff {s.date} {s.agent} {s.key}: {goal_words}", "handoff",
-                            handoff_body(content, session_path, s.transcript_path), tags=[s.agent],
-                            sources=[source], path=handoff_path, extra=handoff_meta,
-                            date=_stamp(s.end) or None)
+    handoff_page = Page.new(
+        f"Handoff {s.date} {s.agent} {s.key}: {goal_words}",
+        "handoff",
+        handoff_body(content, session_path, s.transcript_path),
+        tags=[s.agent],
+        sources=[source],
+        path=handoff_path,
+        extra=handoff_meta,
+        date=_stamp(s.end) or None,
+    )
     return [session_page, handoff_page, *proposals]
 
 
@@ -255,7 +296,7 @@ def open_store(project: Project, *, create: bool = True) -> Any:
             return None
         try:
             store = Store(project.wiki)
-        except Exception:  # dulwich's NotGitRepository: `.git` exists but is not filled in yet
+        except Exception:  # noqa: BLE001 - dulwich's NotGitRepository: `.git` exists but is not filled in yet
             return None
         if store.head() is None:
             store.close()
@@ -274,8 +315,13 @@ def open_store(project: Project, *, create: bool = True) -> Any:
         while (project.wiki / ".git").is_dir() and ready() is None and time.monotonic() < deadline:
             time.sleep(0.05)  # someone else (`wiki-memory init`) is creating it right now
         store = ready() or Store.create(project.wiki)
-    info = {"id": project.id, "name": project.name, "root": str(project.root) if project.root else None,
-            "identity": project.identity, "wiki": str(project.wiki)}
+    info = {
+        "id": project.id,
+        "name": project.name,
+        "root": str(project.root) if project.root else None,
+        "identity": project.identity,
+        "wiki": str(project.wiki),
+    }
     info_path = project.home / "project.json"
     if not info_path.exists():
         info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
@@ -294,7 +340,7 @@ def after_commit(project: Project, store: Any) -> None:
         return  # the sync part is not installed in this build
     try:
         maybe_auto_sync(project, store)
-    except Exception as e:  # a failed push never loses the commit; it is retried next time
+    except Exception as e:  # noqa: BLE001 - a failed push never loses the commit; it is retried next time
         log(f"auto sync after consolidation failed: {type(e).__name__}: {e}")
 
 
@@ -315,8 +361,15 @@ def _use_llm(llm: bool | None) -> Any:
     return config
 
 
-def consolidate_session(project: Project, session_id: str, *, llm: bool | None = None, force: bool = False,
-                        wait: bool = True, store: Any = None) -> Outcome:
+def consolidate_session(
+    project: Project,
+    session_id: str,
+    *,
+    llm: bool | None = None,
+    force: bool = False,
+    wait: bool = True,
+    store: Any = None,
+) -> Outcome:
     """Consolidate one session of the project (see the module docstring)."""
     path = journal.journal_file(project.journal_dir, session_id)
     if not path.exists():
@@ -331,8 +384,9 @@ def consolidate_session(project: Project, session_id: str, *, llm: bool | None =
             store.close()
 
 
-def _consolidate_journal(project: Project, path: Path, *, llm: bool | None, force: bool, wait: bool,
-                         store: Any = None) -> Outcome:
+def _consolidate_journal(
+    project: Project, path: Path, *, llm: bool | None, force: bool, wait: bool, store: Any = None
+) -> Outcome:
     lock = _SessionLock(state_dir(project) / (path.stem + ".lock"), wait)
     with lock as held:
         if not held:
@@ -340,13 +394,24 @@ def _consolidate_journal(project: Project, path: Path, *, llm: bool | None, forc
         st = path.stat()
         state = read_state(project, path)
         if state and state.get("size") == st.st_size and not force:
-            return Outcome(str(state.get("session_id") or path.stem), "already", state.get("commit"),
-                           tuple(state.get("pages") or ()), state.get("handoff"), str(state.get("mode") or ""),
-                           "already consolidated as the journal stands")
+            return Outcome(
+                str(state.get("session_id") or path.stem),
+                "already",
+                state.get("commit"),
+                tuple(state.get("pages") or ()),
+                state.get("handoff"),
+                str(state.get("mode") or ""),
+                "already consolidated as the journal stands",
+            )
         session = load_session(path)
         summary = summarize(session)
-        base = {"session_id": session.session_id, "agent": session.agent, "journal": path.name,
-                "size": st.st_size, "time": iso(time.time())}
+        base = {
+            "session_id": session.session_id,
+            "agent": session.agent,
+            "journal": path.name,
+            "size": st.st_size,
+            "time": iso(time.time()),
+        }
         if not summary.substantive:
             _write_state(project, path, {**base, "pages": [], "status": "empty"}, st.st_mtime)
             log(f"session {session.session_id}: nothing substantive (no prompt, no command or edit); no pages")
@@ -354,22 +419,29 @@ def _consolidate_journal(project: Project, path: Path, *, llm: bool | None, forc
         config = _use_llm(llm)
         result, mode = None, "extractive"
         if config is not None:
-            from wiki_memory.consolidate.llm import LLMError, consolidate as llm_consolidate
+            from wiki_memory.consolidate.llm import LLMError
+            from wiki_memory.consolidate.llm import consolidate as llm_consolidate
 
             try:
                 result = llm_consolidate(config, summary)
                 mode = f"llm:{config.label}"
             except LLMError as e:
                 mode = "extractive (llm failed)"
-                log(f"session {session.session_id}: LLM consolidation with {config.label} failed ({e}); "
-                    "wrote the extractive pages instead")
+                log(
+                    f"session {session.session_id}: LLM consolidation with {config.label} failed ({e}); "
+                    "wrote the extractive pages instead"
+                )
         session.page_key = unique_key(store, session)
         pages = build_pages(summary, result, mode=mode)
         # Proposed pages never overwrite memory that exists (a person's or an earlier session's).
         pages = pages[:2] + [p for p in pages[2:] if not store.exists(p.path)]
-        results = store.write_many(pages, _author(session.agent), session_id=session.session_id,
-                                   agent=session.agent,
-                                   message=f"consolidate: {session.agent} session {session.short_id}")
+        results = store.write_many(
+            pages,
+            _author(session.agent),
+            session_id=session.session_id,
+            agent=session.agent,
+            message=f"consolidate: {session.agent} session {session.short_id}",
+        )
         commit = next((r.commit for r in results if r.commit), None)
         from wiki_memory.consolidate import context
 
@@ -377,10 +449,23 @@ def _consolidate_journal(project: Project, path: Path, *, llm: bool | None, forc
         if commit:
             after_commit(project, store)
         paths = tuple(r.path for r in results)
-        _write_state(project, path, {**base, "pages": list(paths), "handoff": paths[1], "commit": commit,
-                                     "mode": mode, "status": "committed" if commit else "unchanged"}, st.st_mtime)
-        log(f"session {session.session_id}: {'committed ' + commit[:8] if commit else 'unchanged'} "
-            f"({mode}): {', '.join(paths)}")
+        _write_state(
+            project,
+            path,
+            {
+                **base,
+                "pages": list(paths),
+                "handoff": paths[1],
+                "commit": commit,
+                "mode": mode,
+                "status": "committed" if commit else "unchanged",
+            },
+            st.st_mtime,
+        )
+        log(
+            f"session {session.session_id}: {'committed ' + commit[:8] if commit else 'unchanged'} "
+            f"({mode}): {', '.join(paths)}"
+        )
         return Outcome(session.session_id, "committed" if commit else "unchanged", commit, paths, paths[1], mode)
 
 
@@ -390,8 +475,9 @@ def _author(agent: str) -> Any:
     return Author.agent(agent or "wiki-memory")
 
 
-def consolidate_pending(project: Project, *, settle: float | None = None, llm: bool | None = None,
-                        exclude: Iterable[str] = ()) -> list[Outcome]:
+def consolidate_pending(
+    project: Project, *, settle: float | None = None, llm: bool | None = None, exclude: Iterable[str] = ()
+) -> list[Outcome]:
     """Consolidate every journal left unconsolidated (a killed process, a crash, a Stop-only agent)."""
     if settle is None:
         settle = settle_seconds()
@@ -446,6 +532,6 @@ def attach_index(project: Project, store: Any) -> Any:
         return None
     try:
         return Index.open(project).attach(store)
-    except Exception as e:  # derived data: consolidation goes on without it
+    except Exception as e:  # noqa: BLE001 - derived data: consolidation goes on without it
         log(f"the search index is unavailable ({type(e).__name__}: {e}); `wiki-memory reindex` rebuilds it")
         return None

@@ -7,23 +7,71 @@ consolidated yet, on the hook path.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
 
 from wiki_memory.capture.observation import Observation, PlanItem
 
 # What a tool does, by its name in any agent. Anything else is "other".
-_COMMAND_TOOLS = {"bash", "exec_command", "shell", "local_shell", "shell_command", "run_shell_command",
-                  "run_terminal_cmd", "terminal", "powershell", "container.exec", "bashoutput", "write_stdin"}
-_EDIT_TOOLS = {"edit", "write", "multiedit", "notebookedit", "apply_patch", "write_file", "replace",
-               "edit_file", "str_replace_editor", "str_replace_based_edit_tool", "create_file",
-               "search_replace", "delete_file"}
-_READ_TOOLS = {"read", "glob", "grep", "ls", "read_file", "read_many_files", "list_directory", "glob_tool",
-               "search_file_content", "codebase_search", "file_search", "grep_search", "list_dir",
-               "webfetch", "websearch", "web_fetch", "web_search", "google_web_search", "view_image",
-               "notebookread", "taskget", "tasklist", "taskoutput", "tool_search", "toolsearch"}
+_COMMAND_TOOLS = {
+    "bash",
+    "exec_command",
+    "shell",
+    "local_shell",
+    "shell_command",
+    "run_shell_command",
+    "run_terminal_cmd",
+    "terminal",
+    "powershell",
+    "container.exec",
+    "bashoutput",
+    "write_stdin",
+}
+_EDIT_TOOLS = {
+    "edit",
+    "write",
+    "multiedit",
+    "notebookedit",
+    "apply_patch",
+    "write_file",
+    "replace",
+    "edit_file",
+    "str_replace_editor",
+    "str_replace_based_edit_tool",
+    "create_file",
+    "search_replace",
+    "delete_file",
+}
+_READ_TOOLS = {
+    "read",
+    "glob",
+    "grep",
+    "ls",
+    "read_file",
+    "read_many_files",
+    "list_directory",
+    "glob_tool",
+    "search_file_content",
+    "codebase_search",
+    "file_search",
+    "grep_search",
+    "list_dir",
+    "webfetch",
+    "websearch",
+    "web_fetch",
+    "web_search",
+    "google_web_search",
+    "view_image",
+    "notebookread",
+    "taskget",
+    "tasklist",
+    "taskoutput",
+    "tool_search",
+    "toolsearch",
+}
 _PLAN_TOOLS = {"todowrite", "taskcreate", "taskupdate", "update_plan", "write_todos", "todo_write"}
 _ASK_TOOLS = {"askuserquestion", "exitplanmode", "request_user_input", "ask_followup_question"}
 _AGENT_TOOLS = {"task", "agent", "multi_agent_v1", "spawn_agent"}
@@ -86,10 +134,14 @@ _META_PROMPT = re.compile(
     r"^\s*(<command-(name|message|args)>|<local-command-std(out|err)>|Caveat: The messages below were generated"
     r"|<environment_context>|<user_instructions>|<user_shell_command>|# AGENTS\.md instructions"
     r"|<system-reminder>|\[Request interrupted by user|<turn_aborted>|<subagent_notification>)",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _SLASH_COMMAND = re.compile(r"^\s*/[a-z][\w:-]*(\s|$)", re.IGNORECASE)
-_GREETING = re.compile(r"^\s*(hi|hey|hello|yo|hola|good (morning|afternoon|evening)|thanks?( you)?|ok(ay)?|"
-                       r"continue|go on|go ahead|yes|no|y|n)\s*[.!?]*\s*$", re.IGNORECASE)
+_GREETING = re.compile(
+    r"^\s*(hi|hey|hello|yo|hola|good (morning|afternoon|evening)|thanks?( you)?|ok(ay)?|"
+    r"continue|go on|go ahead|yes|no|y|n)\s*[.!?]*\s*$",
+    re.IGNORECASE,
+)
 
 
 def is_meta_prompt(text: str) -> bool:
@@ -122,9 +174,15 @@ class Step:
         """The user refused the call (a permission prompt answered no, a rejected plan)."""
         if self.meta.get("rejected"):
             return True
-        return bool(self.error and re.search(r"user (doesn't|does not|did not|didn't) want to proceed|"
-                                             r"rejected by (the )?user|user rejected|user denied",
-                                             self.output, re.IGNORECASE))
+        return bool(
+            self.error
+            and re.search(
+                r"user (doesn't|does not|did not|didn't) want to proceed|"
+                r"rejected by (the )?user|user rejected|user denied",
+                self.output,
+                re.IGNORECASE,
+            )
+        )
 
     @property
     def interrupted(self) -> bool:
@@ -236,9 +294,14 @@ def _apply_plan(plan: list[PlanItem], tool: str | None, items: Sequence[PlanItem
     plan = list(plan)
     for item in items:
         status = normalize_status(item.status) if (item.status or "").strip() else ""
-        found = next((n for n, old in enumerate(plan)
-                      if (item.id and old.id == item.id) or (not item.id and item.text and old.text == item.text)),
-                     None)
+        found = next(
+            (
+                n
+                for n, old in enumerate(plan)
+                if (item.id and old.id == item.id) or (not item.id and item.text and old.text == item.text)
+            ),
+            None,
+        )
         if found is None:
             if item.text and status != "cancelled":
                 plan.append(PlanItem(item.text, status or "pending", item.id))
@@ -252,13 +315,16 @@ def _apply_plan(plan: list[PlanItem], tool: str | None, items: Sequence[PlanItem
     return plan
 
 
-def build_session(observations: Iterable[Observation], *, agent: str | None = None,
-                  session_id: str | None = None) -> Session:
+def build_session(
+    observations: Iterable[Observation], *, agent: str | None = None, session_id: str | None = None
+) -> Session:
     """Fold observations (in order) into a Session."""
     obs = list(observations)
     first = obs[0] if obs else None
-    session = Session(agent=agent or (first.agent if first else "") or "agent",
-                      session_id=session_id or (first.session_id if first else "") or "unknown")
+    session = Session(
+        agent=agent or (first.agent if first else "") or "agent",
+        session_id=session_id or (first.session_id if first else "") or "unknown",
+    )
     first_ts = last_ts = None
     for o in obs:
         session.events += 1
@@ -282,8 +348,20 @@ def build_session(observations: Iterable[Observation], *, agent: str | None = No
                 session.last_kind = "prompt"
         elif o.kind == "tool":
             kind = tool_kind(o.tool, o.files)
-            session.steps.append(Step(len(session.steps), o.time, o.tool or "tool", kind, o.input or "",
-                                      o.output or "", bool(o.error), tuple(o.files), tuple(o.plan), dict(meta)))
+            session.steps.append(
+                Step(
+                    len(session.steps),
+                    o.time,
+                    o.tool or "tool",
+                    kind,
+                    o.input or "",
+                    o.output or "",
+                    bool(o.error),
+                    tuple(o.files),
+                    tuple(o.plan),
+                    dict(meta),
+                )
+            )
             if o.plan and not o.error:
                 session.plan = _apply_plan(session.plan, o.tool, o.plan)
             session.last_kind = "tool"
@@ -300,6 +378,7 @@ def build_session(observations: Iterable[Observation], *, agent: str | None = No
 
 
 # Merging a journal with a transcript ---------------------------------------------------------
+
 
 def _norm(text: str | None) -> str:
     return " ".join((text or "").split())[:200]
@@ -332,9 +411,8 @@ def merge_observations(journal: Sequence[Observation], transcript: Sequence[Obse
         elif o.kind == "prompt":
             if _norm(o.text) in seen_prompts:
                 continue
-        elif o.kind == "stop":
-            if has_stops and time_key(o.time) <= last_transcript + 5:
-                continue
+        elif o.kind == "stop" and has_stops and time_key(o.time) <= last_transcript + 5:
+            continue
         merged.append(o)
     order = {id(o): n for n, o in enumerate(merged)}
     # Lifecycle first and last: a session-start sorts before, a session-end after, its peers.
@@ -366,7 +444,7 @@ def redact(text: str) -> str:
         _redaction_config = key
         try:
             redaction.configure(load_settings().section("redact"))
-        except Exception:  # a broken config.toml: the built-in patterns still apply
+        except Exception:  # noqa: BLE001 - a broken config.toml: the built-in patterns still apply
             redaction.configure(None)
     return redaction.redact(text)
 

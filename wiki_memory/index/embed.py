@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # fastembed's default batch of 256 takes gigabytes of memory on 200-word chunks.
@@ -99,8 +100,9 @@ def _lookup(host: str, port: int, timeout: float) -> list[Any]:
 class Embedder:
     """A sentence embedding model, loaded on first use. Vectors are float32, unit length."""
 
-    def __init__(self, name: str | None = None, path: str | None = None, batch_size: int = BATCH_SIZE,
-                 settings: Any = None):
+    def __init__(
+        self, name: str | None = None, path: str | None = None, batch_size: int = BATCH_SIZE, settings: Any = None
+    ):
         section = settings.section("index") if settings is not None else {}
         self.name = name or os.environ.get("WIKI_MEMORY_EMBED_MODEL") or section.get("model") or DEFAULT_MODEL
         self.path = path or os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") or section.get("model_path") or None
@@ -151,15 +153,17 @@ class Embedder:
             try:
                 model = self._construct()
                 probe = next(iter(model.embed(["probe"], batch_size=1)))
-                self.dim = int(len(probe))
+                self.dim = len(probe)
                 self._model = model
-            except Exception as e:  # offline, no local copy, a broken file, an unknown name
+            except Exception as e:  # noqa: BLE001 - offline, no local copy, a broken file, an unknown name
                 first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                 self._error = f"{self.name}: {first}"
-                where = f" (WIKI_MEMORY_EMBED_MODEL_PATH={self.path})" if self.path else \
-                    " (set WIKI_MEMORY_EMBED_MODEL_PATH to a local copy for offline use)"
-                _warn_once(f"no embedding model could be loaded{where}: {first[:200]}; "
-                           "searching by words only (FTS)")
+                where = (
+                    f" (WIKI_MEMORY_EMBED_MODEL_PATH={self.path})"
+                    if self.path
+                    else " (set WIKI_MEMORY_EMBED_MODEL_PATH to a local copy for offline use)"
+                )
+                _warn_once(f"no embedding model could be loaded{where}: {first[:200]}; searching by words only (FTS)")
         return self._model
 
     def _construct(self) -> Any:
@@ -178,12 +182,13 @@ class Embedder:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # fastembed's notes on pooling and threads
             if self.path:
-                return TextEmbedding(self.name, specific_model_path=self.path, local_files_only=True,
-                                     threads=self.threads)
+                return TextEmbedding(
+                    self.name, specific_model_path=self.path, local_files_only=True, threads=self.threads
+                )
             cache = model_cache_dir()
             try:
                 return TextEmbedding(self.name, cache_dir=cache, local_files_only=True, threads=self.threads)
-            except Exception:
+            except Exception:  # noqa: BLE001
                 if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
                     raise RuntimeError(f"not in the model cache ({cache}) and HF_HUB_OFFLINE is set") from None
                 unreachable = hub_unreachable()
@@ -202,7 +207,7 @@ class Embedder:
             return np.zeros((0, self.dim or 0), dtype=np.float32)
         out = []
         for start in range(0, len(texts), self.batch_size):
-            batch = list(texts[start:start + self.batch_size])
+            batch = list(texts[start : start + self.batch_size])
             self.calls += 1
             self.texts_embedded += len(batch)
             out.extend(model.embed(batch, batch_size=self.batch_size))

@@ -8,8 +8,8 @@ here). A target that fits no page resolves to None: a link to a page not written
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,11 @@ class Resolver:
         for candidate in (target, target + ".md"):
             if candidate in self.title_of:
                 return candidate
-        for table, key in ((self.by_title, target.casefold()),
-                           (self.by_stem, _stem(target)),
-                           (self.by_stem, self._slugify(target.rsplit("/", 1)[-1]).casefold())):
+        for table, key in (
+            (self.by_title, target.casefold()),
+            (self.by_stem, _stem(target)),
+            (self.by_stem, self._slugify(target.rsplit("/", 1)[-1]).casefold()),
+        ):
             found = table.get(key)
             if found:
                 return min(found, key=lambda p: (len(p), p))

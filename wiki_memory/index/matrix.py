@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 # Compact when more than this share of the rows belong to rewritten or deleted pages.
 DEAD_SHARE = 0.25
@@ -33,7 +34,7 @@ class VectorMatrix:
         self._rows_of: dict[str, list[int]] | None = None  # page -> its rows, built on the first change
 
     @classmethod
-    def from_rows(cls, rows: Sequence[tuple[int, int, bytes, str]], dim: int | None = None) -> "VectorMatrix | None":
+    def from_rows(cls, rows: Sequence[tuple[int, int, bytes, str]], dim: int | None = None) -> VectorMatrix | None:
         """From (chunk, dim, vector bytes, page) rows, or None when there are none; rows of
         another dimension (`dim`, else the first row's) are left out."""
         import numpy as np
@@ -88,7 +89,7 @@ class VectorMatrix:
         if self._rows_of is None:
             rows_of: dict[str, list[int]] = {}
             alive = self._alive
-            for row, page in enumerate(self._pages[:self.size]):
+            for row, page in enumerate(self._pages[: self.size]):
                 if alive[row]:
                     rows_of.setdefault(page, []).append(row)
             self._rows_of = rows_of
@@ -118,7 +119,7 @@ class VectorMatrix:
             return
         import numpy as np
 
-        keep = np.flatnonzero(self._alive[:self.size])
+        keep = np.flatnonzero(self._alive[: self.size])
         self._ids = self._ids[keep]
         self._vectors = self._vectors[keep]
         self._pages = [self._pages[row] for row in keep.tolist()]

@@ -10,14 +10,15 @@ identifier ranks above pages that merely share one of its parts.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 # A run of word characters joined by identifier punctuation: snake_case, dotted.names, paths.
 _IDENTIFIER = re.compile(r"\w+(?:[_./:\\-]+\w+)+", re.UNICODE)
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a about above after again against all am an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further
 had has have having he her here hers herself him himself his how i if in into is it its itself
@@ -26,7 +27,8 @@ over own same she should so some such than that the their theirs them themselves
 these they this those through to too under until up very was we were what when where which
 while who whom why will with would you your yours yourself yourselves s t ll d m re ve
 ever also get got go going did does doing like much many may might must shall us let
-""".split())
+""".split()
+)
 
 
 @dataclass(frozen=True)

@@ -95,11 +95,26 @@ def is_damage(error: BaseException) -> bool:
     if not isinstance(error, sqlite3.DatabaseError):
         return False
     message = str(error).lower()
-    if any(word in message for word in ("locked", "busy", "readonly", "read-only", "disk i/o", "unable to open",
-                                        "out of memory", "interrupted")):
+    if any(
+        word in message
+        for word in (
+            "locked",
+            "busy",
+            "readonly",
+            "read-only",
+            "disk i/o",
+            "unable to open",
+            "out of memory",
+            "interrupted",
+        )
+    ):
         return False
-    return not isinstance(error, sqlite3.OperationalError) or "no such" in message or "malformed" in message \
+    return (
+        not isinstance(error, sqlite3.OperationalError)
+        or "no such" in message
+        or "malformed" in message
         or "not a database" in message
+    )
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -174,8 +189,10 @@ def _create(conn: sqlite3.Connection) -> None:
                     conn.execute(statement)
             # The generation starts from the clock, so a rebuilt file never repeats an old one
             # (a process caching by generation would otherwise trust stale state).
-            conn.execute("INSERT INTO meta VALUES ('schema', ?), ('generation', ?)",
-                         (SCHEMA_VERSION, str(time.time_ns() // 1000)))
+            conn.execute(
+                "INSERT INTO meta VALUES ('schema', ?), ('generation', ?)",
+                (SCHEMA_VERSION, str(time.time_ns() // 1000)),
+            )
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

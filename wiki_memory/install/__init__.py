@@ -18,8 +18,20 @@ from wiki_memory.capture.adapter import AGENTS, agent_name
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.install.base import Change, Check, Context, Installer, register_check, this_executable
 
-__all__ = ["AGENTS", "Change", "Check", "Context", "Installer", "doctor", "install", "installer",
-           "register_check", "resolve_agents", "this_executable", "uninstall"]
+__all__ = [
+    "AGENTS",
+    "Change",
+    "Check",
+    "Context",
+    "Installer",
+    "doctor",
+    "install",
+    "installer",
+    "register_check",
+    "resolve_agents",
+    "this_executable",
+    "uninstall",
+]
 
 
 def installer(agent: str) -> Installer:
@@ -40,8 +52,10 @@ def resolve_agents(names: list[str] | tuple[str, ...], ctx: Context, detect: boo
         elif name.lower() == "all":
             found = [a for a in AGENTS if installer(a).detect(ctx)]
             if not found:
-                raise WikiMemoryError("no agent found on this machine (looked for claude, codex, gemini and "
-                                      "cursor on PATH and their folders in your home); name one explicitly")
+                raise WikiMemoryError(
+                    "no agent found on this machine (looked for claude, codex, gemini and "
+                    "cursor on PATH and their folders in your home); name one explicitly"
+                )
             agents.extend(found)
         else:
             agents.append(installer(name).agent)

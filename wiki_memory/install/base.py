@@ -21,10 +21,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from wiki_memory.config import find_code_root
 from wiki_memory.errors import WikiMemoryError
@@ -145,8 +146,12 @@ class Change:
     backup: Path | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": str(self.path) if self.path else None, "action": self.action, "lines": self.lines,
-                "backup": str(self.backup) if self.backup else None}
+        return {
+            "path": str(self.path) if self.path else None,
+            "action": self.action,
+            "lines": self.lines,
+            "backup": str(self.backup) if self.backup else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -265,11 +270,12 @@ class JsonFile(ConfigFile):
         try:
             data = json.loads(text)
         except ValueError as e:
-            raise WikiMemoryError(f"{self.path} is not valid JSON ({e}); fix it or move it aside, "
-                                  f"then run this again (nothing was changed)") from None
+            raise WikiMemoryError(
+                f"{self.path} is not valid JSON ({e}); fix it or move it aside, "
+                f"then run this again (nothing was changed)"
+            ) from None
         if not isinstance(data, dict):
-            raise WikiMemoryError(f"{self.path} holds a JSON {type(data).__name__}, not an object; "
-                                  f"nothing was changed")
+            raise WikiMemoryError(f"{self.path} holds a JSON {type(data).__name__}, not an object; nothing was changed")
         return data
 
     def render(self) -> str:
@@ -368,8 +374,14 @@ class Installer:
         if not binary:
             return None
         try:
-            result = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=20,
-                                    env=dict(ctx.env), stdin=subprocess.DEVNULL)
+            result = subprocess.run(
+                [binary, "--version"],
+                capture_output=True,
+                text=True,
+                timeout=20,
+                env=dict(ctx.env),
+                stdin=subprocess.DEVNULL,
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
         return (result.stdout or result.stderr).strip().splitlines()[0] if result.returncode == 0 else None
@@ -408,8 +420,14 @@ class Installer:
             version = self.version(ctx)
             checks.append(Check(self.agent, "installed", "ok", f"{binary}" + (f" ({version})" if version else "")))
         elif self.detect(ctx):
-            checks.append(Check(self.agent, "installed", "warn",
-                                f"{' or '.join(self.binaries)} is not on PATH (its settings directory exists)"))
+            checks.append(
+                Check(
+                    self.agent,
+                    "installed",
+                    "warn",
+                    f"{' or '.join(self.binaries)} is not on PATH (its settings directory exists)",
+                )
+            )
         else:
             checks.append(Check(self.agent, "installed", "skip", f"{' or '.join(self.binaries)} not found"))
         checks.extend(self.check_hooks(ctx))
@@ -426,12 +444,24 @@ class Installer:
         path = self.hooks_path(ctx)
         missing = [e for e in self.expected_events() if e not in found]
         if not found:
-            return [Check(self.agent, "hooks", "warn" if self.detect(ctx) else "skip",
-                          f"none in {path}; run `wiki-memory install {self.agent}"
-                          + (" --scope project" if ctx.scope == "project" else "") + "`")]
-        checks = [Check(self.agent, "hooks", "warn" if missing else "ok",
-                        f"{path}: " + (f"missing {', '.join(missing)}" if missing
-                                       else f"{len(found)} events"))]
+            return [
+                Check(
+                    self.agent,
+                    "hooks",
+                    "warn" if self.detect(ctx) else "skip",
+                    f"none in {path}; run `wiki-memory install {self.agent}"
+                    + (" --scope project" if ctx.scope == "project" else "")
+                    + "`",
+                )
+            ]
+        checks = [
+            Check(
+                self.agent,
+                "hooks",
+                "warn" if missing else "ok",
+                f"{path}: " + (f"missing {', '.join(missing)}" if missing else f"{len(found)} events"),
+            )
+        ]
         commands = {c for cs in found.values() for c in cs}
         checks.append(check_hook_executable(self.agent, commands, ctx))
         return checks
@@ -442,13 +472,20 @@ class Installer:
         except WikiMemoryError as e:
             return [Check(self.agent, "mcp entry", "fail", str(e))]
         if entry is None:
-            return [Check(self.agent, "mcp entry", "warn",
-                          f"no {MCP_NAME} server in {self.mcp_path(ctx)} (installed with --no-mcp?)")]
+            return [
+                Check(
+                    self.agent,
+                    "mcp entry",
+                    "warn",
+                    f"no {MCP_NAME} server in {self.mcp_path(ctx)} (installed with --no-mcp?)",
+                )
+            ]
         command = entry.get("command")
         if isinstance(command, str) and os.path.isabs(command) and not os.access(command, os.X_OK):
             return [Check(self.agent, "mcp entry", "fail", f"{command} is not an executable file")]
-        return [Check(self.agent, "mcp entry", "ok",
-                      f"{self.mcp_path(ctx)}: {command} {' '.join(entry.get('args') or [])}")]
+        return [
+            Check(self.agent, "mcp entry", "ok", f"{self.mcp_path(ctx)}: {command} {' '.join(entry.get('args') or [])}")
+        ]
 
 
 def check_hook_executable(agent: str, commands: Iterable[str], ctx: Context) -> Check:
@@ -466,8 +503,9 @@ def check_hook_executable(agent: str, commands: Iterable[str], ctx: Context) -> 
             problems.append(f"{exe[0]} is missing or not executable")
             continue
         try:
-            result = subprocess.run([*exe, "--version"], capture_output=True, text=True, timeout=30,
-                                    stdin=subprocess.DEVNULL)
+            result = subprocess.run(
+                [*exe, "--version"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
+            )
         except (OSError, subprocess.TimeoutExpired) as e:
             problems.append(f"{' '.join(exe)}: {e}")
             continue
@@ -483,7 +521,9 @@ def check_hook_executable(agent: str, commands: Iterable[str], ctx: Context) -> 
 # ---------------------------------------------------------------------------------------
 
 
-def set_server(data: Any, table: str, entry: dict[str, Any], where: str, new_table: Callable[[], Any] = dict) -> list[str]:
+def set_server(
+    data: Any, table: str, entry: dict[str, Any], where: str, new_table: Callable[[], Any] = dict
+) -> list[str]:
     """Put our server entry in `data[table][MCP_NAME]`; returns the lines that changed."""
     servers = data.get(table)
     if servers is None:

@@ -62,19 +62,27 @@ def check_model(ctx: Context) -> Check:
         path = Path(configured).expanduser()
         if path.is_dir() and any(path.rglob("*.onnx")):
             return Check("wiki-memory", "embedding model", "ok", str(path))
-        return Check("wiki-memory", "embedding model", "fail",
-                     f"WIKI_MEMORY_EMBED_MODEL_PATH={configured} has no .onnx model")
+        return Check(
+            "wiki-memory", "embedding model", "fail", f"WIKI_MEMORY_EMBED_MODEL_PATH={configured} has no .onnx model"
+        )
     from wiki_memory.index.embed import model_cache_dir
 
-    caches = [model_cache_dir(ctx.env), str(Path(tempfile.gettempdir()) / "fastembed_cache"),
-              str(ctx.home / ".cache" / "fastembed")]
+    caches = [
+        model_cache_dir(ctx.env),
+        str(Path(tempfile.gettempdir()) / "fastembed_cache"),
+        str(ctx.home / ".cache" / "fastembed"),
+    ]
     for cache in filter(None, caches):
         for candidate in Path(cache).glob(f"*{MODEL_NAME}*") if Path(cache).is_dir() else ():
             if any(candidate.rglob("*.onnx")):
                 return Check("wiki-memory", "embedding model", "ok", str(candidate))
-    return Check("wiki-memory", "embedding model", "warn",
-                 f"{MODEL_NAME} not found locally: fastembed downloads it on first use (set "
-                 "WIKI_MEMORY_EMBED_MODEL_PATH on machines without network); until then search uses words only")
+    return Check(
+        "wiki-memory",
+        "embedding model",
+        "warn",
+        f"{MODEL_NAME} not found locally: fastembed downloads it on first use (set "
+        "WIKI_MEMORY_EMBED_MODEL_PATH on machines without network); until then search uses words only",
+    )
 
 
 def check_hook_log(ctx: Context) -> Check:

@@ -6,8 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from wiki_memory.install.base import (Change, Context, Installer, JsonFile, get_server, hook_command,
-                                      remove_server, server_entry, set_server)
+from wiki_memory.install.base import (
+    Change,
+    Context,
+    Installer,
+    JsonFile,
+    get_server,
+    hook_command,
+    remove_server,
+    server_entry,
+    set_server,
+)
 from wiki_memory.install.hookfile import HookSpec, add_nested, find_nested, remove_nested
 
 # Timeouts in seconds. PostToolUse runs async: Claude does not wait for it between tools.
@@ -39,8 +48,7 @@ class ClaudeCodeInstaller(Installer):
 
     def install(self, ctx: Context) -> list[Change]:
         settings = JsonFile(self.hooks_path(ctx))
-        lines = add_nested(settings.data, SPECS, lambda e: hook_command(ctx.command, self.agent, e),
-                           str(settings.path))
+        lines = add_nested(settings.data, SPECS, lambda e: hook_command(ctx.command, self.agent, e), str(settings.path))
         changes = [settings.save(lines, ctx.dry_run)]
         if ctx.mcp:
             mcp = JsonFile(self.mcp_path(ctx))

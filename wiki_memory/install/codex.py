@@ -16,9 +16,22 @@ from pathlib import Path
 from typing import Any
 
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.install.base import (Change, Check, Context, Installer, JsonFile, TomlFile, backup, get_server,
-                                      hook_command, is_our_hook, prune_empty, remove_server, server_entry,
-                                      set_server)
+from wiki_memory.install.base import (
+    Change,
+    Check,
+    Context,
+    Installer,
+    JsonFile,
+    TomlFile,
+    backup,
+    get_server,
+    hook_command,
+    is_our_hook,
+    prune_empty,
+    remove_server,
+    server_entry,
+    set_server,
+)
 from wiki_memory.install.hookfile import HookSpec, add_nested, find_nested, nested_keys, remove_nested
 
 # Timeouts in seconds; Codex caps SessionEnd at 3.
@@ -31,9 +44,11 @@ SPECS = [
     HookSpec("SessionEnd", None, {"timeout": 3}),
 ]
 
-TRUST_BY_HAND = ("Codex runs hooks only once they are trusted: start `codex`, open /hooks and trust the "
-                 "wiki-memory hooks, or run `wiki-memory install codex --codex /path/to/codex` to trust them "
-                 "through `codex app-server`.")
+TRUST_BY_HAND = (
+    "Codex runs hooks only once they are trusted: start `codex`, open /hooks and trust the "
+    "wiki-memory hooks, or run `wiki-memory install codex --codex /path/to/codex` to trust them "
+    "through `codex app-server`."
+)
 
 
 def _super_table() -> Any:
@@ -105,8 +120,11 @@ class CodexInstaller(Installer):
             with AppServer(codex, config_path.parent, cwd, ctx.env) as server:
                 ours = self._ours(server.hooks(cwd), ctx)
                 if not ours:
-                    hint = (" (is the project trusted in Codex?)" if ctx.scope == "project"
-                            else " (are hooks turned off with `[features] hooks = false`?)")
+                    hint = (
+                        " (is the project trusted in Codex?)"
+                        if ctx.scope == "project"
+                        else " (are hooks turned off with `[features] hooks = false`?)"
+                    )
                     return Change(config_path, "error", [f"Codex does not list the wiki-memory hooks{hint}"])
                 untrusted = [h for h in ours if h.get("trustStatus") != "trusted"]
                 if not untrusted:
@@ -117,10 +135,18 @@ class CodexInstaller(Installer):
         except WikiMemoryError as e:
             return Change(config_path, "error", [f"could not trust the hooks: {e}", TRUST_BY_HAND])
         if left:
-            return Change(config_path, "error", [f"{len(left)} hooks still untrusted after writing their trust: "
-                                                 + ", ".join(h.get("key", "?") for h in left), TRUST_BY_HAND])
-        return Change(config_path, "trust", [f"+ hooks.state: trusted {len(untrusted)} hooks "
-                                             f"(verified with hooks/list)"], saved)
+            return Change(
+                config_path,
+                "error",
+                [
+                    f"{len(left)} hooks still untrusted after writing their trust: "
+                    + ", ".join(h.get("key", "?") for h in left),
+                    TRUST_BY_HAND,
+                ],
+            )
+        return Change(
+            config_path, "trust", [f"+ hooks.state: trusted {len(untrusted)} hooks (verified with hooks/list)"], saved
+        )
 
     # -- uninstall -------------------------------------------------------------------------------
     def uninstall(self, ctx: Context) -> list[Change]:
@@ -129,13 +155,18 @@ class CodexInstaller(Installer):
         before = nested_keys(hooks.data, prefix)
         handlers_before = {key: _handler(hooks.data, ev, gi, hi) for key, (ev, gi, hi, _) in before.items()}
         lines = remove_nested(hooks.data, prefix)
-        after = {id(_handler(hooks.data, ev, gi, hi)): key for key, (ev, gi, hi, _) in
-                 nested_keys(hooks.data, prefix).items()}
+        after = {
+            id(_handler(hooks.data, ev, gi, hi)): key
+            for key, (ev, gi, hi, _) in nested_keys(hooks.data, prefix).items()
+        }
         ours = [key for key, (_, _, _, mine) in before.items() if mine]
         # Trigger: removing our groups can shift another hook's position, hence its key.
         # Why: its trust is recorded under the key; it moves with it so it stays trusted.
-        moved = {key: after[id(h)] for key, h in handlers_before.items()
-                 if not before[key][3] and id(h) in after and after[id(h)] != key}
+        moved = {
+            key: after[id(h)]
+            for key, h in handlers_before.items()
+            if not before[key][3] and id(h) in after and after[id(h)] != key
+        }
         changes = [hooks.save(lines, ctx.dry_run)]
 
         config = TomlFile(self.user_config(ctx))
@@ -189,8 +220,9 @@ class CodexInstaller(Installer):
 
         codex = self.binary(ctx)
         if codex is None:
-            return Check(self.agent, "hooks trusted", "warn", "cannot verify without the codex executable; "
-                         + TRUST_BY_HAND)
+            return Check(
+                self.agent, "hooks trusted", "warn", "cannot verify without the codex executable; " + TRUST_BY_HAND
+            )
         cwd = self._server_cwd(ctx)
         try:
             with AppServer(codex, self.user_config(ctx).parent, cwd, ctx.env) as server:
@@ -201,8 +233,12 @@ class CodexInstaller(Installer):
         if not ours:
             return Check(self.agent, "hooks trusted", "fail", "codex app-server does not list our hooks")
         if untrusted:
-            return Check(self.agent, "hooks trusted", "fail",
-                         f"untrusted: {', '.join(untrusted)}; run `wiki-memory install codex` again")
+            return Check(
+                self.agent,
+                "hooks trusted",
+                "fail",
+                f"untrusted: {', '.join(untrusted)}; run `wiki-memory install codex` again",
+            )
         return Check(self.agent, "hooks trusted", "ok", f"{len(ours)} hooks trusted (codex app-server hooks/list)")
 
 

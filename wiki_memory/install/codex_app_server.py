@@ -15,8 +15,9 @@ import os
 import queue
 import subprocess
 import threading
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from wiki_memory import __version__
 from wiki_memory.errors import WikiMemoryError
@@ -27,9 +28,9 @@ TIMEOUT = 60.0  # seconds for one request (a cold Codex start can take a few)
 class AppServer:
     """`codex app-server` as a context manager::
 
-        with AppServer(codex, codex_home, cwd) as server:
-            hooks = server.hooks(cwd)
-            server.trust([h for h in hooks if ...])
+    with AppServer(codex, codex_home, cwd) as server:
+        hooks = server.hooks(cwd)
+        server.trust([h for h in hooks if ...])
     """
 
     def __init__(self, codex: str, codex_home: Path, cwd: Path, env: Mapping[str, str] | None = None) -> None:
@@ -41,16 +42,25 @@ class AppServer:
         self._ids = 0
         self._stderr: list[str] = []
 
-    def __enter__(self) -> "AppServer":
+    def __enter__(self) -> AppServer:
         try:
-            self._proc = subprocess.Popen([self.codex, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, text=True, cwd=self.cwd, env=self.env)
+            self._proc = subprocess.Popen(
+                [self.codex, "app-server"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                cwd=self.cwd,
+                env=self.env,
+            )
         except OSError as e:
             raise WikiMemoryError(f"cannot start `{self.codex} app-server`: {e}") from None
         threading.Thread(target=self._read, args=(self._proc.stdout, self._lines), daemon=True).start()
         threading.Thread(target=self._drain, daemon=True).start()
-        self.request("initialize", {"clientInfo": {"name": "wiki-memory", "title": "wiki-memory installer",
-                                                   "version": __version__}})
+        self.request(
+            "initialize",
+            {"clientInfo": {"name": "wiki-memory", "title": "wiki-memory installer", "version": __version__}},
+        )
         self.notify("initialized")
         return self
 
@@ -65,7 +75,7 @@ class AppServer:
             self._proc.wait()
 
     @staticmethod
-    def _read(stream: Any, lines: "queue.Queue[str | None]") -> None:
+    def _read(stream: Any, lines: queue.Queue[str | None]) -> None:
         for line in stream:
             lines.put(line)
         lines.put(None)
@@ -128,6 +138,7 @@ class AppServer:
         """Record trust in each hook's current definition; returns how many were written."""
         state = {h["key"]: {"trusted_hash": h["currentHash"]} for h in hooks if h.get("key") and h.get("currentHash")}
         if state:
-            self.request("config/batchWrite", {"edits": [{"keyPath": "hooks.state", "value": state,
-                                                          "mergeStrategy": "upsert"}]})
+            self.request(
+                "config/batchWrite", {"edits": [{"keyPath": "hooks.state", "value": state, "mergeStrategy": "upsert"}]}
+            )
         return len(state)

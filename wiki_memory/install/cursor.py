@@ -10,12 +10,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from wiki_memory.install.base import (Change, Context, Installer, JsonFile, get_server, hook_command,
-                                      remove_server, server_entry, set_server)
+from wiki_memory.install.base import (
+    Change,
+    Context,
+    Installer,
+    JsonFile,
+    get_server,
+    hook_command,
+    remove_server,
+    server_entry,
+    set_server,
+)
 from wiki_memory.install.hookfile import HookSpec, add_flat, find_flat, remove_flat
 
-SPECS = [HookSpec(e) for e in ("sessionStart", "beforeSubmitPrompt", "postToolUse", "afterAgentResponse",
-                               "stop", "sessionEnd")]
+SPECS = [
+    HookSpec(e)
+    for e in ("sessionStart", "beforeSubmitPrompt", "postToolUse", "afterAgentResponse", "stop", "sessionEnd")
+]
 
 
 class CursorHooksFile(JsonFile):
@@ -48,8 +59,9 @@ class CursorInstaller(Installer):
         changes = [hooks.save(lines, ctx.dry_run)]
         if ctx.mcp:
             mcp = JsonFile(self.mcp_path(ctx))
-            changes.append(mcp.save(set_server(mcp.data, "mcpServers", server_entry(ctx.command), str(mcp.path)),
-                                    ctx.dry_run))
+            changes.append(
+                mcp.save(set_server(mcp.data, "mcpServers", server_entry(ctx.command), str(mcp.path)), ctx.dry_run)
+            )
         return changes
 
     def uninstall(self, ctx: Context) -> list[Change]:

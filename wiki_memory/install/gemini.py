@@ -6,8 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from wiki_memory.install.base import (Change, Context, Installer, JsonFile, get_server, hook_command,
-                                      remove_server, server_entry, set_server)
+from wiki_memory.install.base import (
+    Change,
+    Context,
+    Installer,
+    JsonFile,
+    get_server,
+    hook_command,
+    remove_server,
+    server_entry,
+    set_server,
+)
 from wiki_memory.install.hookfile import HookSpec, add_nested, find_nested, remove_nested
 
 _NAME = {"name": "wiki-memory"}
@@ -37,8 +46,7 @@ class GeminiInstaller(Installer):
 
     def install(self, ctx: Context) -> list[Change]:
         settings = JsonFile(self.hooks_path(ctx))
-        lines = add_nested(settings.data, SPECS, lambda e: hook_command(ctx.command, self.agent, e),
-                           str(settings.path))
+        lines = add_nested(settings.data, SPECS, lambda e: hook_command(ctx.command, self.agent, e), str(settings.path))
         if ctx.mcp:
             lines += set_server(settings.data, "mcpServers", server_entry(ctx.command), str(settings.path))
         return [settings.save(lines, ctx.dry_run)]

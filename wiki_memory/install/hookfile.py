@@ -13,8 +13,9 @@ left empty, and leaves everything else as it was.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.install.base import is_our_hook
@@ -76,8 +77,7 @@ def _remove_ours_from_groups(groups: list[Any]) -> bool:
     return removed
 
 
-def add_nested(data: dict[str, Any], specs: list[HookSpec], command_for: Callable[[str], str],
-               where: str) -> list[str]:
+def add_nested(data: dict[str, Any], specs: list[HookSpec], command_for: Callable[[str], str], where: str) -> list[str]:
     """Put our group for each spec in `data["hooks"]`; returns the lines that changed."""
     hooks = hooks_table(data, where)
     lines = []
@@ -103,8 +103,7 @@ def remove_nested(data: dict[str, Any], where: str) -> list[str]:
         groups = hooks[event]
         if not isinstance(groups, list):
             continue
-        commands = [h["command"] for g in groups if isinstance(g, dict) for h in g.get("hooks") or []
-                    if _is_ours(h)]
+        commands = [h["command"] for g in groups if isinstance(g, dict) for h in g.get("hooks") or [] if _is_ours(h)]
         if _remove_ours_from_groups(groups):
             lines.extend(f"- {event}: {c}" for c in commands)
         if not groups:
@@ -150,8 +149,7 @@ def snake(event: str) -> str:
 # -- flat (Cursor) -------------------------------------------------------------------------------
 
 
-def add_flat(data: dict[str, Any], specs: list[HookSpec], command_for: Callable[[str], str],
-             where: str) -> list[str]:
+def add_flat(data: dict[str, Any], specs: list[HookSpec], command_for: Callable[[str], str], where: str) -> list[str]:
     hooks = hooks_table(data, where)
     lines = []
     for spec in specs:

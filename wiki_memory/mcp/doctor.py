@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from wiki_memory.install.base import Check, Context, register_check
 
@@ -40,7 +41,7 @@ def probe(command: str, args: list[str], cwd: str, env: dict[str, str]) -> tuple
         try:
             names = anyio.run(_list_tools, command, args, cwd, env, errlog)
             failure = None
-        except BaseException as e:  # noqa: BLE001 - a doctor reports, it does not raise
+        except BaseException as e:
             if isinstance(e, KeyboardInterrupt):
                 raise
             while len(getattr(e, "exceptions", ())) == 1:  # the client's task groups wrap the cause
@@ -48,16 +49,24 @@ def probe(command: str, args: list[str], cwd: str, env: dict[str, str]) -> tuple
             errlog.seek(0)
             said = [line.strip() for line in errlog.read().splitlines() if line.strip()]
             # What the server said on stderr explains more than the client's broken pipe.
-            failure = said[-1] if said else f"no answer within {TIMEOUT_S:.0f} s" if isinstance(e, TimeoutError) \
+            failure = (
+                said[-1]
+                if said
+                else f"no answer within {TIMEOUT_S:.0f} s"
+                if isinstance(e, TimeoutError)
                 else (str(e).strip().splitlines() or [type(e).__name__])[0]
+            )
     if failure is not None:
         result = ("fail", f"`{command} {' '.join(args)}` did not start as an MCP server: {failure[:300]}")
     else:
         missing = [t for t in TOOLS if t not in names]
         seconds = time.monotonic() - started
         if missing:
-            result = ("fail", f"the server lists {len(names)} tools but not {', '.join(missing)} "
-                              "(an older wiki-memory? run the install again)")
+            result = (
+                "fail",
+                f"the server lists {len(names)} tools but not {', '.join(missing)} "
+                "(an older wiki-memory? run the install again)",
+            )
         else:
             result = ("ok", f"starts and lists its {len(names)} tools ({seconds:.1f} s)")
     _results[key] = result

@@ -41,14 +41,15 @@ def _section(body: str, heading: str) -> tuple[int, int, list[str]]:
         names = ", ".join(repr(h.text) for h in found) or "none"
         if not matches:
             raise EditError(f"no section headed {heading.strip()!r}; the page's headings are: {names}")
-        raise EditError(f"{len(matches)} sections are headed {heading.strip()!r}; rename one or use "
-                        "find_replace with text unique to the one you mean")
+        raise EditError(
+            f"{len(matches)} sections are headed {heading.strip()!r}; rename one or use "
+            "find_replace with text unique to the one you mean"
+        )
     target = matches[0]
     lines = body.split("\n")
     start = target.line + 1
     # A setext heading ("Title" over "=====") spans two lines.
-    if start < len(lines) and not lines[target.line].lstrip().startswith("#") \
-            and _SETEXT_UNDERLINE.match(lines[start]):
+    if start < len(lines) and not lines[target.line].lstrip().startswith("#") and _SETEXT_UNDERLINE.match(lines[start]):
         start += 1
     end = len(lines)
     for h in found:
@@ -97,10 +98,14 @@ def find_replace(body: str, find: str, replace: str, expected_count: int = 1) ->
         raise EditError("expected_count is how many occurrences you expect to replace: 1 or more")
     count = body.count(find)
     if count == 0:
-        raise EditError(f"the page does not contain {find[:80]!r} (the match is exact, case and spaces "
-                        "included); read the page and copy the text to replace")
+        raise EditError(
+            f"the page does not contain {find[:80]!r} (the match is exact, case and spaces "
+            "included); read the page and copy the text to replace"
+        )
     if count != expected_count:
-        raise EditError(f"found {count} occurrences of {find[:80]!r}, expected {expected_count}; give "
-                        f"expected_count={count} to replace them all, or a longer `find` text that "
-                        "matches only the one you mean")
+        raise EditError(
+            f"found {count} occurrences of {find[:80]!r}, expected {expected_count}; give "
+            f"expected_count={count} to replace them all, or a longer `find` text that "
+            "matches only the one you mean"
+        )
     return body.replace(find, replace), count

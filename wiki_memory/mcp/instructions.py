@@ -58,7 +58,7 @@ def without_block(text: str) -> str:
     match = _BLOCK.search(text)
     if not match:
         return text
-    before, after = text[:match.start()], text[match.end():]
+    before, after = text[: match.start()], text[match.end() :]
     if not after.strip():
         return before.rstrip("\n") + "\n" if before.strip() else ""
     return before + after.lstrip("\n")

@@ -81,19 +81,34 @@ class PageOutput(BaseModel):
 
     def front_matter(self) -> dict[str, Any]:
         """The front matter in the usual order (what the page file says)."""
-        core = {"id": self.id, "title": self.title, "type": self.type, "tags": self.tags, "status": self.status,
-                "created": self.created, "updated": self.updated, "sources": self.sources}
+        core = {
+            "id": self.id,
+            "title": self.title,
+            "type": self.type,
+            "tags": self.tags,
+            "status": self.status,
+            "created": self.created,
+            "updated": self.updated,
+            "sources": self.sources,
+        }
         return {**{k: v for k, v in core.items() if v is not None}, **self.extra}
 
     def render(self) -> str:
         from wiki_memory.pages import Page, render_page
 
-        rendered = render_page(Page(self.path, self.front_matter(), self.body, has_front_matter=self.id is not None
-                                    or bool(self.extra)))
-        parts = [f"{self.path}" + (f" at {self.rev[:8]}" if self.rev else "") + f" ({self.project.name})", "",
-                 rendered.rstrip("\n")]
+        rendered = render_page(
+            Page(self.path, self.front_matter(), self.body, has_front_matter=self.id is not None or bool(self.extra))
+        )
+        parts = [
+            f"{self.path}" + (f" at {self.rev[:8]}" if self.rev else "") + f" ({self.project.name})",
+            "",
+            rendered.rstrip("\n"),
+        ]
         if self.links:
-            parts += ["", "Links: " + ", ".join(f"{l.target} -> {l.path or '(no page yet)'}" for l in self.links)]
+            parts += [
+                "",
+                "Links: " + ", ".join(f"{link.target} -> {link.path or '(no page yet)'}" for link in self.links),
+            ]
         if self.backlinks:
             parts += ["", "Linked from: " + ", ".join(self.backlinks)]
         if self.note:
@@ -115,8 +130,7 @@ class WriteOutput(BaseModel):
     def render(self) -> str:
         if not self.changed:
             return f"{self.path} unchanged (it already read exactly so); nothing committed."
-        verb = "created" if self.created else ("updated" if self.operation == "write" else
-                                                f"edited ({self.operation})")
+        verb = "created" if self.created else ("updated" if self.operation == "write" else f"edited ({self.operation})")
         extra = f", {self.replaced} occurrence(s) replaced" if self.replaced is not None else ""
         return f"{verb} {self.path}{extra}: commit {self.commit[:8] if self.commit else '-'} in {self.project.name}."
 
@@ -127,8 +141,10 @@ class DeleteOutput(BaseModel):
     commit: str
 
     def render(self) -> str:
-        return (f"deleted {self.path}: commit {self.commit[:8]} in {self.project.name}. It stays in git "
-                f"history (`history` with this path shows it).")
+        return (
+            f"deleted {self.path}: commit {self.commit[:8]} in {self.project.name}. It stays in git "
+            f"history (`history` with this path shows it)."
+        )
 
 
 class RecentPage(BaseModel):
@@ -152,8 +168,7 @@ class RecentOutput(BaseModel):
             return f"No pages yet in {self.project.name}."
         lines = [f"{len(self.pages)} most recently changed page(s) in {self.project.name}:"]
         for p in self.pages:
-            lines.append(f"- {p.title} [{p.type}] {p.path} (updated {p.updated or '?'} by {p.author}, "
-                         f"{p.commit[:8]})")
+            lines.append(f"- {p.title} [{p.type}] {p.path} (updated {p.updated or '?'} by {p.author}, {p.commit[:8]})")
         return "\n".join(lines)
 
 
@@ -194,7 +209,7 @@ class LinksOutput(BaseModel):
     def render(self) -> str:
         lines = [f"{self.path} ({self.project.name})"]
         lines.append("Links to:" if self.links else "Links to: nothing")
-        lines += [f"- [[{l.target}]] -> {l.path or '(no page yet)'}" for l in self.links]
+        lines += [f"- [[{link.target}]] -> {link.path or '(no page yet)'}" for link in self.links]
         lines.append("Linked from:" if self.backlinks else "Linked from: nothing")
         lines += [f"- {path}" for path in self.backlinks]
         return "\n".join(lines)

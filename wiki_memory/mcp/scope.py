@@ -18,20 +18,23 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
 from urllib.parse import unquote, urlparse
 
 from wiki_memory.config import Project, home, resolve_project
 from wiki_memory.errors import NotFoundError
 
-NO_PROJECT = ("no project for this call: pass `project` (the project's directory, an absolute path), "
-              "or start the server in the project's directory (or with `wiki-memory --project DIR serve`)")
+NO_PROJECT = (
+    "no project for this call: pass `project` (the project's directory, an absolute path), "
+    "or start the server in the project's directory (or with `wiki-memory --project DIR serve`)"
+)
 
 
-def server_project_dir(explicit: str | None = None, cwd: Path | None = None,
-                       env: Mapping[str, str] | None = None) -> Path | None:
+def server_project_dir(
+    explicit: str | None = None, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> Path | None:
     """The directory whose project the server serves by default, or None."""
     env = os.environ if env is None else env
     if explicit:
@@ -69,8 +72,10 @@ def project_from_argument(value: str, env: Mapping[str, str] | None = None) -> P
     if len(named) > 1:
         ids = ", ".join(sorted(d.name for d in named))
         raise NotFoundError(f"{len(named)} projects are named {value!r} ({ids}); give the id or the directory")
-    raise NotFoundError(f"unknown project {value!r}: give the project's directory (an absolute path) or the "
-                        "id of an existing project (`wiki-memory path --json` shows it)")
+    raise NotFoundError(
+        f"unknown project {value!r}: give the project's directory (an absolute path) or the "
+        "id of an existing project (`wiki-memory path --json` shows it)"
+    )
 
 
 def project_from_roots(uris: Iterable[str], env: Mapping[str, str] | None = None) -> Project | None:
@@ -103,16 +108,26 @@ def _read_info(project_home: Path) -> dict[str, object]:
 def _load_project(project_home: Path) -> Project:
     info = _read_info(project_home)
     root = info.get("root")
-    return Project(id=project_home.name, name=str(info.get("name") or project_home.name), home=project_home,
-                   wiki=Path(str(info.get("wiki") or project_home / "wiki")),
-                   root=Path(str(root)) if root else None, identity=str(info.get("identity") or ""))
+    return Project(
+        id=project_home.name,
+        name=str(info.get("name") or project_home.name),
+        home=project_home,
+        wiki=Path(str(info.get("wiki") or project_home / "wiki")),
+        root=Path(str(root)) if root else None,
+        identity=str(info.get("identity") or ""),
+    )
 
 
 # Who is calling ------------------------------------------------------------------------
 
 # MCP client names (initialize's clientInfo.name) of the agents wiki-memory knows.
-_CLIENT_AGENTS = (("claude-code", "claude-code"), ("claude code", "claude-code"), ("codex", "codex"),
-                  ("gemini", "gemini"), ("cursor", "cursor"))
+_CLIENT_AGENTS = (
+    ("claude-code", "claude-code"),
+    ("claude code", "claude-code"),
+    ("codex", "codex"),
+    ("gemini", "gemini"),
+    ("cursor", "cursor"),
+)
 
 
 def agent_from_client(name: str | None) -> str | None:
@@ -130,8 +145,13 @@ def agent_from_client(name: str | None) -> str | None:
 
 
 # Environment variables an agent may set for the servers it spawns, naming its session.
-SESSION_ENV = ("WIKI_MEMORY_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "CODEX_SESSION_ID", "GEMINI_SESSION_ID",
-               "CURSOR_CONVERSATION_ID")
+SESSION_ENV = (
+    "WIKI_MEMORY_SESSION_ID",
+    "CLAUDE_CODE_SESSION_ID",
+    "CODEX_SESSION_ID",
+    "GEMINI_SESSION_ID",
+    "CURSOR_CONVERSATION_ID",
+)
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,27 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from wiki_memory.config import Project
 from wiki_memory.errors import ConflictError, NotFoundError, WikiMemoryError
 from wiki_memory.mcp import edits
 from wiki_memory.mcp.models import (
-    CommitOut, DeleteOutput, HandoffOutput, HistoryOutput, LinkOut, LinksOutput, PageOutput, ProjectRef,
-    RecentOutput, RecentPage, SearchHit, SearchOutput, WriteOutput,
+    CommitOut,
+    DeleteOutput,
+    HandoffOutput,
+    HistoryOutput,
+    LinkOut,
+    LinksOutput,
+    PageOutput,
+    ProjectRef,
+    RecentOutput,
+    RecentPage,
+    SearchHit,
+    SearchOutput,
+    WriteOutput,
 )
 from wiki_memory.mcp.scope import Caller
 
@@ -51,7 +63,7 @@ class Workspace:
         self._closed = False
         self._vectors_queued = False  # touched on the workspace thread only
 
-    def submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> "Future[T]":
+    def submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
         """Run `fn(self, *args, **kwargs)` on the workspace's thread."""
         return self._executor.submit(self._run, fn, args, kwargs)
 
@@ -74,7 +86,7 @@ class Workspace:
         try:
             if not index.may_lack_vectors():
                 return
-        except Exception:  # the call's own error, if any, is what the caller hears about
+        except Exception:  # noqa: BLE001 - the call's own error, if any, is what the caller hears about
             return
         self._vectors_queued = True
         try:
@@ -141,7 +153,7 @@ class Workspace:
                 index.sync(self.store(), embed=False)
 
     def close(self) -> None:
-        def _close(ws: "Workspace") -> None:
+        def _close(ws: Workspace) -> None:
             ws._closed = True
             for thing in (ws._index, ws._store):
                 closer = getattr(thing, "close", None)
@@ -181,6 +193,7 @@ class Workspaces:
 
 # Helpers -----------------------------------------------------------------------------
 
+
 def _author(caller: Caller) -> Any:
     from wiki_memory.store import Author
 
@@ -190,8 +203,10 @@ def _author(caller: Caller) -> Any:
 def _require_store(ws: Workspace) -> Any:
     store = ws.store()
     if store is None:
-        raise NotFoundError(f"no memory yet in project {ws.project.name} ({ws.project.wiki}): nothing has "
-                            "been written; `write` creates it")
+        raise NotFoundError(
+            f"no memory yet in project {ws.project.name} ({ws.project.wiki}): nothing has "
+            "been written; `write` creates it"
+        )
     return store
 
 
@@ -200,8 +215,10 @@ def _check_text(name: str, value: str, *, limit: int = MAX_BODY_BYTES) -> str:
         raise InputError(f"`{name}` is empty")
     size = len(value.encode("utf-8"))
     if size > limit:
-        raise InputError(f"`{name}` is {size:,} bytes, over the {limit:,}-byte limit: a memory page should be "
-                         "far shorter; write the essentials and link to the source")
+        raise InputError(
+            f"`{name}` is {size:,} bytes, over the {limit:,}-byte limit: a memory page should be "
+            "far shorter; write the essentials and link to the source"
+        )
     return value
 
 
@@ -210,8 +227,10 @@ def _check_title(title: str) -> str:
     if not title:
         raise InputError("`title` is empty")
     if len(title) > MAX_TITLE:
-        raise InputError(f"`title` is {len(title)} characters; keep it under {MAX_TITLE} (a title names the "
-                         "page, the body holds the detail)")
+        raise InputError(
+            f"`title` is {len(title)} characters; keep it under {MAX_TITLE} (a title names the "
+            "page, the body holds the detail)"
+        )
     return title
 
 
@@ -298,11 +317,22 @@ def _find_by_index(ws: Workspace, store: Any, ref: str) -> str | None:
 def _page_output(ws: Workspace, page: Any, rev: str | None = None, **fields: Any) -> PageOutput:
     from wiki_memory.pages import CORE_KEYS
 
-    return PageOutput(project=ws.ref, path=page.path, id=page.id, title=page.title, type=page.type,
-                      tags=list(page.tags), status=page.status, created=page.created, updated=page.updated,
-                      sources=list(page.sources), body=page.body, rev=rev,
-                      extra=_jsonable({k: v for k, v in page.meta.items() if k not in CORE_KEYS}),
-                      **fields)
+    return PageOutput(
+        project=ws.ref,
+        path=page.path,
+        id=page.id,
+        title=page.title,
+        type=page.type,
+        tags=list(page.tags),
+        status=page.status,
+        created=page.created,
+        updated=page.updated,
+        sources=list(page.sources),
+        body=page.body,
+        rev=rev,
+        extra=_jsonable({k: v for k, v in page.meta.items() if k not in CORE_KEYS}),
+        **fields,
+    )
 
 
 def _jsonable(value: Any) -> Any:
@@ -316,29 +346,49 @@ def _jsonable(value: Any) -> Any:
 
 
 def _write_output(ws: Workspace, result: Any, operation: str = "write", replaced: int | None = None) -> WriteOutput:
-    return WriteOutput(project=ws.ref, path=result.path, id=result.page.id, title=result.page.title,
-                       commit=result.commit, created=result.created, changed=result.changed,
-                       operation=operation, replaced=replaced)
+    return WriteOutput(
+        project=ws.ref,
+        path=result.path,
+        id=result.page.id,
+        title=result.page.title,
+        commit=result.commit,
+        created=result.created,
+        changed=result.changed,
+        operation=operation,
+        replaced=replaced,
+    )
 
 
 # The operations ------------------------------------------------------------------------
 
-def search(ws: Workspace, query: str, k: int = 8, type: str | None = None, tag: str | None = None,
-           max_chars: int | None = None) -> SearchOutput:
+
+def search(
+    ws: Workspace, query: str, k: int = 8, type: str | None = None, tag: str | None = None, max_chars: int | None = None
+) -> SearchOutput:
     query = " ".join((query or "").split())
     if not query:
         raise InputError("`query` is empty: say what you are looking for, in words or identifiers")
     if len(query) > MAX_QUERY:
-        raise InputError(f"`query` is {len(query):,} characters; a search query should be a sentence or a "
-                         "few keywords")
+        raise InputError(f"`query` is {len(query):,} characters; a search query should be a sentence or a few keywords")
     index = ws.index()
     if index is None:
         return SearchOutput(project=ws.ref, query=query, results=[], note="this project has no memory yet")
     found = index.search(query, k=k, type=type, tag=tag, max_chars=max_chars)
-    hits = [SearchHit(path=r.path, title=r.title, type=r.type, heading=r.heading or "", snippet=r.snippet,
-                      score=round(float(r.score), 6), retrievers=list(r.retrievers),
-                      tags=list(getattr(r, "tags", ()) or ()), status=getattr(r, "status", "active") or "active",
-                      updated=getattr(r, "updated", None)) for r in found]
+    hits = [
+        SearchHit(
+            path=r.path,
+            title=r.title,
+            type=r.type,
+            heading=r.heading or "",
+            snippet=r.snippet,
+            score=round(float(r.score), 6),
+            retrievers=list(r.retrievers),
+            tags=list(getattr(r, "tags", ()) or ()),
+            status=getattr(r, "status", "active") or "active",
+            updated=getattr(r, "updated", None),
+        )
+        for r in found
+    ]
     note = None
     if index.embedder.error:
         note = f"searched by words only: no embedding model ({index.embedder.error[:160]})"
@@ -353,8 +403,10 @@ def read(ws: Workspace, page: str, rev: str | None = None) -> PageOutput:
     found = store.read(path, commit)
     note = None
     if commit is None and store.pending([path]):
-        note = ("a person has edited this page and not committed it yet; this is the committed text "
-                "(their edit becomes memory at the next write)")
+        note = (
+            "a person has edited this page and not committed it yet; this is the committed text "
+            "(their edit becomes memory at the next write)"
+        )
     links, backlinks = _links(ws, path) if commit is None else ([], [])
     return _page_output(ws, found, commit, links=links, backlinks=backlinks, note=note)
 
@@ -363,7 +415,7 @@ def _links(ws: Workspace, path: str) -> tuple[list[LinkOut], list[str]]:
     index = ws.index()
     if index is None:
         return [], []
-    return [LinkOut(target=l.target, path=l.path) for l in index.links(path)], list(index.backlinks(path))
+    return [LinkOut(target=link.target, path=link.path) for link in index.links(path)], list(index.backlinks(path))
 
 
 def links(ws: Workspace, page: str) -> LinksOutput:
@@ -373,8 +425,15 @@ def links(ws: Workspace, page: str) -> LinksOutput:
     return LinksOutput(project=ws.ref, path=path, links=out, backlinks=back)
 
 
-def write(ws: Workspace, caller: Caller, title: str, body: str, type: str, tags: Sequence[str] | None = None,
-          path: str | None = None) -> WriteOutput:
+def write(
+    ws: Workspace,
+    caller: Caller,
+    title: str,
+    body: str,
+    type: str,
+    tags: Sequence[str] | None = None,
+    path: str | None = None,
+) -> WriteOutput:
     from wiki_memory.pages import FOLDERS, PAGE_TYPES, Page, path_for, slugify
     from wiki_memory.pages.model import DATED_TYPES
     from wiki_memory.store.paths import normalize_path
@@ -396,14 +455,21 @@ def write(ws: Workspace, caller: Caller, title: str, body: str, type: str, tags:
             for other_type, folder in FOLDERS.items():
                 other = f"{folder}/{slug}.md"
                 if other_type != type and store.exists(other):
-                    raise ConflictError(f"a {other_type} page titled like this exists: {other}; pass "
-                                        f"path={other!r} to update it, or choose another title")
+                    raise ConflictError(
+                        f"a {other_type} page titled like this exists: {other}; pass "
+                        f"path={other!r} to update it, or choose another title"
+                    )
         store.commit_pending(paths=[target])  # the person's words first, so none is overwritten
         existing = _existing(store, target)
-        page = Page.new(title, type, body,
-                        tags=clean_tags if clean_tags is not None else (list(existing.tags) if existing else []),
-                        sources=_with_source(existing.sources if existing else (), caller),
-                        status=existing.status if existing else "active", path=target)
+        page = Page.new(
+            title,
+            type,
+            body,
+            tags=clean_tags if clean_tags is not None else (list(existing.tags) if existing else []),
+            sources=_with_source(existing.sources if existing else (), caller),
+            status=existing.status if existing else "active",
+            path=target,
+        )
         result = store.write(page, _author(caller), session_id=caller.session_id, agent=caller.agent)
     return _write_output(ws, result)
 
@@ -419,9 +485,19 @@ def _existing(store: Any, path: str) -> Any:
         return None  # broken front matter: the write replaces it; its text stays in history
 
 
-def edit(ws: Workspace, caller: Caller, page: str, operation: str, text: str | None = None,
-         heading: str | None = None, find: str | None = None, replace: str | None = None,
-         expected_count: int = 1, status: str | None = None, superseded_by: str | None = None) -> WriteOutput:
+def edit(
+    ws: Workspace,
+    caller: Caller,
+    page: str,
+    operation: str,
+    text: str | None = None,
+    heading: str | None = None,
+    find: str | None = None,
+    replace: str | None = None,
+    expected_count: int = 1,
+    status: str | None = None,
+    superseded_by: str | None = None,
+) -> WriteOutput:
     from wiki_memory.pages import STATUSES
 
     if operation not in edits.OPERATIONS:
@@ -460,8 +536,13 @@ def edit(ws: Workspace, caller: Caller, page: str, operation: str, text: str | N
         _check_text("body", updated.body)
         if caller.source and updated.has_front_matter:
             updated = updated.with_meta(sources=_with_source(updated.sources, caller))
-        result = store.write(updated, _author(caller), session_id=caller.session_id, agent=caller.agent,
-                             message=f"update: {path.removesuffix('.md')} ({operation})")
+        result = store.write(
+            updated,
+            _author(caller),
+            session_id=caller.session_id,
+            agent=caller.agent,
+            message=f"update: {path.removesuffix('.md')} ({operation})",
+        )
     return _write_output(ws, result, operation, replaced)
 
 
@@ -505,8 +586,9 @@ def recent(ws: Workspace, n: int = 10, type: str | None = None) -> RecentOutput:
     return RecentOutput(project=ws.ref, pages=out)
 
 
-def _changed_files(repo: Any, old: bytes | None, new: bytes, trees: dict[bytes, Any],
-                   prefix: str = "") -> Iterable[str]:
+def _changed_files(
+    repo: Any, old: bytes | None, new: bytes, trees: dict[bytes, Any], prefix: str = ""
+) -> Iterable[str]:
     """Files added or changed from tree `old` to tree `new`, descending only into folders
     that differ. Why not dulwich's `tree_changes`: it walks every entry of a changed folder
     through Python objects, 20 ms a commit in a 10,000-page wiki; this compares two dicts."""
@@ -557,13 +639,28 @@ def _page_meta(ws: Workspace, store: Any, paths: list[str], index: Any) -> dict[
         try:
             rows = {}
             for start in range(0, len(paths), 500):
-                part = paths[start:start + 500]
-                rows.update({row[0]: row[1:] for row in index.conn.execute(
-                    f"SELECT path, title, type, status, tags, updated FROM pages WHERE path IN "
-                    f"({', '.join('?' * len(part))})", part)})
-            return {p: {"title": rows[p][0], "type": rows[p][1], "status": rows[p][2] or "active",
-                        "tags": list(json.loads(rows[p][3] or "[]")), "updated": rows[p][4]}
-                    for p in paths if p in rows}
+                part = paths[start : start + 500]
+                rows.update(
+                    {
+                        row[0]: row[1:]
+                        for row in index.conn.execute(
+                            f"SELECT path, title, type, status, tags, updated FROM pages WHERE path IN "
+                            f"({', '.join('?' * len(part))})",
+                            part,
+                        )
+                    }
+                )
+            return {
+                p: {
+                    "title": rows[p][0],
+                    "type": rows[p][1],
+                    "status": rows[p][2] or "active",
+                    "tags": list(json.loads(rows[p][3] or "[]")),
+                    "updated": rows[p][4],
+                }
+                for p in paths
+                if p in rows
+            }
         except (sqlite3.Error, ValueError, TypeError):
             pass  # the index's table changed: read the pages
     out = {}
@@ -574,8 +671,13 @@ def _page_meta(ws: Workspace, store: Any, paths: list[str], index: Any) -> dict[
             page = store.read(path)
         except PageError:
             continue
-        out[path] = {"title": page.title, "type": page.type, "status": page.status, "tags": list(page.tags),
-                     "updated": page.updated}
+        out[path] = {
+            "title": page.title,
+            "type": page.type,
+            "status": page.status,
+            "tags": list(page.tags),
+            "updated": page.updated,
+        }
     return out
 
 
@@ -594,8 +696,9 @@ def history(ws: Workspace, page: str | None = None, n: int = 20) -> HistoryOutpu
             path = normalize_path(page if page.strip().endswith(".md") else page.strip() + ".md")
             if not store.log(path, 1):
                 raise
-    commits = [CommitOut(**{k: v for k, v in c.as_dict().items() if k in CommitOut.model_fields})
-               for c in store.log(path, n)]
+    commits = [
+        CommitOut(**{k: v for k, v in c.as_dict().items() if k in CommitOut.model_fields}) for c in store.log(path, n)
+    ]
     return HistoryOutput(project=ws.ref, page=path, commits=commits)
 
 
@@ -610,18 +713,33 @@ def handoff(ws: Workspace) -> HandoffOutput:
     return HandoffOutput(project=ws.ref, text=view.text, handoffs=[str(p) for p in view.handoffs])
 
 
-def handoff_write(ws: Workspace, caller: Caller, summary: str, done: Sequence[str] = (),
-                  failed: Sequence[str] = (), next_steps: Sequence[str] = (), open_questions: Sequence[str] = (),
-                  files: Sequence[str] = ()) -> WriteOutput:
+def handoff_write(
+    ws: Workspace,
+    caller: Caller,
+    summary: str,
+    done: Sequence[str] = (),
+    failed: Sequence[str] = (),
+    next_steps: Sequence[str] = (),
+    open_questions: Sequence[str] = (),
+    files: Sequence[str] = (),
+) -> WriteOutput:
     """An explicit handoff from the calling agent (the consolidator validates and redacts it)."""
     from wiki_memory.consolidate.handoff import write_explicit_handoff
 
     store = ws.store(create=True)
     with store.lock:
-        result = write_explicit_handoff(ws.project, store, summary=summary, done=tuple(done), failed=tuple(failed),
-                                        next_steps=tuple(next_steps), open_questions=tuple(open_questions),
-                                        files=tuple(files), agent=caller.agent or FALLBACK_AGENT,
-                                        session_id=caller.session_id)
+        result = write_explicit_handoff(
+            ws.project,
+            store,
+            summary=summary,
+            done=tuple(done),
+            failed=tuple(failed),
+            next_steps=tuple(next_steps),
+            open_questions=tuple(open_questions),
+            files=tuple(files),
+            agent=caller.agent or FALLBACK_AGENT,
+            session_id=caller.session_id,
+        )
     return _write_output(ws, result, "handoff_write")
 
 
@@ -631,4 +749,3 @@ def page_text(ws: Workspace, path: str) -> str:
 
     store = _require_store(ws)
     return render_page(store.read(_find(ws, store, path)))
-

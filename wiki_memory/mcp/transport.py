@@ -8,7 +8,8 @@ import ipaddress
 import json
 import socket
 import sys
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from wiki_memory.errors import WikiMemoryError
 
@@ -52,7 +53,8 @@ def check_bind(host: str, token: str | None) -> None:
             f"refusing to serve on {host} without a token: anyone who can reach it could read and change "
             "the memory. Give --token (or WIKI_MEMORY_TOKEN), e.g. "
             "`--token \"$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')\"`, "
-            "or serve on 127.0.0.1")
+            "or serve on 127.0.0.1"
+        )
 
 
 class BearerGate:
@@ -74,12 +76,20 @@ class BearerGate:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self.allowed(scope):
-            body = json.dumps({"error": "unauthorized",
-                               "message": "this wiki-memory server needs Authorization: Bearer <token>"}).encode()
-            await send({"type": "http.response.start", "status": 401,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"content-length", str(len(body)).encode()),
-                                    (b"www-authenticate", b'Bearer realm="wiki-memory"')]})
+            body = json.dumps(
+                {"error": "unauthorized", "message": "this wiki-memory server needs Authorization: Bearer <token>"}
+            ).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                        (b"www-authenticate", b'Bearer realm="wiki-memory"'),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
             return
         await self.app(scope, receive, send)
@@ -119,22 +129,31 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve_http(server: Any, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
-               announce: Callable[[str], None] | None = None) -> None:
+def serve_http(
+    server: Any,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    token: str | None = None,
+    announce: Callable[[str], None] | None = None,
+) -> None:
     """Serve streamable HTTP until interrupted. Refuses a non-loopback host without a token."""
     import uvicorn
 
     check_bind(host, token)
     if token and len(token) < MIN_TOKEN_LENGTH:
-        print(f"wiki-memory: warning: the token is {len(token)} characters; use {MIN_TOKEN_LENGTH} or more "
-              "random ones", file=sys.stderr)
+        print(
+            f"wiki-memory: warning: the token is {len(token)} characters; use {MIN_TOKEN_LENGTH} or more random ones",
+            file=sys.stderr,
+        )
     app = http_app(server, host=host, token=token)
     sock = bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if ":" in host.strip("[]") else host
     (announce or (lambda line: print(line, file=sys.stderr, flush=True)))(
         f"wiki-memory: serving MCP at http://{shown}:{bound}/mcp (health: /health)"
-        + (", bearer token required" if token else ""))
+        + (", bearer token required" if token else "")
+    )
     server.warm_up()
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     try:

@@ -20,7 +20,7 @@ class Chunk:
 
 def _split_words(text: str, max_words: int) -> list[str]:
     words = text.split()
-    return [" ".join(words[i:i + max_words]) for i in range(0, len(words), max_words)]
+    return [" ".join(words[i : i + max_words]) for i in range(0, len(words), max_words)]
 
 
 def _pack(blocks: list[str], max_words: int) -> list[str]:
@@ -57,10 +57,14 @@ def chunk_text(body: str, title: str = "", max_words: int = MAX_WORDS) -> list[C
     sections: list[tuple[str, list[str]]] = []
     start, heading = 0, ""
     for h in marks:
-        sections.append((heading, lines[start:h.line]))
+        sections.append((heading, lines[start : h.line]))
         heading, start = h.text, h.line + 1
         # Setext headings span two lines; skip the underline.
-        if start < len(lines) and re.fullmatch(r"\s*(=+|-+)\s*", lines[start] or "x") and not lines[h.line].lstrip().startswith("#"):
+        if (
+            start < len(lines)
+            and re.fullmatch(r"\s*(=+|-+)\s*", lines[start] or "x")
+            and not lines[h.line].lstrip().startswith("#")
+        ):
             start += 1
     sections.append((heading, lines[start:]))
 

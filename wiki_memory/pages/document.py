@@ -14,8 +14,7 @@ _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 
 
 def _without_timestamps(resolvers: dict[str, list[tuple[str, Any]]]) -> dict[str, list[tuple[str, Any]]]:
-    return {first: [(tag, rx) for tag, rx in entries if tag != _TIMESTAMP]
-            for first, entries in resolvers.items()}
+    return {first: [(tag, rx) for tag, rx in entries if tag != _TIMESTAMP] for first, entries in resolvers.items()}
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when present: 10x faster
@@ -58,8 +57,7 @@ def parse_page(text: str, path: str) -> Page:
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
-        raise PageError(f"{path}: line 2: front matter must be a mapping of keys to values, "
-                        f"not {type(meta).__name__}")
+        raise PageError(f"{path}: line 2: front matter must be a mapping of keys to values, not {type(meta).__name__}")
     meta = {str(k): v for k, v in meta.items()}
     if "id" in meta and meta["id"] is not None:
         meta["id"] = str(meta["id"])
@@ -67,8 +65,7 @@ def parse_page(text: str, path: str) -> Page:
 
 
 def render_meta(meta: dict[str, Any]) -> str:
-    return yaml.dump(meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
-                     default_flow_style=None, width=10**6)
+    return yaml.dump(meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=None, width=10**6)
 
 
 def render_page(page: Page) -> str:

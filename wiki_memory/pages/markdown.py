@@ -72,6 +72,5 @@ def wiki_links(body: str) -> list[WikiLink]:
         for m in _WIKI_LINK.finditer(text):
             target = m.group(1).strip()
             if target:
-                links.append(WikiLink(target, (m.group(2) or "").strip() or None,
-                                      (m.group(3) or "").strip() or None))
+                links.append(WikiLink(target, (m.group(2) or "").strip() or None, (m.group(3) or "").strip() or None))
     return links

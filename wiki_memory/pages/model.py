@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from wiki_memory.pages.slug import slugify
 
@@ -27,7 +28,14 @@ DATED_TYPES = frozenset({"session", "handoff"})
 STATUSES: tuple[str, ...] = ("active", "superseded", "archived")
 # The order of the keys we write on a new page; a parsed page keeps its own order.
 CORE_KEYS: tuple[str, ...] = (
-    "id", "title", "type", "tags", "status", "created", "updated", "sources",
+    "id",
+    "title",
+    "type",
+    "tags",
+    "status",
+    "created",
+    "updated",
+    "sources",
 )
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -96,9 +104,19 @@ class Page:
         object.__setattr__(self, "meta", MappingProxyType(dict(self.meta)))
 
     @classmethod
-    def new(cls, title: str, page_type: str, body: str = "", *, tags: tuple[str, ...] | list[str] = (),
-            sources: tuple[str, ...] | list[str] = (), status: str = "active", path: str | None = None,
-            extra: Mapping[str, Any] | None = None, date: str | None = None) -> "Page":
+    def new(
+        cls,
+        title: str,
+        page_type: str,
+        body: str = "",
+        *,
+        tags: tuple[str, ...] | list[str] = (),
+        sources: tuple[str, ...] | list[str] = (),
+        status: str = "active",
+        path: str | None = None,
+        extra: Mapping[str, Any] | None = None,
+        date: str | None = None,
+    ) -> Page:
         """A fresh page with a new id, timestamps and the conventional path for its type."""
         title = " ".join(title.split())
         if not title:
@@ -109,8 +127,14 @@ class Page:
             raise ValueError(f"unknown status {status!r} (one of: {', '.join(STATUSES)})")
         stamp = date or now_iso()
         meta: dict[str, Any] = {
-            "id": new_id(), "title": title, "type": page_type, "tags": list(_as_tuple(list(tags))),
-            "status": status, "created": stamp, "updated": stamp, "sources": list(_as_tuple(list(sources))),
+            "id": new_id(),
+            "title": title,
+            "type": page_type,
+            "tags": list(_as_tuple(list(tags))),
+            "status": status,
+            "created": stamp,
+            "updated": stamp,
+            "sources": list(_as_tuple(list(sources))),
         }
         for key, value in (extra or {}).items():
             meta.setdefault(key, value)
@@ -171,7 +195,7 @@ class Page:
 
     # Changes return new pages -----------------------------------------------------
 
-    def with_meta(self, **changes: Any) -> "Page":
+    def with_meta(self, **changes: Any) -> Page:
         """A copy with front-matter keys set (None removes a key); order is kept."""
         meta = dict(self.meta)
         for key, value in changes.items():
@@ -181,8 +205,8 @@ class Page:
                 meta[key] = value
         return replace(self, meta=meta, has_front_matter=True)
 
-    def with_body(self, body: str) -> "Page":
+    def with_body(self, body: str) -> Page:
         return replace(self, body=body.rstrip("\n") + "\n")
 
-    def with_path(self, path: str) -> "Page":
+    def with_path(self, path: str) -> Page:
         return replace(self, path=path)

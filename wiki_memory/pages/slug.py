@@ -38,7 +38,7 @@ def slugify(title: str, max_length: int = MAX_SLUG) -> str:
     slug = _HYPHENS.sub("-", slug).strip("-")
     if len(slug) > max_length:
         cut = slug[:max_length]
-        slug = cut.rsplit("-", 1)[0] if "-" in cut[max_length // 2:] else cut
+        slug = cut.rsplit("-", 1)[0] if "-" in cut[max_length // 2 :] else cut
         slug = slug.strip("-")
     if not slug:
         slug = "page-" + hashlib.sha256(title.encode("utf-8")).hexdigest()[:8]

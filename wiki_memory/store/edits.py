@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import stat as stat_mod
-from typing import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from wiki_memory.errors import PageError, PathError
 from wiki_memory.pages import parse_page
@@ -96,8 +96,14 @@ class HandEdits:
             names = sorted(changes)
             subject = f"edit: {names[0]}" if len(names) == 1 else f"edit: {len(names)} files"
             body = "" if len(names) == 1 else "\n".join(f"- {p}" for p in names)
-            return self.commit(changes, subject, author or Author.person(self.root), body=body,
-                               commit_hand_edits=False, from_files=True)
+            return self.commit(
+                changes,
+                subject,
+                author or Author.person(self.root),
+                body=body,
+                commit_hand_edits=False,
+                from_files=True,
+            )
 
     def _committable(self, changes: dict[str, bytes | None]) -> tuple[dict[str, bytes | None], dict[str, str]]:
         """(changes that can be committed, {path: why not} for files whose names git or we
@@ -114,8 +120,14 @@ class HandEdits:
             del changes[path]
         return changes, refused
 
-    def commit_edits(self, paths: Iterable[str] | None = None, author: Author | None = None, *,
-                     group_above: int = 20, refused: dict[str, str] | None = None) -> list[Edit]:
+    def commit_edits(
+        self,
+        paths: Iterable[str] | None = None,
+        author: Author | None = None,
+        *,
+        group_above: int = 20,
+        refused: dict[str, str] | None = None,
+    ) -> list[Edit]:
         """Commit a person's hand edits one change at a time, as the watcher does: each file
         as `edit: <path>`, a file renamed (same content, or the same page id) as
         `edit: <old> -> <new>`. More than `group_above` changes at once (a search and
@@ -137,11 +149,11 @@ class HandEdits:
             edits: list[Edit] = []
             for subject, names in groups:
                 body = "\n".join(f"- {p}" for p in names) if len(names) > 2 else ""
-                commit = self.commit({p: changes[p] for p in names}, subject, author, body=body,
-                                     commit_hand_edits=False, from_files=True)
+                commit = self.commit(
+                    {p: changes[p] for p in names}, subject, author, body=body, commit_hand_edits=False, from_files=True
+                )
                 if commit is not None:
-                    edits.append(Edit(commit, subject, tuple(names),
-                                      tuple(p for p in names if changes[p] is None)))
+                    edits.append(Edit(commit, subject, tuple(names), tuple(p for p in names if changes[p] is None)))
             return edits
 
     def _edit_groups(self, changes: Mapping[str, bytes | None]) -> list[tuple[str, list[str]]]:

@@ -31,19 +31,32 @@ def _u32(value: int) -> int:
 
 def make_entry(path: bytes, st: os.stat_result, hexsha: bytes, mode: int) -> bytes:
     """The raw entry for a file just written (its lstat result) with the given blob id."""
-    raw = _ENTRY.pack(
-        _u32(int(st.st_ctime)), _u32(st.st_ctime_ns % 1_000_000_000),
-        _u32(int(st.st_mtime)), _u32(st.st_mtime_ns % 1_000_000_000),
-        _u32(st.st_dev), _u32(st.st_ino), mode, _u32(st.st_uid), _u32(st.st_gid),
-        _u32(st.st_size), bytes.fromhex(hexsha.decode("ascii")), min(len(path), _NAME_MASK),
-    ) + path
+    raw = (
+        _ENTRY.pack(
+            _u32(int(st.st_ctime)),
+            _u32(st.st_ctime_ns % 1_000_000_000),
+            _u32(int(st.st_mtime)),
+            _u32(st.st_mtime_ns % 1_000_000_000),
+            _u32(st.st_dev),
+            _u32(st.st_ino),
+            mode,
+            _u32(st.st_uid),
+            _u32(st.st_gid),
+            _u32(st.st_size),
+            bytes.fromhex(hexsha.decode("ascii")),
+            min(len(path), _NAME_MASK),
+        )
+        + path
+    )
     return raw + b"\0" * (8 - (len(raw) % 8))  # 1 to 8 NULs: the terminator plus padding
 
 
 def empty_entry(path: bytes, hexsha: bytes, mode: int) -> bytes:
     """An entry with no stat data: git (and we) re-hash the file before trusting it."""
-    raw = _ENTRY.pack(0, 0, 0, 0, 0, 0, mode, 0, 0, 0, bytes.fromhex(hexsha.decode("ascii")),
-                      min(len(path), _NAME_MASK)) + path
+    raw = (
+        _ENTRY.pack(0, 0, 0, 0, 0, 0, mode, 0, 0, 0, bytes.fromhex(hexsha.decode("ascii")), min(len(path), _NAME_MASK))
+        + path
+    )
     return raw + b"\0" * (8 - (len(raw) % 8))
 
 
@@ -61,8 +74,12 @@ def stat_matches(raw: bytes, st: os.stat_result) -> bool:
     mtime_s, mtime_ns, ino, size, _sha = _STAT.unpack_from(raw)
     if mtime_s == 0 and mtime_ns == 0:
         return False
-    return (mtime_s == _u32(int(st.st_mtime)) and mtime_ns == _u32(st.st_mtime_ns % 1_000_000_000)
-            and size == _u32(st.st_size) and ino == _u32(st.st_ino))
+    return (
+        mtime_s == _u32(int(st.st_mtime))
+        and mtime_ns == _u32(st.st_mtime_ns % 1_000_000_000)
+        and size == _u32(st.st_size)
+        and ino == _u32(st.st_ino)
+    )
 
 
 def read_index(path: str | os.PathLike[str]) -> tuple[int, Entries]:
@@ -86,7 +103,7 @@ def read_index(path: str | os.PathLike[str]) -> tuple[int, Entries]:
         if length == _NAME_MASK:
             length = data.index(b"\0", offset + head) - offset - head
         end = offset + ((head + length + 8) & ~7)
-        entries[data[offset + head: offset + head + length]] = data[offset:end]
+        entries[data[offset + head : offset + head + length]] = data[offset:end]
         offset = end
     return version, entries
 

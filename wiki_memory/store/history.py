@@ -3,8 +3,8 @@ renames), and diffs."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timezone
-from typing import Iterator
 
 from dulwich.objects import Blob, Commit
 
@@ -38,8 +38,9 @@ class History:
             parent_tree = self.repo[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
             paths = tuple(p for p, _, _ in self._changed(parent_tree, commit.tree))
         when = datetime.fromtimestamp(commit.author_time, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return CommitInfo(commit.id.decode(), name, email.rstrip(">"), when, message.rstrip("\n"),
-                          parse_trailers(message), paths)
+        return CommitInfo(
+            commit.id.decode(), name, email.rstrip(">"), when, message.rstrip("\n"), parse_trailers(message), paths
+        )
 
     def log(self, path: str | None = None, n: int | None = 20, *, rev: str | None = None) -> list[CommitInfo]:
         """Commits, newest first: of the whole wiki, or of one page following its renames."""
@@ -118,8 +119,11 @@ class History:
                 old_sha = self.blob_at(rel) if head else None
                 old = self.repo[old_sha] if old_sha else None
                 new = Blob.from_string(data) if data is not None else None
-                write_blob_diff(out, (rel.encode(), FILE_MODE if old else None, old),  # type: ignore[arg-type]
-                                (rel.encode(), FILE_MODE if new else None, new))  # type: ignore[arg-type]
+                write_blob_diff(
+                    out,
+                    (rel.encode(), FILE_MODE if old else None, old),  # type: ignore[arg-type]
+                    (rel.encode(), FILE_MODE if new else None, new),
+                )  # type: ignore[arg-type]
             return out.getvalue().decode("utf-8", "replace")
         a = self._commit_obj(rev_a)
         b = self._commit_obj(rev_b)
@@ -131,6 +135,9 @@ class History:
             old_sha, new_sha = self.blob_at(wanted, a.id), self.blob_at(wanted, b.id)
             old = self.repo[old_sha] if old_sha else None
             new = self.repo[new_sha] if new_sha else None
-            write_blob_diff(out, (wanted.encode(), FILE_MODE if old else None, old),  # type: ignore[arg-type]
-                            (wanted.encode(), FILE_MODE if new else None, new))  # type: ignore[arg-type]
+            write_blob_diff(
+                out,
+                (wanted.encode(), FILE_MODE if old else None, old),  # type: ignore[arg-type]
+                (wanted.encode(), FILE_MODE if new else None, new),
+            )  # type: ignore[arg-type]
         return out.getvalue().decode("utf-8", "replace")

@@ -30,7 +30,7 @@ class WriterLock:
         self._depth = 0
         self._fd: int | None = None
 
-    def __enter__(self) -> "WriterLock":
+    def __enter__(self) -> WriterLock:
         self._thread_lock.acquire()
         if self._depth == 0:
             try:

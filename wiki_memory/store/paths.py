@@ -11,11 +11,29 @@ from wiki_memory.errors import PathError
 
 # Files editors and tools leave beside the ones a person edits; never committed or watched.
 TEMP_PATTERNS: tuple[str, ...] = (
-    "*.swp", "*.swo", "*.swx", ".*.swp", "*~", ".#*", "#*#", "4913", "*___jb_tmp___",
-    "*___jb_old___", "*.tmp", ".DS_Store", "Thumbs.db", ".*.wm-tmp-*", "*.orig",
+    "*.swp",
+    "*.swo",
+    "*.swx",
+    ".*.swp",
+    "*~",
+    ".#*",
+    "#*#",
+    "4913",
+    "*___jb_tmp___",
+    "*___jb_old___",
+    "*.tmp",
+    ".DS_Store",
+    "Thumbs.db",
+    ".*.wm-tmp-*",
+    "*.orig",
     # Kate's swap file, GNOME's atomic-save temp, LibreOffice and MS Office locks, Chrome's
     # File System Access swap, Syncthing's temp files.
-    "*.kate-swp", ".goutputstream-*", ".~lock.*#", "~$*", "*.crswap", ".syncthing.*",
+    "*.kate-swp",
+    ".goutputstream-*",
+    ".~lock.*#",
+    "~$*",
+    "*.crswap",
+    ".syncthing.*",
 )
 IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".vscode", ".idea"})
 NOT_PAGES = frozenset({"README.md", ".gitignore"})
@@ -55,7 +73,7 @@ def normalize_path(path: str, *, page: bool = True) -> str:
         raise PathError("empty page path")
     if _BAD_CHARS.search(path):
         raise PathError(f"{original!r}: page paths may not contain backslashes or control characters")
-    if path.startswith("/") or re.match(r"^[A-Za-z]:", path) or path.startswith("~"):
+    if path.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", path):
         raise PathError(f"{original!r}: page paths are relative to the wiki, not absolute")
     parts = [p for p in path.split("/") if p not in ("", ".")]
     if not parts:
@@ -83,8 +101,9 @@ def check_inside(root: Path, rel: str) -> Path:
     for part in rel.split("/"):
         current = current / part
         if current.is_symlink():
-            raise PathError(f"{rel!r}: {current.relative_to(root)} is a symbolic link; "
-                            "wiki-memory does not write through links")
+            raise PathError(
+                f"{rel!r}: {current.relative_to(root)} is a symbolic link; wiki-memory does not write through links"
+            )
     real_root = os.path.realpath(root)
     if os.path.commonpath([real_root, os.path.realpath(target)]) != real_root:
         raise PathError(f"{rel!r} resolves outside the wiki")

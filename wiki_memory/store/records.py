@@ -6,9 +6,9 @@ import getpass
 import hashlib
 import os
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from dulwich.repo import Repo
 
@@ -29,11 +29,11 @@ class Author:
     email: str
 
     @classmethod
-    def agent(cls, agent: str) -> "Author":
+    def agent(cls, agent: str) -> Author:
         return cls(agent, f"{agent}@wiki-memory")
 
     @classmethod
-    def person(cls, repo_path: Path | None = None) -> "Author":
+    def person(cls, repo_path: Path | None = None) -> Author:
         """The user's git identity (env, repository and global config), else login@host."""
         name = os.environ.get("GIT_AUTHOR_NAME")
         email = os.environ.get("GIT_AUTHOR_EMAIL")
@@ -46,13 +46,13 @@ class Author:
                     config = Repo(str(repo_path)).get_config_stack()
                 name = name or config.get((b"user",), b"name").decode("utf-8", "replace")
                 email = email or config.get((b"user",), b"email").decode("utf-8", "replace")
-            except Exception:  # KeyError when unset; anything odd in a config: fall back
+            except Exception:  # noqa: BLE001 - KeyError when unset; anything odd in a config: fall back
                 pass
         user = getpass.getuser() if not name or not email else ""
         return cls(name or user, email or f"{user}@{socket.gethostname()}")
 
     def ident(self) -> bytes:
-        return f"{self.name} <{self.email}>".encode("utf-8")
+        return f"{self.name} <{self.email}>".encode()
 
 
 @dataclass(frozen=True)
@@ -74,9 +74,17 @@ class CommitInfo:
         return self.message.split("\n", 1)[0]
 
     def as_dict(self) -> dict[str, object]:
-        return {"id": self.id, "short": self.short, "author": self.author, "email": self.email,
-                "time": self.time, "subject": self.subject, "message": self.message,
-                "trailers": dict(self.trailers), "paths": list(self.paths)}
+        return {
+            "id": self.id,
+            "short": self.short,
+            "author": self.author,
+            "email": self.email,
+            "time": self.time,
+            "subject": self.subject,
+            "message": self.message,
+            "trailers": dict(self.trailers),
+            "paths": list(self.paths),
+        }
 
 
 @dataclass(frozen=True)
@@ -114,19 +122,23 @@ def machine_name() -> str:
 
     try:
         pinned = str(load_settings().get("sync", "host") or "")
-    except Exception:  # a broken config.toml must not stop a commit
+    except Exception:  # noqa: BLE001 - a broken config.toml must not stop a commit
         pinned = ""
     name = pinned or socket.gethostname().split(".", 1)[0]
     return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "host"
 
 
-def commit_message(subject: str, session_id: str | None, agent: str | None, body: str = "",
-             host: str | None = None) -> bytes:
+def commit_message(
+    subject: str, session_id: str | None, agent: str | None, body: str = "", host: str | None = None
+) -> bytes:
     text = subject.strip()
     if body.strip():
         text += "\n\n" + body.strip()
-    trailers = [f"Session-Id: {session_id}" if session_id else "", f"Agent: {agent}" if agent else "",
-                f"Host: {host}" if host else ""]
+    trailers = [
+        f"Session-Id: {session_id}" if session_id else "",
+        f"Agent: {agent}" if agent else "",
+        f"Host: {host}" if host else "",
+    ]
     trailers = [t for t in trailers if t]
     if trailers:
         text += "\n\n" + "\n".join(trailers)

@@ -21,8 +21,8 @@ import json
 import os
 import stat as stat_mod
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping
 
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
@@ -34,10 +34,18 @@ from wiki_memory.store import gitindex
 from wiki_memory.store.edits import HandEdits
 from wiki_memory.store.history import History
 from wiki_memory.store.lock import WriterLock
-from wiki_memory.store.records import (
-    EXEC_MODE, FILE_MODE, LINK_MODE, TREE_MODE, Author, WriteResult, blob_id, commit_message, machine_name,
-)
 from wiki_memory.store.paths import check_inside, is_ignored, is_page_path, normalize_path
+from wiki_memory.store.records import (
+    EXEC_MODE,
+    FILE_MODE,
+    LINK_MODE,
+    TREE_MODE,
+    Author,
+    WriteResult,
+    blob_id,
+    commit_message,
+    machine_name,
+)
 
 BRANCH = b"refs/heads/main"
 MAX_PAGE_BYTES = 2 * 1024 * 1024
@@ -93,7 +101,7 @@ def _has_commit(root: Path) -> bool:
     """Does the repository at `root` have a commit on HEAD (is it more than begun)?"""
     try:
         repo = Repo(str(root))
-    except Exception:  # dulwich's NotGitRepository: an empty or half-written `.git`
+    except Exception:  # noqa: BLE001 - dulwich's NotGitRepository: an empty or half-written `.git`
         return False
     try:
         repo.refs[b"HEAD"]
@@ -128,7 +136,7 @@ class Store(HandEdits, History):
     # Creating ------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, root: Path | str, author: Author | None = None) -> "Store":
+    def create(cls, root: Path | str, author: Author | None = None) -> Store:
         """A new wiki at `root`, or the existing one: a normal git repository on `main`.
 
         Made whole or not at all: the repository and its first commit are built beside the
@@ -156,9 +164,12 @@ class Store(HandEdits, History):
             repo.refs.set_symbolic_ref(b"HEAD", BRANCH)
             repo.close()
             made = cls(building)
-            made.commit({"README.md": WIKI_README.encode(), ".gitignore": WIKI_GITIGNORE.encode()},
-                        "init: wiki-memory wiki", author or Author("wiki-memory", "wiki-memory@wiki-memory"),
-                        commit_hand_edits=False)
+            made.commit(
+                {"README.md": WIKI_README.encode(), ".gitignore": WIKI_GITIGNORE.encode()},
+                "init: wiki-memory wiki",
+                author or Author("wiki-memory", "wiki-memory@wiki-memory"),
+                commit_hand_edits=False,
+            )
             made.close()
             # The files first (renamed: the index's stat data still fits them), then the claim.
             for name in ("README.md", ".gitignore"):
@@ -310,10 +321,11 @@ class Store(HandEdits, History):
         if len(refused) == 2 and ("/" in ref or ref.endswith(".md")):
             raise refused[0]  # `../x.md` is refused, not looked up as a title
         for candidate in (ref, ref + ".md"):
-            if len(refused) < 2 and rev is None and (self.root / candidate).is_file() \
-                    and not is_ignored(candidate):
-                raise NotFoundError(f"{candidate} is not committed yet: your edits become memory once "
-                                    "committed (`wiki-memory watch --once`, or any write)")
+            if len(refused) < 2 and rev is None and (self.root / candidate).is_file() and not is_ignored(candidate):
+                raise NotFoundError(
+                    f"{candidate} is not committed yet: your edits become memory once "
+                    "committed (`wiki-memory watch --once`, or any write)"
+                )
         # A title: its conventional path in every undated folder first.
         slug = slugify(ref)
         for folder in FOLDERS.values():
@@ -338,13 +350,27 @@ class Store(HandEdits, History):
 
     # Writing ---------------------------------------------------------------------------
 
-    def write(self, page: Page, author: Author, *, session_id: str | None = None,
-              agent: str | None = None, message: str | None = None) -> WriteResult:
+    def write(
+        self,
+        page: Page,
+        author: Author,
+        *,
+        session_id: str | None = None,
+        agent: str | None = None,
+        message: str | None = None,
+    ) -> WriteResult:
         """Create or update one page: `updated` set now, `id` and `created` kept."""
         return self.write_many([page], author, session_id=session_id, agent=agent, message=message)[0]
 
-    def write_many(self, pages: Iterable[Page], author: Author, *, session_id: str | None = None,
-                   agent: str | None = None, message: str | None = None) -> list[WriteResult]:
+    def write_many(
+        self,
+        pages: Iterable[Page],
+        author: Author,
+        *,
+        session_id: str | None = None,
+        agent: str | None = None,
+        message: str | None = None,
+    ) -> list[WriteResult]:
         """Create or update several pages in one commit (a session page and its handoff)."""
         pages = [page.with_path(normalize_path(page.path)) for page in pages]
         for page in pages:
@@ -360,10 +386,14 @@ class Store(HandEdits, History):
                     changes[path] = text
                 results.append((path, created, merged))
             subject = message or self._subject(results, changes)
-            commit = self.commit(changes, subject, author, session_id=session_id, agent=agent,
-                                 commit_hand_edits=False) if changes else None
-            return [WriteResult(path, commit if path in changes else None, created, page)
-                    for path, created, page in results]
+            commit = (
+                self.commit(changes, subject, author, session_id=session_id, agent=agent, commit_hand_edits=False)
+                if changes
+                else None
+            )
+            return [
+                WriteResult(path, commit if path in changes else None, created, page) for path, created, page in results
+            ]
 
     @staticmethod
     def _subject(results: list[tuple[str, bool, Page]], changes: Mapping[str, object]) -> str:
@@ -391,8 +421,7 @@ class Store(HandEdits, History):
                 if existing.meta.get(key):
                     merged[key] = existing.meta[key]
             candidate = Page(page.path, merged, page.body)
-            unchanged = (render_page(candidate.with_meta(updated=existing.meta.get("updated")))
-                         == render_page(existing))
+            unchanged = render_page(candidate.with_meta(updated=existing.meta.get("updated"))) == render_page(existing)
             if unchanged:
                 return existing, False, None
         else:
@@ -405,8 +434,16 @@ class Store(HandEdits, History):
             raise PageError(f"{page.path}: {len(data):,} bytes is over the {MAX_PAGE_BYTES:,}-byte page limit")
         return new, existing is None and blob is None, data
 
-    def move(self, src: str, dst: str | None, author: Author, *, title: str | None = None,
-             session_id: str | None = None, agent: str | None = None) -> WriteResult:
+    def move(
+        self,
+        src: str,
+        dst: str | None,
+        author: Author,
+        *,
+        title: str | None = None,
+        session_id: str | None = None,
+        agent: str | None = None,
+    ) -> WriteResult:
         """Rename a page (its id stays). With `title`, retitle it too (and, without `dst`,
         move it to the new title's conventional path)."""
         src = normalize_path(src)
@@ -419,8 +456,13 @@ class Store(HandEdits, History):
                 first, _, rest = page.body.partition("\n")
                 if first.startswith("# "):
                     page = page.with_body(f"# {title}\n{rest}")
-            dst = normalize_path(dst) if dst else src.rsplit("/", 1)[0] + f"/{slugify(page.title)}.md" \
-                if "/" in src else f"{slugify(page.title)}.md"
+            dst = (
+                normalize_path(dst)
+                if dst
+                else src.rsplit("/", 1)[0] + f"/{slugify(page.title)}.md"
+                if "/" in src
+                else f"{slugify(page.title)}.md"
+            )
             check_inside(self.root, dst)
             if dst == src and not title:
                 raise ConflictError(f"{src} is already at {dst}")
@@ -431,27 +473,33 @@ class Store(HandEdits, History):
                 page = page.with_meta(updated=now_iso())
             changes: dict[str, bytes | None] = {src: None}
             changes[dst] = render_page(page).encode("utf-8")
-            subject = f"move: {src.removesuffix('.md')} -> {dst.removesuffix('.md')}" if dst != src \
+            subject = (
+                f"move: {src.removesuffix('.md')} -> {dst.removesuffix('.md')}"
+                if dst != src
                 else f"retitle: {src.removesuffix('.md')}"
-            commit = self.commit(changes, subject, author, session_id=session_id, agent=agent,
-                                 commit_hand_edits=False)
+            )
+            commit = self.commit(changes, subject, author, session_id=session_id, agent=agent, commit_hand_edits=False)
             return WriteResult(dst, commit, False, page.with_path(dst))
 
-    def delete(self, path: str, author: Author, *, session_id: str | None = None,
-               agent: str | None = None) -> str:
+    def delete(self, path: str, author: Author, *, session_id: str | None = None, agent: str | None = None) -> str:
         """Remove a page (it stays in history: `git log --all -- <path>`). Returns the commit id."""
         path = normalize_path(path)
         with self.lock:
             self._prepare([path])
             if not self.exists(path):
                 raise NotFoundError(f"no page {path!r}")
-            commit = self.commit({path: None}, f"forget: {path.removesuffix('.md')}", author,
-                                 session_id=session_id, agent=agent, commit_hand_edits=False)
+            commit = self.commit(
+                {path: None},
+                f"forget: {path.removesuffix('.md')}",
+                author,
+                session_id=session_id,
+                agent=agent,
+                commit_hand_edits=False,
+            )
             assert commit is not None
             return commit
 
-    def revert(self, rev: str, author: Author, *, session_id: str | None = None,
-               agent: str | None = None) -> str:
+    def revert(self, rev: str, author: Author, *, session_id: str | None = None, agent: str | None = None) -> str:
         """Undo one commit with a new commit. Later edits to the same lines are kept, or refused."""
         import merge3
 
@@ -474,29 +522,50 @@ class Store(HandEdits, History):
                     changes[path] = wanted
                     continue
                 if current is None or new_blob is None or old_blob is None:
-                    raise ConflictError(f"{path} changed again after {target.id.decode()[:8]}; "
-                                        "revert the later change first or edit the page")
+                    raise ConflictError(
+                        f"{path} changed again after {target.id.decode()[:8]}; "
+                        "revert the later change first or edit the page"
+                    )
                 base = self.repo[new_blob].as_raw_string().splitlines(True)  # type: ignore[union-attr]
                 ours = self.repo[current].as_raw_string().splitlines(True)  # type: ignore[union-attr]
                 theirs = wanted.splitlines(True) if wanted else []
                 merged = merge3.Merge3(base, ours, theirs)
                 if any(group[0] == "conflict" for group in merged.merge_groups()):
-                    raise ConflictError(f"{path} changed again after {target.id.decode()[:8]} on the same "
-                                        "lines; revert the later change first or edit the page")
+                    raise ConflictError(
+                        f"{path} changed again after {target.id.decode()[:8]} on the same "
+                        "lines; revert the later change first or edit the page"
+                    )
                 changes[path] = b"".join(merged.merge_lines())
             subject = self.repo[target.id].message.decode("utf-8", "replace").split("\n", 1)[0]
-            commit = self.commit(changes, f"revert: {subject}", author, session_id=session_id, agent=agent,
-                                 body=f"This reverts commit {target.id.decode()}.", commit_hand_edits=False)
+            commit = self.commit(
+                changes,
+                f"revert: {subject}",
+                author,
+                session_id=session_id,
+                agent=agent,
+                body=f"This reverts commit {target.id.decode()}.",
+                commit_hand_edits=False,
+            )
             if commit is None:
                 raise ConflictError(f"{target.id.decode()[:8]} is already undone; nothing to revert")
             return commit
 
     # The one way to commit ----------------------------------------------------------------
 
-    def commit(self, changes: Changes, subject: str, author: Author, *, session_id: str | None = None,
-               agent: str | None = None, body: str = "", commit_hand_edits: bool = True,
-               parents_extra: tuple[bytes, ...] = (), modes: Mapping[str, int] | None = None,
-               from_files: bool = False) -> str | None:
+    def commit(
+        self,
+        changes: Changes,
+        subject: str,
+        author: Author,
+        *,
+        session_id: str | None = None,
+        agent: str | None = None,
+        body: str = "",
+        commit_hand_edits: bool = True,
+        parents_extra: tuple[bytes, ...] = (),
+        modes: Mapping[str, int] | None = None,
+        from_files: bool = False,
+    ) -> str | None:
         """Apply `changes` (path -> bytes, or None to delete) as one commit; None if nothing changed.
 
         `modes` gives a path's file mode where the working tree cannot (a file a merge
@@ -542,8 +611,7 @@ class Store(HandEdits, History):
             objects.append(commit)
             for obj in objects:
                 self.repo.object_store.add_object(obj)
-            self._land(head, commit.id, {p: (blob_changes[p], changes[p]) for p in changes},
-                       from_files=from_files)
+            self._land(head, commit.id, {p: (blob_changes[p], changes[p]) for p in changes}, from_files=from_files)
             self._maybe_pack()
             landed = tuple(changes)
         for observer in list(self.on_commit):
@@ -574,8 +642,12 @@ class Store(HandEdits, History):
             return LINK_MODE
         return EXEC_MODE if st.st_mode & 0o111 else FILE_MODE
 
-    def _apply(self, tree_id: bytes | None, changes: Mapping[str, tuple[int, bytes] | None],
-               objects: list[Blob | Tree | Commit]) -> bytes:
+    def _apply(
+        self,
+        tree_id: bytes | None,
+        changes: Mapping[str, tuple[int, bytes] | None],
+        objects: list[Blob | Tree | Commit],
+    ) -> bytes:
         """The id of `tree_id` with `changes` applied; new trees are appended to `objects`."""
         tree = self.repo[tree_id] if tree_id else Tree()
         tree = Tree.from_raw_string(Tree.type_num, tree.as_raw_string()) if tree_id else tree  # a copy
@@ -601,21 +673,36 @@ class Store(HandEdits, History):
         objects.append(tree)
         return tree.id
 
-    def _land(self, parent: bytes | None, commit_id: bytes,
-              changes: Mapping[str, tuple[tuple[int, bytes] | None, bytes | None]],
-              reflog: bytes | None = None, from_files: bool = False) -> None:
+    def _land(
+        self,
+        parent: bytes | None,
+        commit_id: bytes,
+        changes: Mapping[str, tuple[tuple[int, bytes] | None, bytes | None]],
+        reflog: bytes | None = None,
+        from_files: bool = False,
+    ) -> None:
         """Move the branch to `commit_id`, then bring the working tree and index along
         (with `from_files`, only the index: the files already hold the commit)."""
-        txn = {"parent": parent.decode() if parent else None, "commit": commit_id.decode(),
-               "paths": sorted(changes), "time": time.time(), "from_files": from_files}
+        txn = {
+            "parent": parent.decode() if parent else None,
+            "commit": commit_id.decode(),
+            "paths": sorted(changes),
+            "time": time.time(),
+            "from_files": from_files,
+        }
         self._txn_file.write_text(json.dumps(txn))
         index_lock = self._take_index_lock()
         try:
             commit = self.repo[commit_id]
-            if not self.repo.refs.set_if_equals(b"HEAD", parent, commit_id, committer=commit.committer,
-                                                timestamp=commit.commit_time,
-                                                timezone=commit.commit_timezone,
-                                                message=reflog or b"commit: " + commit.message.split(b"\n", 1)[0]):
+            if not self.repo.refs.set_if_equals(
+                b"HEAD",
+                parent,
+                commit_id,
+                committer=commit.committer,
+                timestamp=commit.commit_time,
+                timezone=commit.commit_timezone,
+                message=reflog or b"commit: " + commit.message.split(b"\n", 1)[0],
+            ):
                 raise ConflictError("the wiki's branch moved during the commit; try again")
             version, entries = self._index(parent)
             for path, (entry, data) in changes.items():
@@ -656,8 +743,11 @@ class Store(HandEdits, History):
             after = os.lstat(target)
         except OSError:
             return gitindex.empty_entry(key, sha, mode)
-        same_file = (before.st_ino, before.st_mtime_ns, before.st_size) == (after.st_ino, after.st_mtime_ns,
-                                                                            after.st_size)
+        same_file = (before.st_ino, before.st_mtime_ns, before.st_size) == (
+            after.st_ino,
+            after.st_mtime_ns,
+            after.st_size,
+        )
         if same_file and blob_id(data) == sha:
             return gitindex.make_entry(key, after, sha, mode)
         return gitindex.empty_entry(key, sha, mode)
@@ -673,7 +763,8 @@ class Store(HandEdits, History):
                 if time.monotonic() > deadline:
                     raise ConflictError(
                         f"{path} exists: a git command is running in the wiki, or one crashed "
-                        "(remove the file if no git command is running)") from None
+                        "(remove the file if no git command is running)"
+                    ) from None
                 time.sleep(0.01)
 
     def _write_file(self, target: Path, data: bytes, mode: int) -> os.stat_result:
@@ -729,8 +820,11 @@ class Store(HandEdits, History):
                 for rel, mode, sha in self._tree_files(self.repo[head].tree):  # type: ignore[attr-defined]
                     name = rel.encode("utf-8", "surrogateescape")
                     old = entries.get(name)
-                    fresh[name] = old if old is not None and gitindex.entry_sha(old) == sha \
-                        and gitindex.entry_mode(old) == mode else gitindex.empty_entry(name, sha, mode)
+                    fresh[name] = (
+                        old
+                        if old is not None and gitindex.entry_sha(old) == sha and gitindex.entry_mode(old) == mode
+                        else gitindex.empty_entry(name, sha, mode)
+                    )
             entries = fresh
         self._index_cache = (key, head, version, entries)
         return version, dict(entries)
@@ -830,4 +924,3 @@ def page_type_counts(store: Store) -> dict[str, int]:
         page_type = type_from_path(path) or "other"
         counts[page_type] = counts.get(page_type, 0) + 1
     return counts
-

@@ -5,11 +5,23 @@ consolidation triggers. Nothing of either side is ever lost: see `merge` for the
 dulwich's network clients and merge3 are imported only when a sync runs.
 """
 
+from wiki_memory.store.records import machine_name
 from wiki_memory.sync.auto import maybe_auto_sync
 from wiki_memory.sync.remotes import Remote, add_remote, default_remote, list_remotes, remove_remote
-from wiki_memory.store.records import machine_name
 from wiki_memory.sync.run import SyncReport, sync, sync_state
 from wiki_memory.sync.transport import SyncError, UnreachableError
 
-__all__ = ["Remote", "SyncError", "SyncReport", "UnreachableError", "add_remote", "default_remote",
-           "list_remotes", "machine_name", "maybe_auto_sync", "remove_remote", "sync", "sync_state"]
+__all__ = [
+    "Remote",
+    "SyncError",
+    "SyncReport",
+    "UnreachableError",
+    "add_remote",
+    "default_remote",
+    "list_remotes",
+    "machine_name",
+    "maybe_auto_sync",
+    "remove_remote",
+    "sync",
+    "sync_state",
+]

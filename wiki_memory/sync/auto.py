@@ -19,7 +19,7 @@ def _log(project: Any, message: str) -> None:
         name = getattr(project, "id", None) or "?"
         with open(logs / "sync.log", "a", encoding="utf-8") as f:
             f.write(f"{stamp} {name} {message.rstrip()}\n")
-    except Exception:  # logging must not be the thing that fails the caller
+    except Exception:  # noqa: BLE001 - logging must not be the thing that fails the caller
         pass
 
 
@@ -40,12 +40,13 @@ def maybe_auto_sync(project: Any, store: Any) -> None:
         if not auto_sync_enabled(settings) or not list_remotes(store):
             return
         report = sync(store, project=project)
-        summary = (f"synced with {report.remote}: received {report.received_commits} commit(s), "
-                   f"sent {report.sent_commits}")
+        summary = (
+            f"synced with {report.remote}: received {report.received_commits} commit(s), sent {report.sent_commits}"
+        )
         if report.conflicts:
             summary += "; conflicts kept: " + ", ".join(f"{p} (copy {c})" for p, c in report.conflicts)
         _log(project, summary)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001
         from wiki_memory.errors import WikiMemoryError
 
         detail = str(e) if isinstance(e, WikiMemoryError) else traceback.format_exc()

@@ -19,8 +19,9 @@ The rules, for each file that changed since the common ancestor:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from wiki_memory.errors import PageError
 
@@ -49,6 +50,7 @@ class MergeResult:
 
 # Lines -------------------------------------------------------------------------------------
 
+
 def merge_lines(base: list[bytes], ours: list[bytes], theirs: list[bytes]) -> list[bytes] | None:
     """A clean line merge, or None where the two sides changed the same lines."""
     import merge3
@@ -72,7 +74,7 @@ def _split_front_matter(data: bytes) -> tuple[bytes, bytes] | None:
         return None
     for i in range(1, len(lines)):
         if _CLOSING.match(lines[i]):
-            return b"".join(lines[: i + 1]), b"".join(lines[i + 1:])
+            return b"".join(lines[: i + 1]), b"".join(lines[i + 1 :])
     return None
 
 
@@ -166,6 +168,7 @@ def _merge_page(path: str, base: bytes | None, ours: bytes, theirs: bytes) -> by
 
 # Conflicts ---------------------------------------------------------------------------------
 
+
 def conflict_path(path: str, host: str, date: str, taken: Callable[[str], bool]) -> str:
     """`notes/x.md` -> `notes/x.conflict-<host>-<date>.md` (then `-2`, `-3` if taken)."""
     folder, _, name = path.rpartition("/")
@@ -200,14 +203,17 @@ def conflict_copy(path: str, data: bytes, page_path: str) -> bytes:
 def with_conflict_link(data: bytes, copy_path: str, host: str, other: str) -> bytes:
     """This machine's version of the page, with a note linking to the other side's."""
     link = copy_path.removesuffix(".md")
-    note = (f"> **Sync conflict**: this page was changed on {host} and on {other} at the same "
-            f"lines. This is the version from {host}; the version from {other} is kept in "
-            f"[[{link}]]. Merge what you need into this page, then delete that one.\n")
+    note = (
+        f"> **Sync conflict**: this page was changed on {host} and on {other} at the same "
+        f"lines. This is the version from {host}; the version from {other} is kept in "
+        f"[[{link}]]. Merge what you need into this page, then delete that one.\n"
+    )
     text = data if data.endswith(b"\n") or not data else data + b"\n"
     return text + b"\n" + note.encode("utf-8")
 
 
 # Trees -------------------------------------------------------------------------------------
+
 
 def _side_changes(store, base_tree: bytes | None, tree: bytes) -> dict[str, tuple[bytes | None, bytes | None]]:
     return {path: (old, new) for path, old, new in store._changed(base_tree, tree)}
@@ -260,8 +266,17 @@ def _renames(store, changes: dict[str, tuple[bytes | None, bytes | None]]) -> di
     return found
 
 
-def merge_trees(store, base_tree: bytes | None, ours_tree: bytes, theirs_tree: bytes, *, host: str,
-                date: str, source: str, their_host: Callable[[str], str] | None = None) -> MergeResult:
+def merge_trees(
+    store,
+    base_tree: bytes | None,
+    ours_tree: bytes,
+    theirs_tree: bytes,
+    *,
+    host: str,
+    date: str,
+    source: str,
+    their_host: Callable[[str], str] | None = None,
+) -> MergeResult:
     """How to turn our tree into the merge of both sides: the changes to commit on ours.
 
     `host` names this machine in the note a conflicted page gets; `their_host(path)` names
@@ -274,28 +289,42 @@ def merge_trees(store, base_tree: bytes | None, ours_tree: bytes, theirs_tree: b
     taken = set(ours) | set(theirs)
     handled: set[str] = set()
 
-    def keep_both(path: str, ours_data: bytes, theirs_entry: Entry, *, ours_mode: int = FILE_MODE,
-                  theirs_path: str | None = None) -> None:
+    def keep_both(
+        path: str, ours_data: bytes, theirs_entry: Entry, *, ours_mode: int = FILE_MODE, theirs_path: str | None = None
+    ) -> None:
         other = their_host(theirs_path or path) if their_host else source
-        copy = conflict_path(path, other, date, lambda p: p in taken or _entry(store, ours_tree, p) is not None
-                             or _entry(store, theirs_tree, p) is not None)
+        copy = conflict_path(
+            path,
+            other,
+            date,
+            lambda p: (
+                p in taken or _entry(store, ours_tree, p) is not None or _entry(store, theirs_tree, p) is not None
+            ),
+        )
         taken.add(copy)
         theirs_data = _data(store, theirs_entry) or b""
         result.changes[copy] = conflict_copy(copy, theirs_data, path)
         result.modes[copy] = FILE_MODE
-        result.changes[path] = with_conflict_link(ours_data, copy, host, other) \
-            if path.endswith(".md") else ours_data
+        result.changes[path] = with_conflict_link(ours_data, copy, host, other) if path.endswith(".md") else ours_data
         result.modes[path] = ours_mode
         result.conflicts.append((path, copy))
 
     # Renamed on one side, edited on the other: the edit follows the page to its new path.
     for side, other, side_tree, other_tree, we_renamed in (
-            (theirs, ours, theirs_tree, ours_tree, False), (ours, theirs, ours_tree, theirs_tree, True)):
+        (theirs, ours, theirs_tree, ours_tree, False),
+        (ours, theirs, ours_tree, theirs_tree, True),
+    ):
         for old, new in _renames(store, side).items():
             other_old = _entry(store, other_tree, old)
             base_old = _entry(store, base_tree, old)
-            if other_old is None or base_old is None or other_old[1] == base_old[1] or new in other \
-                    or old in handled or new in handled:
+            if (
+                other_old is None
+                or base_old is None
+                or other_old[1] == base_old[1]
+                or new in other
+                or old in handled
+                or new in handled
+            ):
                 continue
             renamed = _entry(store, side_tree, new)
             assert renamed is not None

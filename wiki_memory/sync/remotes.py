@@ -39,15 +39,16 @@ def local_path(url: str) -> Path | None:
         from urllib.parse import unquote, urlsplit
 
         return Path(unquote(urlsplit(url).path))
-    if "://" in url or _SCP_LIKE.match(url) and not url.startswith(("/", ".", "~")):
+    if "://" in url or (_SCP_LIKE.match(url) and not url.startswith(("/", ".", "~"))):
         return None
     return Path(url)
 
 
 def check_name(name: str) -> str:
     if not _NAME.match(name) or ".." in name or name.endswith(".lock"):
-        raise WikiMemoryError(f"{name!r} is not a usable remote name (letters, digits, '.', '_', '-'; "
-                              "for example origin)")
+        raise WikiMemoryError(
+            f"{name!r} is not a usable remote name (letters, digits, '.', '_', '-'; for example origin)"
+        )
     return name
 
 
@@ -65,8 +66,9 @@ def check_url(url: str, base: Path | None = None) -> str:
     scheme, sep, _ = url.partition("://")
     if sep:
         if scheme.lower() not in _URL_SCHEMES:
-            raise WikiMemoryError(f"{url}: unsupported scheme {scheme!r} (use https://, ssh://, git://, "
-                                  "file:// or a path)")
+            raise WikiMemoryError(
+                f"{url}: unsupported scheme {scheme!r} (use https://, ssh://, git://, file:// or a path)"
+            )
         return url
     if _SCP_LIKE.match(url) and not url.startswith(("/", ".", "~")):
         return url  # git@github.com:acme/wiki.git
@@ -99,8 +101,9 @@ def add_remote(store, name: str, url: str) -> Remote:
     name = check_name(name)
     url = check_url(url)
     if any(r.name == name for r in list_remotes(store)):
-        raise ConflictError(f"there is already a remote named {name!r}; remove it first "
-                            f"(`wiki-memory remote remove {name}`)")
+        raise ConflictError(
+            f"there is already a remote named {name!r}; remove it first (`wiki-memory remote remove {name}`)"
+        )
     with store.lock:
         config = _config(store)
         section = (b"remote", name.encode())
@@ -139,12 +142,16 @@ def default_remote(store, preferred: str | None = None) -> Remote:
         return get_remote(store, preferred)
     remotes = list_remotes(store)
     if not remotes:
-        raise NotFoundError("this wiki has no remote yet; add one with "
-                            "`wiki-memory remote add origin <url>` (any git host, or a bare repository)")
+        raise NotFoundError(
+            "this wiki has no remote yet; add one with "
+            "`wiki-memory remote add origin <url>` (any git host, or a bare repository)"
+        )
     if len(remotes) == 1:
         return remotes[0]
     for remote in remotes:
         if remote.name == "origin":
             return remote
-    raise WikiMemoryError(f"this wiki has {len(remotes)} remotes ({', '.join(r.name for r in remotes)}); "
-                          "name the one to sync with, or set `remote` under [sync] in config.toml")
+    raise WikiMemoryError(
+        f"this wiki has {len(remotes)} remotes ({', '.join(r.name for r in remotes)}); "
+        "name the one to sync with, or set `remote` under [sync] in config.toml"
+    )

@@ -47,18 +47,24 @@ class SyncReport:
     @property
     def changed_here(self) -> list[str]:
         paths = list(self.received) + list(self.merged) + [p for pair in self.conflicts for p in pair]
-        paths += [p for p in self.kept] + [new for _, new in self.renamed]
+        paths += list(self.kept) + [new for _, new in self.renamed]
         return sorted(set(paths))
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "remote": self.remote, "url": self.url, "head": self.head,
+            "remote": self.remote,
+            "url": self.url,
+            "head": self.head,
             "edits": [{"commit": e.commit, "subject": e.subject, "paths": list(e.paths)} for e in self.edits],
-            "received_commits": self.received_commits, "sent_commits": self.sent_commits,
-            "fast_forward": self.fast_forward, "merge_commit": self.merge_commit,
-            "received": self.received, "merged": self.merged,
+            "received_commits": self.received_commits,
+            "sent_commits": self.sent_commits,
+            "fast_forward": self.fast_forward,
+            "merge_commit": self.merge_commit,
+            "received": self.received,
+            "merged": self.merged,
             "conflicts": [{"page": p, "copy": c} for p, c in self.conflicts],
-            "kept": self.kept, "renamed": [{"from": a, "to": b} for a, b in self.renamed],
+            "kept": self.kept,
+            "renamed": [{"from": a, "to": b} for a, b in self.renamed],
             "index": self.index.as_dict() if self.index is not None else None,
             "index_warning": self.index_warning,
         }
@@ -102,11 +108,15 @@ def _merge_message(remote: Remote, result: MergeResult) -> tuple[str, str]:
 
     section(f"Taken from {remote.name} (changed there only):", result.received)
     section("Changed on both sides, merged line by line:", result.merged)
-    section("Changed on both sides at the same lines; both versions kept:",
-            [f"{page} (this machine's version: {copy})" for page, copy in result.conflicts])
+    section(
+        "Changed on both sides at the same lines; both versions kept:",
+        [f"{page} (this machine's version: {copy})" for page, copy in result.conflicts],
+    )
     section("Deleted on one side, edited on the other; kept, edited:", result.kept)
-    section("Renamed on one side, edited on the other; the edit follows the page:",
-            [f"{old} -> {new}" for old, new in result.renamed])
+    section(
+        "Renamed on one side, edited on the other; the edit follows the page:",
+        [f"{old} -> {new}" for old, new in result.renamed],
+    )
     return subject, "\n".join(lines).strip()
 
 
@@ -132,13 +142,16 @@ def _check_incoming(store: Store, remote: Remote, theirs: bytes | None, before: 
                 store.repo.refs.remove_if_equals(ref, None)
             else:
                 store.repo.refs[ref] = before
-            raise SyncError(f"remote {remote.name!r} has a commit ({theirs.decode()[:8]}) with the path {path!r}, "
-                            "which wiki-memory will not write; nothing was changed here. Fix the remote "
-                            "repository with git, then sync again.")
+            raise SyncError(
+                f"remote {remote.name!r} has a commit ({theirs.decode()[:8]}) with the path {path!r}, "
+                "which wiki-memory will not write; nothing was changed here. Fix the remote "
+                "repository with git, then sync again."
+            )
 
 
-def _integrate(store: Store, remote: Remote, theirs: bytes | None, report: SyncReport, author: Author,
-               host: str) -> None:
+def _integrate(
+    store: Store, remote: Remote, theirs: bytes | None, report: SyncReport, author: Author, host: str
+) -> None:
     """Bring the remote's `main` into ours (under the writer lock): nothing to do, a
     fast-forward, or a merge commit."""
     ours = store.head()
@@ -156,13 +169,21 @@ def _integrate(store: Store, remote: Remote, theirs: bytes | None, report: SyncR
     base = bases[0] if bases else None
     base_tree = store.repo[base].tree if base else None  # type: ignore[attr-defined]
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
-    result = merge_trees(store, base_tree, store.repo[ours].tree, store.repo[theirs].tree,  # type: ignore[attr-defined]
-                         host=host, date=date, source=remote.name,
-                         their_host=lambda path: _host_of(store, theirs, ours, path) or remote.name)
+    result = merge_trees(
+        store,
+        base_tree,
+        store.repo[ours].tree,
+        store.repo[theirs].tree,  # type: ignore[attr-defined]
+        host=host,
+        date=date,
+        source=remote.name,
+        their_host=lambda path: _host_of(store, theirs, ours, path) or remote.name,
+    )
     subject, body = _merge_message(remote, result)
     report.received_commits += _count(store, theirs, ours)
-    report.merge_commit = store.commit(result.changes, subject, author, body=body, commit_hand_edits=False,
-                                       parents_extra=(theirs,), modes=result.modes)
+    report.merge_commit = store.commit(
+        result.changes, subject, author, body=body, commit_hand_edits=False, parents_extra=(theirs,), modes=result.modes
+    )
     report.received.extend(result.received)
     report.merged.extend(result.merged)
     report.conflicts.extend(result.conflicts)
@@ -239,9 +260,17 @@ def sync_state(store: Store) -> dict[str, dict[str, Any]]:
         return {}
 
 
-def sync(store: Store, remote: str | None = None, *, project: Any = None, index: Any = None,
-         author: Author | None = None, host: str | None = None, attempts: int = ATTEMPTS,
-         progress: Any = None) -> SyncReport:
+def sync(
+    store: Store,
+    remote: str | None = None,
+    *,
+    project: Any = None,
+    index: Any = None,
+    author: Author | None = None,
+    host: str | None = None,
+    attempts: int = ATTEMPTS,
+    progress: Any = None,
+) -> SyncReport:
     """Sync the wiki with a remote: commit pending hand edits, fetch, merge, push, and
     re-index what changed (in `index`, or the index of `project`; neither: no re-index;
     `progress` as `Index.sync` takes it). Raises SyncError (local work intact) when the
@@ -274,8 +303,10 @@ def sync(store: Store, remote: str | None = None, *, project: Any = None, index:
                 report.sent_commits += sending
                 break
             else:
-                raise SyncError(f"remote {chosen.name!r} changed during each of {attempts} attempts to sync; "
-                                "your local memory is intact and merged with what arrived; try again")
+                raise SyncError(
+                    f"remote {chosen.name!r} changed during each of {attempts} attempts to sync; "
+                    "your local memory is intact and merged with what arrived; try again"
+                )
         except Exception as e:
             _record(store, chosen, str(e).splitlines()[0] if str(e) else type(e).__name__)
             raise
@@ -286,6 +317,6 @@ def sync(store: Store, remote: str | None = None, *, project: Any = None, index:
 
         try:
             report.index = update_index(project, store, index, progress)
-        except Exception as e:  # the index is derived data: the sync itself succeeded
+        except Exception as e:  # noqa: BLE001 - the index is derived data: the sync itself succeeded
             report.index_warning = f"the search index was not updated ({e}); `wiki-memory reindex` catches up"
     return report

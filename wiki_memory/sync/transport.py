@@ -41,8 +41,9 @@ def _client(store, remote: Remote, operation: str):
         _check_local(remote, path)
     ssh_command = os.environ.get("GIT_SSH_COMMAND") or os.environ.get("GIT_SSH") or None
     try:
-        return get_transport_and_path(remote.url, config=store.repo.get_config_stack(), operation=operation,
-                                      ssh_command=ssh_command, quiet=True)
+        return get_transport_and_path(
+            remote.url, config=store.repo.get_config_stack(), operation=operation, ssh_command=ssh_command, quiet=True
+        )
     except ValueError as e:
         raise SyncError(f"remote {remote.name!r}: cannot use {remote.shown}: {e}") from None
 
@@ -51,14 +52,20 @@ def _check_local(remote: Remote, path: Path) -> None:
     """A remote on this machine must be a bare repository: pushing into a checked-out
     branch would leave that checkout's files behind its history."""
     if not path.exists():
-        raise UnreachableError(f"cannot reach remote {remote.name!r}: {path} does not exist "
-                               f"(create it with `git init --bare -b main {path}`). Your local memory is intact.")
+        raise UnreachableError(
+            f"cannot reach remote {remote.name!r}: {path} does not exist "
+            f"(create it with `git init --bare -b main {path}`). Your local memory is intact."
+        )
     if (path / ".git").exists():
-        raise SyncError(f"remote {remote.name!r} ({path}) is a repository with a working tree; "
-                        f"sync through a bare repository instead (`git init --bare -b main {path}.git`)")
+        raise SyncError(
+            f"remote {remote.name!r} ({path}) is a repository with a working tree; "
+            f"sync through a bare repository instead (`git init --bare -b main {path}.git`)"
+        )
     if not (path / "objects").is_dir() or not (path / "HEAD").exists():
-        raise UnreachableError(f"cannot use remote {remote.name!r}: {path} is not a git repository "
-                               f"(create one with `git init --bare -b main {path}`). Your local memory is intact.")
+        raise UnreachableError(
+            f"cannot use remote {remote.name!r}: {path} is not a git repository "
+            f"(create one with `git init --bare -b main {path}`). Your local memory is intact."
+        )
 
 
 def _reason(exc: BaseException) -> str:
@@ -78,8 +85,13 @@ def _network_errors() -> tuple[type[BaseException], ...]:
     from dulwich.client import HTTPProxyUnauthorized, HTTPUnauthorized
     from dulwich.errors import GitProtocolError, NotGitRepository
 
-    errors: list[type[BaseException]] = [OSError, GitProtocolError, NotGitRepository, HTTPUnauthorized,
-                                         HTTPProxyUnauthorized]
+    errors: list[type[BaseException]] = [
+        OSError,
+        GitProtocolError,
+        NotGitRepository,
+        HTTPUnauthorized,
+        HTTPProxyUnauthorized,
+    ]
     try:
         from urllib3.exceptions import HTTPError
 
@@ -90,8 +102,10 @@ def _network_errors() -> tuple[type[BaseException], ...]:
 
 
 def unreachable(remote: Remote, exc: BaseException, verb: str = "reach") -> UnreachableError:
-    return UnreachableError(f"cannot {verb} remote {remote.name!r} ({remote.shown}): {_reason(exc)}. "
-                            "Your local memory is intact; run `wiki-memory sync` again when it is reachable.")
+    return UnreachableError(
+        f"cannot {verb} remote {remote.name!r} ({remote.shown}): {_reason(exc)}. "
+        "Your local memory is intact; run `wiki-memory sync` again when it is reachable."
+    )
 
 
 def fetch(store, remote: Remote) -> bytes | None:
@@ -134,13 +148,15 @@ def push(store, remote: Remote, new: bytes, expected: bytes | None) -> None:
     from dulwich.errors import SendPackError
 
     try:
-        result = client.send_pack(path.encode() if isinstance(path, str) else path, update_refs,
-                                  generate_pack_data=generate_pack_data)
+        result = client.send_pack(
+            path.encode() if isinstance(path, str) else path, update_refs, generate_pack_data=generate_pack_data
+        )
     except RemoteMoved:
         raise
     except SendPackError as e:
-        raise SyncError(f"remote {remote.name!r} refused the push: {_reason(e)}. "
-                        "Your local memory is intact.") from None
+        raise SyncError(
+            f"remote {remote.name!r} refused the push: {_reason(e)}. Your local memory is intact."
+        ) from None
     except _network_errors() as e:
         raise unreachable(remote, e, "push to") from None
     for ref, error in (result.ref_status or {}).items():
@@ -149,6 +165,7 @@ def push(store, remote: Remote, new: bytes, expected: bytes | None) -> None:
         lowered = error.lower()
         if any(w in lowered for w in ("fetch first", "non-fast-forward", "unable to set", "stale", "lock")):
             raise RemoteMoved()
-        raise SyncError(f"remote {remote.name!r} refused {ref.decode('utf-8', 'replace')}: {error}. "
-                        "Your local memory is intact.")
+        raise SyncError(
+            f"remote {remote.name!r} refused {ref.decode('utf-8', 'replace')}: {error}. Your local memory is intact."
+        )
     store.repo.refs[tracking_ref(remote)] = new
