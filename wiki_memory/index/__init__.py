@@ -1,10 +1,10 @@
 """The search index: SQLite FTS5 plus embedding vectors, derived from the git store.
 
-    from wiki_memory.index import Index, SearchResult
-    idx = Index.open(project)
-    idx.attach(store)          # keep it current with the store's commits in this process
-    idx.sync(store)            # catch up with anything else (incremental, by git blob id)
-    idx.search("tests hang on the build server", k=8)
+from wiki_memory.index import Index, SearchResult
+idx = Index.open(project)
+idx.attach(store)          # keep it current with the store's commits in this process
+idx.sync(store)            # catch up with anything else (incremental, by git blob id)
+idx.search("tests hang on the build server", k=8)
 """
 
 from __future__ import annotations
@@ -12,7 +12,20 @@ from __future__ import annotations
 from wiki_memory.index.embed import DEFAULT_MODEL, Embedder, ModelUnavailableWarning
 from wiki_memory.index.index import MODES, Index, Tuning, embed_text, parse_since, read_head
 from wiki_memory.index.links import Link
-from wiki_memory.index.results import SearchResult, SyncStats
+from wiki_memory.index.results import PageMeta, SearchResult, SyncStats
 
-__all__ = ["DEFAULT_MODEL", "Embedder", "Index", "Link", "MODES", "ModelUnavailableWarning", "SearchResult",
-           "SyncStats", "Tuning", "embed_text", "parse_since", "read_head"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "MODES",
+    "Embedder",
+    "Index",
+    "Link",
+    "ModelUnavailableWarning",
+    "PageMeta",
+    "SearchResult",
+    "SyncStats",
+    "Tuning",
+    "embed_text",
+    "parse_since",
+    "read_head",
+]

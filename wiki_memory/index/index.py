@@ -9,11 +9,12 @@ import sqlite3
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from wiki_memory.config import read_head
 from wiki_memory.errors import WikiMemoryError
@@ -22,7 +23,7 @@ from wiki_memory.index.embed import Embedder
 from wiki_memory.index.links import Link, Resolver, page_keys, target_keys
 from wiki_memory.index.matrix import VectorMatrix
 from wiki_memory.index.query import Query, fts_expression, fts_quote, parse_query
-from wiki_memory.index.results import SearchResult, SyncStats
+from wiki_memory.index.results import PageMeta, SearchResult, SyncStats
 
 if TYPE_CHECKING:
     from wiki_memory.config import Project
@@ -113,8 +114,13 @@ def parse_since(since: str | None) -> str | None:
     m = _RELATIVE.match(value.lower())
     if m:
         n, unit = int(m.group(1)), m.group(2)
-        delta = {"h": timedelta(hours=n), "d": timedelta(days=n), "w": timedelta(weeks=n),
-                 "m": timedelta(days=30 * n), "y": timedelta(days=365 * n)}[unit]
+        delta = {
+            "h": timedelta(hours=n),
+            "d": timedelta(days=n),
+            "w": timedelta(weeks=n),
+            "m": timedelta(days=30 * n),
+            "y": timedelta(days=365 * n),
+        }[unit]
         return (datetime.now(timezone.utc) - delta).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -141,15 +147,22 @@ class Index:
     a `git commit` in the wiki); `search` catches up by itself when the wiki moved.
     """
 
-    def __init__(self, path: Path | str, *, project: "Project | None" = None, embedder: Embedder | None = None,
-                 settings: Any = None, tuning: Tuning | None = None):
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        project: Project | None = None,
+        embedder: Embedder | None = None,
+        settings: Any = None,
+        tuning: Tuning | None = None,
+    ):
         self.path = Path(path)
         self.project = project
         self.settings = settings
         self.embedder = embedder if embedder is not None else Embedder(settings=settings)
         self.tuning = tuning or DEFAULT_TUNING
         self._lock = threading.RLock()
-        self._store: "Store | None" = None
+        self._store: Store | None = None
         self._own_store = False
         self._matrix_cache: tuple[Any, ...] | None = None
         self._complete_at: str | None = None  # the generation at which no chunk lacked a vector
@@ -166,8 +179,9 @@ class Index:
             raise WikiMemoryError(f"cannot open the search index {self.path}: {e}") from None
 
     @classmethod
-    def open(cls, project: "Project", *, embedder: Embedder | None = None, settings: Any = None,
-             tuning: Tuning | None = None) -> "Index":
+    def open(
+        cls, project: Project, *, embedder: Embedder | None = None, settings: Any = None, tuning: Tuning | None = None
+    ) -> Index:
         """Open (or create) the index at `project.index_path`; a file of another schema
         version, or a damaged one, is rebuilt from the store on its next sync or search."""
         if settings is None:
@@ -222,7 +236,7 @@ class Index:
             except sqlite3.Error:
                 pass
 
-    def __enter__(self) -> "Index":
+    def __enter__(self) -> Index:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -251,22 +265,29 @@ class Index:
     def stats(self) -> dict[str, object]:
         with self._lock:
             count = lambda sql, *a: self.conn.execute(sql, a).fetchone()[0]  # noqa: E731
-            return {"path": str(self.path), "head": self.head, "pages": count("SELECT count(*) FROM pages"),
-                    "chunks": count("SELECT count(*) FROM chunks"),
-                    "vectors": count("SELECT count(*) FROM vectors WHERE model = ?", self.embedder.name),
-                    "pending": self.pending_count(), "model": self.embedder.name,
-                    "links": count("SELECT count(*) FROM links"),
-                    "unresolved_links": count("SELECT count(*) FROM links WHERE resolved IS NULL")}
+            return {
+                "path": str(self.path),
+                "head": self.head,
+                "pages": count("SELECT count(*) FROM pages"),
+                "chunks": count("SELECT count(*) FROM chunks"),
+                "vectors": count("SELECT count(*) FROM vectors WHERE model = ?", self.embedder.name),
+                "pending": self.pending_count(),
+                "model": self.embedder.name,
+                "links": count("SELECT count(*) FROM links"),
+                "unresolved_links": count("SELECT count(*) FROM links WHERE resolved IS NULL"),
+            }
 
     def pending_count(self) -> int:
         """Chunks without a vector for the current model."""
         return self.conn.execute(
             "SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM vectors v INDEXED BY vectors_by_model "
-            "JOIN chunks c ON c.id = v.chunk WHERE v.model = ?)", (self.embedder.name,)).fetchone()[0]
+            "JOIN chunks c ON c.id = v.chunk WHERE v.model = ?)",
+            (self.embedder.name,),
+        ).fetchone()[0]
 
     # Keeping current -------------------------------------------------------------------
 
-    def attach(self, store: "Store") -> "Index":
+    def attach(self, store: Store) -> Index:
         """Index every commit `store` makes from now on (FTS at once; vectors at once when
         the model is loaded in this process, else pending until the next sync or search)."""
         with self._lock:
@@ -287,8 +308,11 @@ class Index:
         try:
             self._apply_commit(commit_id, paths)
         except Exception as e:  # noqa: BLE001
-            print(f"wiki-memory: warning: the index missed commit {commit_id[:8]} ({e}); "
-                  "the next search or `wiki-memory reindex` catches up", file=sys.stderr)
+            print(
+                f"wiki-memory: warning: the index missed commit {commit_id[:8]} ({e}); "
+                "the next search or `wiki-memory reindex` catches up",
+                file=sys.stderr,
+            )
 
     def _apply_commit(self, commit_id: str, paths: tuple[str, ...]) -> None:
         from wiki_memory.store.paths import is_page_path
@@ -307,8 +331,12 @@ class Index:
                 changes[path] = blob.decode() if blob else None
             complete = self._known_complete()
             try:
-                self._write(store, changes, stats=SyncStats(),
-                            head=commit_id if parents[:1] == [self.head] or not parents else None)
+                self._write(
+                    store,
+                    changes,
+                    stats=SyncStats(),
+                    head=commit_id if parents[:1] == [self.head] or not parents else None,
+                )
             except sqlite3.DatabaseError as e:
                 if not schema.is_damage(e):
                     raise
@@ -316,15 +344,22 @@ class Index:
                 return
             if self.embedder.loaded:
                 self._embed_pending(pages=list(changes), deadline=time.monotonic() + EMBED_INLINE_S)
-                if complete and self.conn.execute(
+                if (
+                    complete
+                    and self.conn.execute(
                         f"SELECT 1 FROM chunks c WHERE c.page IN (SELECT value FROM json_each(?)) AND {NO_VECTOR} "
-                        "LIMIT 1", (json.dumps(list(changes)), self.embedder.name)).fetchone() is None:
+                        "LIMIT 1",
+                        (json.dumps(list(changes)), self.embedder.name),
+                    ).fetchone()
+                    is None
+                ):
                     # Every other chunk had its vector before this commit: all have one now,
                     # and the next search need not count them (15 ms at 10,000 pages).
                     self._complete_at = self._meta("generation")
 
-    def sync(self, store: "Store | None" = None, progress: Progress | None = None, *, embed: bool = True,
-             full: bool = False) -> SyncStats:
+    def sync(
+        self, store: Store | None = None, progress: Progress | None = None, *, embed: bool = True, full: bool = False
+    ) -> SyncStats:
         """Bring the index up to the store's HEAD: only pages whose git blob id changed are
         re-chunked (and their changed chunks re-embedded); deleted pages disappear.
 
@@ -356,7 +391,7 @@ class Index:
         stats.seconds = time.perf_counter() - started
         return stats
 
-    def _sync(self, store: "Store", stats: SyncStats, progress: Progress | None, full: bool) -> SyncStats:
+    def _sync(self, store: Store, stats: SyncStats, progress: Progress | None, full: bool) -> SyncStats:
         if full:
             self._reopen_fresh("full reindex")
             stats.rebuilt = "full reindex"
@@ -376,7 +411,7 @@ class Index:
         self._write(store, changes, stats, head=head_id, progress=progress, always_set_head=True)
         return stats
 
-    def _get_store(self) -> "Store | None":
+    def _get_store(self) -> Store | None:
         if self._store is not None:
             return self._store
         if self.project is None or not (self.project.wiki / ".git").is_dir():
@@ -401,14 +436,22 @@ class Index:
 
     # Writing pages into the index --------------------------------------------------------
 
-    def _write(self, store: "Store", changes: dict[str, str | None], stats: SyncStats, *, head: str | None,
-               progress: Progress | None = None, always_set_head: bool = False) -> None:
+    def _write(
+        self,
+        store: Store,
+        changes: dict[str, str | None],
+        stats: SyncStats,
+        *,
+        head: str | None,
+        progress: Progress | None = None,
+        always_set_head: bool = False,
+    ) -> None:
         """Apply {path: blob id or None} in one transaction (batches of pages for big syncs)."""
         items = sorted(changes.items())
         total = len(items)
         batch = 500
         for start in range(0, max(total, 1), batch):
-            part = items[start:start + batch]
+            part = items[start : start + batch]
             last = start + batch >= total
             self.conn.execute("BEGIN IMMEDIATE")
             try:
@@ -460,34 +503,45 @@ class Index:
         # Vectors of chunks whose embedded text is unchanged are kept, not recomputed.
         kept: dict[str, list[tuple[str, int, bytes]]] = {}
         for h, model, dim, vec in c.execute(
-                "SELECT c.hash, v.model, v.dim, v.vec FROM chunks c JOIN vectors v ON v.chunk = c.id "
-                "WHERE c.page = ?", (path,)):
+            "SELECT c.hash, v.model, v.dim, v.vec FROM chunks c JOIN vectors v ON v.chunk = c.id WHERE c.page = ?",
+            (path,),
+        ):
             kept.setdefault(h, []).append((model, dim, vec))
         self._delete_page(path)
         title = page.title
         tags = list(page.tags)
-        c.execute("INSERT INTO pages(path, id, title, type, tags, status, created, updated, blob) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                  (path, page.id, title, page.type, json.dumps(tags), page.status, page.created, page.updated, blob))
+        c.execute(
+            "INSERT INTO pages(path, id, title, type, tags, status, created, updated, blob) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (path, page.id, title, page.type, json.dumps(tags), page.status, page.created, page.updated, blob),
+        )
         c.executemany("INSERT OR IGNORE INTO page_tags VALUES (?, ?)", [(path, t) for t in tags])
         fts_title = " ".join([title, *tags])
         for chunk in chunk_text(page.body, title, self.tuning.chunk_words):
             h = _hash(embed_text(title, chunk.heading, chunk.text))
-            cur = c.execute("INSERT INTO chunks(page, ordinal, heading, text, hash) VALUES (?, ?, ?, ?, ?)",
-                            (path, chunk.ordinal, chunk.heading, chunk.text, h))
+            cur = c.execute(
+                "INSERT INTO chunks(page, ordinal, heading, text, hash) VALUES (?, ?, ?, ?, ?)",
+                (path, chunk.ordinal, chunk.heading, chunk.text, h),
+            )
             chunk_id = cur.lastrowid
-            c.execute("INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?, ?, ?, ?)",
-                      (chunk_id, fts_title, chunk.heading, chunk.text))
+            c.execute(
+                "INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?, ?, ?, ?)",
+                (chunk_id, fts_title, chunk.heading, chunk.text),
+            )
             for model, dim, vec in kept.get(h, ()):
                 c.execute("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?)", (chunk_id, model, dim, vec))
         try:
             links = wiki_links(page.body)
         except Exception:  # noqa: BLE001 - a Markdown oddity must not stop indexing
             links = []
-        c.executemany("INSERT INTO links(source, ordinal, target, heading, alias, key_full, key_tail, key_slug) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                      [(path, i, link.target, link.heading, link.alias, *target_keys(link.target))
-                       for i, link in enumerate(links)])
+        c.executemany(
+            "INSERT INTO links(source, ordinal, target, heading, alias, key_full, key_tail, key_slug) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (path, i, link.target, link.heading, link.alias, *target_keys(link.target))
+                for i, link in enumerate(links)
+            ],
+        )
 
     def _resolve_links(self, changed: list[str] | None = None, names: Resolver | None = None) -> Resolver:
         """Point every `[[link]]` at the page it names now; returns every page's names.
@@ -498,8 +552,16 @@ class Index:
         pages' names as they were before this write, is brought up to date for the changed
         pages instead of read again (80 ms at 10,000 pages).
         """
-        titles = {} if changed is None else dict(self.conn.execute(
-            "SELECT path, title FROM pages WHERE path IN (SELECT value FROM json_each(?))", (json.dumps(changed),)))
+        titles = (
+            {}
+            if changed is None
+            else dict(
+                self.conn.execute(
+                    "SELECT path, title FROM pages WHERE path IN (SELECT value FROM json_each(?))",
+                    (json.dumps(changed),),
+                )
+            )
+        )
         if names is not None and changed is not None:
             for path in changed:
                 names.remove(path)
@@ -522,7 +584,8 @@ class Index:
             rows = self.conn.execute(
                 f"SELECT rowid, target, resolved FROM links WHERE source IN ({marks}) OR resolved IN ({marks}) "
                 f"OR key_full IN ({n_marks}) OR key_tail IN ({s_marks}) OR key_slug IN ({s_marks})",
-                [*changed, *changed, *full_names, *stems, *stems]).fetchall()
+                [*changed, *changed, *full_names, *stems, *stems],
+            ).fetchall()
         updates = []
         for rowid, target, resolved in rows:
             new = resolver.resolve(target)
@@ -533,8 +596,13 @@ class Index:
 
     # Embeddings ---------------------------------------------------------------------------
 
-    def _embed_pending(self, limit: int | None = None, progress: Progress | None = None,
-                       pages: Sequence[str] | None = None, deadline: float | None = None) -> int:
+    def _embed_pending(
+        self,
+        limit: int | None = None,
+        progress: Progress | None = None,
+        pages: Sequence[str] | None = None,
+        deadline: float | None = None,
+    ) -> int:
         """Embed chunks that have no vector for the current model (of `pages` only, when
         given: what a commit just wrote); returns how many. With a `deadline`
         (time.monotonic()), one batch at a time, stopping once it has passed."""
@@ -542,8 +610,10 @@ class Index:
             return 0
         model = self.embedder.name
         params: list[Any] = [model]
-        sql = (f"SELECT c.id, c.hash, p.title, c.heading, c.text FROM chunks c JOIN pages p ON p.path = c.page "
-               f"WHERE {NO_VECTOR}")
+        sql = (
+            f"SELECT c.id, c.hash, p.title, c.heading, c.text FROM chunks c JOIN pages p ON p.path = c.page "
+            f"WHERE {NO_VECTOR}"
+        )
         if pages is not None:
             sql += " AND c.page IN (SELECT value FROM json_each(?))"
             params.append(json.dumps(list(pages)))
@@ -562,7 +632,7 @@ class Index:
         for start in range(0, len(rows), step):
             if deadline is not None and done and time.monotonic() > deadline:
                 break
-            part = rows[start:start + step]
+            part = rows[start : start + step]
             vectors = self.embedder.embed([embed_text(title, heading, text) for _, _, title, heading, text in part])
             dim = int(vectors.shape[1])
             self.conn.execute("BEGIN IMMEDIATE")
@@ -573,7 +643,8 @@ class Index:
                 self.conn.executemany(
                     "INSERT OR REPLACE INTO vectors SELECT ?, ?, ?, ? WHERE EXISTS "
                     "(SELECT 1 FROM chunks WHERE id = ? AND hash = ?)",
-                    [(cid, model, dim, vectors[i].tobytes(), cid, h) for i, (cid, h, *_rest) in enumerate(part)])
+                    [(cid, model, dim, vectors[i].tobytes(), cid, h) for i, (cid, h, *_rest) in enumerate(part)],
+                )
                 self._bump()
                 if names is not None:  # vectors changed, not pages: the names still hold
                     self._names = (self._meta("generation"), names)
@@ -601,7 +672,9 @@ class Index:
         # index would add a lookup per row (470 ms instead of 240 at 40,000 chunks).
         rows = self.conn.execute(
             "SELECT v.chunk, v.dim, v.vec, c.page FROM vectors v JOIN chunks c ON c.id = v.chunk "
-            "WHERE +v.model = ? ORDER BY v.chunk", (self.embedder.name,)).fetchall()
+            "WHERE +v.model = ? ORDER BY v.chunk",
+            (self.embedder.name,),
+        ).fetchall()
         self.matrix_loads += 1
         value = VectorMatrix.from_rows(rows)
         self._matrix_cache = (key, value)
@@ -632,14 +705,17 @@ class Index:
         found: dict[int, tuple] = {}
         if pages:
             for row in self.conn.execute(
-                    "SELECT v.chunk, v.dim, v.vec, c.page FROM chunks c JOIN vectors v ON v.chunk = c.id "
-                    "AND +v.model = ? WHERE c.page IN (SELECT value FROM json_each(?))",  # by page first
-                    (model, json.dumps(list(pages)))):
+                "SELECT v.chunk, v.dim, v.vec, c.page FROM chunks c JOIN vectors v ON v.chunk = c.id "
+                "AND +v.model = ? WHERE c.page IN (SELECT value FROM json_each(?))",  # by page first
+                (model, json.dumps(list(pages))),
+            ):
                 found[row[0]] = row
         if chunks:
             for row in self.conn.execute(
-                    "SELECT v.chunk, v.dim, v.vec, c.page FROM vectors v JOIN chunks c ON c.id = v.chunk "
-                    "WHERE v.model = ? AND v.chunk IN (SELECT value FROM json_each(?))", (model, json.dumps(list(chunks)))):
+                "SELECT v.chunk, v.dim, v.vec, c.page FROM vectors v JOIN chunks c ON c.id = v.chunk "
+                "WHERE v.model = ? AND v.chunk IN (SELECT value FROM json_each(?))",
+                (model, json.dumps(list(chunks))),
+            ):
                 found[row[0]] = row
         added = VectorMatrix.from_rows([found[i] for i in sorted(found)], value.dim if value is not None else None)
         if value is None:
@@ -653,9 +729,17 @@ class Index:
 
     # Search ---------------------------------------------------------------------------------
 
-    def search(self, query: str, k: int = 8, mode: str = "hybrid", type: str | Sequence[str] | None = None,
-               tag: str | Sequence[str] | None = None, status: str | Sequence[str] | None = None,
-               since: str | None = None, max_chars: int | None = None) -> list[SearchResult]:
+    def search(
+        self,
+        query: str,
+        k: int = 8,
+        mode: str = "hybrid",
+        type: str | Sequence[str] | None = None,
+        tag: str | Sequence[str] | None = None,
+        status: str | Sequence[str] | None = None,
+        since: str | None = None,
+        max_chars: int | None = None,
+    ) -> list[SearchResult]:
         """The `k` best pages for `query`, each once with its best passage.
 
         `mode`: "hybrid" (bm25 and vector rankings fused), "fts" or "vector"; without a model,
@@ -675,8 +759,9 @@ class Index:
                 self._reopen_fresh(f"unreadable ({e})")
                 return self._search(query, k, mode, type, tag, status, since, max_chars)
 
-    def _search(self, text: str, k: int, mode: str, type_: Any, tag: Any, status: Any, since: str | None,
-                max_chars: int | None) -> list[SearchResult]:
+    def _search(
+        self, text: str, k: int, mode: str, type_: Any, tag: Any, status: Any, since: str | None, max_chars: int | None
+    ) -> list[SearchResult]:
         self._catch_up()
         query = self._without_common_words(parse_query(text))
         where, params = self._filters(type_, tag, status, since)
@@ -832,8 +917,12 @@ class Index:
     def _has_inactive(self) -> bool:
         generation = self._meta("generation")
         if self._inactive_cache is None or self._inactive_cache[0] != generation:
-            found = self.conn.execute(f"SELECT 1 FROM pages WHERE status IN ({', '.join('?' * len(INACTIVE))}) "
-                                      "LIMIT 1", INACTIVE).fetchone() is not None
+            found = (
+                self.conn.execute(
+                    f"SELECT 1 FROM pages WHERE status IN ({', '.join('?' * len(INACTIVE))}) LIMIT 1", INACTIVE
+                ).fetchone()
+                is not None
+            )
             self._inactive_cache = (generation, found)
         return self._inactive_cache[1]
 
@@ -874,22 +963,30 @@ class Index:
                 return rows
         return self._ranked(fts_expression(query), where, params, depth)
 
-    def _ranked(self, expression: str | None, where: str, params: list[Any], depth: int) -> list[tuple[int, str, float]]:
+    def _ranked(
+        self, expression: str | None, where: str, params: list[Any], depth: int
+    ) -> list[tuple[int, str, float]]:
         if expression is None:
             return []
         t = self.tuning
         if where == "1":
             # No filter: rank inside FTS5 first, join only the rows kept (30% faster).
-            sql = ("SELECT f.id, c.page, f.s FROM (SELECT rowid AS id, -bm25(chunks_fts, ?, ?, ?) AS s "
-                   "FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?) f "
-                   "JOIN chunks c ON c.id = f.id ORDER BY f.s DESC")
-            return self.conn.execute(sql, [t.title_weight, t.heading_weight, t.text_weight, expression,
-                                           depth]).fetchall()
-        sql = (f"SELECT f.rowid, c.page, -bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts f "
-               f"JOIN chunks c ON c.id = f.rowid JOIN pages p ON p.path = c.page "
-               f"WHERE chunks_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?")
-        return self.conn.execute(sql, [t.title_weight, t.heading_weight, t.text_weight, expression, *params,
-                                       depth]).fetchall()
+            sql = (
+                "SELECT f.id, c.page, f.s FROM (SELECT rowid AS id, -bm25(chunks_fts, ?, ?, ?) AS s "
+                "FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?) f "
+                "JOIN chunks c ON c.id = f.id ORDER BY f.s DESC"
+            )
+            return self.conn.execute(
+                sql, [t.title_weight, t.heading_weight, t.text_weight, expression, depth]
+            ).fetchall()
+        sql = (
+            f"SELECT f.rowid, c.page, -bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts f "
+            f"JOIN chunks c ON c.id = f.rowid JOIN pages p ON p.path = c.page "
+            f"WHERE chunks_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?"
+        )
+        return self.conn.execute(
+            sql, [t.title_weight, t.heading_weight, t.text_weight, expression, *params, depth]
+        ).fetchall()
 
     def _vector(self, query: Any, where: str, params: list[Any], depth: int) -> list[tuple[int, str, float]]:
         """The chunks nearest to `query` (the query's unit vector), best first."""
@@ -913,17 +1010,25 @@ class Index:
             query = query + self.tuning.vector_prf * matrix[near].mean(axis=0)
             scores = similarities(query / np.linalg.norm(query))
         if where != "1":
-            allowed = np.fromiter((r[0] for r in self.conn.execute(
-                f"SELECT c.id FROM chunks c JOIN pages p ON p.path = c.page WHERE {where}", params)), dtype=np.int64)
+            allowed = np.fromiter(
+                (
+                    r[0]
+                    for r in self.conn.execute(
+                        f"SELECT c.id FROM chunks c JOIN pages p ON p.path = c.page WHERE {where}", params
+                    )
+                ),
+                dtype=np.int64,
+            )
             scores = np.where(np.isin(ids, allowed), scores, -np.inf)
         n = min(depth, len(scores))
         top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
         top = top[np.lexsort((ids[top], -scores[top]))]  # ties: by chunk id, whatever the rows' order
         top = top[np.isfinite(scores[top])]
-        return list(zip(ids[top].tolist(), [pages[i] for i in top.tolist()], scores[top].tolist()))
+        return list(zip(ids[top].tolist(), [pages[i] for i in top.tolist()], scores[top].tolist(), strict=False))
 
-    def _fuse(self, rankings: dict[str, list[tuple[int, str, float]]], vector_weight: float | None = None) -> tuple[list[tuple[str, float, tuple[str, ...]]],
-                                                                        dict[int, float], dict[str, list[int]]]:
+    def _fuse(
+        self, rankings: dict[str, list[tuple[int, str, float]]], vector_weight: float | None = None
+    ) -> tuple[list[tuple[str, float, tuple[str, ...]]], dict[int, float], dict[str, list[int]]]:
         """Reciprocal rank fusion at page level.
 
         Returns (pages as (path, score, retrievers), fused chunk scores, each page's chunks best
@@ -967,15 +1072,26 @@ class Index:
         ranked = [(page, score, tuple(found_by[page])) for page, score in page_score.items()]
         return ranked, chunk_score, chunks_of
 
-    def _results(self, fused: tuple[list[tuple[str, float, tuple[str, ...]]], dict[int, float], dict[str, list[int]]],
-                 k: int, max_chars: int | None) -> list[SearchResult]:
+    def _results(
+        self,
+        fused: tuple[list[tuple[str, float, tuple[str, ...]]], dict[int, float], dict[str, list[int]]],
+        k: int,
+        max_chars: int | None,
+    ) -> list[SearchResult]:
         ranked, chunk_score, chunks_of = fused
         if not ranked:
             return []
         # Statuses of every candidate (the demotion can reorder them), details of the top k only.
-        inactive = {row[0] for row in self.conn.execute(
-            f"SELECT path FROM pages WHERE status IN ({', '.join('?' * len(INACTIVE))})", INACTIVE)} \
-            if self._has_inactive() else set()
+        inactive = (
+            {
+                row[0]
+                for row in self.conn.execute(
+                    f"SELECT path FROM pages WHERE status IN ({', '.join('?' * len(INACTIVE))})", INACTIVE
+                )
+            }
+            if self._has_inactive()
+            else set()
+        )
         scored = []
         for page, score, retrievers in ranked:
             if page in inactive:
@@ -986,14 +1102,18 @@ class Index:
         pages = {}
         rows = self.conn.execute(
             f"SELECT path, id, title, type, tags, status, created, updated FROM pages "
-            f"WHERE path IN ({', '.join('?' * len(scored))})", [r[1] for r in scored])
+            f"WHERE path IN ({', '.join('?' * len(scored))})",
+            [r[1] for r in scored],
+        )
         for path, pid, title, ptype, tags, status, created, updated in rows:
             pages[path] = (pid, title, ptype, tuple(json.loads(tags or "[]")), status, created, updated)
         scored = [r for r in scored if r[1] in pages]
         chunks: dict[str, list[tuple]] = {}
-        for row in self.conn.execute(f"SELECT page, id, ordinal, heading, text FROM chunks WHERE page IN "
-                                     f"({', '.join('?' * len(scored))}) ORDER BY page, ordinal",
-                                     [r[1] for r in scored]):
+        for row in self.conn.execute(
+            f"SELECT page, id, ordinal, heading, text FROM chunks WHERE page IN "
+            f"({', '.join('?' * len(scored))}) ORDER BY page, ordinal",
+            [r[1] for r in scored],
+        ):
             chunks.setdefault(row[0], []).append(row[1:])
         results: list[SearchResult] = []
         budget = max_chars
@@ -1010,12 +1130,28 @@ class Index:
                         break
                     snippet = cut(snippet, budget)
                 budget -= len(snippet)
-            results.append(SearchResult(page, title, ptype, heading, snippet, score, retrievers, tags, status,
-                                        updated, created, pid, ordinal))
+            results.append(
+                SearchResult(
+                    page,
+                    title,
+                    ptype,
+                    heading,
+                    snippet,
+                    score,
+                    retrievers,
+                    tags,
+                    status,
+                    updated,
+                    created,
+                    pid,
+                    ordinal,
+                )
+            )
         return results
 
-    def _snippet(self, rows: list[tuple], chunk_ids: list[int], chunk_score: dict[int, float],
-                 want: int) -> tuple[str, int, str]:
+    def _snippet(
+        self, rows: list[tuple], chunk_ids: list[int], chunk_score: dict[int, float], want: int
+    ) -> tuple[str, int, str]:
         """(heading, ordinal, text) of a page's best passage: its best chunk, grown with its
         neighbours while shorter than `want` words, then further well-ranked chunks of the page
         (`passages`, each within `passage_ratio` of the best score), joined by an ellipsis.
@@ -1034,7 +1170,7 @@ class Index:
         _, ordinal, heading, _ = by_id[best]
         used: set[int] = set()
         parts: list[str] = []
-        for n, chunk_id in enumerate(chunk_ids[:max(t.passages, 1)]):
+        for n, chunk_id in enumerate(chunk_ids[: max(t.passages, 1)]):
             if chunk_id not in by_id or by_id[chunk_id][1] in used:
                 continue
             if n and chunk_score[chunk_id] < t.passage_ratio * chunk_score[best]:
@@ -1070,21 +1206,55 @@ class Index:
         """The `[[links]]` of a page, in order, with the path each resolves to (or None)."""
         with self._lock:
             self._catch_up()
-            rows = self.conn.execute("SELECT target, resolved, heading, alias FROM links WHERE source = ? "
-                                     "ORDER BY ordinal", (path,)).fetchall()
+            rows = self.conn.execute(
+                "SELECT target, resolved, heading, alias FROM links WHERE source = ? ORDER BY ordinal", (path,)
+            ).fetchall()
             return [Link(target, resolved, heading, alias) for target, resolved, heading, alias in rows]
 
     def backlinks(self, path: str) -> list[str]:
         """The pages that link to `path`, sorted."""
         with self._lock:
             self._catch_up()
-            rows = self.conn.execute("SELECT DISTINCT source FROM links WHERE resolved = ? AND source != ? "
-                                     "ORDER BY source", (path, path)).fetchall()
+            rows = self.conn.execute(
+                "SELECT DISTINCT source FROM links WHERE resolved = ? AND source != ? ORDER BY source", (path, path)
+            ).fetchall()
             return [r[0] for r in rows]
 
     def has_page(self, path: str) -> bool:
         with self._lock:
             return self.conn.execute("SELECT 1 FROM pages WHERE path = ?", (path,)).fetchone() is not None
+
+    # Pages by name -------------------------------------------------------------------------
+
+    def in_step(self) -> bool:
+        """Does the index reflect the wiki's HEAD (no commit made since its last sync)?"""
+        wiki = self._store.root if self._store is not None else (self.project.wiki if self.project else None)
+        return wiki is not None and self.head is not None and self.head == read_head(wiki)
+
+    def named(self, ref: str) -> list[str]:
+        """The pages whose id is `ref` or whose title is `ref` (case-insensitive), sorted."""
+        wanted = ref.strip().casefold()
+        with self._lock:
+            rows = self.conn.execute("SELECT path, id, title FROM pages").fetchall()
+        return sorted(
+            path for path, page_id, title in rows if page_id == ref.strip() or (title or "").casefold() == wanted
+        )
+
+    def page_meta(self, paths: Sequence[str]) -> dict[str, PageMeta]:
+        """What the index knows of those of `paths` that are pages (no page is parsed)."""
+        found: dict[str, PageMeta] = {}
+        with self._lock:
+            for start in range(0, len(paths), 500):
+                part = list(paths[start : start + 500])
+                for path, pid, title, ptype, tags, status, created, updated in self.conn.execute(
+                    "SELECT path, id, title, type, tags, status, created, updated FROM pages "
+                    f"WHERE path IN ({', '.join('?' * len(part))})",
+                    part,
+                ):
+                    found[path] = PageMeta(
+                        path, pid, title, ptype, status or "active", tuple(json.loads(tags or "[]")), created, updated
+                    )
+        return found
 
 
 def cut(text: str, limit: int) -> str:
@@ -1092,8 +1262,8 @@ def cut(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     if limit <= 1:
-        return text[:max(limit, 0)]
-    head = text[:limit - 1]
+        return text[: max(limit, 0)]
+    head = text[: limit - 1]
     for sep in ("\n", " "):
         at = head.rfind(sep)
         if at >= limit // 2:

@@ -6,6 +6,20 @@ from dataclasses import asdict, dataclass, field
 
 
 @dataclass(frozen=True)
+class PageMeta:
+    """A page's front matter as the index holds it."""
+
+    path: str
+    id: str | None
+    title: str
+    type: str
+    status: str
+    tags: tuple[str, ...]
+    created: str | None
+    updated: str | None
+
+
+@dataclass(frozen=True)
 class SearchResult:
     """One page found by a search, with the passage that matched best."""
 
