@@ -246,7 +246,7 @@ def build_wiki(project, pages: int) -> None:
 
 
 def bench_session_start(page_counts: list[int], runs: int, work: Path) -> list[dict[str, object]]:
-    from wiki_memory.capture import startup
+    from wiki_memory.hook import startup
     from wiki_memory.config import resolve_project
     from wiki_memory.consolidate import context
     from wiki_memory.consolidate.run import consolidate_session, open_store

@@ -95,3 +95,28 @@ def model_threads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(embed.Embedder, "_load", recording_load)
     monkeypatch.delenv("WIKI_MEMORY_EMBED_THREADS", raising=False)
     return threads
+
+
+# The memory library, as the hook's background process and the CLI call it --------------------
+
+
+def consolidate_session(project, session_id: str, **options):
+    """Consolidate one session through the memory library (what SessionEnd's process runs)."""
+    from wiki_memory.memory import Memory
+
+    with Memory(project) as memory:
+        return memory.consolidate(session_id, **options)
+
+
+def consolidate_pending(project, **options):
+    from wiki_memory.memory import Memory
+
+    with Memory(project) as memory:
+        return memory.consolidate_pending(**options)
+
+
+def open_store(project):
+    """The project's store, the wiki created if needed (the caller closes it)."""
+    from wiki_memory.memory import Memory
+
+    return Memory(project).store(create=True)

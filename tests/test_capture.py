@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from wiki_memory.capture import adapter, hook, journal
+from wiki_memory.capture import adapter, journal
 from wiki_memory.capture.observation import Observation, PlanItem
 from wiki_memory.capture.toolcalls import excerpt, looks_failed, patch_files
-from wiki_memory.config import resolve_project
+from wiki_memory.config import hook_log, resolve_project
+from wiki_memory.hook import main as hook
 
 PAYLOADS = Path(__file__).parent / "fixtures" / "payloads"
 CLAUDE = PAYLOADS / "claude-code-2.1.197"
@@ -376,7 +377,7 @@ def test_session_start_prints_the_handoff_in_the_hookspecificoutput_envelope(age
         calls.append((project.id, agent_name, session_id, source))
         return "Goal: fix the flaky login test."
 
-    monkeypatch.setattr("wiki_memory.capture.startup.session_start_text", handoff)
+    monkeypatch.setattr("wiki_memory.hook.startup.session_start_text", handoff)
     printed = run_hook(agent, session_start(agent, code_repo))
     assert json.loads(printed) == {
         "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "Goal: fix the flaky login test."}
@@ -385,7 +386,7 @@ def test_session_start_prints_the_handoff_in_the_hookspecificoutput_envelope(age
 
 
 def test_cursor_session_start_prints_additional_context(code_repo, monkeypatch):
-    monkeypatch.setattr("wiki_memory.capture.startup.session_start_text", lambda *a: "Goal: ship it.")
+    monkeypatch.setattr("wiki_memory.hook.startup.session_start_text", lambda *a: "Goal: ship it.")
     assert json.loads(run_hook("cursor", session_start("cursor", code_repo))) == {
         "additional_context": "Goal: ship it."
     }
@@ -400,13 +401,13 @@ def test_session_end_starts_consolidation_of_the_project_resolved_from_the_paylo
 ):
     calls = []
     monkeypatch.setattr(
-        "wiki_memory.capture.startup.after_session",
-        lambda project, agent, session_id, event: calls.append((project.root, agent, session_id, event)),
+        "wiki_memory.hook.startup.after_session",
+        lambda project, agent, session_id: calls.append((project.root, agent, session_id)),
     )
     monkeypatch.chdir(tmp_path)  # the hook's own cwd is elsewhere: the payload's cwd decides
     payload = {**load(CLAUDE / "session-end.json"), "cwd": str(code_repo)}
     assert run_hook("claude-code", payload) is None
-    assert calls == [(code_repo, "claude-code", payload["session_id"], "session-end")]
+    assert calls == [(code_repo, "claude-code", payload["session_id"])]
     path = journal.journal_file(resolve_project(code_repo).journal_dir, payload["session_id"])
     assert [o.kind for o in journal.read(path)] == ["session-end"]
     # Stop is not the end of a Claude Code session.
@@ -420,13 +421,13 @@ def test_a_failing_handoff_is_logged_and_prints_nothing(code_repo, monkeypatch, 
     def broken(*args):
         raise RuntimeError("index is corrupt")
 
-    monkeypatch.setattr("wiki_memory.capture.startup.session_start_text", broken)
+    monkeypatch.setattr("wiki_memory.hook.startup.session_start_text", broken)
     out = io.BytesIO()
     code = hook.main(
         ["claude-code"], stdin=io.BytesIO(json.dumps(session_start("claude-code", code_repo)).encode()), stdout=out
     )
     assert code == 0 and out.getvalue() == b""
-    assert "RuntimeError: index is corrupt" in hook.log_path().read_text()
+    assert "RuntimeError: index is corrupt" in hook_log().read_text()
     # The observation was written before the handoff was asked for.
     path = journal.journal_file(resolve_project(code_repo).journal_dir, "s-1")
     assert [o.kind for o in journal.read(path)] == ["session-start"]

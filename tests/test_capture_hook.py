@@ -194,7 +194,7 @@ def test_the_hook_path_imports_neither_click_nor_the_store(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     modules = set(json.loads(result.stderr.strip().splitlines()[-1]))
-    assert "wiki_memory.capture.hook" in modules and "wiki_memory.capture.claude_code" in modules
+    assert "wiki_memory.hook.main" in modules and "wiki_memory.capture.claude_code" in modules
     heavy = {
         m
         for m in modules
@@ -217,7 +217,9 @@ def test_the_hook_path_imports_neither_click_nor_the_store(tmp_path):
         m
         for m in modules
         if m.startswith("wiki_memory.")
-        and not m.startswith(("wiki_memory.capture", "wiki_memory.config", "wiki_memory.errors", "wiki_memory.entry"))
+        and not m.startswith(
+            ("wiki_memory.capture", "wiki_memory.config", "wiki_memory.errors", "wiki_memory.entry", "wiki_memory.hook")
+        )
     }
     assert not heavy and not ours, (heavy, ours)
     assert "wiki_memory.capture.codex" not in modules  # only the calling agent's adapter

@@ -10,14 +10,14 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import consolidate_pending, consolidate_session, git
 from journals import PlanItem, Session, age, set_config
 
 from wiki_memory.capture import journal
 from wiki_memory.config import resolve_project
-from wiki_memory.consolidate import background
+from wiki_memory.consolidate import state
 from wiki_memory.consolidate.extract import summarize
-from wiki_memory.consolidate.run import consolidate_pending, consolidate_session, load_session, read_state
+from wiki_memory.consolidate.run import load_session, read_state
 
 
 @pytest.fixture
@@ -284,13 +284,13 @@ def test_concurrent_session_ends_of_two_sessions(project):
 
 
 def test_after_session_consolidates_in_a_detached_process(project):
-    from wiki_memory.capture import startup
+    from wiki_memory.hook import startup
 
     Session(project, "s-bg-0001").start().prompt("Add a health endpoint").edit("src/health.py").stop(
         "Added /health."
     ).end().write(age_seconds=0)
-    startup.after_session(project, "claude-code", "s-bg-0001", "session-end")
-    state_file = background.state_dir(project) / "s-bg-0001.json"
+    startup.after_session(project, "claude-code", "s-bg-0001")
+    state_file = state.state_dir(project) / "s-bg-0001.json"
     deadline = time.time() + 30
     while not state_file.exists() and time.time() < deadline:
         time.sleep(0.05)
@@ -302,6 +302,8 @@ def test_after_session_consolidates_in_a_detached_process(project):
 def test_background_start_runs_in_its_own_session():
     # The hook may be killed with its process group; the consolidation must not be.
     project = resolve_project(os.getcwd())
+    from wiki_memory.hook import background
+
     pid = background.spawn(project, ["--version"])
     assert pid is not None
     try:
@@ -315,45 +317,24 @@ def test_background_start_runs_in_its_own_session():
             pass
 
 
-def test_stop_events_are_debounced_into_one_consolidation(project):
-    from wiki_memory.capture import startup
-
-    set_config("[consolidate]\nstop_debounce_seconds = 0.6\n")
-    s = Session(project, "s-stop-0001", agent="codex").start().prompt("Tidy the logging setup")
-    s.edit("src/log.py").stop("First turn done.").write(age_seconds=0)
-    startup.after_session(project, "codex", "s-stop-0001", "stop")
-    s.prompt("And rotate the files daily").edit("src/rotate.py").stop("Rotation added.").write(age_seconds=0)
-    startup.after_session(project, "codex", "s-stop-0001", "stop")
-    state_file = background.state_dir(project) / "s-stop-0001.json"
-    deadline = time.time() + 30
-    while not state_file.exists() and time.time() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.5)  # the first sleeper, had it not stood down, would have consolidated by now
-    assert state_file.exists()
-    log = git(project.wiki, "log", "--format=%s")
-    assert log.count("consolidate: codex session sstop000") == 1
-    handoff = read_state(project, journal.journal_file(project.journal_dir, "s-stop-0001"))["handoff"]
-    assert "`src/rotate.py`" in wiki_file(project, handoff)
-
-
 def test_settled_journals_only(project):
     Session(project, "s-fresh-0001").start().prompt("Live session").edit("a.py").write(age_seconds=0)
     Session(project, "s-old-0001").start().prompt("Old session").edit("b.py").end().write(age_seconds=30)
-    names = [p.name for p in background.pending_journals(project, settle=5)]
+    names = [p.name for p in state.pending_journals(project, settle=5)]
     assert names == ["s-old-0001.jsonl"]  # the live one is mid-turn: left alone
-    assert [p.name for p in background.pending_journals(project, settle=5, exclude=("s-old-0001",))] == []
+    assert [p.name for p in state.pending_journals(project, settle=5, exclude=("s-old-0001",))] == []
     consolidate_session(project, "s-old-0001")
-    assert background.pending_journals(project, settle=5) == []
+    assert state.pending_journals(project, settle=5) == []
     # A line appended after consolidation makes the journal pending again.
     Session(project, "s-old-0001").prompt("One more thing").write(age_seconds=10)
-    assert [p.name for p in background.pending_journals(project, settle=5)] == ["s-old-0001.jsonl"]
+    assert [p.name for p in state.pending_journals(project, settle=5)] == ["s-old-0001.jsonl"]
     age(journal.journal_file(project.journal_dir, "s-fresh-0001"), 60)
-    assert len(background.pending_journals(project, settle=5)) == 2
+    assert len(state.pending_journals(project, settle=5)) == 2
 
 
 def test_a_session_whose_turn_is_over_need_not_settle(project):
     def fresh() -> list[str]:
-        return [p.name for p in background.pending_journals(project, settle=5)]
+        return [p.name for p in state.pending_journals(project, settle=5)]
 
     # Ended, even when asynchronous hooks (Claude Code's PostToolUse) append after the end.
     Session(project, "s-ended-0001").start().prompt("Just ended").stop("Done.").end().edit("c.py").write(age_seconds=0)
@@ -388,7 +369,8 @@ def test_memory_the_session_wrote_or_read_is_where_to_look(project):
 
 
 def test_a_consolidation_commit_syncs_when_auto_sync_is_on(project, tmp_path):
-    from wiki_memory.consolidate.run import open_store
+    from conftest import open_store
+
     from wiki_memory.sync import add_remote
 
     remote = tmp_path / "team-wiki.git"

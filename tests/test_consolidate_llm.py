@@ -7,12 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import consolidate_session, git
 from fake_llm import FakeLLM
 from journals import Session, set_config
 
 from wiki_memory.config import home, resolve_project
-from wiki_memory.consolidate.run import consolidate_session
 
 GOOD = {
     "title": "Login test flake fixed by refreshing before the retry",

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import SHARED, git
+from conftest import SHARED, consolidate_session, git
 from journals import Session
 
 from wiki_memory.capture import journal
@@ -14,9 +14,9 @@ from wiki_memory.config import resolve_project
 from wiki_memory.consolidate.claude_code import read_transcript
 from wiki_memory.consolidate.codex import read_rollout
 from wiki_memory.consolidate.extract import relative, summarize
-from wiki_memory.consolidate.importer import import_transcripts
-from wiki_memory.consolidate.run import consolidate_session, load_session
+from wiki_memory.consolidate.run import load_session
 from wiki_memory.consolidate.session import build_session
+from wiki_memory.memory import import_transcripts
 
 TRANSCRIPTS = SHARED / "data" / "transcripts"
 CLAUDE = sorted(TRANSCRIPTS.glob("claude_code__*.jsonl"))

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import git
+from conftest import consolidate_session, git, open_store
 from journals import Session, set_config
 
-from wiki_memory.capture import startup
 from wiki_memory.cli import main
 from wiki_memory.config import resolve_project
-from wiki_memory.consolidate import background, context
-from wiki_memory.consolidate.handoff import handoff_for_next_session, write_explicit_handoff
-from wiki_memory.consolidate.run import consolidate_session, open_store
+from wiki_memory.consolidate import context, state
+from wiki_memory.consolidate.handoff import handoff_for_next_session, next_session_view, write_explicit_handoff
+from wiki_memory.hook import startup
+from wiki_memory.memory import Memory
 
 
 @pytest.fixture
@@ -177,7 +177,7 @@ def test_memory_without_any_handoff_still_offers_preferences(project):
     from wiki_memory.store import Author
 
     store.write(Page.new("Use uv, not pip", "preference", "The lock file is uv.lock."), Author.person(store.root))
-    view = handoff_for_next_session(project, refresh=True)
+    view = Memory(project).handoff()
     assert view.text.startswith(context.OPEN_TAG_NO_HANDOFF) and "Use uv, not pip" in view.text
     assert view.handoffs == ()
 
@@ -293,11 +293,11 @@ def test_a_session_that_ended_unconsolidated_is_summarised_at_start_and_consolid
     text = startup.session_start_text(project, "codex", "new-session", "startup")
     assert "Goal: Fix the flaky login test" in text and "still running elsewhere" not in text
     # ... and SessionStart started `consolidate --pending` in the background, which commits it.
-    state = background.state_dir(project) / f"{sid}.json"
+    state_file = state.state_dir(project) / f"{sid}.json"
     deadline = time.time() + 30
-    while not state.exists() and time.time() < deadline:
+    while not state_file.exists() and time.time() < deadline:
         time.sleep(0.05)
-    assert state.exists()
+    assert state_file.exists()
     view = handoff_for_next_session(project, session_id="new-session")
     assert view.pending == () and view.handoffs == ("handoffs/2026/11/2026-11-30-claude-code-2624e4c8.md",)
     assert "Goal: Fix the flaky login test" in view.text
@@ -313,8 +313,10 @@ def test_a_wiki_changed_by_other_writers_is_picked_up_in_the_background(project)
     store.write(
         Page.new("Always run the linter before committing", "preference", "ruff check ."), Author.person(store.root)
     )
-    first = handoff_for_next_session(project, session_id="n", background_work=True)
+    first = next_session_view(project, session_id="n")
     assert first.stale and "Always run the linter" not in first.text  # served at once, not rebuilt inline
+    # SessionStart hands that out at once and starts the rebuild in the background.
+    assert "Always run the linter" not in startup.session_start_text(project, "codex", "n", "startup")
     deadline = time.time() + 30
     while context.is_stale(project, context.load(project)) and time.time() < deadline:
         time.sleep(0.05)
@@ -327,9 +329,9 @@ def test_sessions_that_did_nothing_are_settled_once_not_reread_at_every_start(pr
         Session(project, f"idle-{n}").start().end().write(age_seconds=5)
     assert startup.session_start_text(project, "codex", "new", "startup") is None
     deadline = time.time() + 30
-    while background.pending_journals(project, settle=1) and time.time() < deadline:
+    while state.pending_journals(project, settle=1) and time.time() < deadline:
         time.sleep(0.05)
-    assert background.pending_journals(project, settle=1) == []
+    assert state.pending_journals(project, settle=1) == []
     assert not project.wiki.exists()  # nothing substantive: no wiki was created for it
 
 
@@ -383,12 +385,12 @@ def test_a_hand_edit_of_a_handoff_is_what_the_next_session_reads(project):
     )
     store = open_store(project)
     store.commit_pending()
-    view = handoff_for_next_session(project, session_id="n", refresh=True)
+    view = Memory(project).handoff("n")
     assert "- Ask Dana before touching admin auth" in view.text
     # Archiving a handoff withdraws it.
     page.write_text(page.read_text().replace("status: active", "status: archived"))
     store.commit_pending()
-    assert handoff_for_next_session(project, session_id="n", refresh=True) is None
+    assert Memory(project).handoff("n") is None
 
 
 def test_the_hook_path_imports_no_heavy_module(project, tmp_path):
@@ -397,7 +399,7 @@ def test_the_hook_path_imports_no_heavy_module(project, tmp_path):
     consolidate_session(project, claude_session(project))
     # The usual start (nothing pending): not even `dataclasses` or `typing` (a fifth of a hook's start).
     script = (
-        "import sys\nfrom wiki_memory.config import resolve_project\nfrom wiki_memory.capture import startup\n"
+        "import sys\nfrom wiki_memory.config import resolve_project\nfrom wiki_memory.hook import startup\n"
         f"assert startup.session_start_text(resolve_project({str(project.root)!r}), 'codex', 'n', 'startup')\n"
         "print(sorted(m for m in ('dataclasses', 'typing', 'inspect', 'subprocess', 'datetime', 'hashlib')"
         " if m in sys.modules))"
@@ -412,7 +414,7 @@ def test_the_hook_path_imports_no_heavy_module(project, tmp_path):
     script = (
         "import sys, json\n"
         "from wiki_memory.config import resolve_project\n"
-        "from wiki_memory.capture import startup\n"
+        "from wiki_memory.hook import startup\n"
         f"text = startup.session_start_text(resolve_project({str(project.root)!r}), 'codex', 'n', 'startup')\n"
         "heavy = [m for m in ('dulwich', 'yaml', 'frontmatter', 'click', 'markdown_it', 'numpy', 'fastembed', 'mcp')"
         " if m in sys.modules]\n"

@@ -21,7 +21,7 @@ from fake_models import FakeAnthropic, FakeResponses, bash, text, tool_call
 
 from wiki_memory.cli import main
 from wiki_memory.config import resolve_project
-from wiki_memory.consolidate import background
+from wiki_memory.consolidate import state
 
 FAILING = "python3 -c \"import sys; sys.exit('AssertionError: widget total 9 != 10')\""
 
@@ -67,8 +67,8 @@ def _wait_consolidated(repo: Path, agent: str, timeout: float = 60) -> list[str]
     project = resolve_project(repo)
     deadline = time.time() + timeout
     while time.time() < deadline:
-        for state in background.state_dir(project).glob("*.json"):
-            data = json.loads(state.read_text())
+        for state_file in state.state_dir(project).glob("*.json"):
+            data = json.loads(state_file.read_text())
             if data.get("agent") == agent and data.get("pages"):
                 return list(data["pages"])
         time.sleep(0.1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wiki_memory.mcp.edits import EditError, append, find_replace, replace_section
+from wiki_memory.memory.edits import EditError, append, find_replace, replace_section
 
 PAGE = """# Title
 

@@ -517,7 +517,8 @@ def test_the_index_of_the_second_machine_finds_pages_written_on_the_first_after_
     )
     laptop.sync()
     project = project_for_store(desktop.root)
-    report = sync(desktop.store, project=project, host="desktop")
+    with Index.open(project) as index:
+        report = sync(desktop.store, index=index, host="desktop")
     assert report.index is not None and report.index.added >= 1 and not report.index_warning
     with Index.open(project) as index:
         by_words = index.search("redis broker restarts", mode="fts")
@@ -529,7 +530,8 @@ def test_the_index_of_the_second_machine_finds_pages_written_on_the_first_after_
         "gotchas/celery-workers-hang.md", "set broker heartbeats.", "set broker_heartbeat = 10 in celeryconfig."
     )
     laptop.sync()
-    report = sync(desktop.store, project=project, host="desktop")
+    with Index.open(project) as index:
+        report = sync(desktop.store, index=index, host="desktop")
     assert (report.index.added, report.index.updated, report.index.removed) == (0, 1, 0)
     with Index.open(project) as index:
         assert index.search("celeryconfig", mode="fts")[0].path == "gotchas/celery-workers-hang.md"

@@ -260,13 +260,14 @@ def test_the_watcher_updates_the_index_for_the_pages_it_commits(store):
     project = project_for_store(store.root)
     file = page(store)
     rel = file.relative_to(store.root).as_posix()
-    watcher = Watcher(Store(store.root), project=project, quiet=0.2, rescan=0)
-    watcher.start()  # indexes what is there
-    try:
-        file.write_text(file.read_text() + "\nCircuit breakers open after five consecutive timeouts.\n")
-        wait_for(lambda: watcher.step(timeout=0.5), what="the edit to be committed")
-    finally:
-        watcher.stop()
+    with Index.open(project) as open_index:
+        watcher = Watcher(Store(store.root), index=open_index, quiet=0.2, rescan=0)
+        watcher.start()  # indexes what is there
+        try:
+            file.write_text(file.read_text() + "\nCircuit breakers open after five consecutive timeouts.\n")
+            wait_for(lambda: watcher.step(timeout=0.5), what="the edit to be committed")
+        finally:
+            watcher.stop()
     with Index.open(project) as index:
         # Up to date before any search could catch it up: the watcher did it, vectors included.
         assert index.head == git(store.root, "rev-parse", "HEAD").strip()

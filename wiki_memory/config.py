@@ -269,6 +269,11 @@ def resolve_project(cwd: str | os.PathLike[str] | None = None, env: Mapping[str,
     return Project(pid, name, project_home, project_home / "wiki", root, identity)
 
 
+def hook_log(env: Mapping[str, str] | None = None) -> Path:
+    """Where the hook process logs what it could not do (`wiki-memory doctor` shows the last line)."""
+    return home(env) / "logs" / "hooks.log"
+
+
 def templates_dir() -> Path:
     """The page and prompt templates: inside the installed package, or the source tree's."""
     here = Path(__file__).resolve().parent

@@ -1,8 +1,8 @@
 """The `wiki-memory` executable: a thin dispatcher in front of the click commands.
 
 `wiki-memory hook AGENT [EVENT]` is run by the agents on every prompt and tool call, so it
-goes straight to the hook runner: nothing but the standard library, `config` and `capture`
-is imported on that path (no click, no dulwich). `wiki-memory hook --help` and everything
+goes straight to the hook process (`hook/`): nothing but the standard library and our light
+modules are imported on that path (no click, no dulwich). `wiki-memory hook --help` and everything
 else go to click.
 """
 
@@ -14,7 +14,7 @@ import sys
 def main() -> None:
     argv = sys.argv[1:]
     if argv[:1] == ["hook"] and not {"-h", "--help"} & set(argv[1:]):
-        from wiki_memory.capture.hook import main as hook_main
+        from wiki_memory.hook.main import main as hook_main
 
         sys.exit(hook_main(argv[1:]))
     from wiki_memory.cli import main as cli_main

@@ -38,7 +38,7 @@ class Watcher:
 
     `on_edit(edit)` hears about each commit, `on_problem(message)` about pages that do not
     parse and anything that kept a change from being committed (it is retried).
-    With a `project` (or an open `index`), the search index is updated for the pages of
+    With the project's open search `index`, the index is updated for the pages of
     each batch of commits.
     """
 
@@ -46,7 +46,6 @@ class Watcher:
         self,
         store: Store,
         *,
-        project: Any = None,
         quiet: float = QUIET,
         max_wait: float = MAX_WAIT,
         rescan: float = RESCAN,
@@ -56,7 +55,6 @@ class Watcher:
         index: Any = None,
     ):
         self.store = store
-        self.project = project
         self.quiet = quiet
         self.max_wait = max_wait
         self.rescan = rescan
@@ -77,8 +75,7 @@ class Watcher:
         self._failures = 0
         self._not_before = 0.0  # after a failed commit, wait before trying again
         self._observer: Any = None
-        self._index = index  # an open search index to use (the CLI's), else the project's is opened
-        self._reindexer: Any = None
+        self._index = index  # the project's search index, owned by the caller
 
     # Events (the observer's thread) ------------------------------------------------------
 
@@ -215,14 +212,10 @@ class Watcher:
                     self.on_problem(f"{path}: front matter fixed")
 
     def _reindex(self) -> None:
-        if self.project is None and self._index is None:
+        if self._index is None:
             return
-        from wiki_memory.sync.reindex import Reindexer
-
-        if self._reindexer is None:
-            self._reindexer = Reindexer(self.project, self._index)
         try:
-            self._reindexer(self.store)
+            self._index.sync(self.store)
         except Exception as e:  # noqa: BLE001 - the index is derived: the commit stands, the index catches up later
             self.on_problem(f"the search index was not updated ({e})")
 
@@ -230,10 +223,7 @@ class Watcher:
 
     def once(self) -> list[Edit]:
         """Commit whatever is pending in the whole wiki (`watch --once`)."""
-        try:
-            return self.commit(None)
-        finally:
-            self._close_index()
+        return self.commit(None)
 
     def start(self) -> None:
         """Start following the folder, after committing what changed while nobody watched."""
@@ -270,16 +260,8 @@ class Watcher:
             self._observer = None
         with self._cond:
             self._take()
-        try:
-            # Everything, not only what was noted: events still queued at stop are not lost.
-            return self.commit(None)
-        finally:
-            self._close_index()
-
-    def _close_index(self) -> None:
-        if self._reindexer is not None:
-            self._reindexer.close()
-            self._reindexer = None
+        # Everything, not only what was noted: events still queued at stop are not lost.
+        return self.commit(None)
 
     def __enter__(self) -> Watcher:
         self.start()

@@ -3,7 +3,6 @@ function and print. Each command group lives in its own module and registers on 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -13,78 +12,32 @@ from typing import Any
 import click
 
 from wiki_memory import __version__
-from wiki_memory.config import Project, resolve_project
+from wiki_memory.config import Project
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.memory import Memory
 
 
 @dataclass
 class App:
-    """What every command needs: the project (resolved lazily) and its store."""
+    """What every command needs: the project of `--project` (or of the working directory),
+    resolved lazily, and its memory, opened once and closed when the command ends."""
 
     project_dir: str | None = None
-    _project: Project | None = field(default=None, repr=False)
-    _store: Any = field(default=None, repr=False)
-    _index: Any = field(default=None, repr=False)
+    _memory: Memory | None = field(default=None, repr=False)
 
     @property
-    def project(self) -> Project:
-        if self._project is None:
-            self._project = resolve_project(self.project_dir)
-        return self._project
-
-    def store(self, create: bool = False):  # -> Store; imported lazily (dulwich)
-        """The project's store; `create` makes the wiki on first use."""
-        if self._store is None:
-            from wiki_memory.store import Store
-
-            wiki = self.project.wiki
-            if not (wiki / ".git").is_dir():
-                if not create:
-                    raise WikiMemoryError(f"no wiki yet for this project ({wiki}); run `wiki-memory init`")
-                self._store = Store.create(wiki)
-                write_project_file(self.project)
-            else:
-                self._store = Store(wiki)
+    def memory(self) -> Memory:
+        if self._memory is None:
+            self._memory = Memory.at(self.project_dir)
             # Close packs and files when the command ends, not in interpreter teardown.
             ctx = click.get_current_context(silent=True)
             if ctx is not None:
-                ctx.call_on_close(self._store.close)
-            self._attach_index(self._store)
-        return self._store
+                ctx.call_on_close(self._memory.close)
+        return self._memory
 
-    def _attach_index(self, store) -> None:
-        """Every write through this store lands in the search index at once (FTS; vectors
-        when the model is loaded in this process, else at the next sync or search)."""
-        try:
-            self.index().attach(store)
-        except Exception as e:  # noqa: BLE001 - the index is derived; a write must not fail on it
-            click.echo(
-                f"wiki-memory: warning: the search index is unavailable ({e}); `wiki-memory reindex` rebuilds it",
-                err=True,
-            )
-
-    def index(self):  # -> Index; imported lazily
-        """The project's search index, attached to the store once there is one."""
-        if self._index is None:
-            from wiki_memory.index import Index
-
-            self._index = Index.open(self.project)
-            if self._store is not None:
-                self._index.attach(self._store)
-        return self._index
-
-
-def write_project_file(project: Project) -> None:
-    """`project.json` beside the wiki says which code repository the memory belongs to."""
-    project.home.mkdir(parents=True, exist_ok=True)
-    info = {
-        "id": project.id,
-        "name": project.name,
-        "root": str(project.root) if project.root else None,
-        "identity": project.identity,
-        "wiki": str(project.wiki),
-    }
-    (project.home / "project.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    @property
+    def project(self) -> Project:
+        return self.memory.project
 
 
 class WikiGroup(click.Group):
@@ -100,10 +53,6 @@ class WikiGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
-
-
-def echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 pass_app = click.make_pass_decorator(App)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
-import warnings
 
 import click
 
-from wiki_memory.cli import App, echo_json, main, pass_app
+from wiki_memory.cli import App, main, pass_app
+from wiki_memory.cli.output import Progress, echo_json, read_stdin, warnings_to_stderr
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.memory import Actor
 
 
 @main.group(invoke_without_command=True)
@@ -32,11 +33,8 @@ def handoff(ctx: click.Context, session_id: str | None, as_json: bool) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from wiki_memory.consolidate.handoff import handoff_for_next_session
-
     app: App = ctx.obj
-    refresh = (app.project.wiki / ".git").is_dir()
-    view = handoff_for_next_session(app.project, session_id=session_id, refresh=refresh)
+    view = app.memory.handoff(session_id)
     if as_json:
         echo_json(view.as_dict() if view else {"text": None, "handoffs": [], "pending": [], "chars": 0})
     elif view is None:
@@ -83,24 +81,12 @@ def handoff_write(
           --done "Fixed src/auth/client.py" --failed "Raising the retry delay: still flaky" \\
           --next "Same fix in src/auth/admin_client.py" --file src/auth/client.py
     """
-    from wiki_memory.consolidate.handoff import write_explicit_handoff
-
     if summary is None:
         if sys.stdin.isatty():
             raise click.UsageError("give --summary (or pipe the summary on stdin)")
-        summary = sys.stdin.read()
-    store = app.store(create=True)
-    result = write_explicit_handoff(
-        app.project,
-        store,
-        summary=summary,
-        done=done,
-        failed=failed,
-        next_steps=next_steps,
-        open_questions=questions,
-        files=files,
-        agent=agent,
-        session_id=session_id,
+        summary = read_stdin("summary")
+    result = app.memory.handoff_write(
+        summary, done, failed, next_steps, questions, files, actor=Actor(agent, session_id)
     )
     if as_json:
         echo_json({"path": result.path, "commit": result.commit, "created": result.created})
@@ -147,14 +133,12 @@ def consolidate(
       wiki-memory consolidate --pending
       wiki-memory consolidate --session 2624e4c8-1b7e-4a51-9f0e-6a1d2e3f4a5b --no-llm
     """
-    from wiki_memory.consolidate.run import consolidate_pending, consolidate_session
-
     if bool(session_id) == pending:
         raise click.UsageError("give --session ID or --pending")
     if session_id:
-        outcomes = [consolidate_session(app.project, session_id, llm=llm, force=force)]
+        outcomes = [app.memory.consolidate(session_id, llm=llm, force=force)]
     else:
-        outcomes = consolidate_pending(app.project, settle=settle, llm=llm)
+        outcomes = app.memory.consolidate_pending(settle=settle, llm=llm)
     if quiet:
         return
     if as_json:
@@ -175,8 +159,21 @@ def consolidate(
             click.echo(f"  {path}")
 
 
+TRANSCRIPT_AGENTS = ("claude-code", "codex")  # the agents whose transcripts we can read
+
+
+def _transcript_agent(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """The canonical agent name for AGENT (aliases as `install` takes them: claude, ...)."""
+    from wiki_memory.capture.adapter import agent_name
+
+    name = agent_name(value)
+    if name not in TRANSCRIPT_AGENTS:
+        raise click.BadParameter(f"{value!r}: transcripts can be imported from {', '.join(TRANSCRIPT_AGENTS)}")
+    return name
+
+
 @main.command(name="import")
-@click.argument("agent", type=click.Choice(["claude-code", "codex"]))
+@click.argument("agent", metavar="AGENT", callback=_transcript_agent)
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="Print what was imported, per project, as JSON.")
 @click.pass_context
@@ -190,12 +187,12 @@ def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: boo
 
     \b
     Examples:
-      wiki-memory import claude-code
+      wiki-memory import claude-code      # or: claude
       wiki-memory import codex ~/.codex/sessions/2026/11
       wiki-memory --project . import claude-code ~/Downloads/session.jsonl
     """
-    from wiki_memory.cli.search import _Progress, _warnings_to_stderr
-    from wiki_memory.consolidate.importer import default_transcripts, find_transcripts, import_transcripts
+    from wiki_memory.consolidate.importer import default_transcripts, find_transcripts
+    from wiki_memory.memory import import_transcripts
 
     app: App = ctx.obj
     files = find_transcripts(paths) if paths else default_transcripts(agent)
@@ -204,19 +201,16 @@ def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: boo
             f"no {agent} transcripts found" + (f" in {', '.join(paths)}" if paths else " in the default place")
         )
     forced = app.project if app.project_dir else None
-    indexing = _Progress(quiet=as_json)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            with click.progressbar(
-                length=len(files), label=f"reading {len(files)} transcripts", file=sys.stderr, show_pos=True
-            ) as bar:
-                report = import_transcripts(
-                    agent, files, project=forced, progress=lambda n=1: bar.update(n), index_progress=indexing
-                )
-        finally:
-            indexing.close()
-    _warnings_to_stderr(caught)
+    with (
+        warnings_to_stderr(),
+        Progress(quiet=as_json) as indexing,
+        click.progressbar(
+            length=len(files), label=f"reading {len(files)} transcripts", file=sys.stderr, show_pos=True
+        ) as bar,
+    ):
+        report = import_transcripts(
+            agent, files, project=forced, progress=lambda n=1: bar.update(n), index_progress=indexing
+        )
     if as_json:
         echo_json(report.as_dict())
         return
@@ -241,7 +235,7 @@ def demo(keep: bool, as_json: bool) -> None:
       wiki-memory demo
       wiki-memory demo --keep   # then browse the wiki it prints
     """
-    from wiki_memory.consolidate.demo import demo as run
+    from wiki_memory.cli.demo import demo as run
 
     result = run(keep=keep, say=(lambda line: None) if as_json else click.echo)
     if as_json:

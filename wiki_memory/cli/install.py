@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from wiki_memory.cli import App, echo_json, main, pass_app
+from wiki_memory.cli import App, main, pass_app
+from wiki_memory.cli.output import echo_json
 
 AGENT_HELP = "claude-code, codex, gemini, cursor, or all (every agent found on this machine)"
 
@@ -176,6 +177,6 @@ def hook(agent: str, event: str | None) -> None:
       echo '{"session_id":"s1","cwd":"'$PWD'","hook_event_name":"UserPromptSubmit","prompt":"hi"}' \\
         | wiki-memory hook claude-code
     """
-    from wiki_memory.capture.hook import main as hook_main
+    from wiki_memory.hook.main import main as hook_main
 
     sys.exit(hook_main([agent] + ([event] if event else [])))

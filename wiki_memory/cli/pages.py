@@ -6,13 +6,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 
 import click
 
-from wiki_memory.cli import App, echo_json, main, pass_app, write_project_file
+from wiki_memory.cli import App, main, pass_app
+from wiki_memory.cli.output import echo_json, read_stdin
 from wiki_memory.config import template
-from wiki_memory.errors import NotFoundError, WikiMemoryError
+from wiki_memory.errors import WikiMemoryError
+from wiki_memory.memory import Actor, Written, write_project_file
 from wiki_memory.pages import PAGE_TYPES, STATUSES
+
+WRITABLE_TYPES = tuple(t for t in PAGE_TYPES if t != "handoff")  # handoffs: `handoff write`
 
 agent_option = click.option(
     "--agent", metavar="NAME", help="Commit as this agent (e.g. claude-code) rather than as you."
@@ -20,19 +25,6 @@ agent_option = click.option(
 session_option = click.option(
     "--session", "session_id", metavar="ID", help="Session id for the commit's Session-Id trailer."
 )
-
-
-def _author(app: App, agent: str | None):
-    from wiki_memory.store import Author
-
-    return Author.agent(agent) if agent else Author.person(app.project.wiki)
-
-
-def _writable_store(app: App):
-    """The store, after committing a person's uncommitted edits (so none is overwritten)."""
-    store = app.store()
-    store.commit_pending()
-    return store
 
 
 @main.command()
@@ -47,7 +39,7 @@ def init(app: App, as_json: bool) -> None:
     Example:
       cd ~/src/my-service && wiki-memory init
     """
-    store = app.store(create=True)
+    store = app.memory.store(create=True)
     write_project_file(app.project)
     if as_json:
         echo_json(_project_info(app))
@@ -88,7 +80,7 @@ def _read_body(body: str | None, title: str, page_type: str) -> str:
     if body is not None:
         return body
     if not sys.stdin.isatty():
-        return sys.stdin.read()
+        return read_stdin("body")
     # A person at a terminal: start from the type's template in their editor.
     text = click.edit(template(f"{page_type}.md").replace("{title}", title), extension=".md")
     if text is None or not text.strip():
@@ -96,19 +88,28 @@ def _read_body(body: str | None, title: str, page_type: str) -> str:
     return text
 
 
+def _written(written: Written, as_json: bool) -> None:
+    if as_json:
+        echo_json({"path": written.path, "commit": written.commit, "created": written.created, "id": written.id})
+    else:
+        click.echo(written.path)
+
+
 @main.command()
 @click.option("--title", "-t", required=True, help="The page title; the file name is its slug.")
 @click.option(
     "--type",
     "page_type",
-    type=click.Choice(PAGE_TYPES),
+    type=click.Choice(WRITABLE_TYPES),
     default="note",
     show_default=True,
     help="What kind of memory this is; it decides the folder.",
 )
-@click.option("--tag", "tags", multiple=True, help="A tag (repeat for several).")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeat for several); an update keeps the page's tags "
+              "unless given.")  # fmt: skip
 @click.option("--body", "-b", help="The Markdown body; read from stdin when omitted.")
-@click.option("--status", type=click.Choice(STATUSES), default="active", show_default=True)
+@click.option("--status", type=click.Choice(STATUSES), help="active (a new page's default), superseded, archived; "
+              "an update keeps the page's unless given.")  # fmt: skip
 @click.option("--source", "sources", multiple=True, help="Where this came from (e.g. claude-code:2624e4c8).")
 @click.option("--path", "page_path", help="Store at this path instead of <folder>/<slug>.md.")
 @agent_option
@@ -121,7 +122,7 @@ def write(
     page_type: str,
     tags: tuple[str, ...],
     body: str | None,
-    status: str,
+    status: str | None,
     sources: tuple[str, ...],
     page_path: str | None,
     agent: str | None,
@@ -130,8 +131,10 @@ def write(
 ) -> None:
     """Create or update a page (one commit) and print its path.
 
-    Writing a title that already exists updates that page: its id and `created` stay.
-    With no --body and nothing on stdin, opens $EDITOR on the type's template.
+    Writing a title that already exists updates that page: its id, `created`, tags and
+    status stay unless given. The same title under another type is refused (give --path
+    to update that page). With no --body and nothing on stdin, opens $EDITOR on the
+    type's template.
 
     \b
     Examples:
@@ -139,21 +142,18 @@ def write(
           --tag auth --body "The retry used the expired token; refresh first."
       echo "Use uv, not pip." | wiki-memory write -t "Package manager" --type preference
     """
-    from wiki_memory.pages import Page
-
     text = _read_body(body, title, page_type)
-    if len(text.encode("utf-8")) > 2 * 1024 * 1024:
-        raise WikiMemoryError("the body is over 2 MB; a memory page should be far shorter")
-    try:
-        page = Page.new(title, page_type, text, tags=list(tags), sources=list(sources), status=status, path=page_path)
-    except ValueError as e:
-        raise WikiMemoryError(str(e)) from None
-    store = _writable_store(app)
-    result = store.write(page, _author(app, agent), session_id=session_id, agent=agent)
-    if as_json:
-        echo_json({"path": result.path, "commit": result.commit, "created": result.created, "id": result.page.id})
-    else:
-        click.echo(result.path)
+    written = app.memory.write(
+        title,
+        text,
+        page_type,
+        tags=list(tags) if tags else None,
+        path=page_path,
+        status=status,
+        sources=sources,
+        actor=Actor(agent, session_id),
+    )
+    _written(written, as_json)
 
 
 @main.command()
@@ -171,9 +171,7 @@ def show(app: App, page: str, rev: str | None, as_json: bool) -> None:
     """
     from wiki_memory.pages import render_page
 
-    store = app.store()
-    path = store.find(page, rev)
-    found = store.read(path, rev)
+    found = app.memory.read(page, rev).page
     if as_json:
         echo_json(
             {"path": found.path, "title": found.title, "type": found.type, "meta": dict(found.meta), "body": found.body}
@@ -196,32 +194,12 @@ def list_pages(app: App, page_type: str | None, tag: str | None, status: str | N
       wiki-memory list --type decision
       wiki-memory list --tag auth --json
     """
-    store = app.store()
-    errors: list[str] = []
-    rows = []
-    for found in store.pages(errors=errors):
-        if page_type and found.type != page_type:
-            continue
-        if tag and tag not in found.tags:
-            continue
-        if status and found.status != status:
-            continue
-        rows.append(
-            {
-                "path": found.path,
-                "type": found.type,
-                "title": found.title,
-                "tags": list(found.tags),
-                "status": found.status,
-                "updated": found.updated,
-                "id": found.id,
-            }
-        )
+    rows, errors = app.memory.list_pages(page_type, tag, status)
     if as_json:
-        echo_json(rows)
+        echo_json([row.as_dict() for row in rows])
     else:
         for row in rows:
-            click.echo(f"{row['path']}\t{row['type']}\t{row['title']}")
+            click.echo(f"{row.path}\t{row.type}\t{row.title}")
     for error in errors:
         click.echo(f"warning: {error}", err=True)
 
@@ -243,9 +221,7 @@ def mv(app: App, page: str, dest: str | None, title: str | None, agent: str | No
     """
     if not dest and not title:
         raise click.UsageError("give a DEST path, or --title")
-    store = _writable_store(app)
-    result = store.move(store.find(page), dest, _author(app, agent), title=title, session_id=session_id, agent=agent)
-    click.echo(result.path)
+    click.echo(app.memory.move(page, dest, title=title, actor=Actor(agent, session_id)).path)
 
 
 @main.command()
@@ -260,10 +236,8 @@ def rm(app: App, page: str, agent: str | None, session_id: str | None) -> None:
     Example:
       wiki-memory rm notes/old-idea.md
     """
-    store = _writable_store(app)
-    path = store.find(page)
-    commit = store.delete(path, _author(app, agent), session_id=session_id, agent=agent)
-    click.echo(f"removed {path} ({commit[:8]})")
+    deleted = app.memory.delete(page, actor=Actor(agent, session_id))
+    click.echo(f"removed {deleted.path} ({deleted.commit[:8]})")
 
 
 @main.command()
@@ -272,16 +246,15 @@ def rm(app: App, page: str, agent: str | None, session_id: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a list of commit objects.")
 @pass_app
 def log(app: App, page: str | None, limit: int, as_json: bool) -> None:
-    """Show the history of the wiki, or of one page (following renames).
+    """Show the history of the wiki, or of one page (following renames; a deleted page by its path).
 
     \b
     Examples:
       wiki-memory log -n 5
       wiki-memory log "Retry policy" --json
     """
-    store = app.store()
-    path = store.find(page) if page else None
-    commits = store.log(path, limit)
+    app.memory.store()  # a project with no wiki yet says so
+    commits = app.memory.history(page, limit).commits
     if as_json:
         echo_json([c.as_dict() for c in commits])
         return
@@ -303,21 +276,8 @@ def diff(app: App, args: tuple[str, ...]) -> None:
       wiki-memory diff HEAD~3           # what changed in the last three commits
       wiki-memory diff HEAD~3 HEAD "Retry policy"
     """
-    store = app.store()
-    revs: list[str] = []
-    page: str | None = None
-    for i, arg in enumerate(args):
-        try:
-            store.resolve_rev(arg)
-            revs.append(arg)
-        except NotFoundError:
-            if i != len(args) - 1:
-                raise
-            page = store.find(arg)
-    if len(revs) > 2:
-        raise click.UsageError("give at most two revisions")
-    text = store.diff(revs[0] if revs else None, revs[1] if len(revs) > 1 else None, page)
-    click.echo(text, nl=False)
+    revs, page = app.memory.diff_args(args)
+    click.echo(app.memory.diff(revs, page), nl=False)
 
 
 @main.command()
@@ -333,9 +293,7 @@ def revert(app: App, commit: str, agent: str | None, session_id: str | None) -> 
       wiki-memory log -n 3
       wiki-memory revert 3f2c1a9b
     """
-    store = _writable_store(app)
-    target = store.resolve_rev(commit)
-    new = store.revert(target, _author(app, agent), session_id=session_id, agent=agent)
+    target, new = app.memory.revert(commit, actor=Actor(agent, session_id))
     click.echo(f"reverted {target[:8]} with {new[:8]}")
 
 
@@ -349,41 +307,24 @@ def edit(app: App, page: str) -> None:
     Example:
       EDITOR=vim wiki-memory edit "Retry policy"
     """
-    store = _writable_store(app)
-    path = store.find(page)
+    memory = app.memory
+    memory.commit_hand_edits()  # what was pending is not mixed into this edit
+    path = memory.find(page)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
         subprocess.run(
             f'{editor} "$WIKI_MEMORY_EDIT_FILE"',
             shell=True,
             check=True,
-            env={**os.environ, "WIKI_MEMORY_EDIT_FILE": str(store.root / path)},
+            env={**os.environ, "WIKI_MEMORY_EDIT_FILE": str(memory.wiki / path)},
         )
     except subprocess.CalledProcessError as e:
         raise WikiMemoryError(f"the editor ({editor}) exited with status {e.returncode}; nothing committed") from None
-    commit = store.commit_pending(paths=[path])
-    click.echo(f"committed {path} ({commit[:8]})" if commit else f"no change to {path}")
+    edits = memory.commit_hand_edits([path])
+    click.echo(f"committed {path} ({edits[0].commit[:8]})" if edits else f"no change to {path}")
 
 
-def _index_info(app: App) -> dict[str, object] | None:
-    """The search index as `status` shows it (None before one exists): its chunks, how many
-    still lack a vector, whether it has caught up with the wiki. Never loads the model."""
-    if not app.project.index_path.exists():
-        return None
-    try:
-        from wiki_memory.index import read_head
-
-        stats = app.index().stats()
-        return {
-            "chunks": stats["chunks"],
-            "without_vectors": stats["pending"],
-            "current": stats["head"] == read_head(app.project.wiki),
-        }
-    except Exception as e:  # noqa: BLE001 - the index is derived: status still reports the wiki
-        return {"error": str(e)}
-
-
-def _index_line(index: dict[str, object]) -> str:
+def _index_line(index: dict[str, Any]) -> str:
     if "error" in index:
         return f"unavailable ({index['error']}); `wiki-memory reindex` rebuilds it"
     if not index["chunks"] and not index["current"]:
@@ -408,41 +349,22 @@ def status(app: App, as_json: bool) -> None:
     Example:
       wiki-memory status --json
     """
-    from wiki_memory.store import page_type_counts
-
-    info: dict[str, object] = _project_info(app)
-    exists = (app.project.wiki / ".git").is_dir()
-    info["exists"] = exists
-    if exists:
-        store = app.store()
-        counts = page_type_counts(store)
-        last = store.log(None, 1)
-        info["pages"] = sum(counts.values())
-        info["pages_by_type"] = counts
-        info["last_commit"] = last[0].as_dict() if last else None
-        info["pending_edits"] = sorted(store.pending())
-        info["index"] = _index_info(app)
+    info = app.memory.status()
     if as_json:
         echo_json(info)
         return
     click.echo(f"project:  {info['name']} ({info['id']})")
     click.echo(f"code:     {info['root'] or '-'}")
-    click.echo(f"wiki:     {info['wiki']}" + ("" if exists else "  (not created: run `wiki-memory init`)"))
-    if exists:
-        by_type = ", ".join(f"{k} {v}" for k, v in sorted(info["pages_by_type"].items()))  # type: ignore[union-attr]
-        click.echo(f"pages:    {info['pages']}" + (f" ({by_type})" if by_type else ""))
-        last_commit = info["last_commit"]
-        if last_commit:
-            click.echo(
-                f"last:     {last_commit['short']} {last_commit['time']} "  # type: ignore[index]
-                f"{last_commit['author']}: {last_commit['subject']}"
-            )  # type: ignore[index]
-        pending = info["pending_edits"]
-        if pending:
-            click.echo(
-                f"pending:  {len(pending)} uncommitted hand edit(s): "  # type: ignore[arg-type]
-                + ", ".join(pending[:5])
-            )  # type: ignore[index]
-        index = info["index"]
-        if index is not None:
-            click.echo(f"index:    {_index_line(index)}")  # type: ignore[arg-type]
+    click.echo(f"wiki:     {info['wiki']}" + ("" if info["exists"] else "  (not created: run `wiki-memory init`)"))
+    if not info["exists"]:
+        return
+    by_type = ", ".join(f"{k} {v}" for k, v in sorted(info["pages_by_type"].items()))
+    click.echo(f"pages:    {info['pages']}" + (f" ({by_type})" if by_type else ""))
+    last = info["last_commit"]
+    if last:
+        click.echo(f"last:     {last['short']} {last['time']} {last['author']}: {last['subject']}")
+    pending = info["pending_edits"]
+    if pending:
+        click.echo(f"pending:  {len(pending)} uncommitted hand edit(s): " + ", ".join(pending[:5]))
+    if info["index"] is not None:
+        click.echo(f"index:    {_index_line(info['index'])}")

@@ -2,49 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-import warnings
-from typing import Any
-
 import click
 
-from wiki_memory.cli import App, echo_json, main, pass_app
+from wiki_memory.cli import App, main, pass_app
+from wiki_memory.cli.output import Progress, echo_json, warnings_to_stderr
 from wiki_memory.pages import PAGE_TYPES, STATUSES
 
 SNIPPET_CHARS = 300  # in the plain-text listing; --json and --max-chars give whole passages
-
-
-def _warnings_to_stderr(caught: list[warnings.WarningMessage]) -> None:
-    for w in caught:
-        click.echo(f"wiki-memory: warning: {w.message}", err=True)
-
-
-class _Progress:
-    """A progress bar on stderr per stage, shown only for long runs."""
-
-    def __init__(self, quiet: bool):
-        self.quiet = quiet
-        self.bars: dict[str, Any] = {}
-        self.done: dict[str, int] = {}
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        if self.quiet or total < 200:
-            return
-        if stage not in self.bars:
-            label = {"index": "indexing pages", "embed": "embedding chunks"}.get(stage, stage)
-            bar = click.progressbar(length=total, label=label, file=sys.stderr)
-            bar.__enter__()
-            self.bars[stage] = bar
-            self.done[stage] = 0
-        self.bars[stage].update(done - self.done[stage])
-        self.done[stage] = done
-        if done >= total:
-            self.bars.pop(stage).__exit__(None, None, None)
-
-    def close(self) -> None:
-        for bar in self.bars.values():
-            bar.__exit__(None, None, None)
-        self.bars.clear()
 
 
 @main.command()
@@ -98,16 +62,15 @@ def search(
       wiki-memory search ERR_CONN_RESET --mode fts --json
       wiki-memory search "auth retries" --type decision --since 30d --max-chars 4000
     """
-    if not (app.project.wiki / ".git").is_dir():
+    memory = app.memory
+    if not memory.exists:
         # Nothing to search; say why without creating an index for a project with no wiki.
         if as_json:
             echo_json([])
-        click.echo(f"no match: no wiki yet for this project ({app.project.wiki}); run `wiki-memory init`", err=True)
+        click.echo(f"no match: no wiki yet for this project ({memory.wiki}); run `wiki-memory init`", err=True)
         return
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        index = app.index()
-        results = index.search(
+    with warnings_to_stderr():
+        results = memory.search(
             query,
             k=k,
             mode=mode,
@@ -116,8 +79,7 @@ def search(
             status=status,
             since=since,
             max_chars=max_chars,
-        )
-    _warnings_to_stderr(caught)
+        ).results
     if as_json:
         echo_json([r.as_dict() for r in results])
         return
@@ -158,17 +120,8 @@ def reindex(app: App, full: bool, no_embed: bool, as_json: bool) -> None:
       wiki-memory reindex
       wiki-memory reindex --full --json
     """
-    store = app.store()
-    index = app.index()
-    index.embedder.for_bulk()
-    progress = _Progress(quiet=as_json)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            stats = index.sync(store, progress=progress, embed=not no_embed, full=full)
-        finally:
-            progress.close()
-    _warnings_to_stderr(caught)
+    with warnings_to_stderr(), Progress(quiet=as_json) as progress:
+        stats = app.memory.reindex(full=full, embed=not no_embed, progress=progress)
     if as_json:
         echo_json(stats.as_dict())
         return
@@ -193,10 +146,8 @@ def links(app: App, page: str, as_json: bool) -> None:
       wiki-memory links "JWT refresh must happen before the retry"
       wiki-memory links decisions/retry-policy.md --json
     """
-    path = app.store().find(page)
-    index = app.index()
-    out_links = index.links(path)
-    back = index.backlinks(path)
+    view = app.memory.links(page)
+    path, out_links, back = view.path, view.links, view.backlinks
     if as_json:
         echo_json({"path": path, "links": [link.as_dict() for link in out_links], "backlinks": back})
         return

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from wiki_memory.cli import App, echo_json, main, pass_app
+from wiki_memory.cli import App, main, pass_app
+from wiki_memory.cli.output import echo_json
 from wiki_memory.errors import WikiMemoryError
 
 

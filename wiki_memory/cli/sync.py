@@ -8,21 +8,13 @@ import shutil
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 
-from wiki_memory.cli import App, echo_json, main, pass_app
+from wiki_memory.cli import App, main, pass_app
+from wiki_memory.cli.output import Progress, echo_json
 from wiki_memory.errors import WikiMemoryError
-
-
-def _index_or_none(app: App):
-    """The project's open search index (the store's commits already go to it), or None if
-    it cannot be opened (`app.store()` has said so): the index is derived, and memory is
-    written without it."""
-    try:
-        return app.index()
-    except Exception:  # noqa: BLE001
-        return None
 
 
 def _edit_line(edit) -> str:
@@ -55,10 +47,10 @@ def watch(app: App, once: bool, quiet_period: float, as_json: bool) -> None:
       wiki-memory watch            # leave it running beside your editor
       wiki-memory watch --once     # commit what you changed, then exit
     """
-    from wiki_memory.store import Author
     from wiki_memory.watch import Watcher
 
-    store = app.store()
+    memory = app.memory
+    store = memory.store()  # the watcher commits through it, as the person
 
     def problem(message: str) -> None:
         click.echo(f"warning: {message}", err=True)
@@ -69,12 +61,10 @@ def watch(app: App, once: bool, quiet_period: float, as_json: bool) -> None:
 
     watcher = Watcher(
         store,
-        project=app.project,
-        index=_index_or_none(app),
+        index=memory.index,
         quiet=quiet_period,
         on_edit=edited,
         on_problem=problem,
-        author=Author.person(store.root),
     )
     if once:
         edits = watcher.once()
@@ -122,6 +112,48 @@ def _system_opener() -> list[str] | None:
     return None
 
 
+OPENER_WAIT_S = 5.0  # an opener that has not failed by then has handed the file on
+
+
+def _open_with_the_system(target: Path) -> None:
+    """Open `target` with the system's opener, or say why it cannot be opened.
+
+    Why wait for the opener: `xdg-open` with no application for a folder or a Markdown
+    file exits non-zero within a moment; left in the background, its failure went unseen
+    and the command said "opened"."""
+    opener = _system_opener()
+    if opener is None and sys.platform.startswith("win"):
+        os.startfile(str(target))  # type: ignore[attr-defined]
+        return
+    if opener is None:
+        raise WikiMemoryError(
+            f"no $EDITOR set and no system opener found; open {target} yourself, or set EDITOR (for example EDITOR=vim)"
+        )
+    try:
+        process = subprocess.Popen(
+            [*opener, str(target)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as e:
+        raise WikiMemoryError(
+            f"cannot run {opener[0]}: {e.strerror or e}; set EDITOR (for example EDITOR=vim)"
+        ) from None
+    try:
+        code = process.wait(timeout=OPENER_WAIT_S)
+    except subprocess.TimeoutExpired:
+        return  # still running: it is showing the file
+    said = (process.stderr.read() if process.stderr else b"").decode("utf-8", "replace").strip().splitlines()
+    if code != 0:
+        reason = said[-1] if said else f"exit status {code}"
+        raise WikiMemoryError(
+            f"{Path(opener[0]).name} could not open {target} ({reason}); open it yourself, or set EDITOR "
+            "(for example EDITOR=vim)"
+        )
+
+
 @main.command(name="open")
 @click.argument("page", required=False)
 @pass_app
@@ -137,30 +169,14 @@ def open_cmd(app: App, page: str | None) -> None:
       wiki-memory open "Retry policy"           # one page, by title, path or id
       EDITOR="code --wait" wiki-memory open notes/ideas.md
     """
-    from wiki_memory.store import Author
-
-    store = app.store(create=True)
-    store.commit_edits(author=Author.person(store.root))  # what was pending is not mixed into this edit
-    path = store.find(page) if page else None
-    target = store.root / path if path else store.root
+    memory = app.memory
+    memory.store(create=True)
+    memory.commit_hand_edits()  # what was pending is not mixed into this edit
+    path = memory.find(page) if page else None
+    target = memory.wiki / path if path else memory.wiki
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor:
-        opener = _system_opener()
-        if opener is None and sys.platform.startswith("win"):
-            os.startfile(str(target))  # type: ignore[attr-defined]
-        elif opener is None:
-            raise WikiMemoryError(
-                f"no $EDITOR set and no system opener found; open {target} yourself, "
-                "or set EDITOR (for example EDITOR=vim)"
-            )
-        else:
-            subprocess.Popen(
-                [*opener, str(target)],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
+        _open_with_the_system(target)
         click.echo(f"opened {target}")
         click.echo("your saves become memory with `wiki-memory watch` (or before the next write)", err=True)
         return
@@ -171,11 +187,11 @@ def open_cmd(app: App, page: str | None) -> None:
         )
     except subprocess.CalledProcessError as e:
         raise WikiMemoryError(f"the editor ({editor}) exited with status {e.returncode}") from None
-    edits = store.commit_edits([path] if path else None, Author.person(store.root))
+    edits = memory.commit_hand_edits([path] if path else None)
     for edit in edits:
         click.echo(_edit_line(edit))
     if not edits:
-        click.echo(f"no change to {path or store.root}")
+        click.echo(f"no change to {path or memory.wiki}")
 
 
 @main.group()
@@ -203,10 +219,7 @@ def remote_add(app: App, name: str, url: str) -> None:
       wiki-memory remote add origin git@github.com:acme/widgets-memory.git
       git init --bare -b main /srv/memory/widgets.git && wiki-memory remote add origin /srv/memory/widgets.git
     """
-    from wiki_memory.sync import add_remote
-
-    store = app.store(create=True)
-    added = add_remote(store, name, url)
+    added = app.memory.add_remote(name, url)
     click.echo(f"{added.name}\t{added.shown}")
     local = added.local_path
     if local is not None and not (local / "objects").is_dir():
@@ -226,13 +239,8 @@ def remote_list(app: App, as_json: bool) -> None:
     Example:
       wiki-memory remote list --json
     """
-    from wiki_memory.sync import list_remotes, sync_state
-
-    store = app.store()
-    state = sync_state(store)
     rows = []
-    for r in list_remotes(store):
-        info = state.get(r.name, {})
+    for r, info in app.memory.remotes():
         rows.append(
             {
                 **r.as_dict(),
@@ -265,9 +273,7 @@ def remote_remove(app: App, name: str) -> None:
     Example:
       wiki-memory remote remove backup
     """
-    from wiki_memory.sync import remove_remote
-
-    removed = remove_remote(app.store(), name)
+    removed = app.memory.remove_remote(name)
     click.echo(f"removed {removed.name} ({removed.shown})")
 
 
@@ -290,18 +296,8 @@ def sync_cmd(app: App, remote_name: str | None, as_json: bool) -> None:
       wiki-memory sync
       wiki-memory sync backup --json
     """
-    from wiki_memory.cli.search import _Progress
-    from wiki_memory.sync import sync
-
-    store = app.store()
-    index = _index_or_none(app)
-    if index is not None:
-        index.embedder.for_bulk()  # embedding a thousand received pages is waited for
-    progress = _Progress(quiet=as_json)  # and takes a while
-    try:
-        report = sync(store, remote_name, project=app.project, index=index, progress=progress)
-    finally:
-        progress.close()
+    with Progress(quiet=as_json) as progress:  # receiving a thousand pages takes a while
+        report = app.memory.sync(remote_name, progress=progress)
     if as_json:
         echo_json(report.as_dict())
         return

@@ -316,12 +316,14 @@ def _entry(path: str, text: str) -> dict[str, Any] | None:
     return {**base, "line": _line(page.body), "terms": terms(page.title, " ".join(page.tags), page.body)}
 
 
-def refresh(project: Project, store: Any) -> dict[str, Any]:
+def refresh(project: Project, store: Any, index: Any = None) -> dict[str, Any]:
     """Rebuild the context file from the store's HEAD (written atomically under the store's
-    writer lock, so that a newer commit's context is never overwritten by an older one)."""
+    writer lock, so that a newer commit's context is never overwritten by an older one).
+    `index`, the project's search index when the caller has it open, finds the decisions
+    and gotchas each handoff relates to; without it, shared words do."""
     for _attempt in range(5):
         head = store.head()
-        ctx = build(project, store, head)
+        ctx = build(project, store, head, index)
         with store.lock:
             if store.head() != head:
                 continue
@@ -330,7 +332,7 @@ def refresh(project: Project, store: Any) -> dict[str, Any]:
     return ctx
 
 
-def build(project: Project, store: Any, head: bytes | None) -> dict[str, Any]:
+def build(project: Project, store: Any, head: bytes | None, index: Any = None) -> dict[str, Any]:
     import hashlib  # here, not at the top: the SessionStart hook reads the built file only
 
     cache_path = project.home / CACHE_FILE
@@ -386,7 +388,7 @@ def build(project: Project, store: Any, head: bytes | None) -> dict[str, Any]:
     known = known if isinstance(known, dict) else {}
     missing = [h for h in handoffs if h["key"] not in known]
     related_by = {h["path"]: known[h["key"]] for h in handoffs if h["key"] in known}
-    related_by.update(_relate(project, missing, notes))
+    related_by.update(_relate(missing, notes, index))
     recent = [
         p
         for p, _ in sorted(((p, n.get("updated") or "") for p, n in notes.items()), key=lambda kv: kv[1], reverse=True)[
@@ -453,10 +455,10 @@ def _cached(store: Any, entries: Mapping[str, Any], fresh: dict[str, Any], path:
 
 
 def _relate(
-    project: Project, handoffs: list[dict[str, Any]], notes: Mapping[str, Mapping[str, Any]], limit: int = 4
+    handoffs: list[dict[str, Any]], notes: Mapping[str, Mapping[str, Any]], index: Any, limit: int = 4
 ) -> dict[str, list[str]]:
     """For each handoff, the decisions and gotchas that share the most distinctive words with it."""
-    searched = _relate_by_search(project, handoffs, set(notes), limit)
+    searched = _relate_by_search(index, handoffs, set(notes), limit) if index is not None else None
     if searched is not None:
         return searched
     related: dict[str, list[str]] = {}
@@ -482,36 +484,28 @@ def _relate(
 
 
 def _relate_by_search(
-    project: Project, handoffs: list[dict[str, Any]], allowed: set[str], limit: int
+    index: Any, handoffs: list[dict[str, Any]], allowed: set[str], limit: int
 ) -> dict[str, list[str]] | None:
     """The same through the search index (bm25 over the handoff's words; `[consolidate]
-    related_search = "hybrid"` adds vectors); None when there is no index to ask."""
-    if not project.index_path.exists() or not handoffs:
-        return None
-    try:
-        from wiki_memory.index import Index
-    except ImportError:
+    related_search = "hybrid"` adds vectors); None when the index cannot answer."""
+    if not handoffs or index.head is None:
+        # Never synced: a first full sync belongs to `reindex` or a search, not to a
+        # background consolidation (minutes in a big wiki). Word overlap this time.
         return None
     from wiki_memory.config import load_settings
 
-    settings = load_settings()
-    mode = str(settings.get("consolidate", "related_search", "fts"))
+    mode = str(load_settings().get("consolidate", "related_search", "fts"))
     related: dict[str, list[str]] = {}
     try:
-        with Index.open(project, settings=settings) as index:
-            if index.head is None:
-                # Never synced: a first full sync belongs to `reindex` or a search, not to a
-                # background consolidation (minutes in a big wiki). Word overlap this time.
-                return None
-            for h in handoffs:
-                query = " ".join((h.get("terms") or [])[:24])
-                if not query:
-                    related[h["path"]] = []
-                    continue
-                results = index.search(query, k=limit * 3, mode=mode, type=["decision", "gotcha"], status="active")
-                related[h["path"]] = [r.path for r in results if r.path in allowed][:limit]
+        for h in handoffs:
+            query = " ".join((h.get("terms") or [])[:24])
+            if not query:
+                related[h["path"]] = []
+                continue
+            results = index.search(query, k=limit * 3, mode=mode, type=["decision", "gotcha"], status="active")
+            related[h["path"]] = [r.path for r in results if r.path in allowed][:limit]
     except Exception as e:  # noqa: BLE001 - the index is derived data; word overlap still works without it
-        from wiki_memory.consolidate.background import log
+        from wiki_memory.consolidate.state import log
 
         log(f"related pages by search failed ({type(e).__name__}: {e}); using word overlap")
         return None

@@ -17,7 +17,7 @@ from collections import namedtuple
 from pathlib import Path
 
 from wiki_memory.config import Project
-from wiki_memory.consolidate import background, context
+from wiki_memory.consolidate import context, state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no runtime `typing` import on the hook path
@@ -32,12 +32,14 @@ INLINE_TIME_BUDGET = 0.06
 INLINE_MAX_TRANSCRIPT_BYTES = 1024 * 1024
 
 
-class HandoffView(namedtuple("HandoffView", "text handoffs pending stale", defaults=((), False))):
+class HandoffView(namedtuple("HandoffView", "text handoffs pending stale waiting", defaults=((), False, False))):
     """What a session starting now would be handed.
 
-    `text`: exactly what SessionStart gives the agent; `handoffs`: the handoff pages it draws
-    on, newest first; `pending`: sessions summarised on the spot, not consolidated yet;
-    `stale`: the wiki moved on since the context was built (a rebuild was started).
+    `text`: exactly what SessionStart gives the agent (None when memory has nothing to
+    say); `handoffs`: the handoff pages it draws on, newest first; `pending`: sessions
+    summarised on the spot, not consolidated yet; `stale`: the wiki moved on since the
+    context was built; `waiting`: journals wait to be consolidated (`stale` or `waiting`:
+    there is background work to start).
     (A named tuple, not a dataclass: `dataclasses` costs the hook path a fifth of its start.)
     """
 
@@ -65,7 +67,7 @@ def _inline_entries(project: Project, pending: list[Path], session_id: str | Non
         handoff_text,
         session_page_path,
     )
-    from wiki_memory.consolidate.run import _stamp, current_branch, load_session
+    from wiki_memory.consolidate.run import current_branch, load_session, stamp
     from wiki_memory.consolidate.session import time_key
 
     started = time.monotonic()
@@ -88,7 +90,7 @@ def _inline_entries(project: Project, pending: list[Path], session_id: str | Non
         meta = {
             "agent": session.agent,
             "session_id": session.session_id,
-            "ended": _stamp(session.end),
+            "ended": stamp(session.end),
             "session_page": session_page_path(session),
             "handoff_kind": "automatic",
         }
@@ -121,41 +123,38 @@ def handoff_for_next_session(
     session_id: str | None = None,
     agent: str | None = None,
     source: str | None = None,
-    background_work: bool = False,
-    refresh: bool = False,
     budget: int = context.BUDGET,
 ) -> HandoffView | None:
-    """What a session starting now would be handed, or None when memory has nothing to say.
+    """What a session starting now would be handed, or None when memory has nothing to say."""
+    view = next_session_view(project, session_id=session_id, agent=agent, source=source, budget=budget)
+    return view if view.text is not None else None
+
+
+def next_session_view(
+    project: Project,
+    *,
+    session_id: str | None = None,
+    agent: str | None = None,
+    source: str | None = None,
+    budget: int = context.BUDGET,
+) -> HandoffView:
+    """What a session starting now would be handed (its `text` None when memory has nothing
+    to say), from the context file beside the wiki and the journals not consolidated yet.
 
     `source` (startup | resume | clear | compact) changes nothing: a session is never
     handed its own handoff, so a resumed session sees other sessions' handoffs only.
-    `background_work` (the SessionStart hook) starts `consolidate --pending` when sessions
-    wait to be consolidated or the context is stale; `refresh` (the CLI) rebuilds a stale
-    context first, which needs the store.
+    A stale context is used as it is: rebuilding it needs the store (`Memory.handoff`
+    rebuilds it first; the SessionStart hook starts the rebuild in the background).
     """
     ctx = context.load(project)
     stale = context.is_stale(project, ctx)
-    if stale and refresh:
-        from wiki_memory.consolidate.run import open_store
-
-        store = open_store(project, create=False)
-        try:
-            ctx = context.refresh(project, store)
-        finally:
-            store.close()
-        stale = False
-    pending = background.pending_journals(
-        project, settle=background.settle_seconds(), exclude=(session_id,) if session_id else ()
+    waiting = state.pending_journals(
+        project, settle=state.settle_seconds(), exclude=(session_id,) if session_id else ()
     )
-    inline = _inline_entries(project, pending, session_id)
-    # Even a journal with nothing in it is consolidated (as empty), so that later starts skip it.
-    if background_work and (pending or stale):
-        background.start_pending(project)
+    inline = _inline_entries(project, waiting, session_id)
     text, paths = context.compose(ctx, inline, session_id=session_id, budget=budget)
-    if text is None:
-        return None
     pending = tuple(str(e["session_id"]) for e in inline if e["path"] in paths)
-    return HandoffView(text, tuple(paths), pending, stale)
+    return HandoffView(text, tuple(paths), pending, stale, bool(waiting))
 
 
 def _slug(text: str) -> str:
@@ -174,8 +173,10 @@ def write_explicit_handoff(
     files: Sequence[str] = (),
     agent: str | None = None,
     session_id: str | None = None,
+    index: Any = None,
 ) -> Any:
     """Write a handoff page from a person or an agent (one commit); returns the WriteResult.
+    `index` (the project's search index, if open) finds the decisions and gotchas it relates to.
 
     One explicit handoff per session: writing again in the same session updates it. It is
     offered ahead of the automatic handoff of the same session, and of any automatic
@@ -183,7 +184,7 @@ def write_explicit_handoff(
     """
     from wiki_memory.consolidate.extract import clean
     from wiki_memory.consolidate.render import explicit_body, title_words
-    from wiki_memory.consolidate.run import after_commit, current_branch
+    from wiki_memory.consolidate.run import current_branch
     from wiki_memory.consolidate.session import redact, short_id
     from wiki_memory.errors import WikiMemoryError
     from wiki_memory.pages import Page, now_iso
@@ -232,7 +233,8 @@ def write_explicit_handoff(
     branch = current_branch(str(project.root)) if project.root else None
     if branch:
         meta["branch"] = branch
-    body = explicit_body(redact(summary), done_l, failed_l, next_l, questions_l, files_l)
+    summary = redact(summary)
+    body = explicit_body(summary, done_l, failed_l, next_l, questions_l, files_l)
     page = Page.new(
         f"Handoff {date} {who}: {title_words(clean(summary, 200))}",
         "handoff",
@@ -246,9 +248,7 @@ def write_explicit_handoff(
     result = store.write(
         page, author, session_id=session_id, agent=agent, message=f"handoff: {path.removesuffix('.md')}"
     )
-    context.refresh(project, store)
-    if result.commit:
-        after_commit(project, store)
+    context.refresh(project, store, index)
     return result
 
 

@@ -98,19 +98,14 @@ def _read(agent: str, path: Path) -> list[Any]:
     return read_transcript(path)
 
 
-def import_transcripts(
-    agent: str,
-    files: Sequence[Path],
-    *,
-    project: Project | None = None,
-    progress: Callable[..., Any] | None = None,
-    index: bool = True,
-    index_progress: Callable[[str, int, int], None] | None = None,
-) -> ImportReport:
-    """Import transcripts as session pages; see the module docstring. With `index`, each
-    project's search index takes the new pages and embeds them before this returns."""
+def read_sessions(
+    agent: str, files: Sequence[Path], *, project: Project | None = None, progress: Callable[..., Any] | None = None
+) -> tuple[ImportReport, dict[str, tuple[Project, list[Any]]]]:
+    """Read transcripts into session summaries grouped by project: (the report so far, project
+    id -> (project, summaries)). Each transcript goes to the project of the working directory
+    it records, or to `project` when given."""
     from wiki_memory.consolidate.extract import summarize
-    from wiki_memory.consolidate.run import current_branch, open_store
+    from wiki_memory.consolidate.run import current_branch
     from wiki_memory.consolidate.session import build_session
 
     report = ImportReport(agent)
@@ -141,39 +136,12 @@ def import_transcripts(
         if not session.branch:
             session.branch = current_branch(session.cwd)
         by_project.setdefault(target.id, (target, []))[1].append(summary)
-    for pid, (target, summaries) in by_project.items():
-        store = open_store(target)
-        try:
-            _import_into(agent, report, pid, target, store, summaries)
-            if index and report.imported.get(pid):
-                _index_imported(report, pid, target, store, index_progress)
-        finally:
-            store.close()
-    return report
+    return report, by_project
 
 
-def _index_imported(
-    report: ImportReport, pid: str, target: Project, store: Any, progress: Callable[[str, int, int], None] | None
-) -> None:
-    """Index and embed a project's imported pages now, on every core.
-
-    Why: an import is waited for; left pending, hundreds of sessions' chunks would be
-    embedded a second's worth at a time by the searches that follow."""
-    try:
-        from wiki_memory.index import Index
-    except ImportError:
-        return
-    try:
-        with Index.open(target) as idx:
-            idx.embedder.for_bulk()
-            report.embedded[pid] = idx.sync(store, progress=progress).embedded
-    except Exception as e:  # noqa: BLE001 - derived data: the pages are committed whatever happens here
-        report.index_errors[pid] = f"{type(e).__name__}: {e}"
-
-
-def _import_into(agent: str, report: ImportReport, pid: str, target: Project, store: Any, summaries: list[Any]) -> None:
+def import_into(agent: str, report: ImportReport, pid: str, target: Project, store: Any, summaries: list[Any]) -> None:
     """Write one project's imported session pages in one commit, skipping those already there."""
-    from wiki_memory.consolidate.run import after_commit, build_pages, unique_key
+    from wiki_memory.consolidate.run import build_pages, unique_key
     from wiki_memory.store import Author
 
     report.wikis[pid] = str(target.wiki)
@@ -196,5 +164,4 @@ def _import_into(agent: str, report: ImportReport, pid: str, target: Project, st
     commit = next((r.commit for r in results if r.commit), None)
     if commit:
         report.commits[pid] = commit
-        after_commit(target, store)
     report.imported[pid] = [r.path for r in results]

@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wiki_memory.capture import journal
 from wiki_memory.config import Project, find_code_root, load_settings
-from wiki_memory.consolidate.background import log, pending_journals, settle_seconds, state_dir
 from wiki_memory.consolidate.extract import Summary, summarize
 from wiki_memory.consolidate.render import (
     content_from_summary,
@@ -30,7 +29,11 @@ from wiki_memory.consolidate.render import (
     title_words,
 )
 from wiki_memory.consolidate.session import Session, build_session, iso, merge_observations, time_key
+from wiki_memory.consolidate.state import log, pending_journals, settle_seconds, state_dir
 from wiki_memory.errors import NotFoundError, WikiMemoryError
+
+StoreOpener = Callable[[], Any]  # the project's store (the wiki is created on the first call)
+IndexOpener = Callable[[], Any]  # the project's search index, or None
 
 try:
     import fcntl
@@ -184,7 +187,7 @@ def read_transcript_for(
     return []
 
 
-def _stamp(value: str | None) -> str:
+def stamp(value: str | None) -> str:
     seconds = time_key(value)
     return iso(seconds) if seconds else (value or "")
 
@@ -206,8 +209,8 @@ def build_pages(
         ("model", s.model),
         ("branch", s.branch),
         ("cwd", s.cwd),
-        ("started", _stamp(s.start)),
-        ("ended", _stamp(s.end)),
+        ("started", stamp(s.start)),
+        ("ended", stamp(s.end)),
         ("handoff", handoff_path if with_handoff else None),
         ("transcript", s.transcript_path),
     ):
@@ -237,14 +240,14 @@ def build_pages(
         sources=[source],
         path=session_path,
         extra=session_meta,
-        date=_stamp(s.start) or None,
+        date=stamp(s.start) or None,
     )
     if not with_handoff:
         return [session_page]
     handoff_meta: dict[str, Any] = {
         "agent": s.agent,
         "session_id": s.session_id,
-        "ended": _stamp(s.end),
+        "ended": stamp(s.end),
         "handoff_kind": "automatic",
         "session_page": session_path,
         "consolidation": mode,
@@ -261,7 +264,7 @@ def build_pages(
         sources=[source],
         path=handoff_path,
         extra=handoff_meta,
-        date=_stamp(s.end) or None,
+        date=stamp(s.end) or None,
     )
     return [session_page, handoff_page, *proposals]
 
@@ -286,64 +289,6 @@ def unique_key(store: Any, session: Session) -> str:
     return keys[-1]
 
 
-def open_store(project: Project, *, create: bool = True) -> Any:
-    """The project's store, created (with its `project.json`) on first use."""
-    from wiki_memory.store import Store
-
-    def ready() -> Any:
-        """The store when the wiki is there and has its first commit; None while it is being made."""
-        if not (project.wiki / ".git").is_dir():
-            return None
-        try:
-            store = Store(project.wiki)
-        except Exception:  # noqa: BLE001 - dulwich's NotGitRepository: `.git` exists but is not filled in yet
-            return None
-        if store.head() is None:
-            store.close()
-            return None
-        return store
-
-    store = ready()
-    if store is not None:
-        return store
-    if not create:
-        raise NotFoundError(f"no wiki yet for this project ({project.wiki}); run `wiki-memory init`")
-    # Trigger: two sessions of a new project end at once, and both find no wiki.
-    # Why: creating a repository is not atomic; the second would trip over the first's `.git`.
-    with _SessionLock(project.home / ".create-wiki.lock", wait=True):
-        deadline = time.monotonic() + 5
-        while (project.wiki / ".git").is_dir() and ready() is None and time.monotonic() < deadline:
-            time.sleep(0.05)  # someone else (`wiki-memory init`) is creating it right now
-        store = ready() or Store.create(project.wiki)
-    info = {
-        "id": project.id,
-        "name": project.name,
-        "root": str(project.root) if project.root else None,
-        "identity": project.identity,
-        "wiki": str(project.wiki),
-    }
-    info_path = project.home / "project.json"
-    if not info_path.exists():
-        info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    return store
-
-
-def after_commit(project: Project, store: Any) -> None:
-    """What follows a consolidation commit: the sync issue's `[sync] auto = true` hook.
-
-    The single call site for automatic sync; `wiki_memory.sync.maybe_auto_sync` decides
-    whether to push (and does nothing unless the user turned it on).
-    """
-    try:
-        from wiki_memory.sync import maybe_auto_sync
-    except ImportError:
-        return  # the sync part is not installed in this build
-    try:
-        maybe_auto_sync(project, store)
-    except Exception as e:  # noqa: BLE001 - a failed push never loses the commit; it is retried next time
-        log(f"auto sync after consolidation failed: {type(e).__name__}: {e}")
-
-
 def _use_llm(llm: bool | None) -> Any:
     from wiki_memory.consolidate.llm import llm_config
 
@@ -365,30 +310,32 @@ def consolidate_session(
     project: Project,
     session_id: str,
     *,
+    store: StoreOpener,
+    index: IndexOpener | None = None,
     llm: bool | None = None,
     force: bool = False,
     wait: bool = True,
-    store: Any = None,
 ) -> Outcome:
-    """Consolidate one session of the project (see the module docstring)."""
+    """Consolidate one session of the project (see the module docstring). `store()` gives
+    the project's store (creating the wiki on first call: a session with nothing to
+    consolidate never creates one); `index()` its search index, if any."""
     path = journal.journal_file(project.journal_dir, session_id)
     if not path.exists():
         raise NotFoundError(f"no journal for session {session_id} in {project.journal_dir}")
-    own = store is None
-    try:
-        if own:
-            store = _LazyStore(project)
-        return _consolidate_journal(project, path, llm=llm, force=force, wait=wait, store=store)
-    finally:
-        if own:
-            store.close()
+    return _consolidate_journal(project, path, store, index, llm=llm, force=force, wait=wait)
 
 
 def _consolidate_journal(
-    project: Project, path: Path, *, llm: bool | None, force: bool, wait: bool, store: Any = None
+    project: Project,
+    path: Path,
+    store: StoreOpener,
+    index: IndexOpener | None,
+    *,
+    llm: bool | None,
+    force: bool,
+    wait: bool,
 ) -> Outcome:
-    lock = _SessionLock(state_dir(project) / (path.stem + ".lock"), wait)
-    with lock as held:
+    with _SessionLock(state_dir(project) / (path.stem + ".lock"), wait) as held:
         if not held:
             return Outcome(path.stem, "busy", message="another process is consolidating this session")
         st = path.stat()
@@ -416,57 +363,60 @@ def _consolidate_journal(
             _write_state(project, path, {**base, "pages": [], "status": "empty"}, st.st_mtime)
             log(f"session {session.session_id}: nothing substantive (no prompt, no command or edit); no pages")
             return Outcome(session.session_id, "empty", message="nothing substantive: no pages written")
-        config = _use_llm(llm)
-        result, mode = None, "extractive"
-        if config is not None:
-            from wiki_memory.consolidate.llm import LLMError
-            from wiki_memory.consolidate.llm import consolidate as llm_consolidate
-
-            try:
-                result = llm_consolidate(config, summary)
-                mode = f"llm:{config.label}"
-            except LLMError as e:
-                mode = "extractive (llm failed)"
-                log(
-                    f"session {session.session_id}: LLM consolidation with {config.label} failed ({e}); "
-                    "wrote the extractive pages instead"
-                )
-        session.page_key = unique_key(store, session)
-        pages = build_pages(summary, result, mode=mode)
-        # Proposed pages never overwrite memory that exists (a person's or an earlier session's).
-        pages = pages[:2] + [p for p in pages[2:] if not store.exists(p.path)]
-        results = store.write_many(
-            pages,
-            _author(session.agent),
-            session_id=session.session_id,
-            agent=session.agent,
-            message=f"consolidate: {session.agent} session {session.short_id}",
-        )
-        commit = next((r.commit for r in results if r.commit), None)
-        from wiki_memory.consolidate import context
-
-        context.refresh(project, store)
-        if commit:
-            after_commit(project, store)
-        paths = tuple(r.path for r in results)
+        outcome = _commit_pages(project, summary, store(), index() if index else None, _worded(summary, llm))
         _write_state(
             project,
             path,
-            {
-                **base,
-                "pages": list(paths),
-                "handoff": paths[1],
-                "commit": commit,
-                "mode": mode,
-                "status": "committed" if commit else "unchanged",
-            },
+            {**base, "pages": list(outcome.pages), "handoff": outcome.handoff, "commit": outcome.commit,
+             "mode": outcome.mode, "status": outcome.status},
             st.st_mtime,
-        )
+        )  # fmt: skip
+        return outcome
+
+
+def _worded(summary: Summary, llm: bool | None) -> tuple[Any, str]:
+    """(the LLM's wording or None, the mode that says which) for a session's pages."""
+    config = _use_llm(llm)
+    if config is None:
+        return None, "extractive"
+    from wiki_memory.consolidate.llm import LLMError
+    from wiki_memory.consolidate.llm import consolidate as llm_consolidate
+
+    try:
+        return llm_consolidate(config, summary), f"llm:{config.label}"
+    except LLMError as e:
         log(
-            f"session {session.session_id}: {'committed ' + commit[:8] if commit else 'unchanged'} "
-            f"({mode}): {', '.join(paths)}"
+            f"session {summary.session.session_id}: LLM consolidation with {config.label} failed ({e}); "
+            "wrote the extractive pages instead"
         )
-        return Outcome(session.session_id, "committed" if commit else "unchanged", commit, paths, paths[1], mode)
+        return None, "extractive (llm failed)"
+
+
+def _commit_pages(project: Project, summary: Summary, store: Any, index: Any, worded: tuple[Any, str]) -> Outcome:
+    """Write a session's pages in one commit and refresh the SessionStart context."""
+    from wiki_memory.consolidate import context
+
+    session = summary.session
+    result, mode = worded
+    session.page_key = unique_key(store, session)
+    pages = build_pages(summary, result, mode=mode)
+    # Proposed pages never overwrite memory that exists (a person's or an earlier session's).
+    pages = pages[:2] + [p for p in pages[2:] if not store.exists(p.path)]
+    results = store.write_many(
+        pages,
+        _author(session.agent),
+        session_id=session.session_id,
+        agent=session.agent,
+        message=f"consolidate: {session.agent} session {session.short_id}",
+    )
+    commit = next((r.commit for r in results if r.commit), None)
+    context.refresh(project, store, index)
+    paths = tuple(r.path for r in results)
+    log(
+        f"session {session.session_id}: {'committed ' + commit[:8] if commit else 'unchanged'} "
+        f"({mode}): {', '.join(paths)}"
+    )
+    return Outcome(session.session_id, "committed" if commit else "unchanged", commit, paths, paths[1], mode)
 
 
 def _author(agent: str) -> Any:
@@ -476,62 +426,29 @@ def _author(agent: str) -> Any:
 
 
 def consolidate_pending(
-    project: Project, *, settle: float | None = None, llm: bool | None = None, exclude: Iterable[str] = ()
+    project: Project,
+    *,
+    store: StoreOpener,
+    index: IndexOpener | None = None,
+    settle: float | None = None,
+    llm: bool | None = None,
+    exclude: Iterable[str] = (),
 ) -> list[Outcome]:
-    """Consolidate every journal left unconsolidated (a killed process, a crash, a Stop-only agent)."""
-    if settle is None:
-        settle = settle_seconds()
+    """Consolidate every journal left unconsolidated (a killed process, a crash), then
+    rebuild the SessionStart context if the wiki moved without a consolidation."""
     from wiki_memory.consolidate import context
 
+    if settle is None:
+        settle = settle_seconds()
     outcomes = []
-    store = _LazyStore(project)
-    try:
-        for path in pending_journals(project, settle=settle, exclude=tuple(exclude)):
-            try:
-                outcomes.append(_consolidate_journal(project, path, llm=llm, force=False, wait=False, store=store))
-            except WikiMemoryError as e:
-                log(f"pending {path.name}: {e}")
-                outcomes.append(Outcome(path.stem, "error", message=str(e)))
-        # The wiki moved without a consolidation (a hand edit, an MCP write, a pull): the
-        # SessionStart context is rebuilt here, in the background, not on the hook path.
-        if context.is_stale(project, context.load(project)):
-            context.refresh(project, store)
-    finally:
-        store.close()
+    for path in pending_journals(project, settle=settle, exclude=tuple(exclude)):
+        try:
+            outcomes.append(_consolidate_journal(project, path, store, index, llm=llm, force=False, wait=False))
+        except WikiMemoryError as e:
+            log(f"pending {path.name}: {e}")
+            outcomes.append(Outcome(path.stem, "error", message=str(e)))
+    # The wiki moved without a consolidation (a hand edit, an MCP write, a pull): the
+    # SessionStart context is rebuilt here, in the background, not on the hook path.
+    if context.is_stale(project, context.load(project)):
+        context.refresh(project, store(), index() if index else None)
     return outcomes
-
-
-class _LazyStore:
-    """The project's store, opened (or created) on first use: a session with nothing to
-    consolidate never creates a wiki. Its commits land in the search index at once, as
-    every CLI write does."""
-
-    def __init__(self, project: Project):
-        self._project = project
-        self._store: Any = None
-        self._index: Any = None
-
-    def __getattr__(self, name: str) -> Any:
-        if self._store is None:
-            self._store = open_store(self._project)
-            self._index = attach_index(self._project, self._store)
-        return getattr(self._store, name)
-
-    def close(self) -> None:
-        if self._index is not None:
-            self._index.close()
-        if self._store is not None:
-            self._store.close()
-
-
-def attach_index(project: Project, store: Any) -> Any:
-    """The project's search index, kept current with `store`'s commits; None without one."""
-    try:
-        from wiki_memory.index import Index
-    except ImportError:
-        return None
-    try:
-        return Index.open(project).attach(store)
-    except Exception as e:  # noqa: BLE001 - derived data: consolidation goes on without it
-        log(f"the search index is unavailable ({type(e).__name__}: {e}); `wiki-memory reindex` rebuilds it")
-        return None

@@ -87,7 +87,7 @@ def check_model(ctx: Context) -> Check:
 
 def check_hook_log(ctx: Context) -> Check:
     """Have hooks been failing? (They never show it to the agent; the log does.)"""
-    from wiki_memory.capture.hook import log_path
+    from wiki_memory.config import hook_log as log_path
 
     path = log_path(ctx.env)
     if not path.exists():

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -152,18 +151,3 @@ SESSION_ENV = (
     "GEMINI_SESSION_ID",
     "CURSOR_CONVERSATION_ID",
 )
-
-
-@dataclass(frozen=True)
-class Caller:
-    """The agent and session a write is attributed to (`Agent:` and `Session-Id:` trailers)."""
-
-    agent: str | None = None
-    session_id: str | None = None
-
-    @property
-    def source(self) -> str | None:
-        """`claude-code:2624e4c8`: the page's `sources` entry for what this caller writes."""
-        if not self.agent:
-            return None
-        return f"{self.agent}:{self.session_id[:8]}" if self.session_id else self.agent

@@ -38,7 +38,6 @@ from wiki_memory.mcp.models import (
 from wiki_memory.mcp.scope import (
     NO_PROJECT,
     SESSION_ENV,
-    Caller,
     agent_from_client,
     project_from_argument,
     project_from_roots,
@@ -177,7 +176,9 @@ class MemoryServer(MCPServer):
                 return found
         raise NotFoundError(NO_PROJECT)
 
-    def caller(self, ctx: Context | None) -> Caller:
+    def caller(self, ctx: Context | None) -> tuple[str | None, str | None]:
+        """(agent, session id) a write is attributed to: `--agent`/`WIKI_MEMORY_AGENT`, else the
+        MCP client's name; the session from `--session` or the spawning agent's environment."""
         agent = self.agent
         session_id = self.session_id
         if ctx is not None and agent is None:
@@ -186,7 +187,7 @@ class MemoryServer(MCPServer):
                 agent = agent_from_client(params.client_info.name if params is not None else None)
             except (ValueError, AttributeError):  # outside a request
                 agent = None
-        return Caller(agent=agent, session_id=session_id)
+        return agent, session_id
 
     async def run_on(
         self, project: str | None, roots: ListRootsResult | None, fn: Callable[..., Any], *args: Any, **kwargs: Any
@@ -330,7 +331,7 @@ def build_server(
         `edit` to change only part of it). Returns the path and commit id. At the end of a session use
         `handoff_write` instead."""
         return _result(
-            await server.run_on(project, roots, service.write, server.caller(ctx), title, body, type, tags, path)
+            await server.run_on(project, roots, service.write, *server.caller(ctx), title, body, type, tags, path)
         )
 
     @server.tool_from(WRITES)
@@ -378,7 +379,7 @@ def build_server(
                 project,
                 roots,
                 service.edit,
-                server.caller(ctx),
+                *server.caller(ctx),
                 page,
                 operation,
                 text,
@@ -398,7 +399,7 @@ def build_server(
         """Delete a memory page that is wrong or useless (one git commit; it stays in git history, and
         `history` with its path still shows it). When a newer page replaces it, prefer `edit` with
         set_status superseded."""
-        return _result(await server.run_on(project, roots, service.delete, server.caller(ctx), page))
+        return _result(await server.run_on(project, roots, service.delete, *server.caller(ctx), page))
 
     @server.tool_from(READ_ONLY)
     async def recent(
@@ -465,7 +466,7 @@ def build_server(
                 project,
                 roots,
                 service.handoff_write,
-                server.caller(ctx),
+                *server.caller(ctx),
                 summary,
                 done,
                 failed,

@@ -28,7 +28,7 @@ def auto_sync_enabled(settings: Any) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes", "1", "on"))
 
 
-def maybe_auto_sync(project: Any, store: Any) -> None:
+def maybe_auto_sync(project: Any, store: Any, index: Any = None) -> None:
     """Sync `store` with its remote when `[sync] auto = true` in config.toml and a remote is
     configured. Never raises: consolidation calls it after each commit."""
     try:
@@ -39,7 +39,7 @@ def maybe_auto_sync(project: Any, store: Any) -> None:
         settings = load_settings()
         if not auto_sync_enabled(settings) or not list_remotes(store):
             return
-        report = sync(store, project=project)
+        report = sync(store, index=index)
         summary = (
             f"synced with {report.remote}: received {report.received_commits} commit(s), sent {report.sent_commits}"
         )

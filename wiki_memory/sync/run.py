@@ -264,7 +264,6 @@ def sync(
     store: Store,
     remote: str | None = None,
     *,
-    project: Any = None,
     index: Any = None,
     author: Author | None = None,
     host: str | None = None,
@@ -272,8 +271,8 @@ def sync(
     progress: Any = None,
 ) -> SyncReport:
     """Sync the wiki with a remote: commit pending hand edits, fetch, merge, push, and
-    re-index what changed (in `index`, or the index of `project`; neither: no re-index;
-    `progress` as `Index.sync` takes it). Raises SyncError (local work intact) when the
+    re-index what changed in `index` (the project's search index; `progress` as `Index.sync`
+    takes it). Raises SyncError (local work intact) when the
     remote cannot be reached or keeps moving."""
     settings = _settings()
     chosen = default_remote(store, remote or settings.get("sync", "remote"))
@@ -312,11 +311,9 @@ def sync(
             raise
         _record(store, chosen, None)
         report.head = store.head().decode() if store.head() else None
-    if project is not None or index is not None:
-        from wiki_memory.sync.reindex import update_index
-
+    if index is not None:
         try:
-            report.index = update_index(project, store, index, progress)
+            report.index = index.sync(store, progress=progress)
         except Exception as e:  # noqa: BLE001 - the index is derived data: the sync itself succeeded
             report.index_warning = f"the search index was not updated ({e}); `wiki-memory reindex` catches up"
     return report

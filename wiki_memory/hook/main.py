@@ -7,7 +7,8 @@ session's end start consolidation. Every step runs inside one guard: whatever go
 (bad JSON, an unknown agent, a full disk, a bug of ours), the hook prints nothing the agent
 could misread, logs one line under `WIKI_MEMORY_HOME/logs/`, and exits 0.
 
-Imports: the standard library, `config` and `capture` only (start-up time is the budget).
+Imports: the standard library, `config`, `capture` and the light parts of `consolidate`
+only (start-up time is the budget): this process sits above capture and consolidation.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -97,7 +97,8 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
     """Record one hook call; returns what to print (SessionStart's envelope) or None."""
     from wiki_memory import config
     from wiki_memory.capture import adapter as adapters
-    from wiki_memory.capture import journal, redact, startup
+    from wiki_memory.capture import journal, redact
+    from wiki_memory.hook import startup
 
     try:
         adapter = adapters.load(agent)
@@ -123,7 +124,7 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
         if text:
             return (json.dumps(adapter.envelope(name, text)) + "\n").encode("utf-8")
     if name in adapter.end_events:
-        startup.after_session(project, adapter.name, session_id, "session-end")
+        startup.after_session(project, adapter.name, session_id)
     return None
 
 
@@ -166,10 +167,3 @@ def log(env: Mapping[str, str], agent: str, event: str | None, message: str, sta
             os.close(fd)
     except BaseException:  # noqa: BLE001 - a full disk or a missing home: stay silent
         pass
-
-
-def log_path(env: Mapping[str, str] | None = None) -> Path:
-    """Where hook failures are logged."""
-    from wiki_memory import config
-
-    return config.home(env) / "logs" / "hooks.log"

@@ -245,7 +245,7 @@ def run_demo(root: Path, *, say: Callable[[str], None] = lambda line: None, wait
 
     # SessionEnd started `wiki-memory consolidate --session` in the background: wait for it.
     from wiki_memory.config import resolve_project
-    from wiki_memory.consolidate.background import state_dir
+    from wiki_memory.consolidate.state import state_dir
 
     os.environ["WIKI_MEMORY_HOME"] = str(home)
     project = resolve_project(repo)

@@ -1,0 +1,52 @@
+"""Where the hook process meets consolidation (standard library and our light modules only).
+
+- `session_start_text`: what a starting session is told (the newest handoffs of the
+  project not written by this session, pinned preferences, relevant decisions and
+  gotchas), as plain text; the agent's adapter wraps it in its own envelope. It reads a
+  small file that consolidation keeps beside the wiki (no git), summarises on the spot
+  any session that ended without being consolidated, and starts the pending work in the
+  background when there is some.
+- `after_session`: on SessionEnd, starts consolidation of the session in a detached
+  background process.
+
+Neither raises: a failure is logged and the agent carries on.
+"""
+
+from __future__ import annotations
+
+from wiki_memory.config import Project
+
+
+def session_start_text(project: Project, agent: str, session_id: str, source: str | None) -> str | None:
+    """The reference notes for a session that is starting, or None when there are none."""
+    try:
+        from wiki_memory.consolidate import context, state
+        from wiki_memory.consolidate.handoff import handoff_for_next_session
+
+        view = handoff_for_next_session(project, session_id=session_id, agent=agent, source=source)
+        # Even a journal with nothing in it is consolidated (as empty), so that later starts skip it.
+        waiting = state.pending_journals(project, settle=state.settle_seconds(), exclude=(session_id,))
+        if waiting or (view is not None and view.stale) or (view is None and context.is_stale(project, None)):
+            from wiki_memory.hook import background
+
+            background.start_pending(project)
+        return view.text if view is not None else None
+    except Exception as e:  # noqa: BLE001 - the agent starts anyway; the reason is in the log
+        from wiki_memory.consolidate.state import log
+
+        log(f"session start {agent} {session_id}: {type(e).__name__}: {e}")
+        return None
+
+
+def after_session(project: Project, agent: str, session_id: str) -> None:
+    """A session ended: consolidate it in the background."""
+    try:
+        from wiki_memory.consolidate.handoff import journal_exists
+        from wiki_memory.hook import background
+
+        if session_id and journal_exists(project, session_id):
+            background.start_session(project, session_id)
+    except Exception as e:  # noqa: BLE001 - the agent is leaving; the reason is in the log
+        from wiki_memory.consolidate.state import log
+
+        log(f"after session {agent} {session_id}: {type(e).__name__}: {e}")

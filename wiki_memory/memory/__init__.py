@@ -1,0 +1,41 @@
+"""The memory layer: one `Memory` per project, every memory operation and its rules.
+
+Front ends (`cli`, `mcp`, `hook`, the web viewer) call it and nothing below it for these
+operations; it calls `store`, `index`, `consolidate` and `sync`.
+"""
+
+from wiki_memory.memory.base import NoMemoryError, write_project_file
+from wiki_memory.memory.edits import OPERATIONS, EditError
+from wiki_memory.memory.imports import import_transcripts
+from wiki_memory.memory.memory import Memory
+from wiki_memory.memory.records import (
+    Actor,
+    Deleted,
+    History,
+    LinksView,
+    PageRow,
+    PageView,
+    RecentPage,
+    SearchReport,
+    Written,
+)
+from wiki_memory.memory.rules import InputError
+
+__all__ = [
+    "OPERATIONS",
+    "Actor",
+    "Deleted",
+    "EditError",
+    "History",
+    "InputError",
+    "LinksView",
+    "Memory",
+    "NoMemoryError",
+    "PageRow",
+    "PageView",
+    "RecentPage",
+    "SearchReport",
+    "Written",
+    "import_transcripts",
+    "write_project_file",
+]

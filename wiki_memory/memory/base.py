@@ -1,0 +1,161 @@
+"""Opening a project's memory: its store (created on first write, with `project.json`) and
+its search index, attached so that every commit made through the store lands in it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, TypeVar
+
+from wiki_memory.config import Project, resolve_project
+from wiki_memory.errors import NotFoundError, WikiMemoryError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from wiki_memory.index import Index
+    from wiki_memory.store import Store
+
+
+M = TypeVar("M", bound="MemoryBase")
+
+
+class NoMemoryError(NotFoundError):
+    """The project has no wiki yet (nothing was ever written)."""
+
+
+def write_project_file(project: Project) -> None:
+    """`project.json` beside the wiki: which code repository the memory belongs to (how
+    `--project ID` and the MCP `project` argument find it again)."""
+    project.home.mkdir(parents=True, exist_ok=True)
+    info = {
+        "id": project.id,
+        "name": project.name,
+        "root": str(project.root) if project.root else None,
+        "identity": project.identity,
+        "wiki": str(project.wiki),
+    }
+    path = project.home / "project.json"
+    text = json.dumps(info, indent=2) + "\n"
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    tmp = path.with_name(f".project.json.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class MemoryBase:
+    """The project, its store and its index, each opened once, on first use."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self._store: Store | None = None
+        self._index: Index | None = None
+        self._index_failed = False
+        self.index_error: str | None = None  # why the index could not be opened, if it could not
+
+    @classmethod
+    def at(cls: type[M], directory: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> M:
+        """The memory of the project of `directory` (default: the working directory)."""
+        return cls(resolve_project(directory, env))
+
+    @property
+    def wiki(self) -> Path:
+        return self.project.wiki
+
+    @property
+    def exists(self) -> bool:
+        """Does the project have a wiki yet?"""
+        return (self.project.wiki / ".git").is_dir()
+
+    def store(self, *, create: bool = False) -> Store:
+        """The project's store; with `create`, the wiki (and `project.json`) is made on first
+        use, else a project with no wiki yet is NoMemoryError."""
+        if self._store is None:
+            self._store = self._open_store(create)
+            # Every commit through this store lands in the search index at once (its words;
+            # its vectors too when the model is loaded in this process).
+            index = self.index
+            if index is not None:
+                index.attach(self._store)
+        return self._store
+
+    def _open_store(self, create: bool) -> Store:
+        from wiki_memory.store import Store
+
+        if self.exists:
+            try:
+                store = Store(self.project.wiki)
+                if store.head() is not None:
+                    return store
+                store.close()
+            except WikiMemoryError:
+                pass
+        if not create:
+            raise NoMemoryError(
+                f"no memory yet for project {self.project.name} ({self.project.wiki}): nothing has been "
+                "written; run `wiki-memory init`, or write a page"
+            )
+        from wiki_memory.store.lock import WriterLock
+
+        # Trigger: two sessions of a new project end at once, and both find no wiki.
+        # Why: each would build a repository; the lock makes the second open the first's.
+        self.project.home.mkdir(parents=True, exist_ok=True)
+        with WriterLock(self.project.home / ".create-wiki.lock"):
+            store = Store.create(self.project.wiki)
+        write_project_file(self.project)
+        return store
+
+    @property
+    def index(self) -> Index | None:
+        """The search index, opened on first use and attached to the store (every commit
+        through it is indexed at once); None when it cannot be opened (`index_error` says
+        why): the index is derived data, and memory is written without it."""
+        if self._index is None and not self._index_failed:
+            from wiki_memory.index import Index
+
+            try:
+                self._index = Index.open(self.project)
+            except WikiMemoryError as e:
+                self._index_failed = True
+                self.index_error = str(e)
+                print(
+                    f"wiki-memory: warning: the search index is unavailable ({e}); `wiki-memory reindex` rebuilds it",
+                    file=sys.stderr,
+                )
+                return None
+            if self._store is not None:
+                self._index.attach(self._store)
+        return self._index
+
+    @property
+    def index_is_open(self) -> bool:
+        return self._index is not None
+
+    def require_index(self) -> Index:
+        index = self.index
+        if index is None:
+            raise WikiMemoryError(f"the search index is unavailable ({self.index_error})")
+        return index
+
+    def close(self) -> None:
+        index, store = self._index, self._store
+        self._index = self._store = None
+        if index is not None:
+            index.close()
+        if store is not None:
+            store.close()
+
+    def __enter__(self: M) -> M:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()

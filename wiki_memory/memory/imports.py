@@ -1,0 +1,41 @@
+"""Past sessions imported from the agents' transcripts, each under its own project's memory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from wiki_memory.memory.memory import Memory
+
+if TYPE_CHECKING:
+    from wiki_memory.config import Project
+    from wiki_memory.consolidate.importer import ImportReport
+
+
+def import_transcripts(
+    agent: str,
+    files: Sequence[Path],
+    *,
+    project: Project | None = None,
+    progress: Callable[..., Any] | None = None,
+    index_progress: Callable[[str, int, int], None] | None = None,
+) -> ImportReport:
+    """Import transcripts as session pages: one commit per project; sessions that already
+    have a page are skipped. Each project's search index takes the new pages and embeds
+    them (on every core: an import is waited for) before this returns."""
+    from wiki_memory.consolidate.importer import import_into, read_sessions
+
+    report, by_project = read_sessions(agent, files, project=project, progress=progress)
+    for pid, (target, summaries) in by_project.items():
+        with Memory(target) as memory:
+            import_into(agent, report, pid, target, memory.store(create=True), summaries)
+            if not report.imported.get(pid):
+                continue
+            if pid in report.commits:
+                memory.auto_sync()
+            try:
+                report.embedded[pid] = memory.reindex(progress=index_progress).embedded
+            except Exception as e:  # noqa: BLE001 - derived data: the pages are committed whatever happens here
+                report.index_errors[pid] = f"{type(e).__name__}: {e}"
+    return report

@@ -1,0 +1,242 @@
+"""Reading memory: finding a page by path, title or id, reading it (now or at a revision),
+its links, the list of pages, the history, diffs, search and the state of the project."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from wiki_memory.errors import NotFoundError, PageError, PathError
+from wiki_memory.memory.base import MemoryBase
+from wiki_memory.memory.records import History, LinksView, PageRow, PageView, SearchReport
+from wiki_memory.memory.rules import InputError, check_query, check_ref, utf8
+from wiki_memory.pages import FOLDERS, Page, slugify
+from wiki_memory.pages.model import DATED_TYPES
+
+PENDING_NOTE = (
+    "a person has edited this page and not committed it yet; this is the committed text "
+    "(their edit becomes memory at the next write)"
+)
+
+
+class Reading(MemoryBase):
+    """The operations that read."""
+
+    def find(self, ref: str, rev: str | None = None) -> str:
+        """The path of the page `ref` names: a path, a title or an id (at `rev`, a commit id
+        from `resolve_rev`, or now)."""
+        ref = check_ref(ref)
+        store = self.store()
+        if rev is None:
+            found = self._find_by_index(ref)
+            if found is not None:
+                return found
+        return store.find(ref, rev)
+
+    def _find_by_index(self, ref: str) -> str | None:
+        """A page found without `Store.find`'s scan, when the index is in step with the wiki.
+
+        Why: `Store.find` parses every page to match a title or an id it cannot derive a
+        path from (15 s at 10,000 pages), and so for every name that matches nothing; the
+        index has every page's title and id in one table. The order is the store's: a path,
+        a title's conventional path, then a title or id. None means "ask the store" (a
+        refused path, a file not committed yet, an index that is behind or unavailable).
+        """
+        from wiki_memory.store.paths import normalize_path
+
+        store = self.store()
+        index = self.index
+        if index is None or not index.in_step():
+            return None
+        candidates = []
+        for candidate in (ref, ref + ".md"):
+            try:
+                candidates.append(normalize_path(candidate))
+            except PathError:
+                continue
+        if not candidates or any((store.root / c).is_file() and not store.exists(c) for c in candidates):
+            return None  # refused (`../x.md`), or written by hand and not committed: the store says so
+        slug = slugify(ref)
+        candidates += [f"{folder}/{slug}.md" for kind, folder in FOLDERS.items() if kind not in DATED_TYPES]
+        for path in candidates:
+            if store.exists(path):
+                return path
+        matches = index.named(ref)
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise NotFoundError(f"{ref!r} names {len(matches)} pages: {', '.join(matches)}; give a path")
+        raise NotFoundError(f"no page with path, title or id {ref!r}")
+
+    def resolve_rev(self, rev: str) -> str:
+        """The commit id a revision names (`HEAD~2`, a short id)."""
+        utf8("rev", rev)
+        return self.store().resolve_rev(rev.strip())
+
+    def read(self, ref: str, rev: str | None = None) -> PageView:
+        """A page now (with its links and backlinks) or as it was at `rev`."""
+        store = self.store()
+        rev = rev.strip() if rev and rev.strip() else None
+        commit = self.resolve_rev(rev) if rev else None
+        path = self.find(ref, commit)
+        page = store.read(path, commit)
+        if commit is not None:
+            return PageView(page, commit)
+        note = PENDING_NOTE if store.pending([path]) else None
+        links, backlinks = self._links_of(path)
+        return PageView(page, None, links, backlinks, note)
+
+    def page_text(self, ref: str) -> str:
+        """A page's file text: front matter and body."""
+        from wiki_memory.pages import render_page
+
+        return render_page(self.store().read(self.find(ref)))
+
+    def _links_of(self, path: str) -> tuple[list[Any], list[str]]:
+        index = self.index
+        if index is None:
+            return [], []
+        return index.links(path), index.backlinks(path)
+
+    def links(self, ref: str) -> LinksView:
+        """A page's `[[links]]` (resolved to paths, None when no such page exists yet) and
+        the pages linking to it."""
+        path = self.find(ref)
+        links, backlinks = self._links_of(path)
+        return LinksView(path, links, backlinks)
+
+    def list_pages(
+        self, type: str | None = None, tag: str | None = None, status: str | None = None
+    ) -> tuple[list[PageRow], list[str]]:
+        """Pages (path, type, title, ...) with those filters, and the pages that do not parse."""
+        errors: list[str] = []
+        rows = []
+        for page in self.store().pages(errors=errors):
+            if (type and page.type != type) or (tag and tag not in page.tags) or (status and page.status != status):
+                continue
+            rows.append(PageRow(page.path, page.type, page.title, page.tags, page.status, page.updated, page.id))
+        return rows, errors
+
+    def history(self, ref: str | None = None, n: int | None = 20) -> History:
+        """The git log of the wiki, or of one page following its renames (a deleted page by
+        its path)."""
+        from wiki_memory.store.paths import normalize_path
+
+        if n is not None and n < 1:
+            raise InputError("`n` is how many commits: 1 or more")
+        if not self.exists:
+            return History(None, [])
+        store = self.store()
+        path = None
+        if ref is not None and ref.strip():
+            try:
+                path = self.find(ref)
+            except NotFoundError:
+                # A deleted page keeps its history: look its path up in the log.
+                path = normalize_path(ref if ref.strip().endswith(".md") else ref.strip() + ".md")
+                if not store.log(path, 1):
+                    raise
+        return History(path, store.log(path, n))
+
+    def diff_args(self, args: Sequence[str]) -> tuple[list[str], str | None]:
+        """(revisions, page) from `diff`'s arguments: revisions first, then maybe a page."""
+        store = self.store()
+        revs: list[str] = []
+        page: str | None = None
+        for i, arg in enumerate(args):
+            try:
+                store.resolve_rev(arg)
+                revs.append(arg)
+                continue
+            except NotFoundError:
+                if i != len(args) - 1:
+                    raise
+            try:
+                page = self.find(arg)
+            except NotFoundError:
+                raise NotFoundError(f"{arg!r} is neither a revision nor a page") from None
+        if len(revs) > 2:
+            raise InputError("give at most two revisions")
+        return revs, page
+
+    def diff(self, revs: Sequence[str] = (), page: str | None = None) -> str:
+        """A unified diff: no revision = uncommitted hand edits; one = since it; two = between."""
+        return self.store().diff(revs[0] if revs else None, revs[1] if len(revs) > 1 else None, page)
+
+    def search(
+        self,
+        query: str,
+        k: int = 8,
+        mode: str = "hybrid",
+        type: str | Sequence[str] | None = None,
+        tag: str | Sequence[str] | None = None,
+        status: str | Sequence[str] | None = None,
+        since: str | None = None,
+        max_chars: int | None = None,
+    ) -> SearchReport:
+        """The `k` best pages for `query` by words and meaning, each with its best passage."""
+        query = check_query(query)
+        if k < 1:
+            raise InputError("`k` is how many pages: 1 or more")
+        if max_chars is not None and max_chars < 1:
+            raise InputError("`max_chars` is a budget of characters: 1 or more")
+        if not self.exists:
+            return SearchReport(query, [], "this project has no memory yet")
+        index = self.require_index()
+        results = index.search(
+            query, k=k, mode=mode, type=type, tag=tag, status=status, since=since, max_chars=max_chars
+        )
+        note = None
+        if index.embedder.error:
+            note = f"searched by words only: no embedding model ({index.embedder.error[:160]})"
+        return SearchReport(query, results, note)
+
+    def status(self) -> dict[str, Any]:
+        """The project, its wiki, pages by type, the last commit, pending hand edits and how
+        far the search index is (never loads the embedding model)."""
+        from wiki_memory.store import page_type_counts
+
+        p = self.project
+        info: dict[str, Any] = {
+            "id": p.id,
+            "name": p.name,
+            "root": str(p.root) if p.root else None,
+            "wiki": str(p.wiki),
+            "index": str(p.index_path),
+            "journal": str(p.journal_dir),
+            "home": str(p.home),
+            "exists": self.exists,
+        }
+        if not self.exists:
+            return info
+        store = self.store()
+        counts = page_type_counts(store)
+        last = store.log(None, 1)
+        info["pages"] = sum(counts.values())
+        info["pages_by_type"] = counts
+        info["last_commit"] = last[0].as_dict() if last else None
+        info["pending_edits"] = sorted(store.pending())
+        info["index"] = self._index_info()  # (the path is in `path --json`)
+        return info
+
+    def _index_info(self) -> dict[str, Any]:
+        if not self.project.index_path.exists():
+            return {"chunks": 0, "without_vectors": 0, "current": False}
+        try:
+            index = self.require_index()
+            stats = index.stats()
+        except Exception as e:  # noqa: BLE001 - the index is derived: status still reports the wiki
+            return {"error": str(e)}
+        return {"chunks": stats["chunks"], "without_vectors": stats["pending"], "current": index.in_step()}
+
+
+def existing_page(store: Any, path: str) -> Page | None:
+    """The page at `path`, or None (none there, or its front matter is broken: a write
+    replaces it, and its text stays in history)."""
+    if not store.exists(path):
+        return None
+    try:
+        page: Page = store.read(path)
+    except PageError:
+        return None
+    return page

@@ -1,0 +1,135 @@
+"""Sessions and their handoffs: what the next session is handed, handoffs written on
+purpose, consolidating finished sessions, and keeping the search index caught up."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from wiki_memory.memory.base import MemoryBase
+from wiki_memory.memory.records import Actor, Written
+from wiki_memory.memory.rules import InputError, utf8
+
+if TYPE_CHECKING:
+    from wiki_memory.consolidate.handoff import HandoffView
+    from wiki_memory.consolidate.run import Outcome
+    from wiki_memory.index import SyncStats
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+class Sessions(MemoryBase):
+    def handoff(self, session_id: str | None = None) -> HandoffView | None:
+        """Exactly what a session starting now would be handed (`session_id`: as that
+        session would see it, its own handoff left out); None when there is nothing.
+        A context left stale by a write made elsewhere is rebuilt first."""
+        from wiki_memory.consolidate import context
+        from wiki_memory.consolidate.handoff import handoff_for_next_session
+
+        if self.exists and context.is_stale(self.project, context.load(self.project)):
+            context.refresh(self.project, self.store(), self.index)
+        return handoff_for_next_session(self.project, session_id=session_id)
+
+    def handoff_write(
+        self,
+        summary: str,
+        done: Sequence[str] = (),
+        failed: Sequence[str] = (),
+        next_steps: Sequence[str] = (),
+        open_questions: Sequence[str] = (),
+        files: Sequence[str] = (),
+        *,
+        actor: Actor = Actor(),  # noqa: B008 - a frozen dataclass: one shared default is safe
+    ) -> Written:
+        """A handoff written on purpose (one commit); it goes before the automatic one of
+        the same session or moment."""
+        from wiki_memory.consolidate.handoff import write_explicit_handoff
+
+        if not (summary or "").strip():
+            raise InputError("a handoff needs a summary (what was being done and where it stands)")
+        utf8("summary", summary)
+        for item in (*done, *failed, *next_steps, *open_questions, *files):
+            utf8("item", str(item))
+        store = self.store(create=True)
+        with store.lock:
+            result = write_explicit_handoff(
+                self.project,
+                store,
+                summary=summary,
+                done=tuple(done),
+                failed=tuple(failed),
+                next_steps=tuple(next_steps),
+                open_questions=tuple(open_questions),
+                files=tuple(files),
+                agent=actor.agent,
+                session_id=actor.session_id,
+                index=self.index,
+            )
+        if result.commit:
+            self.auto_sync()
+        return Written.of(result, "handoff_write")
+
+    def consolidate(self, session_id: str, *, llm: bool | None = None, force: bool = False) -> Outcome:
+        """Turn a finished session's journal (and transcript) into its session and handoff
+        pages (one commit); again changes nothing until the journal grows."""
+        from wiki_memory.consolidate.run import consolidate_session
+
+        outcome = consolidate_session(
+            self.project, session_id, store=self._writable, index=lambda: self.index, llm=llm, force=force
+        )
+        if outcome.commit:
+            self.auto_sync()
+        return outcome
+
+    def consolidate_pending(
+        self, *, settle: float | None = None, llm: bool | None = None, exclude: Iterable[str] = ()
+    ) -> list[Outcome]:
+        """Consolidate every journal left unconsolidated (a killed process, a crash)."""
+        from wiki_memory.consolidate.run import consolidate_pending
+
+        outcomes = consolidate_pending(
+            self.project, store=self._writable, index=lambda: self.index, settle=settle, llm=llm, exclude=exclude
+        )
+        if any(o.commit for o in outcomes):
+            self.auto_sync()
+        return outcomes
+
+    def _writable(self) -> Any:
+        return self.store(create=True)
+
+    def auto_sync(self) -> None:
+        """Sync with the remote after a consolidation when `[sync] auto = true`; never
+        raises (failures go to logs/sync.log and are retried next time)."""
+        from wiki_memory.sync import maybe_auto_sync
+
+        maybe_auto_sync(self.project, self.store(), self.index)
+
+    def reindex(self, *, full: bool = False, embed: bool = True, progress: Progress | None = None) -> SyncStats:
+        """Bring the search index up to date with the wiki (only changed pages are redone;
+        `full`: rebuild it), embedding on every core: someone waits for it."""
+        index = self.require_index()
+        index.embedder.for_bulk()
+        return index.sync(self.store(), progress=progress, embed=embed, full=full)
+
+    def warm(self) -> None:
+        """Open what the first call will need (the MCP server, while its client connects):
+        the store, the index, and the index brought up to the wiki's HEAD (words only)."""
+        if not self.exists:
+            return
+        store = self.store()
+        index = self.index
+        if index is not None and not index.in_step():
+            index.sync(store, embed=False)
+
+    def may_lack_vectors(self) -> bool:
+        """Some chunks may still lack their vector, and the model is loaded in this process."""
+        if not self.index_is_open:
+            return False
+        index = self.index
+        return index is not None and index.embedder.loaded and index.may_lack_vectors()
+
+    def embed_some(self, seconds: float) -> bool:
+        """Embed chunks still without a vector for about `seconds` (the MCP server, between
+        calls); True while some are left."""
+        index = self.index if self.index_is_open else None
+        return index is not None and index.embed_some(seconds)

@@ -1,0 +1,223 @@
+"""Writing memory, with the rules every front end shares: a title names one page (of one
+type), an update keeps the page's id, tags, status, sources and unknown keys unless told
+otherwise, empty input is refused, and a person's uncommitted edit of a page is committed
+as theirs before anyone writes over it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from wiki_memory.errors import ConflictError
+from wiki_memory.memory import edits
+from wiki_memory.memory.base import MemoryBase
+from wiki_memory.memory.reading import Reading, existing_page
+from wiki_memory.memory.records import Actor, Deleted, Written
+from wiki_memory.memory.rules import (
+    InputError,
+    check_status,
+    check_tags,
+    check_text,
+    check_title,
+    check_type,
+    utf8,
+)
+from wiki_memory.pages import FOLDERS, STATUSES, Page, path_for, slugify
+from wiki_memory.pages.model import DATED_TYPES
+
+if TYPE_CHECKING:
+    from wiki_memory.store import Edit
+
+PERSON = Actor()
+
+
+def _with_sources(*groups: Sequence[str] | None) -> list[str]:
+    out: list[str] = []
+    for group in groups:
+        for source in group or ():
+            if source and source not in out:
+                out.append(source)
+    return out
+
+
+class Writing(Reading, MemoryBase):
+    """The operations that write; each is one commit (or none, when nothing changes)."""
+
+    def write(
+        self,
+        title: str,
+        body: str,
+        type: str = "note",
+        *,
+        tags: Sequence[str] | None = None,
+        path: str | None = None,
+        status: str | None = None,
+        sources: Sequence[str] = (),
+        actor: Actor = PERSON,
+    ) -> Written:
+        """Create or update a page. A title that exists updates that page (same id, history
+        kept; tags, status and sources kept unless given); the same title under another
+        type is refused (pass `path` to update that page)."""
+        from wiki_memory.store.paths import normalize_path
+
+        title = check_title(title)
+        body = check_text("body", body)
+        check_type(type)
+        clean_tags = check_tags(tags)
+        check_status(status)
+        extra_sources = [s.strip() for s in sources if s and s.strip()]
+        for source in extra_sources:
+            utf8("source", source)
+        explicit = bool(path and path.strip())
+        target = normalize_path(path) if path and explicit else path_for(title, type)
+        store = self.store(create=True)
+        with store.lock:
+            if not explicit and type not in DATED_TYPES and not store.exists(target):
+                self._refuse_other_type(title, type)
+            store.commit_pending()  # a person's edits first, as theirs, so none is overwritten
+            existing = existing_page(store, target)
+            page = Page.new(
+                title,
+                type,
+                body,
+                tags=clean_tags if clean_tags is not None else (list(existing.tags) if existing else []),
+                sources=_with_sources(existing.sources if existing else (), extra_sources, [actor.source or ""]),
+                status=status or (existing.status if existing and existing.status in STATUSES else "active"),
+                path=target,
+            )
+            result = store.write(page, actor.author(self.wiki), session_id=actor.session_id, agent=actor.agent)
+        return Written.of(result)
+
+    def _refuse_other_type(self, title: str, page_type: str) -> None:
+        # Trigger: the same title already has a page of another type (gotchas/x.md vs notes/x.md).
+        # Why: writing would make a second page of that title; updating it would change its type.
+        store = self.store()
+        slug = slugify(title)
+        for other_type, folder in FOLDERS.items():
+            other = f"{folder}/{slug}.md"
+            if other_type != page_type and store.exists(other):
+                raise ConflictError(
+                    f"a {other_type} page titled like this exists: {other}; pass path={other!r} (--path) to "
+                    "update it, or choose another title"
+                )
+
+    def edit(
+        self,
+        ref: str,
+        operation: str,
+        *,
+        text: str | None = None,
+        heading: str | None = None,
+        find: str | None = None,
+        replace: str | None = None,
+        expected_count: int = 1,
+        status: str | None = None,
+        superseded_by: str | None = None,
+        actor: Actor = PERSON,
+    ) -> Written:
+        """Change part of a page: `append` (to the page or a section), `replace_section`,
+        `find_replace` (exactly `expected_count` times) or `set_status`. Refuses rather than
+        guesses: nothing is written when the heading or text is not found as asked."""
+        if operation not in edits.OPERATIONS:
+            raise InputError(f"unknown operation {operation!r}: one of {', '.join(edits.OPERATIONS)}")
+        store = self.store()
+        with store.lock:
+            store.commit_pending()  # edit what the person sees, not a stale copy
+            path = self.find(ref)
+            current = store.read(path)
+            updated, replaced = self._edited(current, operation, text, heading, find, replace, expected_count)
+            if operation == "set_status":
+                updated = self._with_status(current, status, superseded_by)
+            if not updated.body.strip() or updated.body.strip() == f"# {updated.title}":
+                raise InputError("the edit would leave the page empty; delete the page to remove it")
+            check_text("body", updated.body)
+            if actor.source and updated.has_front_matter:
+                updated = updated.with_meta(sources=_with_sources(updated.sources, [actor.source]))
+            result = store.write(
+                updated,
+                actor.author(self.wiki),
+                session_id=actor.session_id,
+                agent=actor.agent,
+                message=f"update: {path.removesuffix('.md')} ({operation})",
+            )
+        return Written.of(result, operation, replaced)
+
+    @staticmethod
+    def _edited(
+        page: Page,
+        operation: str,
+        text: str | None,
+        heading: str | None,
+        find: str | None,
+        replace: str | None,
+        expected_count: int,
+    ) -> tuple[Page, int | None]:
+        if operation == "append":
+            return page.with_body(edits.append(page.body, check_text("text", text), heading)), None
+        if operation == "replace_section":
+            if not heading:
+                raise InputError("replace_section needs `heading` (the section's heading) and `text`")
+            if text is not None and text.strip():
+                check_text("text", text)
+            return page.with_body(edits.replace_section(page.body, heading, text or "")), None
+        if operation == "find_replace":
+            if find is None or replace is None:
+                raise InputError("find_replace needs `find` and `replace` (and `expected_count` if not 1)")
+            utf8("find", find)
+            utf8("replace", replace)
+            body, replaced = edits.find_replace(page.body, find, replace, expected_count)
+            return page.with_body(body), replaced
+        return page, None
+
+    def _with_status(self, page: Page, status: str | None, superseded_by: str | None) -> Page:
+        if status not in STATUSES:
+            raise InputError(f"set_status needs `status`: one of {', '.join(STATUSES)}")
+        successor = None
+        if superseded_by:
+            successor = self.find(superseded_by)
+        elif status == "superseded":
+            raise InputError("a superseded page names its successor: give `superseded_by`")
+        return page.with_meta(status=status, superseded_by=successor if status == "superseded" else None)
+
+    def move(self, ref: str, dest: str | None = None, *, title: str | None = None, actor: Actor = PERSON) -> Written:
+        """Move or retitle a page (its id stays): to `dest`, or with `title` alone to the new
+        title's file name."""
+        if not (dest and dest.strip()) and title is None:
+            raise InputError("give a destination path, or a new title")
+        new_title = check_title(title) if title is not None else None
+        store = self.store()
+        with store.lock:
+            store.commit_pending()
+            result = store.move(
+                self.find(ref),
+                dest.strip() if dest and dest.strip() else None,
+                actor.author(self.wiki),
+                title=new_title,
+                session_id=actor.session_id,
+                agent=actor.agent,
+            )
+        return Written.of(result, "move")
+
+    def delete(self, ref: str, *, actor: Actor = PERSON) -> Deleted:
+        """Remove a page (one commit; it stays in history)."""
+        store = self.store()
+        with store.lock:
+            store.commit_pending()
+            path = self.find(ref)
+            commit = store.delete(path, actor.author(self.wiki), session_id=actor.session_id, agent=actor.agent)
+        return Deleted(path, commit)
+
+    def revert(self, rev: str, *, actor: Actor = PERSON) -> tuple[str, str]:
+        """Undo a commit with a new one; (the commit undone, the new commit)."""
+        store = self.store()
+        with store.lock:
+            store.commit_pending()
+            target = self.resolve_rev(rev)
+            new = store.revert(target, actor.author(self.wiki), session_id=actor.session_id, agent=actor.agent)
+        return target, new
+
+    def commit_hand_edits(self, paths: Sequence[str] | None = None) -> list[Edit]:
+        """Commit what a person changed in the wiki folder as their edits, one commit per
+        page (`edit: <path>`), renames followed."""
+        store = self.store()
+        return store.commit_edits(list(paths) if paths is not None else None, PERSON.author(self.wiki))
