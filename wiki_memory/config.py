@@ -269,6 +269,13 @@ def resolve_project(cwd: str | os.PathLike[str] | None = None, env: Mapping[str,
     return Project(pid, name, project_home, project_home / "wiki", root, identity)
 
 
+def model_cache_dir(env: Mapping[str, str] | None = None) -> str:
+    """Where downloaded embedding models are kept: `FASTEMBED_CACHE_PATH`, else `models/` in
+    the wiki-memory home (fastembed's own default is under /tmp, emptied at each reboot)."""
+    env = os.environ if env is None else env
+    return env.get("FASTEMBED_CACHE_PATH") or str(home(env) / "models")
+
+
 def hook_log(env: Mapping[str, str] | None = None) -> Path:
     """Where the hook process logs what it could not do (`wiki-memory doctor` shows the last line)."""
     return home(env) / "logs" / "hooks.log"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -30,15 +30,6 @@ def _warn_once(message: str) -> None:
     if message not in _warned:
         _warned.add(message)
         warnings.warn(message, ModelUnavailableWarning, stacklevel=3)
-
-
-def model_cache_dir(env: Mapping[str, str] | None = None) -> str:
-    """Where downloaded models are kept: `FASTEMBED_CACHE_PATH`, else `models/` in the
-    wiki-memory home (fastembed's own default is under /tmp, emptied at each reboot)."""
-    from wiki_memory.config import home
-
-    env = os.environ if env is None else env
-    return env.get("FASTEMBED_CACHE_PATH") or str(home(env) / "models")
 
 
 def hub_unreachable(timeout: float = 2.0) -> str | None:
@@ -185,6 +176,8 @@ class Embedder:
                 return TextEmbedding(
                     self.name, specific_model_path=self.path, local_files_only=True, threads=self.threads
                 )
+            from wiki_memory.config import model_cache_dir
+
             cache = model_cache_dir()
             try:
                 return TextEmbedding(self.name, cache_dir=cache, local_files_only=True, threads=self.threads)

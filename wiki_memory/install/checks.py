@@ -65,7 +65,7 @@ def check_model(ctx: Context) -> Check:
         return Check(
             "wiki-memory", "embedding model", "fail", f"WIKI_MEMORY_EMBED_MODEL_PATH={configured} has no .onnx model"
         )
-    from wiki_memory.index.embed import model_cache_dir
+    from wiki_memory.config import model_cache_dir
 
     caches = [
         model_cache_dir(ctx.env),
