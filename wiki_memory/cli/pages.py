@@ -299,14 +299,83 @@ def revert(app: App, commit: str, agent: str | None, session_id: str | None) -> 
 
 @main.command()
 @click.argument("page")
+@click.option(
+    "--append", "append_text", metavar="TEXT", help="Add TEXT at the end of the page (or of --heading's section)."
+)
+@click.option("--heading", metavar="HEADING", help="With --append or --section-text: the section, by its heading.")
+@click.option("--section-text", metavar="TEXT", help="Replace what is under --heading with TEXT.")
+@click.option("--find", "find_text", metavar="OLD", help="Replace the exact text OLD ...")
+@click.option("--replace", "replace_text", metavar="NEW", help="... with NEW (only if it occurs --count times).")
+@click.option("--count", "expected_count", type=click.IntRange(min=1), default=1, show_default=True,
+              help="How many occurrences of --find you expect.")  # fmt: skip
+@click.option("--status", type=click.Choice(STATUSES), help="Mark the page active, archived or superseded.")
+@click.option("--superseded-by", metavar="PAGE", help="With --status superseded: the page that replaces it.")
+@agent_option
+@session_option
+@click.option("--json", "as_json", is_flag=True, help="Print path, commit and whether it changed.")
 @pass_app
-def edit(app: App, page: str) -> None:
-    """Open a page in $EDITOR, then commit what you changed as your edit.
+def edit(
+    app: App,
+    page: str,
+    append_text: str | None,
+    heading: str | None,
+    section_text: str | None,
+    find_text: str | None,
+    replace_text: str | None,
+    expected_count: int,
+    status: str | None,
+    superseded_by: str | None,
+    agent: str | None,
+    session_id: str | None,
+    as_json: bool,
+) -> None:
+    """Change a page: open it in $EDITOR (your edit is committed when it closes), or change
+    part of it in one commit without an editor (refused rather than guessed when the
+    heading or text is not found as asked).
 
     \b
-    Example:
+    Examples:
       EDITOR=vim wiki-memory edit "Retry policy"
+      wiki-memory edit "Retry policy" --append "Except for 429s: honour Retry-After."
+      wiki-memory edit "Retry policy" --heading Why --section-text "Two retries cover 99% of blips."
+      wiki-memory edit "Retry policy" --find "twice" --replace "three times"
+      wiki-memory edit "Old retry policy" --status superseded --superseded-by "Retry policy"
     """
+    chosen = [
+        name
+        for name, given in (
+            ("append", append_text is not None),
+            ("replace_section", section_text is not None),
+            ("find_replace", find_text is not None or replace_text is not None),
+            ("set_status", status is not None),
+        )
+        if given
+    ]
+    if len(chosen) > 1:
+        raise click.UsageError("give one change at a time: --append, --section-text, --find/--replace or --status")
+    if not chosen:
+        _edit_in_editor(app, page)
+        return
+    written = app.memory.edit(
+        page,
+        chosen[0],
+        text=append_text if append_text is not None else section_text,
+        heading=heading,
+        find=find_text,
+        replace=replace_text,
+        expected_count=expected_count,
+        status=status,
+        superseded_by=superseded_by,
+        actor=Actor(agent, session_id),
+    )
+    if as_json:
+        echo_json({"path": written.path, "commit": written.commit, "changed": written.changed,
+                   "replaced": written.replaced})  # fmt: skip
+    else:
+        click.echo(f"{written.path} ({written.commit[:8]})" if written.commit else f"no change to {written.path}")
+
+
+def _edit_in_editor(app: App, page: str) -> None:
     memory = app.memory
     memory.commit_hand_edits()  # what was pending is not mixed into this edit
     path = memory.find(page)

@@ -63,14 +63,8 @@ def search(
       wiki-memory search "auth retries" --type decision --since 30d --max-chars 4000
     """
     memory = app.memory
-    if not memory.exists:
-        # Nothing to search; say why without creating an index for a project with no wiki.
-        if as_json:
-            echo_json([])
-        click.echo(f"no match: no wiki yet for this project ({memory.wiki}); run `wiki-memory init`", err=True)
-        return
     with warnings_to_stderr():
-        results = memory.search(
+        report = memory.search(
             query,
             k=k,
             mode=mode,
@@ -79,7 +73,13 @@ def search(
             status=status,
             since=since,
             max_chars=max_chars,
-        ).results
+        )
+    results = report.results
+    if not memory.exists:  # nothing to search (and no index was created for it)
+        if as_json:
+            echo_json([])
+        click.echo(f"no match: no wiki yet for this project ({memory.wiki}); run `wiki-memory init`", err=True)
+        return
     if as_json:
         echo_json([r.as_dict() for r in results])
         return
