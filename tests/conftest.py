@@ -14,6 +14,26 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "models").is_dir()), REPO.parent / "shared")
 DEFAULT_MODEL = SHARED / "models" / "all-MiniLM-L6-v2"
 
+# The embedding model, found as a user's installation finds it: a local copy named by
+# WIKI_MEMORY_EMBED_MODEL_PATH (or the workplace's shared copy), else fastembed's download,
+# kept between runs in MODEL_CACHE (git-ignored) rather than in each test's own home.
+MODEL_PATH = os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") or (str(DEFAULT_MODEL) if DEFAULT_MODEL.is_dir() else None)
+MODEL_CACHE = REPO / ".model-cache"
+if MODEL_PATH is None:
+    os.environ.setdefault("FASTEMBED_CACHE_PATH", str(MODEL_CACHE))
+MODEL_HELP = (
+    "the embedding model is not available ({why}); these tests need it: point WIKI_MEMORY_EMBED_MODEL_PATH at a "
+    "local copy of sentence-transformers/all-MiniLM-L6-v2, or let fastembed download it once (huggingface.co must "
+    "be reachable; it is kept in .model-cache/)"
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that drive the real agent CLIs are `e2e` (the quick loop: `-m "not e2e"`)."""
+    for item in items:
+        if "agent_clis" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.e2e)
+
 
 @pytest.fixture(autouse=True)
 def env_setup(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -36,9 +56,9 @@ def env_setup(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
         "CLAUDE_PROJECT_DIR",
     ):
         monkeypatch.delenv(var, raising=False)
-    if not os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") and DEFAULT_MODEL.is_dir():
-        monkeypatch.setenv("WIKI_MEMORY_EMBED_MODEL_PATH", str(DEFAULT_MODEL))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    if MODEL_PATH is not None:
+        monkeypatch.setenv("WIKI_MEMORY_EMBED_MODEL_PATH", MODEL_PATH)
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     return base
 
 
@@ -63,6 +83,23 @@ def code_repo(tmp_path: Path) -> Path:
     git(repo, "init", "-q")
     git(repo, "remote", "add", "origin", "git@github.com:acme/widgets.git")
     return repo
+
+
+def new_embedder():
+    """An embedder for the model the tests use (see MODEL_PATH)."""
+    from wiki_memory.index import Embedder
+
+    return Embedder(path=MODEL_PATH) if MODEL_PATH else Embedder()
+
+
+@pytest.fixture(scope="session")
+def embedding_model():
+    """The embedding model, loaded once for the session; a test that needs it fails with one
+    line saying how to provide it when it cannot be had (never a silent skip)."""
+    embedder = new_embedder()
+    if not embedder.available():
+        pytest.fail(MODEL_HELP.format(why=embedder.error), pytrace=False)
+    return embedder
 
 
 @pytest.fixture(scope="session")

@@ -454,6 +454,7 @@ def test_pages_are_resources(server, code_repo):
     run(body)
 
 
+@pytest.mark.usefixtures("embedding_model")
 def test_search_by_meaning_and_by_identifier_with_filters(server, code_repo):
     async def body():
         async with Client(server) as client:
@@ -507,6 +508,7 @@ def test_search_by_meaning_and_by_identifier_with_filters(server, code_repo):
     run(body)
 
 
+@pytest.mark.usefixtures("embedding_model")
 def test_a_huge_page_is_embedded_between_calls(server, code_repo, monkeypatch):
     """A write embeds its chunks for a bounded time (here: one batch); the server works off
     the rest in slices while no call is waiting, so later searches find them all embedded."""

@@ -125,6 +125,7 @@ def _inspector(npx: str, repo: Path, *args: str) -> dict:
     return json.loads(result.stdout)
 
 
+@pytest.mark.e2e
 def test_the_mcp_inspector_cli_as_an_independent_client(code_repo):
     npx = _npx()
     listed = _inspector(npx, code_repo, "--method", "tools/list")

@@ -29,6 +29,7 @@ def cli(code_repo, monkeypatch):
     return run
 
 
+@pytest.mark.usefixtures("embedding_model")
 def test_a_page_written_by_the_cli_is_found_by_the_next_search(cli):
     cli(
         "write",
@@ -81,6 +82,7 @@ def test_fts_syntax_is_text_on_the_command_line(cli):
         assert isinstance(json.loads(result.output), list)
 
 
+@pytest.mark.usefixtures("embedding_model")
 def test_reindex_and_links(cli):
     cli("write", "-t", "Auth overview", "--type", "fact", "--body", "See [[JWT refresh]] and [[Missing page]].")
     cli("write", "-t", "JWT refresh", "--type", "gotcha", "--body", "Refresh first.")
@@ -98,6 +100,7 @@ def test_reindex_and_links(cli):
     assert "backlinks (1):\n  facts/auth-overview.md" in back
 
 
+@pytest.mark.usefixtures("embedding_model")
 def test_reindex_embeds_on_every_core_unless_threads_are_configured(cli, monkeypatch, model_threads):
     """`reindex` is waited for: its model runs one inference thread per core; a search keeps
     one (agents and their tools share the cores); a configured thread count always wins."""
@@ -113,6 +116,7 @@ def test_reindex_embeds_on_every_core_unless_threads_are_configured(cli, monkeyp
     assert model_threads and set(model_threads) == {1}
 
 
+@pytest.mark.usefixtures("embedding_model")
 def test_status_says_how_far_the_index_is(cli, code_repo):
     """`status` shows the index: its chunks, those still without a vector (a CLI write has
     no model loaded), and whether it has seen the wiki's last commit."""

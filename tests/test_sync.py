@@ -430,6 +430,7 @@ def test_sync_with_no_remote_says_how_to_add_one(code_repo, monkeypatch):
     assert result.exit_code == 1 and "wiki-memory remote add origin" in result.output
 
 
+@pytest.mark.usefixtures("embedding_model")
 def test_the_cli_sync_embeds_what_arrives_on_every_core(machines, monkeypatch, model_threads):
     """`wiki-memory sync` is waited for, like `reindex`: the model that embeds the pages it
     received runs one inference thread per core."""
@@ -504,6 +505,7 @@ def test_the_same_code_repository_on_two_machines_meets_in_one_remote(tmp_path, 
     assert json.loads(found)[0]["path"] == "gotchas/login-test-is-flaky.md"
 
 
+@pytest.mark.usefixtures("embedding_model")
 def test_the_index_of_the_second_machine_finds_pages_written_on_the_first_after_sync(machines, remote):
     from wiki_memory.config import project_for_store
     from wiki_memory.index import Index

@@ -253,6 +253,7 @@ def test_an_agents_write_is_not_taken_for_a_hand_edit(store, running):
     assert_clean(store)
 
 
+@pytest.mark.usefixtures("embedding_model")
 def test_the_watcher_updates_the_index_for_the_pages_it_commits(store):
     from wiki_memory.config import project_for_store
     from wiki_memory.index import Index

@@ -281,19 +281,12 @@ def hook_log(env: Mapping[str, str] | None = None) -> Path:
     return home(env) / "logs" / "hooks.log"
 
 
-def templates_dir() -> Path:
-    """The page and prompt templates: inside the installed package, or the source tree's."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "templates", here.parent / "templates"):
-        if candidate.is_dir():
-            return candidate
-    raise WikiMemoryError(f"the templates folder is missing from the installation ({here})")
-
-
 def template(name: str) -> str:
-    """The text of `templates/<name>` (for example `gotcha.md`)."""
-    path = templates_dir() / name
+    """The text of the package's `templates/<name>` (for example `gotcha.md`), read with
+    importlib.resources, so it is found however the package is installed."""
+    from importlib import resources
+
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise WikiMemoryError(f"no template {name!r} in {path.parent}") from None
+        return (resources.files("wiki_memory") / "templates" / name).read_text(encoding="utf-8")
+    except (FileNotFoundError, IsADirectoryError):
+        raise WikiMemoryError(f"no template {name!r} in the installed package (wiki_memory/templates)") from None
