@@ -110,7 +110,9 @@ def claude_session_events(repo: Path, session_id: str) -> list[tuple[str, dict[s
     }
     cart = str(repo / "src" / "cart.py")
 
-    def tool(name: str, tool_input: dict[str, Any], response: Any, n: int, failure: str | None = None):
+    def tool(
+        name: str, tool_input: dict[str, Any], response: Any, n: int, failure: str | None = None
+    ) -> tuple[str, dict[str, Any]]:
         event = "PostToolUseFailure" if failure else "PostToolUse"
         payload = {
             **base,

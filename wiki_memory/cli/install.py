@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from wiki_memory.cli import App, main, pass_app
 from wiki_memory.cli.output import echo_json
+
+if TYPE_CHECKING:
+    from wiki_memory.install import Change, Context
 
 AGENT_HELP = "claude-code, codex, gemini, cursor, or all (every agent found on this machine)"
 
@@ -26,7 +30,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print the ch
 
 def _context(
     app: App, scope: str, dry_run: bool, mcp: bool = True, codex: str | None = None, command: str | None = None
-):
+) -> Context:
     from wiki_memory.install import Context, this_executable
 
     root = None
@@ -40,7 +44,7 @@ def _context(
     )
 
 
-def _report(results, as_json: bool, dry_run: bool) -> None:
+def _report(results: dict[str, list[Change]], as_json: bool, dry_run: bool) -> None:
     if as_json:
         echo_json({agent: [c.to_dict() for c in changes] for agent, changes in results.items()})
     else:
@@ -52,7 +56,7 @@ def _report(results, as_json: bool, dry_run: bool) -> None:
         sys.exit(1)
 
 
-def _echo_change(change, dry_run: bool) -> None:
+def _echo_change(change: Change, dry_run: bool) -> None:
     verbs = {
         "create": "would create" if dry_run else "created",
         "update": "would update" if dry_run else "updated",

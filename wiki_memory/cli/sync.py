@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,8 +17,11 @@ from wiki_memory.cli import App, main, pass_app
 from wiki_memory.cli.output import Progress, echo_json
 from wiki_memory.errors import WikiMemoryError
 
+if TYPE_CHECKING:
+    from wiki_memory.store import Edit
 
-def _edit_line(edit) -> str:
+
+def _edit_line(edit: Edit) -> str:
     return f"{edit.commit[:8]} {edit.subject}"
 
 
@@ -55,7 +59,7 @@ def watch(app: App, once: bool, quiet_period: float, as_json: bool) -> None:
     def problem(message: str) -> None:
         click.echo(f"warning: {message}", err=True)
 
-    def edited(edit) -> None:
+    def edited(edit: Edit) -> None:
         if not (once and as_json):
             click.echo(_edit_line(edit))
 
@@ -74,7 +78,7 @@ def watch(app: App, once: bool, quiet_period: float, as_json: bool) -> None:
             click.echo("nothing to commit")
         return
 
-    def terminate(signum, frame):  # a service manager's stop is a Ctrl-C
+    def terminate(signum: int, frame: Any) -> None:  # a service manager's stop is a Ctrl-C
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, terminate)

@@ -71,7 +71,7 @@ def _inline_entries(project: Project, pending: list[Path], session_id: str | Non
     from wiki_memory.consolidate.session import time_key
 
     started = time.monotonic()
-    entries = []
+    entries: list[dict[str, Any]] = []
     for path in pending:
         if len(entries) >= INLINE_MAX_SESSIONS or time.monotonic() - started > INLINE_TIME_BUDGET:
             break
@@ -87,7 +87,7 @@ def _inline_entries(project: Project, pending: list[Path], session_id: str | Non
         if not summary.substantive:
             continue
         branch = session.branch or current_branch(session.cwd)
-        meta = {
+        meta: dict[str, Any] = {
             "agent": session.agent,
             "session_id": session.session_id,
             "ended": stamp(session.end),

@@ -312,7 +312,7 @@ def parse_answer(text: str, summary: Summary) -> LLMResult:
         requests=(),
         related=summary.memory,
     )
-    return LLMResult(content, clean(title, 100), redact(clean(brief, 2000)), tuple(proposals))
+    return LLMResult(content, clean(str(title or ""), 100), redact(clean(str(brief or ""), 2000)), tuple(proposals))
 
 
 def consolidate(config: LLMConfig, summary: Summary) -> LLMResult:

@@ -98,17 +98,18 @@ class _SessionLock:
     """One consolidation of a session at a time (SessionEnd's and SessionStart's --pending)."""
 
     def __init__(self, path: Path, wait: bool):
-        self.path, self.wait, self.fd = path, wait, None
+        self.path, self.wait = path, wait
+        self.fd: int | None = None
 
     def __enter__(self) -> bool:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         if fcntl is None:
             return True
         deadline = time.monotonic() + 300
         while True:
             try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 return True
             except OSError:
                 if not self.wait or time.monotonic() > deadline:

@@ -93,7 +93,7 @@ class MemoryServer(MCPServer):
             # would get unfiltered results without ever learning why.
             raise ToolError(
                 f"unknown argument{'s' if len(unknown) > 1 else ''} for {name}: "
-                f"{', '.join(f'`{u}`' for u in unknown)} (it takes {', '.join(sorted(known))})"
+                f"{', '.join(f'`{u}`' for u in unknown)} (it takes {', '.join(sorted(known or ()))})"
             )
         try:
             return await super().call_tool(name, arguments, context)

@@ -55,11 +55,11 @@ class Workspace:
 
     def submit(self, fn: Callable[Concatenate[Workspace, P], T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         """Run `fn(self, *args, **kwargs)` on the workspace's thread."""
-        return self._executor.submit(self._run, fn, *args, **kwargs)
+        return self._executor.submit(self._run, lambda: fn(self, *args, **kwargs))
 
-    def _run(self, fn: Callable[Concatenate[Workspace, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+    def _run(self, call: Callable[[], T]) -> T:
         try:
-            return fn(self, *args, **kwargs)
+            return call()
         finally:
             self._queue_vectors()
 
@@ -303,7 +303,18 @@ def recent(ws: Workspace, n: int = 10, type: str | None = None) -> RecentOutput:
 def history(ws: Workspace, page: str | None = None, n: int = 20) -> HistoryOutput:
     found = ws.memory.history(page, n)
     commits = [
-        CommitOut(**{k: v for k, v in c.as_dict().items() if k in CommitOut.model_fields}) for c in found.commits
+        CommitOut(
+            id=c.id,
+            short=c.short,
+            author=c.author,
+            email=c.email,
+            time=c.time,
+            subject=c.subject,
+            message=c.message,
+            trailers=dict(c.trailers),
+            paths=list(c.paths),
+        )
+        for c in found.commits
     ]
     return HistoryOutput(project=ws.ref, page=found.path, commits=commits)
 

@@ -57,9 +57,11 @@ class Recent(MemoryBase):
 
 def _commits_with_changes(store: Store, head: bytes) -> Iterator[tuple[Any, list[str]]]:
     """(commit, files it added or changed against its first parent), newest first."""
+    from dulwich.objects import ObjectID
+
     repo = store.repo
     trees: Trees = {}
-    for walked, entry in enumerate(repo.get_walker(include=[head])):
+    for walked, entry in enumerate(repo.get_walker(include=[ObjectID(head)])):
         if walked >= MAX_RECENT_COMMITS:
             return
         commit = entry.commit

@@ -7,8 +7,14 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wiki_memory.errors import ConflictError, NotFoundError, WikiMemoryError
+
+if TYPE_CHECKING:
+    from dulwich.config import ConfigFile
+
+    from wiki_memory.store import Store
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _URL_SCHEMES = ("file", "ssh", "git+ssh", "ssh+git", "http", "https", "git")
@@ -78,11 +84,11 @@ def check_url(url: str, base: Path | None = None) -> str:
     return str(Path(os.path.normpath(path)))
 
 
-def _config(store):
+def _config(store: Store) -> ConfigFile:
     return store.repo.get_config()
 
 
-def list_remotes(store) -> list[Remote]:
+def list_remotes(store: Store) -> list[Remote]:
     """The wiki's remotes, in the order of its git config."""
     config = _config(store)
     found = []
@@ -96,7 +102,7 @@ def list_remotes(store) -> list[Remote]:
     return found
 
 
-def add_remote(store, name: str, url: str) -> Remote:
+def add_remote(store: Store, name: str, url: str) -> Remote:
     """Record a remote (`git remote add` semantics: the name must be new)."""
     name = check_name(name)
     url = check_url(url)
@@ -113,7 +119,7 @@ def add_remote(store, name: str, url: str) -> Remote:
     return Remote(name, url)
 
 
-def remove_remote(store, name: str) -> Remote:
+def remove_remote(store: Store, name: str) -> Remote:
     """Forget a remote and its remote-tracking refs; nothing in the wiki changes."""
     remote = get_remote(store, name)
     with store.lock:
@@ -127,7 +133,7 @@ def remove_remote(store, name: str) -> Remote:
     return remote
 
 
-def get_remote(store, name: str) -> Remote:
+def get_remote(store: Store, name: str) -> Remote:
     for remote in list_remotes(store):
         if remote.name == name:
             return remote
@@ -135,7 +141,7 @@ def get_remote(store, name: str) -> Remote:
     raise NotFoundError(f"no remote named {name!r} (remotes: {known})")
 
 
-def default_remote(store, preferred: str | None = None) -> Remote:
+def default_remote(store: Store, preferred: str | None = None) -> Remote:
     """The remote to sync with: the one named, else `[sync] remote` from config.toml (passed
     as `preferred`), else the only one, else `origin`."""
     if preferred:

@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from dulwich.objects import Commit, ObjectID
+from dulwich.refs import Ref
+
+from wiki_memory.config import Settings
 from wiki_memory.store import Author, Edit, Store
 from wiki_memory.store.lock import WriterLock
 from wiki_memory.sync import transport
@@ -70,14 +74,14 @@ class SyncReport:
         }
 
 
-def _settings():
+def _settings() -> Settings:
     from wiki_memory.config import load_settings
 
     return load_settings()
 
 
 def _count(store: Store, include: bytes, exclude: bytes | None) -> int:
-    walker = store.repo.get_walker(include=[include], exclude=[exclude] if exclude else None)
+    walker = store.repo.get_walker(include=[ObjectID(include)], exclude=[ObjectID(exclude)] if exclude else None)
     return sum(1 for _ in walker)
 
 
@@ -139,9 +143,9 @@ def _check_incoming(store: Store, remote: Remote, theirs: bytes | None, before: 
         if not clean:
             ref = transport.tracking_ref(remote)
             if before is None:
-                store.repo.refs.remove_if_equals(ref, None)
+                store.repo.refs.remove_if_equals(Ref(ref), None)
             else:
-                store.repo.refs[ref] = before
+                store.repo.refs[Ref(ref)] = ObjectID(before)
             raise SyncError(
                 f"remote {remote.name!r} has a commit ({theirs.decode()[:8]}) with the path {path!r}, "
                 "which wiki-memory will not write; nothing was changed here. Fix the remote "
@@ -167,13 +171,13 @@ def _integrate(
         report.fast_forward = True
         return
     base = bases[0] if bases else None
-    base_tree = store.repo[base].tree if base else None  # type: ignore[attr-defined]
+    base_tree = _tree(store, base) if base else None
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
     result = merge_trees(
         store,
         base_tree,
-        store.repo[ours].tree,
-        store.repo[theirs].tree,  # type: ignore[attr-defined]
+        _tree(store, ours),
+        _tree(store, theirs),
         host=host,
         date=date,
         source=remote.name,
@@ -191,6 +195,13 @@ def _integrate(
     report.renamed.extend(result.renamed)
 
 
+def _tree(store: Store, commit_id: bytes) -> bytes:
+    commit = store.repo[commit_id]
+    if not isinstance(commit, Commit):
+        raise SyncError(f"{commit_id.decode()[:8]} is not a commit")
+    return commit.tree
+
+
 def merge_bases(repo: Any, ours: bytes, theirs: bytes) -> list[bytes]:
     """The best common ancestors of two commits, as `git merge-base --all` gives them.
 
@@ -202,7 +213,7 @@ def merge_bases(repo: Any, ours: bytes, theirs: bytes) -> list[bytes]:
     """
     from dulwich.graph import find_merge_base
 
-    bases = find_merge_base(repo, [ours, theirs])
+    bases: list[bytes] = list(find_merge_base(repo, [ObjectID(ours), ObjectID(theirs)]))
     if len(bases) < 2:
         return bases
     return [b for b in bases if not any(other != b and _reaches(repo, other, b) for other in bases)]
@@ -225,7 +236,7 @@ def _reaches(repo: Any, start: bytes, target: bytes) -> bool:
 
 def _host_of(store: Store, theirs: bytes, ours: bytes, path: str) -> str | None:
     """The machine (`Host:` trailer) of the newest commit on their side that changed `path`."""
-    for entry in store.repo.get_walker(include=[theirs], exclude=[ours]):
+    for entry in store.repo.get_walker(include=[ObjectID(theirs)], exclude=[ObjectID(ours)]):
         commit = entry.commit
         mine = store.blob_at(path, commit.id)
         if not commit.parents or any(store.blob_at(path, p) != mine for p in commit.parents):
@@ -284,7 +295,7 @@ def sync(
         try:
             report.edits.extend(store.commit_edits(author=author))
             for _ in range(attempts):
-                tracked = store.repo.refs.as_dict().get(transport.tracking_ref(chosen))
+                tracked = store.repo.refs.as_dict().get(Ref(transport.tracking_ref(chosen)))
                 theirs = transport.fetch(store, chosen)
                 _check_incoming(store, chosen, theirs, tracked)
                 with store.lock:
@@ -310,7 +321,8 @@ def sync(
             _record(store, chosen, str(e).splitlines()[0] if str(e) else type(e).__name__)
             raise
         _record(store, chosen, None)
-        report.head = store.head().decode() if store.head() else None
+        head = store.head()
+        report.head = head.decode() if head else None
     if index is not None:
         try:
             report.index = index.sync(store, progress=progress)

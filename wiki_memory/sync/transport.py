@@ -10,9 +10,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dulwich.objects import ObjectID
+from dulwich.refs import Ref
 
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.sync.remotes import Remote
+
+if TYPE_CHECKING:
+    from wiki_memory.store import Store
 
 MAIN = b"refs/heads/main"
 
@@ -33,7 +40,7 @@ def tracking_ref(remote: Remote) -> bytes:
     return f"refs/remotes/{remote.name}/main".encode()
 
 
-def _client(store, remote: Remote, operation: str):
+def _client(store: Store, remote: Remote, operation: str) -> tuple[Any, str]:
     from dulwich.client import get_transport_and_path
 
     path = remote.local_path
@@ -108,16 +115,16 @@ def unreachable(remote: Remote, exc: BaseException, verb: str = "reach") -> Unre
     )
 
 
-def fetch(store, remote: Remote) -> bytes | None:
+def fetch(store: Store, remote: Remote) -> bytes | None:
     """Fetch the remote's `main` into the wiki's object store; its commit id, or None
     when the remote has no `main` yet (a new, empty repository)."""
     client, path = _client(store, remote, "pull")
     wanted: dict[str, bytes | None] = {}
 
-    def determine_wants(refs, depth=None):
+    def determine_wants(refs: dict[bytes, bytes], depth: int | None = None) -> list[bytes]:
         sha = refs.get(MAIN)
         wanted["main"] = sha
-        if sha is None or sha in store.repo.object_store:
+        if sha is None or ObjectID(sha) in store.repo.object_store:
             return []
         return [sha]
 
@@ -127,22 +134,22 @@ def fetch(store, remote: Remote) -> bytes | None:
         raise unreachable(remote, e) from None
     sha = wanted.get("main", (result.refs or {}).get(MAIN))
     if sha is not None:
-        store.repo.refs[tracking_ref(remote)] = sha
+        store.repo.refs[Ref(tracking_ref(remote))] = ObjectID(sha)
     return sha
 
 
-def push(store, remote: Remote, new: bytes, expected: bytes | None) -> None:
+def push(store: Store, remote: Remote, new: bytes, expected: bytes | None) -> None:
     """Move the remote's `main` from `expected` to `new`, sending what it lacks. Raises
     RemoteMoved if the remote's `main` is no longer `expected` (someone pushed meanwhile);
     the server checks the same compare-and-swap, so a push never overwrites theirs."""
     client, path = _client(store, remote, "push")
 
-    def update_refs(refs):
+    def update_refs(refs: dict[bytes, bytes]) -> dict[bytes, bytes]:
         if refs.get(MAIN) != expected:
             raise RemoteMoved()
         return {MAIN: new}
 
-    def generate_pack_data(have, want, *, ofs_delta=False, progress=None):
+    def generate_pack_data(have: Any, want: Any, *, ofs_delta: bool = False, progress: Any = None) -> Any:
         return store.repo.generate_pack_data(set(have), set(want), progress=progress, ofs_delta=ofs_delta)
 
     from dulwich.errors import SendPackError
@@ -168,4 +175,4 @@ def push(store, remote: Remote, new: bytes, expected: bytes | None) -> None:
         raise SyncError(
             f"remote {remote.name!r} refused {ref.decode('utf-8', 'replace')}: {error}. Your local memory is intact."
         )
-    store.repo.refs[tracking_ref(remote)] = new
+    store.repo.refs[Ref(tracking_ref(remote))] = ObjectID(new)
