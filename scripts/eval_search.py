@@ -268,14 +268,14 @@ def spread(values: Sequence[float]) -> dict[str, float]:
     }
 
 
-def floor_split(none_tops: Sequence[float], hit_tops: Sequence[float]) -> dict[str, float]:
+def floor_split(none_tops: Sequence[float], hit_tops: Sequence[float]) -> dict[str, float | None]:
     """The best single floor on the top score: the share of `none` queries it silences and of
-    correct rank-1 answers it keeps, at the threshold maximising their mean."""
-    best = {"floor": float("nan"), "none_silenced": 0.0, "hits_kept": 1.0, "balanced": 0.5}
+    correct rank-1 answers it keeps, at the threshold maximising their mean (no floor: None)."""
+    best: dict[str, float | None] = {"floor": None, "none_silenced": 0.0, "hits_kept": 1.0, "balanced": 0.5}
     for t in sorted(set(none_tops) | set(hit_tops)):
         silenced = sum(s < t for s in none_tops) / len(none_tops) if none_tops else 0.0
         kept = sum(s >= t for s in hit_tops) / len(hit_tops) if hit_tops else 0.0
-        if (silenced + kept) / 2 > best["balanced"]:
+        if (silenced + kept) / 2 > (best["balanced"] or 0.0):
             best = {"floor": t, "none_silenced": silenced, "hits_kept": kept, "balanced": (silenced + kept) / 2}
     return best
 
@@ -339,10 +339,11 @@ def print_summary(summary: dict[str, Any], modes: Sequence[str]) -> None:
         nt, ht, fl = n["none_top"], n["hit_top"], n["floor"]
         print(f"  {mode:<7} none ({nt.get('n', 0)}, {n['none_empty']} empty): {percentiles(nt, '.3f')}")
         print(f"  {'':<7} hits ({ht.get('n', 0)}):          {percentiles(ht, '.3f')}")
-        print(
-            f"  {'':<7} floor {fl['floor']:.3f} silences {fl['none_silenced']:.0%} of none, keeps {fl['hits_kept']:.0%}"
-            " of hits"
-        )
+        if fl["floor"] is None:
+            print(f"  {'':<7} no floor separates them")
+            continue
+        silenced, kept = fl["none_silenced"], fl["hits_kept"]
+        print(f"  {'':<7} floor {fl['floor']:.3f} silences {silenced:.0%} of none, keeps {kept:.0%} of hits")
 
 
 def print_overlaps(data: dict[str, Any]) -> None:

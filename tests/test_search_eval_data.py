@@ -60,6 +60,22 @@ def test_kinds_are_known_and_expectations_fit_them(part):
 
 
 @pytest.mark.parametrize("part", eval_search.PARTS)
+def test_identifier_queries_expect_every_knowledge_page_that_quotes_them(part):
+    data = PARTS[part]
+    for q in (q for q in data["queries"] if q["kind"] == "identifier"):
+        quoted = q["identifier"].lower()
+        assert quoted in q["query"].lower(), q["id"]
+        holders = {
+            p["path"]
+            for p in data["pages"]
+            if p["project"] == q["project"]
+            and p["type"] not in ("session", "handoff")
+            and quoted in eval_search.page_text(p).lower()
+        }
+        assert holders == set(q["expected"]), q["id"]
+
+
+@pytest.mark.parametrize("part", eval_search.PARTS)
 def test_paraphrases_share_at_most_a_third_of_their_content_words(part):
     data = PARTS[part]
     pages = pages_by_path(data)
