@@ -583,7 +583,6 @@ class Store(HandEdits, History):
             head = self.head()
             base_tree = self.repo[head].tree if head else None  # type: ignore[attr-defined]
             objects: list[Blob | Tree | Commit] = []
-            modes: dict[str, int] = {}
             blob_changes: dict[str, tuple[int, bytes] | None] = {}
             for path, data in changes.items():
                 if data is None:
@@ -593,7 +592,6 @@ class Store(HandEdits, History):
                 if blob.id not in self.repo.object_store:  # a merge's incoming blobs are there
                     objects.append(blob)
                 mode = modes[path] if modes and path in modes else self._mode_for(path)
-                modes[path] = mode
                 blob_changes[path] = (mode, blob.id)
             tree_id = self._apply(base_tree, blob_changes, objects)
             if tree_id == base_tree and not parents_extra:
