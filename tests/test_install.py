@@ -353,6 +353,28 @@ def test_doctor_shows_logged_hook_failures():
     assert "warn wiki-memory  hook log" in result.output and "not JSON" in result.output
 
 
+def test_the_install_part_reaches_no_front_end():
+    """install may import capture and config: the doctor starts the MCP server as a
+    subprocess and speaks to it with the SDK's client, importing nothing of ours above."""
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib, pkgutil, sys\n"
+        "import wiki_memory.install as part\n"
+        "for m in pkgutil.iter_modules(part.__path__): importlib.import_module(f'wiki_memory.install.{m.name}')\n"
+        "from wiki_memory.install import Context, doctor, install\n"
+        "install(['claude-code'], Context())\n"
+        "checks = {(c.agent, c.name): c.status for c in doctor(['claude-code'], Context())}\n"
+        "assert checks[('claude-code', 'mcp server')] == 'ok', checks\n"
+        "print(' '.join(n for n in sys.modules if n.startswith('wiki_memory.')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    parts = {name.split(".")[1] for name in result.stdout.split()}
+    assert not parts & {"cli", "mcp", "hook", "memory", "consolidate", "sync", "watch"}, parts
+
+
 def test_registered_doctor_checks_run_per_agent():
     from wiki_memory.install.base import EXTRA_CHECKS, Check, register_check
 

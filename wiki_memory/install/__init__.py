@@ -5,9 +5,11 @@
     changes = install(["claude-code"], Context(command="/usr/local/bin/wiki-memory"))
 
 One module per agent (`claude_code`, `codex`, `gemini`, `cursor`), each an `Installer`
-with the same interface (see `base`). Doctor checks can be added per agent with
-`base.register_check`; modules named in `checks.CHECK_MODULES` are imported first so that
-their checks register.
+with the same interface (see `base`); `configfile` edits their JSON and TOML files,
+`hookfile` the hook entries in them. The doctor's checks are each installer's own (hooks,
+MCP entry, `mcp_probe`: the server starts and lists its tools), wiki-memory's (`checks`),
+and any added per agent with `base.register_check`. `instructions` writes the block for
+AGENTS.md / CLAUDE.md that tells agents without our hooks when to use the memory tools.
 """
 
 from __future__ import annotations
@@ -78,7 +80,6 @@ def doctor(agents: list[str] | tuple[str, ...], ctx: Context) -> list[Check]:
     """Checks of wiki-memory itself, then of each agent (all agents when none is named)."""
     from wiki_memory.install import checks
 
-    checks.load_check_modules()
     found = checks.own_checks(ctx)
     for agent in resolve_agents(agents, ctx) if agents else list(AGENTS):
         found.extend(installer(agent).doctor(ctx))

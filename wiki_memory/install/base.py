@@ -27,6 +27,7 @@ from typing import Any
 
 from wiki_memory.config import find_code_root
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.install.mcp_probe import probe as probe_mcp_server
 
 SCOPES = ("user", "project")
 MCP_NAME = "wiki-memory"  # the MCP server's name in every agent's configuration
@@ -258,7 +259,8 @@ class Installer:
     # -- doctor -----------------------------------------------------------------------------------
     def doctor(self, ctx: Context) -> list[Check]:
         """Is the agent installed; are our hooks in place and pointing at a working
-        executable; is our MCP server configured; plus registered extra checks."""
+        executable; is our MCP server configured, and does it start; plus registered
+        extra checks."""
         checks = []
         binary = self.binary(ctx)
         if binary:
@@ -277,6 +279,7 @@ class Installer:
             checks.append(Check(self.agent, "installed", "skip", f"{' or '.join(self.binaries)} not found"))
         checks.extend(self.check_hooks(ctx))
         checks.extend(self.check_mcp(ctx))
+        checks.extend(self.check_mcp_server(ctx))
         for extra in EXTRA_CHECKS.get(self.agent, []):
             checks.extend(extra(ctx, self))
         return checks
@@ -331,6 +334,23 @@ class Installer:
         return [
             Check(self.agent, "mcp entry", "ok", f"{self.mcp_path(ctx)}: {command} {' '.join(entry.get('args') or [])}")
         ]
+
+    def check_mcp_server(self, ctx: Context) -> list[Check]:
+        """Does our MCP entry start a server that lists our tools? (No check without a
+        usable entry: `check_mcp` reports that.)"""
+        try:
+            entry = self.mcp_entry(ctx)
+        except Exception:  # noqa: BLE001 - the "mcp entry" check reports it
+            return []
+        if not entry or not isinstance(entry.get("command"), str):
+            return []
+        command = entry["command"]
+        if os.path.isabs(command) and not os.access(command, os.X_OK):
+            return [Check(self.agent, "mcp server", "skip", f"{command} is missing (see mcp entry)")]
+        args = [str(a) for a in entry.get("args") or []]
+        env = {**ctx.env, **{str(k): str(v) for k, v in (entry.get("env") or {}).items()}}
+        status, detail = probe_mcp_server(command, args, str(ctx.root), env)
+        return [Check(self.agent, "mcp server", status, detail)]
 
 
 def check_hook_executable(agent: str, commands: Iterable[str], ctx: Context) -> Check:

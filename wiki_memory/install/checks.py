@@ -1,31 +1,17 @@
 """`wiki-memory doctor`: the checks of wiki-memory's own parts (the home and store are
 writable, the embedding model is found, hooks have not been failing), beside each agent's
-checks (`Installer.doctor`) and the ones other parts register with `register_check`.
+checks (`Installer.doctor`) and the ones registered with `register_check`.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import tempfile
 from pathlib import Path
 
 from wiki_memory.install.base import EXTRA_CHECKS, Check, Context
 
-#: Modules whose import registers more doctor checks (e.g. the MCP server's
-#: "starts and lists its tools"). A module that is not there is skipped.
-CHECK_MODULES: list[str] = ["wiki_memory.mcp.doctor"]
-
 MODEL_NAME = "all-MiniLM-L6-v2"
-
-
-def load_check_modules() -> None:
-    for name in CHECK_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name and not name.startswith(e.name) and e.name != name:
-                raise
 
 
 def own_checks(ctx: Context) -> list[Check]:
