@@ -215,6 +215,14 @@ class Installer:
         """Whether the agent is on this machine (its executable, or its user directory)."""
         return self.binary(ctx) is not None or any((ctx.home / d).is_dir() for d in self.config_dirs)
 
+    def is_connected(self, ctx: Context) -> bool:
+        """Are our hooks or our MCP entry in the agent's files? A file that cannot be read
+        counts as connected: we cannot rule it out, and its checks say what is wrong."""
+        try:
+            return bool(self.installed_hooks(ctx)) or self.mcp_entry(ctx) is not None
+        except WikiMemoryError:
+            return True
+
     def version(self, ctx: Context) -> str | None:
         binary = self.binary(ctx)
         if not binary:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from wiki_memory.install.base import EXTRA_CHECKS, Check, Context
@@ -82,3 +83,17 @@ def check_hook_log(ctx: Context) -> Check:
     if not lines:
         return Check("wiki-memory", "hook log", "ok", "no hook problems logged")
     return Check("wiki-memory", "hook log", "warn", f"{len(lines)} lines in {path}; last: {lines[-1][:300]}")
+
+
+def no_agent_connected(ctx: Context, elsewhere: Sequence[str] = ()) -> Check:
+    """The one line doctor says when no agent has our hooks or MCP entry (in this scope;
+    `elsewhere` names the agents connected in the other one)."""
+    scope = " --scope project" if ctx.scope == "project" else ""
+    detail = (
+        f"no agent is connected to wiki-memory yet; run `wiki-memory install AGENT{scope}` "
+        f"(claude-code, codex, gemini, cursor) or `wiki-memory install all{scope}`"
+    )
+    if elsewhere:
+        other = "user" if ctx.scope == "project" else "project"
+        detail += f" ({', '.join(elsewhere)} connected in {other} scope: `wiki-memory doctor --scope {other}`)"
+    return Check("wiki-memory", "agents", "warn", detail)
