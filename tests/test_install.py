@@ -353,6 +353,79 @@ def test_doctor_shows_logged_hook_failures():
     assert "warn wiki-memory  hook log" in result.output and "not JSON" in result.output
 
 
+def doctor_checks(*args: str, ok: bool = True) -> dict[tuple[str, str], dict]:
+    result = cli("doctor", *args, "--json", ok=ok)
+    return {(c["agent"], c["name"]): c for c in json.loads(result.output)}
+
+
+def test_doctor_on_a_fresh_home_checks_no_agent_and_says_how_to_install():
+    checks = doctor_checks()  # exits 0
+    assert {agent for agent, _ in checks} == {"wiki-memory"}  # nothing about agents' hooks or MCP entries
+    line = checks[("wiki-memory", "agents")]
+    assert line["status"] == "warn" and "`wiki-memory install AGENT`" in line["detail"]
+    rows = cli("doctor").output.splitlines()
+    assert [row.split()[:3] for row in rows if "wiki-memory install" in row] == [["warn", "wiki-memory", "agents"]]
+
+
+def test_doctor_without_agents_checks_only_the_connected_ones():
+    cli("install", "claude-code")
+    checks = doctor_checks()
+    assert {agent for agent, _ in checks} == {"wiki-memory", "claude-code"}
+    assert ("wiki-memory", "agents") not in checks
+    for name in ("hooks", "hook executable", "mcp entry", "mcp server"):
+        assert checks[("claude-code", name)]["status"] == "ok", checks[("claude-code", name)]
+    # Named, an agent that is not connected is checked in full, as before.
+    cursor = doctor_checks("cursor")
+    assert {agent for agent, _ in cursor} == {"wiki-memory", "cursor"}
+    assert cursor[("cursor", "mcp entry")]["status"] == "warn"
+
+
+def test_doctor_names_the_scope_where_agents_are_connected(code_repo, monkeypatch):
+    monkeypatch.chdir(code_repo)
+    cli("install", "cursor", "--scope", "project", "--no-mcp")
+    line = doctor_checks()[("wiki-memory", "agents")]
+    assert "cursor connected in project scope: `wiki-memory doctor --scope project`" in line["detail"]
+    checks = doctor_checks("--scope", "project")
+    assert {agent for agent, _ in checks} == {"wiki-memory", "cursor"}
+    assert checks[("cursor", "hooks")]["status"] == "ok"
+
+
+def test_an_mcp_entry_alone_or_an_unreadable_file_counts_as_connected():
+    from wiki_memory.install import connected_agents
+
+    install(["gemini"], ctx())
+    settings = Path.home() / ".gemini" / "settings.json"
+    data = json.loads(settings.read_text())
+    del data["hooks"]
+    settings.write_text(json.dumps(data))
+    assert connected_agents(ctx()) == ["gemini"]
+    (Path.home() / ".cursor").mkdir()
+    (Path.home() / ".cursor" / "mcp.json").write_text("{not json")
+    assert connected_agents(ctx()) == ["gemini", "cursor"]
+
+
+def test_the_install_part_reaches_no_front_end():
+    """install may import capture and config: the doctor starts the MCP server as a
+    subprocess and speaks to it with the SDK's client, importing nothing of ours above."""
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib, pkgutil, sys\n"
+        "import wiki_memory.install as part\n"
+        "for m in pkgutil.iter_modules(part.__path__): importlib.import_module(f'wiki_memory.install.{m.name}')\n"
+        "from wiki_memory.install import Context, doctor, install\n"
+        "install(['claude-code'], Context())\n"
+        "checks = {(c.agent, c.name): c.status for c in doctor(['claude-code'], Context())}\n"
+        "assert checks[('claude-code', 'mcp server')] == 'ok', checks\n"
+        "print(' '.join(n for n in sys.modules if n.startswith('wiki_memory.')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    parts = {name.split(".")[1] for name in result.stdout.split()}
+    assert not parts & {"cli", "mcp", "hook", "memory", "consolidate", "sync", "watch"}, parts
+
+
 def test_registered_doctor_checks_run_per_agent():
     from wiki_memory.install.base import EXTRA_CHECKS, Check, register_check
 

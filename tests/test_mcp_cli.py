@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from wiki_memory.cli import main
-from wiki_memory.mcp import instructions
+from wiki_memory.install import instructions
 
 
 @pytest.fixture

@@ -304,6 +304,16 @@ def test_index_version_4_is_read_and_rewritten(store):
     assert_clean(store)
 
 
+def test_commit_records_the_modes_it_is_given(store):
+    """A merge hands `commit` the modes of files that are not on disk yet (another
+    machine's executable script): they are recorded, not the default of a missing file."""
+    store.commit({"x.md": b"#!/bin/sh\necho hi\n", "y.md": b"plain\n"}, "merge: x", CLAUDE, modes={"x.md": 0o100755})
+    tree = {line.split()[3]: line.split()[0] for line in git(store.root, "ls-tree", "HEAD").splitlines()}
+    assert tree["x.md"] == "100755" and tree["y.md"] == "100644"
+    assert os.access(store.root / "x.md", os.X_OK)
+    assert_clean(store)
+
+
 def test_find_by_path_title_or_id(store):
     written = store.write(gotcha(), CLAUDE)
     assert store.find(written.path) == written.path

@@ -103,7 +103,7 @@ def install_instructions(
       wiki-memory install-instructions AGENTS.md CLAUDE.md
       wiki-memory install-instructions --remove CLAUDE.md
     """
-    from wiki_memory.mcp import instructions
+    from wiki_memory.install import instructions
 
     if print_only:
         click.echo(instructions.block(), nl=False)

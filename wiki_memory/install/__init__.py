@@ -5,14 +5,17 @@
     changes = install(["claude-code"], Context(command="/usr/local/bin/wiki-memory"))
 
 One module per agent (`claude_code`, `codex`, `gemini`, `cursor`), each an `Installer`
-with the same interface (see `base`). Doctor checks can be added per agent with
-`base.register_check`; modules named in `checks.CHECK_MODULES` are imported first so that
-their checks register.
+with the same interface (see `base`); `configfile` edits their JSON and TOML files,
+`hookfile` the hook entries in them. The doctor's checks are each installer's own (hooks,
+MCP entry, `mcp_probe`: the server starts and lists its tools), wiki-memory's (`checks`),
+and any added per agent with `base.register_check`. `instructions` writes the block for
+AGENTS.md / CLAUDE.md that tells agents without our hooks when to use the memory tools.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 
 from wiki_memory.capture.adapter import AGENTS, agent_name
 from wiki_memory.errors import WikiMemoryError
@@ -24,6 +27,7 @@ __all__ = [
     "Check",
     "Context",
     "Installer",
+    "connected_agents",
     "doctor",
     "install",
     "installer",
@@ -75,17 +79,24 @@ def uninstall(agents: list[str] | tuple[str, ...], ctx: Context) -> dict[str, li
 
 
 def doctor(agents: list[str] | tuple[str, ...], ctx: Context) -> list[Check]:
-    """Checks of wiki-memory itself, then of each agent (all agents when none is named)."""
+    """Checks of wiki-memory itself, then of each agent named; with none named, of each
+    agent that is connected (`connected_agents`), or one line saying none is."""
     from wiki_memory.install import checks
 
-    checks.load_check_modules()
     found = checks.own_checks(ctx)
-    for agent in resolve_agents(agents, ctx) if agents else list(AGENTS):
+    names = resolve_agents(agents, ctx) if agents else connected_agents(ctx)
+    if not names:
+        other = replace(ctx, scope="user" if ctx.scope == "project" else "project")
+        found.append(checks.no_agent_connected(ctx, connected_agents(other)))
+    for agent in names:
         found.extend(installer(agent).doctor(ctx))
     return found
 
 
-def _with_command(ctx: Context) -> Context:
-    from dataclasses import replace
+def connected_agents(ctx: Context) -> list[str]:
+    """The agents with our hooks or our MCP entry in their files (in `ctx`'s scope)."""
+    return [agent for agent in AGENTS if installer(agent).is_connected(ctx)]
 
+
+def _with_command(ctx: Context) -> Context:
     return replace(ctx, command=this_executable())

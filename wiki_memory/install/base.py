@@ -1,5 +1,6 @@
-"""What every agent's installer shares: the context it runs in, the changes it reports,
-the doctor's checks, and safe editing of JSON and TOML configuration files.
+"""What every agent's installer shares: the context it runs in, what our entries look like
+and how to recognise them, the changes it reports, and the doctor's checks. Editing the
+configuration files is in `configfile`.
 
 The rules every installer keeps:
 
@@ -14,21 +15,19 @@ The rules every installer keeps:
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from wiki_memory.config import find_code_root
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.install.mcp_probe import probe as probe_mcp_server
 
 SCOPES = ("user", "project")
 MCP_NAME = "wiki-memory"  # the MCP server's name in every agent's configuration
@@ -168,159 +167,6 @@ class Check:
 
 
 # ---------------------------------------------------------------------------------------
-# Configuration files
-# ---------------------------------------------------------------------------------------
-
-
-def _stamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-
-
-def backup(path: Path) -> Path:
-    """Copy `path` beside itself before it changes; returns the copy."""
-    target = path.with_name(f"{path.name}.wiki-memory-{_stamp()}.bak")
-    n = 1
-    while target.exists():
-        n += 1
-        target = path.with_name(f"{path.name}.wiki-memory-{_stamp()}-{n}.bak")
-    shutil.copy2(path, target)
-    return target
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` in one rename, keeping the old file's mode."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-class ConfigFile:
-    """A configuration file loaded for editing; `save` writes it back if it changed.
-
-    Subclasses parse and render one format. `empty_is_absent`: a file that we created and
-    that holds nothing once our entries are removed is deleted rather than left empty.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.existed = path.exists()
-        self.original_text = path.read_text(encoding="utf-8") if self.existed else ""
-        self.data = self.parse(self.original_text) if self.original_text.strip() else self.empty()
-        self.original = self.snapshot()
-
-    # -- format ---------------------------------------------------------------------------
-    def parse(self, text: str) -> Any:
-        raise NotImplementedError
-
-    def render(self) -> str:
-        raise NotImplementedError
-
-    def empty(self) -> Any:
-        return {}
-
-    def snapshot(self) -> Any:
-        return json.loads(json.dumps(self.data, default=str))
-
-    def is_empty(self) -> bool:
-        return not self.data
-
-    # -- saving -----------------------------------------------------------------------------
-    @property
-    def changed(self) -> bool:
-        return self.snapshot() != self.original
-
-    def save(self, lines: list[str], dry_run: bool) -> Change:
-        """Write the file if it changed (after a backup); report what changed."""
-        if not self.changed:
-            return Change(self.path, "unchanged", lines)
-        if self.is_empty():
-            # Trigger: nothing but our entries was in the file. Why: uninstall leaves the
-            # machine as it was, and before install there was no file.
-            if not self.existed:
-                return Change(self.path, "unchanged", lines)
-            action = "delete"
-        else:
-            action = "update" if self.existed else "create"
-        saved = None
-        if not dry_run:
-            if self.existed:
-                saved = backup(self.path)
-            if action == "delete":
-                self.path.unlink()
-            else:
-                write_atomic(self.path, self.render())
-        return Change(self.path, action, lines, saved)
-
-
-class JsonFile(ConfigFile):
-    """A JSON configuration file (Claude Code, Codex hooks, Gemini, Cursor)."""
-
-    def parse(self, text: str) -> Any:
-        try:
-            data = json.loads(text)
-        except ValueError as e:
-            raise WikiMemoryError(
-                f"{self.path} is not valid JSON ({e}); fix it or move it aside, "
-                f"then run this again (nothing was changed)"
-            ) from None
-        if not isinstance(data, dict):
-            raise WikiMemoryError(f"{self.path} holds a JSON {type(data).__name__}, not an object; nothing was changed")
-        return data
-
-    def render(self) -> str:
-        return json.dumps(self.data, indent=2, ensure_ascii=False) + "\n"
-
-
-class TomlFile(ConfigFile):
-    """A TOML configuration file (Codex's config.toml), edited with its comments and layout kept."""
-
-    def parse(self, text: str) -> Any:
-        import tomlkit
-        from tomlkit.exceptions import ParseError
-
-        try:
-            return tomlkit.parse(text)
-        except ParseError as e:
-            raise WikiMemoryError(f"{self.path} is not valid TOML ({e}); nothing was changed") from None
-
-    def empty(self) -> Any:
-        import tomlkit
-
-        return tomlkit.document()
-
-    def snapshot(self) -> Any:
-        return json.loads(json.dumps(self.data.unwrap() if hasattr(self.data, "unwrap") else self.data, default=str))
-
-    def is_empty(self) -> bool:
-        return not self.snapshot()
-
-    def render(self) -> str:
-        import tomlkit
-
-        text = tomlkit.dumps(self.data)
-        # Removing a table leaves the blank line that separated it: end as the file did.
-        return text.rstrip("\n") + "\n" if text.strip() else ""
-
-
-def prune_empty(container: dict[str, Any], *keys: str) -> None:
-    """Remove `container[key]` for each key whose value became an empty dict or list."""
-    for key in keys:
-        if key in container and container[key] in ({}, []):
-            del container[key]
-
-
-# ---------------------------------------------------------------------------------------
 # The installer interface
 # ---------------------------------------------------------------------------------------
 
@@ -369,6 +215,14 @@ class Installer:
         """Whether the agent is on this machine (its executable, or its user directory)."""
         return self.binary(ctx) is not None or any((ctx.home / d).is_dir() for d in self.config_dirs)
 
+    def is_connected(self, ctx: Context) -> bool:
+        """Are our hooks or our MCP entry in the agent's files? A file that cannot be read
+        counts as connected: we cannot rule it out, and its checks say what is wrong."""
+        try:
+            return bool(self.installed_hooks(ctx)) or self.mcp_entry(ctx) is not None
+        except WikiMemoryError:
+            return True
+
     def version(self, ctx: Context) -> str | None:
         binary = self.binary(ctx)
         if not binary:
@@ -413,7 +267,8 @@ class Installer:
     # -- doctor -----------------------------------------------------------------------------------
     def doctor(self, ctx: Context) -> list[Check]:
         """Is the agent installed; are our hooks in place and pointing at a working
-        executable; is our MCP server configured; plus registered extra checks."""
+        executable; is our MCP server configured, and does it start; plus registered
+        extra checks."""
         checks = []
         binary = self.binary(ctx)
         if binary:
@@ -432,6 +287,7 @@ class Installer:
             checks.append(Check(self.agent, "installed", "skip", f"{' or '.join(self.binaries)} not found"))
         checks.extend(self.check_hooks(ctx))
         checks.extend(self.check_mcp(ctx))
+        checks.extend(self.check_mcp_server(ctx))
         for extra in EXTRA_CHECKS.get(self.agent, []):
             checks.extend(extra(ctx, self))
         return checks
@@ -487,6 +343,23 @@ class Installer:
             Check(self.agent, "mcp entry", "ok", f"{self.mcp_path(ctx)}: {command} {' '.join(entry.get('args') or [])}")
         ]
 
+    def check_mcp_server(self, ctx: Context) -> list[Check]:
+        """Does our MCP entry start a server that lists our tools? (No check without a
+        usable entry: `check_mcp` reports that.)"""
+        try:
+            entry = self.mcp_entry(ctx)
+        except Exception:  # noqa: BLE001 - the "mcp entry" check reports it
+            return []
+        if not entry or not isinstance(entry.get("command"), str):
+            return []
+        command = entry["command"]
+        if os.path.isabs(command) and not os.access(command, os.X_OK):
+            return [Check(self.agent, "mcp server", "skip", f"{command} is missing (see mcp entry)")]
+        args = [str(a) for a in entry.get("args") or []]
+        env = {**ctx.env, **{str(k): str(v) for k, v in (entry.get("env") or {}).items()}}
+        status, detail = probe_mcp_server(command, args, str(ctx.root), env)
+        return [Check(self.agent, "mcp server", status, detail)]
+
 
 def check_hook_executable(agent: str, commands: Iterable[str], ctx: Context) -> Check:
     """Do our hook commands name an executable that runs?"""
@@ -514,43 +387,3 @@ def check_hook_executable(agent: str, commands: Iterable[str], ctx: Context) -> 
     if problems:
         return Check(agent, "hook executable", "fail", "; ".join(problems) + "; run the install again")
     return Check(agent, "hook executable", "ok", ", ".join(" ".join(e) for e in sorted(executables)))
-
-
-# ---------------------------------------------------------------------------------------
-# MCP server entries (a name -> entry table inside a JSON or TOML document)
-# ---------------------------------------------------------------------------------------
-
-
-def set_server(
-    data: Any, table: str, entry: dict[str, Any], where: str, new_table: Callable[[], Any] = dict
-) -> list[str]:
-    """Put our server entry in `data[table][MCP_NAME]`; returns the lines that changed."""
-    servers = data.get(table)
-    if servers is None:
-        servers = data[table] = new_table()
-    if not isinstance(servers, Mapping):
-        raise WikiMemoryError(f"{where}: `{table}` is not a table of servers; nothing was changed")
-    current = servers.get(MCP_NAME)
-    plain = json.loads(json.dumps(current, default=str)) if current is not None else None
-    if plain == entry:
-        return []
-    servers[MCP_NAME] = entry
-    words = " ".join([entry["command"], *entry.get("args", [])])
-    return [f"{'~' if current is not None else '+'} {table}.{MCP_NAME}: {words}"]
-
-
-def remove_server(data: Any, table: str) -> list[str]:
-    """Take our server entry out of `data[table]` (only if it runs our `serve`)."""
-    servers = data.get(table)
-    if not isinstance(servers, Mapping) or not is_our_server(servers.get(MCP_NAME)):
-        return []
-    del servers[MCP_NAME]
-    if not servers:
-        del data[table]
-    return [f"- {table}.{MCP_NAME}"]
-
-
-def get_server(data: Any, table: str) -> dict[str, Any] | None:
-    servers = data.get(table)
-    entry = servers.get(MCP_NAME) if isinstance(servers, Mapping) else None
-    return json.loads(json.dumps(entry, default=str)) if isinstance(entry, Mapping) else None

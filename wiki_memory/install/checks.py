@@ -1,31 +1,18 @@
 """`wiki-memory doctor`: the checks of wiki-memory's own parts (the home and store are
 writable, the embedding model is found, hooks have not been failing), beside each agent's
-checks (`Installer.doctor`) and the ones other parts register with `register_check`.
+checks (`Installer.doctor`) and the ones registered with `register_check`.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from wiki_memory.install.base import EXTRA_CHECKS, Check, Context
 
-#: Modules whose import registers more doctor checks (e.g. the MCP server's
-#: "starts and lists its tools"). A module that is not there is skipped.
-CHECK_MODULES: list[str] = ["wiki_memory.mcp.doctor"]
-
 MODEL_NAME = "all-MiniLM-L6-v2"
-
-
-def load_check_modules() -> None:
-    for name in CHECK_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name and not name.startswith(e.name) and e.name != name:
-                raise
 
 
 def own_checks(ctx: Context) -> list[Check]:
@@ -96,3 +83,17 @@ def check_hook_log(ctx: Context) -> Check:
     if not lines:
         return Check("wiki-memory", "hook log", "ok", "no hook problems logged")
     return Check("wiki-memory", "hook log", "warn", f"{len(lines)} lines in {path}; last: {lines[-1][:300]}")
+
+
+def no_agent_connected(ctx: Context, elsewhere: Sequence[str] = ()) -> Check:
+    """The one line doctor says when no agent has our hooks or MCP entry (in this scope;
+    `elsewhere` names the agents connected in the other one)."""
+    scope = " --scope project" if ctx.scope == "project" else ""
+    detail = (
+        f"no agent is connected to wiki-memory yet; run `wiki-memory install AGENT{scope}` "
+        f"(claude-code, codex, gemini, cursor) or `wiki-memory install all{scope}`"
+    )
+    if elsewhere:
+        other = "user" if ctx.scope == "project" else "project"
+        detail += f" ({', '.join(elsewhere)} connected in {other} scope: `wiki-memory doctor --scope {other}`)"
+    return Check("wiki-memory", "agents", "warn", detail)

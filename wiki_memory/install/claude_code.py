@@ -6,17 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from wiki_memory.install.base import (
-    Change,
-    Context,
-    Installer,
-    JsonFile,
-    get_server,
-    hook_command,
-    remove_server,
-    server_entry,
-    set_server,
-)
+from wiki_memory.install.base import Change, Context, Installer, hook_command, server_entry
+from wiki_memory.install.configfile import JsonFile, get_server, remove_server, set_server
 from wiki_memory.install.hookfile import HookSpec, add_nested, find_nested, remove_nested
 
 # Timeouts in seconds. PostToolUse runs async: Claude does not wait for it between tools.

@@ -12,24 +12,19 @@ other hook whose position changed along with it, and drops ours.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.install.base import (
-    Change,
-    Check,
-    Context,
-    Installer,
+from wiki_memory.install.base import Change, Check, Context, Installer, hook_command, is_our_hook, server_entry
+from wiki_memory.install.configfile import (
     JsonFile,
     TomlFile,
     backup,
     get_server,
-    hook_command,
-    is_our_hook,
     prune_empty,
     remove_server,
-    server_entry,
     set_server,
 )
 from wiki_memory.install.hookfile import HookSpec, add_nested, find_nested, nested_keys, remove_nested
@@ -183,8 +178,8 @@ class CodexInstaller(Installer):
     @staticmethod
     def _forget_trust(data: Any, ours: list[str], moved: dict[str, str]) -> list[str]:
         hooks = data.get("hooks")
-        state = hooks.get("state") if hasattr(hooks, "get") else None
-        if not hasattr(state, "get"):
+        state = hooks.get("state") if isinstance(hooks, MutableMapping) else None
+        if not isinstance(state, MutableMapping):
             return []
         lines = []
         entries = {key: state[key] for key in list(state) if key in moved}

@@ -86,7 +86,7 @@ class AppServer:
             self._stderr = (self._stderr + [line.rstrip()])[-20:]
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
-        message = {"jsonrpc": "2.0", "method": method}
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = dict(params)
         self._send(message)

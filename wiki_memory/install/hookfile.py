@@ -98,7 +98,7 @@ def remove_nested(data: dict[str, Any], where: str) -> list[str]:
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return []
-    lines = []
+    lines: list[str] = []
     for event in list(hooks):
         groups = hooks[event]
         if not isinstance(groups, list):
@@ -130,7 +130,7 @@ def find_nested(data: Mapping[str, Any]) -> dict[str, list[str]]:
 def nested_keys(data: Mapping[str, Any], prefix: str) -> dict[str, tuple[str, int, int, bool]]:
     """Codex's key for each handler (`<file>:<event_snake>:<group>:<handler>`) ->
     (event, group index, handler index, is ours)."""
-    keys = {}
+    keys: dict[str, tuple[str, int, int, bool]] = {}
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return keys

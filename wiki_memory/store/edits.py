@@ -11,12 +11,18 @@ from collections.abc import Iterable, Iterator, Mapping
 from wiki_memory.errors import PageError, PathError
 from wiki_memory.pages import parse_page
 from wiki_memory.store import gitindex
+from wiki_memory.store.commits import Committer
 from wiki_memory.store.paths import is_ignored, is_ignored_name, is_page_path, normalize_path
 from wiki_memory.store.records import Author, Edit, blob_id
 
 
-class HandEdits:
+class HandEdits(Committer):
     """The part of `Store` that deals with a person's uncommitted edits."""
+
+    def _prepare(self, paths: Iterable[str]) -> None:
+        """Before a write: finish a crashed transaction, then commit a person's uncommitted
+        edits of the files about to be written, so that no word of theirs is overwritten."""
+        self.commit_pending(paths=list(paths))
 
     def pending(self, paths: Iterable[str] | None = None, *, refresh: bool = False) -> dict[str, bytes | None]:
         """Files a person changed in the working tree and did not commit (path -> bytes or
@@ -34,13 +40,7 @@ class HandEdits:
             files: Iterable[tuple[str, str, os.stat_result]] = self._walk()
             missing = set(entries)
         else:
-            files, missing = [], set()
-            for rel in paths:
-                full = self.root / rel
-                try:
-                    files.append((rel, str(full), os.lstat(full)))  # type: ignore[union-attr]
-                except FileNotFoundError:
-                    missing.add(rel.encode("utf-8", "surrogateescape"))
+            files, missing = self._stat(paths)
         for rel, full, st in files:
             name = rel.encode("utf-8", "surrogateescape")
             missing.discard(name)
@@ -66,6 +66,18 @@ class HandEdits:
             entries.update(refreshed)
             self._save_index(self._take_index_lock(), version, entries, head)
         return changes
+
+    def _stat(self, paths: Iterable[str]) -> tuple[list[tuple[str, str, os.stat_result]], set[bytes]]:
+        """(path, full path, lstat) of those of `paths` on disk, and the names of the others."""
+        found: list[tuple[str, str, os.stat_result]] = []
+        missing: set[bytes] = set()
+        for rel in paths:
+            full = self.root / rel
+            try:
+                found.append((rel, str(full), os.lstat(full)))
+            except FileNotFoundError:
+                missing.add(rel.encode("utf-8", "surrogateescape"))
+        return found, missing
 
     def _walk(self) -> Iterator[tuple[str, str, os.stat_result]]:
         stack = [("", str(self.root))]

@@ -3,29 +3,35 @@ renames), and diffs."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 
 from dulwich.objects import Blob, Commit
 
 from wiki_memory.store.paths import normalize_path
+from wiki_memory.store.reading import Reader, oid
 from wiki_memory.store.records import FILE_MODE, CommitInfo, parse_trailers
 
 
-class History:
+class History(Reader):
     """The part of `Store` that reads history."""
+
+    def pending(self, paths: Iterable[str] | None = None, *, refresh: bool = False) -> dict[str, bytes | None]:
+        """A person's uncommitted edits, which `diff` shows: `HandEdits.pending` in a `Store`."""
+        raise NotImplementedError
 
     def _changed(self, old_tree: bytes | None, new_tree: bytes | None) -> list[tuple[str, bytes | None, bytes | None]]:
         """(path, old blob, new blob) for every file that differs between two trees."""
-        out = []
-        for change in self.repo.object_store.tree_changes(old_tree, new_tree):
+        out: list[tuple[str, bytes | None, bytes | None]] = []
+        old_id, new_id = (oid(old_tree) if old_tree else None), (oid(new_tree) if new_tree else None)
+        for change in self.repo.object_store.tree_changes(old_id, new_id):
             old_path, new_path = change[0]
             old_sha, new_sha = change[2]
             if old_path and new_path and old_path != new_path:
                 out.append((old_path.decode("utf-8", "replace"), old_sha, None))
                 out.append((new_path.decode("utf-8", "replace"), None, new_sha))
             else:
-                path = (new_path or old_path).decode("utf-8", "replace")
+                path = (new_path or old_path or b"").decode("utf-8", "replace")
                 out.append((path, old_sha, new_sha))
         return out
 
@@ -35,7 +41,7 @@ class History:
         message = commit.message.decode("utf-8", "replace")
         paths: tuple[str, ...] = ()
         if with_paths:
-            parent_tree = self.repo[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
+            parent_tree = self._commit(commit.parents[0]).tree if commit.parents else None
             paths = tuple(p for p, _, _ in self._changed(parent_tree, commit.tree))
         when = datetime.fromtimestamp(commit.author_time, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         return CommitInfo(
@@ -71,11 +77,11 @@ class History:
             if (commit_id, current) in seen:
                 continue
             seen.add((commit_id, current))
-            commit: Commit = self.repo[commit_id]  # type: ignore[assignment]
+            commit = self._commit(commit_id)
             mine = self._tree_entry(commit.tree, current)
-            parents = [self.repo[p] for p in commit.parents]
+            parents = [self._commit(p) for p in commit.parents]
             follow: list[tuple[Commit, str]] = []
-            same = [p for p in parents if self._tree_entry(p.tree, current) == mine]  # type: ignore[attr-defined]
+            same = [p for p in parents if self._tree_entry(p.tree, current) == mine]
             if same:
                 follow = [(same[0], current)]  # TREESAME to a parent: the change came from there
             else:
@@ -83,14 +89,14 @@ class History:
                     yield commit
                     emitted += 1
                 for parent in parents:
-                    if self._tree_entry(parent.tree, current) is not None:  # type: ignore[attr-defined]
+                    if self._tree_entry(parent.tree, current) is not None:
                         follow.append((parent, current))
                     elif mine is not None:
-                        source = self._rename_source(parent.tree, commit.tree, current)  # type: ignore[attr-defined]
+                        source = self._rename_source(parent.tree, commit.tree, current)
                         if source:
                             follow.append((parent, source))
             for parent, parent_path in follow:
-                heapq.heappush(queue, (-parent.commit_time, counter, parent.id, parent_path))  # type: ignore[attr-defined]
+                heapq.heappush(queue, (-parent.commit_time, counter, parent.id, parent_path))
                 counter += 1
 
     def _rename_source(self, old_tree: bytes, new_tree: bytes, path: str) -> str | None:
@@ -98,9 +104,11 @@ class History:
         from dulwich.diff_tree import CHANGE_RENAME, RenameDetector
 
         detector = RenameDetector(self.repo.object_store)
-        for change in detector.changes_with_renames(old_tree, new_tree):
-            if change.type == CHANGE_RENAME and change.new.path.decode("utf-8", "replace") == path:
-                return change.old.path.decode("utf-8", "replace")
+        for change in detector.changes_with_renames(oid(old_tree), oid(new_tree)):
+            if change.type != CHANGE_RENAME or change.old is None or change.new is None:
+                continue
+            if change.new.path is not None and change.new.path.decode("utf-8", "replace") == path:
+                return change.old.path.decode("utf-8", "replace") if change.old.path is not None else None
         return None
 
     def diff(self, rev_a: str | None = None, rev_b: str | None = None, path: str | None = None) -> str:
@@ -116,14 +124,13 @@ class History:
             for rel, data in sorted(self.pending().items()):
                 if wanted and rel != wanted:
                     continue
-                old_sha = self.blob_at(rel) if head else None
-                old = self.repo[old_sha] if old_sha else None
+                old = self._blob(self.blob_at(rel) if head else None)
                 new = Blob.from_string(data) if data is not None else None
                 write_blob_diff(
                     out,
-                    (rel.encode(), FILE_MODE if old else None, old),  # type: ignore[arg-type]
+                    (rel.encode(), FILE_MODE if old else None, old),
                     (rel.encode(), FILE_MODE if new else None, new),
-                )  # type: ignore[arg-type]
+                )
             return out.getvalue().decode("utf-8", "replace")
         a = self._commit_obj(rev_a)
         b = self._commit_obj(rev_b)
@@ -132,12 +139,14 @@ class History:
         if wanted is None:
             write_tree_diff(out, self.repo.object_store, a.tree, b.tree)
         else:
-            old_sha, new_sha = self.blob_at(wanted, a.id), self.blob_at(wanted, b.id)
-            old = self.repo[old_sha] if old_sha else None
-            new = self.repo[new_sha] if new_sha else None
+            old, new = self._blob(self.blob_at(wanted, a.id)), self._blob(self.blob_at(wanted, b.id))
             write_blob_diff(
                 out,
-                (wanted.encode(), FILE_MODE if old else None, old),  # type: ignore[arg-type]
+                (wanted.encode(), FILE_MODE if old else None, old),
                 (wanted.encode(), FILE_MODE if new else None, new),
-            )  # type: ignore[arg-type]
+            )
         return out.getvalue().decode("utf-8", "replace")
+
+    def _blob(self, sha: bytes | None) -> Blob | None:
+        obj = self.repo[sha] if sha else None
+        return obj if isinstance(obj, Blob) else None

@@ -21,9 +21,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wiki_memory.errors import PageError
+
+if TYPE_CHECKING:
+    from wiki_memory.store import Store
 
 FILE_MODE = 0o100644
 LATER_WINS = frozenset({"updated"})
@@ -33,6 +36,7 @@ _MISSING: Any = object()
 _CLOSING = re.compile(rb"^-{3,}[ \t]*\r?\n?$|^\.\.\.[ \t]*\r?\n?$")
 
 Entry = tuple[int, bytes]  # (mode, blob id)
+SideChanges = dict[str, tuple["bytes | None", "bytes | None"]]  # path -> (base blob, this side's blob)
 
 
 @dataclass
@@ -215,18 +219,18 @@ def with_conflict_link(data: bytes, copy_path: str, host: str, other: str) -> by
 # Trees -------------------------------------------------------------------------------------
 
 
-def _side_changes(store, base_tree: bytes | None, tree: bytes) -> dict[str, tuple[bytes | None, bytes | None]]:
+def _side_changes(store: Store, base_tree: bytes | None, tree: bytes) -> SideChanges:
     return {path: (old, new) for path, old, new in store._changed(base_tree, tree)}
 
 
-def _entry(store, tree: bytes | None, path: str) -> Entry | None:
+def _entry(store: Store, tree: bytes | None, path: str) -> Entry | None:
     if tree is None:
         return None
     found = store._tree_entry(tree, path)
     return found if found is not None and found[0] != 0o040000 else None
 
 
-def _data(store, entry: Entry | None) -> bytes | None:
+def _data(store: Store, entry: Entry | None) -> bytes | None:
     return store.repo[entry[1]].as_raw_string() if entry else None
 
 
@@ -238,7 +242,7 @@ def _page_id(data: bytes | None) -> str | None:
     return str(value) if value else None
 
 
-def _renames(store, changes: dict[str, tuple[bytes | None, bytes | None]]) -> dict[str, str]:
+def _renames(store: Store, changes: SideChanges) -> dict[str, str]:
     """old -> new for files one side renamed (same blob, else the same page id)."""
     deleted = {p: old for p, (old, new) in changes.items() if new is None and old is not None}
     added = {p: new for p, (old, new) in changes.items() if old is None and new is not None}
@@ -247,10 +251,10 @@ def _renames(store, changes: dict[str, tuple[bytes | None, bytes | None]]) -> di
     found: dict[str, str] = {}
     by_blob: dict[bytes, list[str]] = {}
     for path, blob in sorted(deleted.items()):
-        by_blob.setdefault(blob, []).append(path)  # type: ignore[arg-type]
+        by_blob.setdefault(blob, []).append(path)
     for path, blob in sorted(added.items()):
-        if by_blob.get(blob):  # type: ignore[arg-type]
-            found[by_blob[blob].pop(0)] = path  # type: ignore[index]
+        if by_blob.get(blob):
+            found[by_blob[blob].pop(0)] = path
     ids: dict[str, str] = {}
     for path, blob in sorted(deleted.items()):
         if path not in found and path.endswith(".md"):
@@ -267,7 +271,7 @@ def _renames(store, changes: dict[str, tuple[bytes | None, bytes | None]]) -> di
 
 
 def merge_trees(
-    store,
+    store: Store,
     base_tree: bytes | None,
     ours_tree: bytes,
     theirs_tree: bytes,
@@ -283,47 +287,56 @@ def merge_trees(
     the machine whose version of `path` is kept as a conflict copy (default: `source`,
     the remote's name).
     """
-    result = MergeResult()
     ours = _side_changes(store, base_tree, ours_tree)
     theirs = _side_changes(store, base_tree, theirs_tree)
-    taken = set(ours) | set(theirs)
-    handled: set[str] = set()
-
-    def keep_both(
-        path: str, ours_data: bytes, theirs_entry: Entry, *, ours_mode: int = FILE_MODE, theirs_path: str | None = None
-    ) -> None:
-        other = their_host(theirs_path or path) if their_host else source
-        copy = conflict_path(
-            path,
-            other,
-            date,
-            lambda p: (
-                p in taken or _entry(store, ours_tree, p) is not None or _entry(store, theirs_tree, p) is not None
-            ),
-        )
-        taken.add(copy)
-        theirs_data = _data(store, theirs_entry) or b""
-        result.changes[copy] = conflict_copy(copy, theirs_data, path)
-        result.modes[copy] = FILE_MODE
-        result.changes[path] = with_conflict_link(ours_data, copy, host, other) if path.endswith(".md") else ours_data
-        result.modes[path] = ours_mode
-        result.conflicts.append((path, copy))
-
+    merge = _TreeMerge(
+        store,
+        base_tree,
+        ours_tree,
+        theirs_tree,
+        host=host,
+        date=date,
+        their_host=their_host or (lambda _path: source),
+        taken=set(ours) | set(theirs),
+    )
     # Renamed on one side, edited on the other: the edit follows the page to its new path.
-    for side, other, side_tree, other_tree, we_renamed in (
-        (theirs, ours, theirs_tree, ours_tree, False),
-        (ours, theirs, ours_tree, theirs_tree, True),
-    ):
+    merge.follow_renames(theirs, ours, we_renamed=False)
+    merge.follow_renames(ours, theirs, we_renamed=True)
+    for path in sorted(set(ours) | set(theirs)):
+        if path not in merge.handled:
+            merge.merge_path(path)
+    return merge.result
+
+
+@dataclass
+class _TreeMerge:
+    """One merge of two trees with their common base, as `merge_trees` runs it."""
+
+    store: Store
+    base_tree: bytes | None
+    ours_tree: bytes
+    theirs_tree: bytes
+    host: str
+    date: str
+    their_host: Callable[[str], str]
+    taken: set[str]  # paths that exist or will: a conflict copy must not land on one
+    handled: set[str] = field(default_factory=set)  # paths a rename already merged
+    result: MergeResult = field(default_factory=MergeResult)
+
+    def follow_renames(self, side: SideChanges, other: SideChanges, *, we_renamed: bool) -> None:
+        """Merge the other side's edit of each page `side` renamed into the page at its new path."""
+        side_tree, other_tree = (self.ours_tree, self.theirs_tree) if we_renamed else (self.theirs_tree, self.ours_tree)
+        store, result = self.store, self.result
         for old, new in _renames(store, side).items():
             other_old = _entry(store, other_tree, old)
-            base_old = _entry(store, base_tree, old)
+            base_old = _entry(store, self.base_tree, old)
             if (
                 other_old is None
                 or base_old is None
                 or other_old[1] == base_old[1]
                 or new in other
-                or old in handled
-                or new in handled
+                or old in self.handled
+                or new in self.handled
             ):
                 continue
             renamed = _entry(store, side_tree, new)
@@ -333,53 +346,81 @@ def merge_trees(
             if we_renamed:
                 merged = merge_text(new, base_data, renamed_data, other_data)
                 if merged is None:
-                    keep_both(new, renamed_data, other_old, ours_mode=renamed[0], theirs_path=old)
+                    self.keep_both(new, renamed_data, other_old, ours_mode=renamed[0], theirs_path=old)
                 elif merged != renamed_data:
                     result.changes[new] = merged
                     result.modes[new] = renamed[0]
             else:
                 merged = merge_text(new, base_data, other_data, renamed_data)
                 if merged is None:
-                    keep_both(new, other_data, renamed, ours_mode=other_old[0])
+                    self.keep_both(new, other_data, renamed, ours_mode=other_old[0])
                 else:
                     result.changes[new] = merged
                     result.modes[new] = renamed[0]
                 result.changes[old] = None
             result.renamed.append((old, new))
-            handled.update((old, new))
+            self.handled.update((old, new))
 
-    for path in sorted(set(ours) | set(theirs)):
-        if path in handled:
-            continue
-        b = _entry(store, base_tree, path)
-        o = _entry(store, ours_tree, path)
-        t = _entry(store, theirs_tree, path)
+    def merge_path(self, path: str) -> None:
+        """Merge one path that changed on either side (and was not part of a rename)."""
+        store, result = self.store, self.result
+        b = _entry(store, self.base_tree, path)
+        o = _entry(store, self.ours_tree, path)
+        t = _entry(store, self.theirs_tree, path)
         if o == t or t == b:
-            continue  # the same on both sides, or changed on ours only
+            return  # the same on both sides, or changed on ours only
         if o == b:
             result.changes[path] = _data(store, t)
             if t is not None:
                 result.modes[path] = t[0]
             result.received.append(path)
-            continue
+            return
         if t is None:  # they deleted what we edited: kept, edited
             result.kept.append(path)
-            continue
+            return
         if o is None:  # we deleted what they edited: kept, edited
             result.changes[path] = _data(store, t)
             result.modes[path] = t[0]
             result.kept.append(path)
-            continue
+            return
         ours_data, theirs_data = _data(store, o), _data(store, t)
         assert ours_data is not None and theirs_data is not None
         if o[1] == t[1]:
-            continue  # same content, only the mode differs: ours stands
+            return  # same content, only the mode differs: ours stands
         merged = merge_text(path, _data(store, b), ours_data, theirs_data)
         if merged is None:
-            keep_both(path, ours_data, t, ours_mode=o[0])
-            continue
+            self.keep_both(path, ours_data, t, ours_mode=o[0])
+            return
         if merged != ours_data:
             result.changes[path] = merged
             result.modes[path] = o[0]
         result.merged.append(path)
-    return result
+
+    def keep_both(
+        self,
+        path: str,
+        ours_data: bytes,
+        theirs_entry: Entry,
+        *,
+        ours_mode: int = FILE_MODE,
+        theirs_path: str | None = None,
+    ) -> None:
+        """Overlapping changes: ours stays at `path` with a link to a copy of theirs beside it."""
+        other = self.their_host(theirs_path or path)
+        copy = conflict_path(path, other, self.date, self._is_taken)
+        self.taken.add(copy)
+        theirs_data = _data(self.store, theirs_entry) or b""
+        self.result.changes[copy] = conflict_copy(copy, theirs_data, path)
+        self.result.modes[copy] = FILE_MODE
+        self.result.changes[path] = (
+            with_conflict_link(ours_data, copy, self.host, other) if path.endswith(".md") else ours_data
+        )
+        self.result.modes[path] = ours_mode
+        self.result.conflicts.append((path, copy))
+
+    def _is_taken(self, path: str) -> bool:
+        return (
+            path in self.taken
+            or _entry(self.store, self.ours_tree, path) is not None
+            or _entry(self.store, self.theirs_tree, path) is not None
+        )

@@ -1,15 +1,12 @@
-"""The doctor's check of the MCP server: the entry each agent has does start a server that
-lists our tools (spoken to with the SDK's own client, over stdio, as the agent would)."""
+"""The doctor's check of the MCP server: the entry an agent has does start a server that
+lists our tools. The server is started as a subprocess and spoken to with the MCP SDK's
+own client, over stdio, as the agent would; nothing of `wiki_memory.mcp` is imported."""
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
-from collections.abc import Iterable
 from typing import Any
-
-from wiki_memory.install.base import Check, Context, register_check
 
 TOOLS = ("search", "read", "write", "edit", "delete", "recent", "history", "links", "handoff", "handoff_write")
 TIMEOUT_S = 60.0
@@ -71,21 +68,3 @@ def probe(command: str, args: list[str], cwd: str, env: dict[str, str]) -> tuple
             result = ("ok", f"starts and lists its {len(names)} tools ({seconds:.1f} s)")
     _results[key] = result
     return result
-
-
-@register_check("claude-code", "codex", "gemini", "cursor")
-def mcp_server_starts(ctx: Context, installer: Any) -> Iterable[Check]:
-    try:
-        entry = installer.mcp_entry(ctx)
-    except Exception:  # noqa: BLE001 - the installer's own "mcp entry" check reports it
-        return
-    if not entry or not isinstance(entry.get("command"), str):
-        return  # no entry: "mcp entry" already says so
-    command = entry["command"]
-    if os.path.isabs(command) and not os.access(command, os.X_OK):
-        yield Check(installer.agent, "mcp server", "skip", f"{command} is missing (see mcp entry)")
-        return
-    args = [str(a) for a in entry.get("args") or []]
-    env = {**ctx.env, **{str(k): str(v) for k, v in (entry.get("env") or {}).items()}}
-    status, detail = probe(command, args, str(ctx.root), env)
-    yield Check(installer.agent, "mcp server", status, detail)

@@ -1,0 +1,119 @@
+"""Creating a wiki: a normal git repository on `main` whose first commit holds a README
+for people and a `.gitignore` for editors' litter, made whole or not at all."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from dulwich.repo import Repo
+
+from wiki_memory.store.commits import Committer
+from wiki_memory.store.reading import BRANCH, HEAD
+from wiki_memory.store.records import Author
+
+WIKI_README = """\
+# Project memory (wiki-memory)
+
+This folder is the long-term memory that AI coding agents (Claude Code, Codex, Gemini CLI,
+Cursor) share for one project, kept by [wiki-memory](https://pypi.org/project/wiki-memory/).
+
+- Every page is a Markdown file with YAML front matter (`id`, `title`, `type`, `tags`,
+  `status`, `created`, `updated`, `sources`). `[[Title]]` links pages, as in Obsidian.
+- Every change is a git commit whose author is the agent or person who made it, with
+  `Session-Id:` and `Agent:` trailers: `git log`, `git diff`, `git blame` and `git revert`
+  work here exactly as in code.
+- Edit pages in any editor. `wiki-memory watch` (or the next write by any agent) commits
+  your edits under your own git identity.
+
+Folders: `decisions/`, `gotchas/`, `procedures/`, `facts/`, `preferences/`, `notes/`,
+`sessions/YYYY/MM/` (what each agent session did) and `handoffs/YYYY/MM/` (what the next
+session is told).
+"""
+
+WIKI_GITIGNORE = """\
+# Editor litter; wiki-memory ignores these too.
+*.swp
+*.swo
+*.swx
+*~
+.#*
+\\#*#
+4913
+*___jb_tmp___
+*___jb_old___
+.DS_Store
+.obsidian/workspace*
+.trash/
+*.kate-swp
+.goutputstream-*
+.~lock.*#
+~$*
+*.crswap
+.syncthing.*
+# A writer's temporary file, renamed over the page when complete.
+.*.wm-tmp-*
+"""
+
+
+def has_commit(root: Path) -> bool:
+    """Does the repository at `root` have a commit on HEAD (is it more than begun)?"""
+    try:
+        repo = Repo(str(root))
+    except Exception:  # noqa: BLE001 - dulwich's NotGitRepository: an empty or half-written `.git`
+        return False
+    try:
+        repo.refs[HEAD]
+        return True
+    except KeyError:
+        return False
+    finally:
+        repo.close()
+
+
+def create_wiki(root: Path, author: Author | None = None) -> None:
+    """Make the wiki at `root` unless it is there already.
+
+    Made whole or not at all: the repository and its first commit are built beside the
+    wiki, and its `.git` moves in with one rename. Why: a process killed while creating
+    it in place (a SessionEnd consolidation, say) left a `.git` with no HEAD and a stale
+    `HEAD.lock`, on which every later commit failed. Such an unfinished `.git` (no
+    commit yet) is moved aside, beside the wiki, and the wiki made again.
+    """
+    git_dir = root / ".git"
+    if git_dir.is_dir():
+        if has_commit(root):
+            return
+        try:
+            git_dir.rename(root.parent / f".{root.name}.unfinished-git-{time.time_ns()}")
+        except FileNotFoundError:
+            pass  # another process moved it aside first
+    root.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{root.name}.creating-", dir=root.parent))
+    try:
+        repo = Repo.init(str(building))
+        repo.refs.set_symbolic_ref(HEAD, BRANCH)
+        repo.close()
+        made = Committer(building)
+        made.commit(
+            {"README.md": WIKI_README.encode(), ".gitignore": WIKI_GITIGNORE.encode()},
+            "init: wiki-memory wiki",
+            author or Author("wiki-memory", "wiki-memory@wiki-memory"),
+            commit_hand_edits=False,
+        )
+        made.close()
+        # The files first (renamed: the index's stat data still fits them), then the claim.
+        for name in ("README.md", ".gitignore"):
+            if not (root / name).exists():
+                os.replace(building / name, root / name)
+        try:
+            os.rename(building / ".git", git_dir)
+        except OSError:
+            if not git_dir.is_dir():
+                raise
+            # Another process made the wiki meanwhile: theirs it is.
+    finally:
+        shutil.rmtree(building, ignore_errors=True)

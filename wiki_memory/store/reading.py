@@ -1,0 +1,247 @@
+"""Opening a wiki and reading it at any revision: files, pages, and finding a page by its
+path, title or id. Nothing here writes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from dulwich.objects import Commit, Tree
+from dulwich.repo import Repo
+
+from wiki_memory.errors import NotFoundError, PageError, PathError
+from wiki_memory.pages import Page, parse_page, slugify, type_from_path
+from wiki_memory.pages.model import FOLDERS
+from wiki_memory.store.lock import WriterLock
+from wiki_memory.store.paths import is_ignored, is_page_path, normalize_path
+from wiki_memory.store.records import TREE_MODE, machine_name
+
+if TYPE_CHECKING:
+    from dulwich.objects import ObjectID
+    from dulwich.refs import Ref
+
+BRANCH = cast("Ref", b"refs/heads/main")
+HEAD = cast("Ref", b"HEAD")
+
+
+def oid(sha: bytes) -> ObjectID:
+    """An object id as dulwich's type hints name it (plain bytes at run time)."""
+    return cast("ObjectID", sha)
+
+
+class Reader:
+    """The part of `Store` that opens the repository and reads it."""
+
+    def __init__(self, root: Path | str):
+        self.root = Path(root).absolute()
+        if not (self.root / ".git").is_dir():
+            raise NotFoundError(f"{self.root} is not a wiki (no git repository); run `wiki-memory init`")
+        self.repo = Repo(str(self.root))
+        self.git_dir = self.root / ".git"
+        self._state_dir = self.git_dir / "wiki-memory"
+        self._state_dir.mkdir(exist_ok=True)
+        self.lock = WriterLock(self.git_dir / "wiki-memory.lock")
+        # Which machine wrote a commit (a `Host:` trailer): sync names conflict copies by it.
+        self.host = machine_name()
+        self._trees: dict[bytes, Tree] = {}
+        # Observers (the search index) hear about every landed commit: (commit id, changed paths).
+        self.on_commit: list[Callable[[str, tuple[str, ...]], None]] = []
+
+    def close(self) -> None:
+        self.repo.close()
+
+    # Objects -------------------------------------------------------------------------
+
+    def head(self) -> bytes | None:
+        try:
+            return self.repo.refs[HEAD]
+        except KeyError:
+            return None
+
+    def _commit(self, commit_id: bytes) -> Commit:
+        obj = self.repo[commit_id]
+        if not isinstance(obj, Commit):
+            raise NotFoundError(f"{commit_id.decode()} is not a commit")
+        return obj
+
+    def _data(self, blob: bytes) -> bytes:
+        """The content of a blob."""
+        return self.repo[blob].as_raw_string()
+
+    def _tree(self, tree_id: bytes) -> Tree:
+        """A tree object, from a small cache: trees never change, and history walks and
+        page lookups read the same folders over and over."""
+        tree = self._trees.get(tree_id)
+        if tree is None:
+            obj = self.repo[tree_id]
+            if not isinstance(obj, Tree):
+                raise NotFoundError(f"{tree_id.decode()} is not a tree")
+            if len(self._trees) >= 2048:
+                self._trees.clear()
+            self._trees[tree_id] = tree = obj
+        return tree
+
+    def _commit_obj(self, rev: str | bytes | None) -> Commit | None:
+        if rev is None or rev in ("HEAD", b"HEAD"):
+            head = self.head()
+            return self._commit(head) if head else None
+        from dulwich.objectspec import parse_commit, parse_object
+
+        try:
+            # parse_object knows `HEAD~2` and `abc123^`; parse_commit knows short ids.
+            obj = parse_object(self.repo, rev)
+            return obj if isinstance(obj, Commit) else parse_commit(self.repo, obj.id)
+        except (KeyError, ValueError, IndexError, TypeError, AttributeError):
+            try:
+                return parse_commit(self.repo, rev)
+            except (KeyError, ValueError, IndexError, TypeError):
+                name = rev if isinstance(rev, str) else rev.decode("utf-8", "replace")
+                raise NotFoundError(f"unknown revision {name!r}") from None
+
+    def resolve_rev(self, rev: str) -> str:
+        commit = self._commit_obj(rev)
+        if commit is None:
+            raise NotFoundError("the wiki has no commits yet")
+        return commit.id.decode()
+
+    def _tree_entry(self, tree_id: bytes, path: str) -> tuple[int, bytes] | None:
+        """(mode, object id) of `path` in a tree, or None."""
+        obj = self._tree(tree_id)
+        parts = path.split("/")
+        for i, part in enumerate(parts):
+            try:
+                mode, sha = obj[part.encode("utf-8")]
+            except KeyError:
+                return None
+            if i == len(parts) - 1:
+                return mode, sha
+            if mode != TREE_MODE:
+                return None
+            obj = self._tree(sha)
+        return None
+
+    def _tree_files(self, tree_id: bytes) -> Iterator[tuple[str, int, bytes]]:
+        """(path, mode, blob id) of every file under a tree, in tree order."""
+        stack: list[tuple[str, bytes]] = [("", tree_id)]
+        while stack:
+            prefix, sub_id = stack.pop()
+            subtrees = []
+            for entry in self._tree(sub_id).iteritems():
+                name = entry.path.decode("utf-8", errors="surrogateescape")
+                if entry.mode == TREE_MODE:
+                    subtrees.append((prefix + name + "/", entry.sha))
+                else:
+                    yield prefix + name, entry.mode, entry.sha
+            stack.extend(reversed(subtrees))
+
+    # Files and pages -------------------------------------------------------------------
+
+    def blob_at(self, path: str, rev: str | bytes | None = None) -> bytes | None:
+        """The blob id of `path` at a revision (HEAD by default), or None."""
+        commit = self._commit_obj(rev)
+        if commit is None:
+            return None
+        entry = self._tree_entry(commit.tree, path)
+        return entry[1] if entry and entry[0] != TREE_MODE else None
+
+    def read_bytes(self, path: str, rev: str | bytes | None = None) -> bytes:
+        path = normalize_path(path, page=False)
+        blob = self.blob_at(path, rev)
+        if blob is None:
+            where = f" at {rev if isinstance(rev, str) else rev.decode()}" if rev else ""
+            raise NotFoundError(f"no page {path!r}{where}")
+        return self._data(blob)
+
+    def read(self, path: str, rev: str | bytes | None = None) -> Page:
+        """The page at `path` as committed at `rev` (HEAD by default)."""
+        path = normalize_path(path)
+        return parse_page(self.read_bytes(path, rev).decode("utf-8", errors="replace"), path)
+
+    def exists(self, path: str, rev: str | bytes | None = None) -> bool:
+        try:
+            return self.blob_at(normalize_path(path, page=False), rev) is not None
+        except PathError:
+            return False
+
+    def files(self, rev: str | bytes | None = None) -> Iterator[tuple[str, bytes]]:
+        """(path, blob id) of every file at a revision, in tree order."""
+        commit = self._commit_obj(rev)
+        if commit is not None:
+            for path, _mode, sha in self._tree_files(commit.tree):
+                yield path, sha
+
+    def page_files(self, rev: str | bytes | None = None) -> Iterator[tuple[str, bytes]]:
+        """(path, blob id) of every page (Markdown file that is memory) at a revision."""
+        return ((p, b) for p, b in self.files(rev) if is_page_path(p))
+
+    def pages(self, rev: str | bytes | None = None, *, errors: list[str] | None = None) -> Iterator[Page]:
+        """Every page at a revision; a page that does not parse is reported in `errors`."""
+        for path, blob in self.page_files(rev):
+            text = self._data(blob).decode("utf-8", errors="replace")
+            try:
+                yield parse_page(text, path)
+            except PageError as e:
+                if errors is None:
+                    raise
+                errors.append(str(e))
+
+    def find(self, ref: str, rev: str | bytes | None = None) -> str:
+        """The path of a page named by its path, its title or its id."""
+        ref = ref.strip()
+        if not ref:
+            raise NotFoundError("no page named ''")
+        found = self._find_by_path(ref, rev)
+        if found:
+            return found
+        # A title: its conventional path in every undated folder first.
+        slug = slugify(ref)
+        for folder in FOLDERS.values():
+            path = f"{folder}/{slug}.md"
+            if self.blob_at(path, rev):
+                return path
+        matches: list[str] = []
+        wanted = ref.casefold()
+        for path, blob in self.page_files(rev):
+            try:
+                page = parse_page(self._data(blob).decode("utf-8", errors="replace"), path)
+            except PageError:
+                continue
+            if page.id == ref or page.title.casefold() == wanted:
+                matches.append(path)
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise NotFoundError(f"{ref!r} names {len(matches)} pages: {', '.join(matches)}; give a path")
+        raise NotFoundError(f"no page with path, title or id {ref!r}")
+
+    def _find_by_path(self, ref: str, rev: str | bytes | None) -> str | None:
+        """`ref` as a path (with or without `.md`) committed at `rev`; None if it is not one.
+        A path that escapes the wiki is refused, and an uncommitted file is named as such."""
+        refused: list[PathError] = []
+        for candidate in (ref, ref + ".md"):
+            try:
+                path = normalize_path(candidate)
+            except PathError as e:
+                refused.append(e)
+                continue
+            if self.blob_at(path, rev):
+                return path
+        if len(refused) == 2 and ("/" in ref or ref.endswith(".md")):
+            raise refused[0]  # `../x.md` is refused, not looked up as a title
+        for candidate in (ref, ref + ".md"):
+            if len(refused) < 2 and rev is None and (self.root / candidate).is_file() and not is_ignored(candidate):
+                raise NotFoundError(
+                    f"{candidate} is not committed yet: your edits become memory once "
+                    "committed (`wiki-memory watch --once`, or any write)"
+                )
+        return None
+
+
+def page_type_counts(store: Reader) -> dict[str, int]:
+    """Pages per type, by folder (fast: no page is parsed)."""
+    counts: dict[str, int] = {}
+    for path, _ in store.page_files():
+        page_type = type_from_path(path) or "other"
+        counts[page_type] = counts.get(page_type, 0) + 1
+    return counts
