@@ -27,6 +27,7 @@ import tempfile
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 WORDS = [
     "retry",
@@ -151,9 +152,23 @@ def session_events(project, session_id: str, events: int, start_hour: int = 8) -
     return path
 
 
+def consolidate_session(project: Any, session_id: str, **options: Any) -> Any:
+    """What the SessionEnd hook's background process does, in this process."""
+    from wiki_memory.memory import Memory
+
+    with Memory(project) as memory:
+        return memory.consolidate(session_id, **options)
+
+
+def open_store(project: Any) -> Any:
+    from wiki_memory.memory import Memory
+
+    return Memory(project).store(create=True)
+
+
 def bench_consolidation(sizes: list[int], work: Path) -> list[dict[str, object]]:
     from wiki_memory.config import resolve_project
-    from wiki_memory.consolidate.run import consolidate_session
+    from wiki_memory.hook.background import project_arg
 
     # Warm up: import the store, the page model and YAML once, as a long-lived process would have.
     warm = work / "code-warmup"
@@ -172,8 +187,6 @@ def bench_consolidation(sizes: list[int], work: Path) -> list[dict[str, object]]
         session_events(project, sid_c, events, start_hour=16)
         size = (project.journal_dir / f"{sid_a}.jsonl").stat().st_size
         # In process (the wiki exists already for a fair comparison: create it first).
-        from wiki_memory.consolidate.run import open_store
-
         open_store(project).close()
         t = time.perf_counter()
         outcome = consolidate_session(project, sid_a, llm=False)
@@ -187,18 +200,7 @@ def bench_consolidation(sizes: list[int], work: Path) -> list[dict[str, object]]
         # As the background process a SessionEnd hook starts.
         t = time.perf_counter()
         process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "wiki_memory",
-                "--project",
-                str(code),
-                "consolidate",
-                "--session",
-                sid_b,
-                "--no-llm",
-                "--quiet",
-            ]
+            [sys.executable, "-m", "wiki_memory.hook.worker", project_arg(project), "session", sid_b]
         )
         _, status, usage = os.wait4(process.pid, 0)
         process_wall = time.perf_counter() - t
@@ -218,7 +220,6 @@ def bench_consolidation(sizes: list[int], work: Path) -> list[dict[str, object]]
 
 def build_wiki(project, pages: int) -> None:
     """A wiki of `pages` pages: decisions, gotchas, preferences, notes, sessions and handoffs."""
-    from wiki_memory.consolidate.run import open_store
     from wiki_memory.pages import Page, render_page
     from wiki_memory.store import Author
 
@@ -246,10 +247,9 @@ def build_wiki(project, pages: int) -> None:
 
 
 def bench_session_start(page_counts: list[int], runs: int, work: Path) -> list[dict[str, object]]:
-    from wiki_memory.hook import startup
     from wiki_memory.config import resolve_project
     from wiki_memory.consolidate import context
-    from wiki_memory.consolidate.run import consolidate_session, open_store
+    from wiki_memory.hook import startup
 
     rows = []
     for pages in page_counts:

@@ -195,9 +195,9 @@ def random_vectors(name: str, dim: int = 384) -> Any:
 
 def build(base: Path, pages: int, embed_all: bool = False) -> Path:
     """A code repository whose project has `pages` pages and a full index; returns the repository."""
-    from wiki_memory.cli import write_project_file
     from wiki_memory.config import resolve_project
     from wiki_memory.index import DEFAULT_MODEL, Index
+    from wiki_memory.memory import write_project_file
     from wiki_memory.pages import Page, render_page
     from wiki_memory.store import Author, Store
 

@@ -34,9 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import evalkit
 
 from wiki_memory.config import project_for_store
+from wiki_memory.index import Index
 from wiki_memory.pages import Page
 from wiki_memory.store import Author, Store
-from wiki_memory.sync import add_remote, reindex
+from wiki_memory.sync import add_remote
 from wiki_memory.sync import run as sync_run
 
 TYPES = ("decision", "gotcha", "procedure", "fact", "note", "preference")
@@ -99,34 +100,14 @@ def write_pages(store: Store, count: int, prefix: str = "Page", per_commit: int 
 VECTORS = True  # --no-vectors: re-index words (FTS) only, leaving chunks pending embedding
 
 
-def fts_only_update(project, store, index=None):
-    from wiki_memory.index import Index
+class WordsOnly:
+    """The index as sync sees it, indexing words only (`--no-vectors`)."""
 
-    with Index.open(project) as idx:
-        return idx.sync(store, embed=False)
+    def __init__(self, index: Index) -> None:
+        self.index = index
 
-
-class Timed:
-    """Wraps the re-index call site to time it apart from the sync."""
-
-    def __init__(self) -> None:
-        self.seconds = 0.0
-        self.available = True
-        self.embedded = 0
-        self._real = reindex.update_index
-        self._call = self._real if VECTORS else fts_only_update
-
-    def __call__(self, project, store, index=None, progress=None):
-        t = time.perf_counter()
-        try:
-            result = self._call(project, store, index)
-        finally:
-            self.seconds += time.perf_counter() - t
-        if result is None:
-            self.available = False
-        else:
-            self.embedded += result.embedded
-        return result
+    def sync(self, store: Store, progress: object = None) -> object:
+        return self.index.sync(store, embed=False)
 
 
 def project_of(store: Store, home: Path):
@@ -136,27 +117,24 @@ def project_of(store: Store, home: Path):
 def index_now(store: Store, home: Path) -> None:
     """Index what a machine wrote itself, untimed: the CLI and MCP keep the index current
     as they write, so a sync only re-indexes what it brings in."""
-    (reindex.update_index if VECTORS else fts_only_update)(project_of(store, home), store)
+    with Index.open(project_of(store, home)) as index:
+        index.sync(store, embed=VECTORS)
 
 
 def timed_sync(store: Store, home: Path) -> dict[str, float | bool]:
-    timer = Timed()
-    reindex.update_index = timer  # type: ignore[assignment]
-    try:
-        project = project_of(store, home)
+    with Index.open(project_of(store, home)) as index:
         t = time.perf_counter()
-        report = sync_run.sync(store, project=project, host="bench")
+        report = sync_run.sync(store, index=index if VECTORS else WordsOnly(index), host="bench")
         wall = time.perf_counter() - t
-    finally:
-        reindex.update_index = timer._real  # type: ignore[assignment]
     if report.index_warning:
         print(f"warning: {report.index_warning}", file=sys.stderr)
+    reindex_s = report.index.seconds if report.index is not None else 0.0
     return {
         "wall_s": wall,
-        "sync_s": wall - timer.seconds,
-        "reindex_s": timer.seconds,
-        "reindexed": timer.available,
-        "chunks_embedded": timer.embedded,
+        "sync_s": wall - reindex_s,
+        "reindex_s": reindex_s,
+        "reindexed": report.index is not None,
+        "chunks_embedded": report.index.embedded if report.index is not None else 0,
         "received": report.received_commits,
         "sent": report.sent_commits,
     }
