@@ -12,7 +12,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-KINDS = ("session-start", "prompt", "tool", "stop", "compact", "session-end")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 # Why named tuples and not frozen dataclasses: these are built in every hook process, and

@@ -13,7 +13,7 @@ import json
 import os
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +60,6 @@ class Outcome:
             "mode": self.mode,
             "message": self.message,
         }
-
-
-@dataclass
-class _State:
-    size: int
-    mtime: float
-    data: dict[str, Any] = field(default_factory=dict)
 
 
 def _state_path(project: Project, journal_path: Path) -> Path:
