@@ -22,7 +22,7 @@ from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, first_str, tool_fa
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
+    from typing import Any, ClassVar
 
 #: agent name -> module in wiki_memory.capture that defines its adapter.
 AGENTS: dict[str, str] = {
@@ -68,7 +68,7 @@ class Adapter:
 
     name: str = ""
     #: the agent's event name -> observation kind (None: known, records nothing).
-    events: Mapping[str, str | None] = {}
+    events: ClassVar[Mapping[str, str | None]] = {}
     #: events after which consolidation starts (`startup.after_session`).
     end_events: frozenset[str] = frozenset()
     #: payload keys holding the session id, in order of preference.
@@ -120,7 +120,7 @@ class Adapter:
         if kind is None or session_id is None:
             return []
         cwd = self.cwd(payload)
-        base = {
+        base: dict[str, Any] = {
             "kind": kind,
             "agent": self.name,
             "session_id": session_id,

@@ -67,6 +67,7 @@ class Cursor(Adapter):
         return observations
 
     def tool_observation(self, event: str, payload: Mapping[str, Any], base: dict[str, Any]) -> Observation:
+        tool_input: Any
         if event == "afterShellExecution":
             tool, tool_input, response = "Shell", {"command": payload.get("command")}, payload.get("output")
         elif event == "afterFileEdit":

@@ -92,7 +92,21 @@ def _regex(name: str) -> re.Pattern[str]:
     return _compiled[name]
 
 
-class ToolFacts(namedtuple("ToolFacts", "input output error files plan")):
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class _ToolFacts(NamedTuple):
+        input: str | None
+        output: str | None
+        error: bool
+        files: tuple[str, ...]
+        plan: tuple[PlanItem, ...]
+
+else:
+    _ToolFacts = namedtuple("ToolFacts", "input output error files plan")
+
+
+class ToolFacts(_ToolFacts):
     """The normalised facts of one tool call: input and output (str or None), error (bool),
     files (tuple of paths), plan (tuple of PlanItem)."""
 
