@@ -18,7 +18,7 @@ from wiki_memory.capture.observation import PlanItem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
 OUTPUT_LIMIT = 2048  # characters of a tool's output kept (head and tail)
@@ -379,3 +379,99 @@ def first_str(payload: Mapping[str, Any], keys: Iterable[str]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+# What a tool does, by its name in any agent. Anything else is "other".
+_COMMAND_TOOLS = {
+    "bash",
+    "exec_command",
+    "shell",
+    "local_shell",
+    "shell_command",
+    "run_shell_command",
+    "run_terminal_cmd",
+    "terminal",
+    "powershell",
+    "container.exec",
+    "bashoutput",
+    "write_stdin",
+}
+_EDIT_TOOLS = {
+    "edit",
+    "write",
+    "multiedit",
+    "notebookedit",
+    "apply_patch",
+    "write_file",
+    "replace",
+    "edit_file",
+    "str_replace_editor",
+    "str_replace_based_edit_tool",
+    "create_file",
+    "search_replace",
+    "delete_file",
+}
+_READ_TOOLS = {
+    "read",
+    "glob",
+    "grep",
+    "ls",
+    "read_file",
+    "read_many_files",
+    "list_directory",
+    "glob_tool",
+    "search_file_content",
+    "codebase_search",
+    "file_search",
+    "grep_search",
+    "list_dir",
+    "webfetch",
+    "websearch",
+    "web_fetch",
+    "web_search",
+    "google_web_search",
+    "view_image",
+    "notebookread",
+    "taskget",
+    "tasklist",
+    "taskoutput",
+    "tool_search",
+    "toolsearch",
+}
+_PLAN_TOOLS = {"todowrite", "taskcreate", "taskupdate", "update_plan", "write_todos", "todo_write"}
+_ASK_TOOLS = {"askuserquestion", "exitplanmode", "request_user_input", "ask_followup_question"}
+_AGENT_TOOLS = {"task", "agent", "multi_agent_v1", "spawn_agent"}
+# Tools that send the whole plan each time; the others (TaskCreate, TaskUpdate) change one item.
+FULL_PLAN_TOOLS = {"todowrite", "update_plan", "write_todos", "todo_write"}
+
+
+def tool_kind(name: str | None, files: Sequence[str] = ()) -> str:
+    """command | edit | read | plan | ask | agent | memory | other."""
+    low = (name or "").lower()
+    if "wiki-memory" in low or "wiki_memory" in low:
+        return "memory"
+    if low in _COMMAND_TOOLS:
+        return "command"
+    if low in _EDIT_TOOLS:
+        return "edit"
+    if low in _PLAN_TOOLS:
+        return "plan"
+    if low in _READ_TOOLS:
+        return "read"
+    if low in _ASK_TOOLS:
+        return "ask"
+    if low in _AGENT_TOOLS:
+        return "agent"
+    return "edit" if files else "other"
+
+
+def normalize_status(status: str | None) -> str:
+    """completed | in_progress | pending | cancelled, from any agent's spelling."""
+    low = (status or "").strip().lower().replace("-", "_").replace(" ", "_")
+    if low in ("completed", "complete", "done", "finished", "success", "succeeded"):
+        return "completed"
+    if low in ("in_progress", "inprogress", "active", "doing", "running", "started"):
+        return "in_progress"
+    if low in ("cancelled", "canceled", "deleted", "removed", "abandoned", "skipped"):
+        return "cancelled"
+    return "pending"

@@ -20,7 +20,8 @@ from typing import Any
 
 from wiki_memory.capture import journal
 from wiki_memory.capture.observation import Observation, PlanItem
-from wiki_memory.consolidate.session import compact_input, excerpt, redact
+from wiki_memory.capture.redact import redact_with_config as redact
+from wiki_memory.consolidate.session import compact_input, excerpt
 
 AGENT = "claude-code"
 _EDIT_FILE_KEYS = ("file_path", "notebook_path")

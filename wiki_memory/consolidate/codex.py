@@ -27,7 +27,9 @@ from typing import Any
 
 from wiki_memory.capture import journal
 from wiki_memory.capture.observation import Observation, PlanItem
-from wiki_memory.consolidate.session import compact_input, excerpt, is_meta_prompt, patch_files, redact
+from wiki_memory.capture.prompts import is_meta_prompt
+from wiki_memory.capture.redact import redact_with_config as redact
+from wiki_memory.consolidate.session import compact_input, excerpt, patch_files
 
 AGENT = "codex"
 _EXIT = re.compile(r"(?:Process exited with code|Exit code:?)\s*(-?\d+)", re.IGNORECASE)
