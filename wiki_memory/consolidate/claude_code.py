@@ -13,19 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from wiki_memory.capture import journal
-from wiki_memory.capture.observation import Observation, PlanItem
-from wiki_memory.capture.redact import redact_with_config as redact
-from wiki_memory.consolidate.session import compact_input, excerpt
+from wiki_memory.capture.observation import Observation
+from wiki_memory.capture.redact import redact_observation, reload_user_patterns
+from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, compact_input, tool_facts
 
 AGENT = "claude-code"
-_EDIT_FILE_KEYS = ("file_path", "notebook_path")
-_EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)", re.MULTILINE)
 
 
 def _records(path: Path) -> Iterator[dict[str, Any]]:
@@ -80,12 +77,8 @@ def _blocks(message: dict[str, Any]) -> list[Any]:
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
-def _result_text(block: dict[str, Any], extra: Any) -> str:
-    """A tool result as text: Bash's stdout and stderr, else the result's content."""
-    if isinstance(extra, dict) and ("stdout" in extra or "stderr" in extra):
-        out = str(extra.get("stdout") or "")
-        err = str(extra.get("stderr") or "")
-        return (out + ("\n" + err if err and out else err)).strip("\n")
+def _result_text(block: dict[str, Any]) -> str:
+    """A tool result's content as text (a failed call's error message)."""
     content = block.get("content")
     if isinstance(content, str):
         return content
@@ -98,30 +91,10 @@ def _digest(text: Any) -> str:
     return hashlib.sha1(str(text).encode("utf-8", "replace")).hexdigest()[:12]
 
 
-def _plan(tool: str, data: dict[str, Any], extra: Any) -> tuple[PlanItem, ...]:
-    if tool == "TodoWrite" and isinstance(data.get("todos"), list):
-        return tuple(
-            PlanItem(
-                str(t.get("content") or t.get("activeForm") or ""),
-                str(t.get("status") or "pending"),
-                str(t["id"]) if t.get("id") else None,
-            )
-            for t in data["todos"]
-            if isinstance(t, dict)
-        )
-    if tool == "TaskCreate":
-        task = extra.get("task") if isinstance(extra, dict) else None
-        task_id = str(task["id"]) if isinstance(task, dict) and task.get("id") is not None else None
-        text = str(data.get("subject") or data.get("description") or "")
-        return (PlanItem(text, str(data.get("status") or "pending"), task_id),) if text else ()
-    if tool == "TaskUpdate" and data.get("taskId") is not None:
-        return (PlanItem(str(data.get("subject") or ""), str(data.get("status") or ""), str(data["taskId"])),)
-    return ()
-
-
 def read_transcript(path: str | Path, *, include_sidechains: bool = False) -> list[Observation]:
     """The observations of a Claude Code session transcript, in order."""
     path = Path(path)
+    reload_user_patterns()
     records = [
         r
         for r in _records(path)
@@ -151,7 +124,7 @@ def read_transcript(path: str | Path, *, include_sidechains: bool = False) -> li
     def close_turn() -> None:
         nonlocal last_text, text_after_tools
         if last_text and text_after_tools:
-            out.append(obs("stop", last_text[0], text=redact(excerpt(last_text[1], 8000))))
+            out.append(obs("stop", last_text[0], text=clip(last_text[1], PROMPT_LIMIT)))
         last_text, text_after_tools = None, False
 
     for r in records:
@@ -195,7 +168,7 @@ def read_transcript(path: str | Path, *, include_sidechains: bool = False) -> li
             if block.get("type") == "tool_result":
                 call_id = str(block.get("tool_use_id") or "")
                 call, call_time = calls.pop(call_id, ({"name": "tool", "input": {}}, time))
-                out.append(_tool_observation(obs, call, block, r.get("toolUseResult"), time or call_time, call_id))
+                out.append(_tool_observation(obs, call, block, r.get("toolUseResult"), time or call_time, call_id, cwd))
             elif block.get("type") == "text" and str(block.get("text", "")).strip():
                 prompt_parts.append(str(block["text"]).strip())
         if prompt_parts:
@@ -203,7 +176,7 @@ def read_transcript(path: str | Path, *, include_sidechains: bool = False) -> li
             if text.startswith("[Request interrupted by user"):
                 continue
             close_turn()
-            out.append(obs("prompt", time, text=redact(excerpt(text, 16000))))
+            out.append(obs("prompt", time, text=clip(text, PROMPT_LIMIT)))
     close_turn()
     # Calls whose results never came: the session stopped in the middle of them.
     for call_id, (call, call_time) in calls.items():
@@ -214,7 +187,7 @@ def read_transcript(path: str | Path, *, include_sidechains: bool = False) -> li
                 "tool",
                 call_time,
                 tool=tool,
-                input=redact(compact_input(tool, data)),
+                input=compact_input(tool, data),
                 meta={"tool_use_id": call_id, "no_result": True},
             )
         )
@@ -229,35 +202,38 @@ def read_transcript(path: str | Path, *, include_sidechains: bool = False) -> li
         meta["cli_version"] = version
     if records or out:
         out.insert(0, obs("session-start", start_time, meta=meta))
-    return out
+    return [redact_observation(o) for o in out]
 
 
 def _tool_observation(
-    obs: Any, call: dict[str, Any], block: dict[str, Any], extra: Any, time: str, call_id: str
+    obs: Any, call: dict[str, Any], block: dict[str, Any], extra: Any, time: str, call_id: str, cwd: str | None
 ) -> Observation:
+    """One answered call, normalised as the hook normalises it: `toolUseResult` is what
+    PostToolUse carries as `tool_response`, and a failed call's result what
+    PostToolUseFailure carries as `error`."""
     tool = str(call.get("name") or "tool")
     data = call.get("input") if isinstance(call.get("input"), dict) else {}
-    output = _result_text(block, extra)
-    error = bool(block.get("is_error"))
+    if block.get("is_error"):
+        facts = tool_facts(tool, data, None, cwd, failed=True, error_text=_result_text(block))
+    else:
+        response = extra if isinstance(extra, (dict, list)) else block.get("content")
+        facts = tool_facts(tool, data, response, cwd)
     meta: dict[str, Any] = {"tool_use_id": call_id}
     if isinstance(extra, dict) and extra.get("interrupted"):
         meta["interrupted"] = True
-    if error and (m := _EXIT.search(output)):
-        meta["exit_code"] = int(m.group(1))
-    files: tuple[str, ...] = ()
-    if tool in ("Edit", "Write", "MultiEdit", "NotebookEdit"):
-        files = tuple(str(data[k]) for k in _EDIT_FILE_KEYS if data.get(k))
-        if tool == "Edit" and not error:
-            # Kept to tell when a later edit undoes this one.
-            meta["edit"] = [_digest(data.get("old_string", "")), _digest(data.get("new_string", ""))]
+    if facts.exit_code is not None:
+        meta["exit_code"] = facts.exit_code
+    if tool == "Edit" and not facts.error:
+        # Kept to tell when a later edit undoes this one.
+        meta["edit"] = [_digest(data.get("old_string", "")), _digest(data.get("new_string", ""))]
     return obs(
         "tool",
         time,
         tool=tool,
-        input=redact(compact_input(tool, data)),
-        output=redact(excerpt(output, 2000)),
-        error=error,
-        files=files,
-        plan=_plan(tool, data, extra) if not error else (),
+        input=facts.input,
+        output=facts.output,
+        error=facts.error,
+        files=facts.files,
+        plan=facts.plan,
         meta=meta,
     )

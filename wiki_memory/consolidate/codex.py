@@ -20,20 +20,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from wiki_memory.capture import journal
-from wiki_memory.capture.observation import Observation, PlanItem
+from wiki_memory.capture.observation import Observation
 from wiki_memory.capture.prompts import is_meta_prompt
-from wiki_memory.capture.redact import redact_with_config as redact
-from wiki_memory.consolidate.session import compact_input, excerpt, patch_files
+from wiki_memory.capture.redact import redact_observation, reload_user_patterns
+from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, compact_input, tool_facts, touched_files
 
 AGENT = "codex"
-_EXIT = re.compile(r"(?:Process exited with code|Exit code:?)\s*(-?\d+)", re.IGNORECASE)
-_SHELL = {"exec_command", "shell", "local_shell", "shell_command", "container.exec"}
 
 
 def _records(path: Path) -> Iterator[dict[str, Any]]:
@@ -50,8 +47,9 @@ def _texts(content: Any, kinds: tuple[str, ...]) -> str:
     )
 
 
-def _output_text(output: Any) -> tuple[str, int | None]:
-    """(text, exit code) of a call's output, in any of the shapes Codex has written."""
+def _unwrap(output: Any) -> tuple[str, int | None]:
+    """(text, exit code) of a call's output, in any of the shapes Codex has written: text,
+    content blocks, `{"output", "metadata": {"exit_code"}}` (as an object or as JSON text)."""
     code: int | None = None
     if isinstance(output, list):
         output = _texts(output, ("output_text", "input_text", "text"))
@@ -65,20 +63,14 @@ def _output_text(output: Any) -> tuple[str, int | None]:
         except ValueError:
             parsed = None
         if isinstance(parsed, dict):
-            return _output_text(parsed)
-    if code is None and (m := _EXIT.search(text[:400])):
-        code = int(m.group(1))
-    # Drop the header Codex puts before a command's output.
-    if "\nOutput:\n" in text[:400]:
-        text = text.split("\nOutput:\n", 1)[1]
-    elif text.startswith("Output:\n"):
-        text = text[len("Output:\n") :]
+            return _unwrap(parsed)
     return text, code if isinstance(code, int) else None
 
 
 def read_rollout(path: str | Path) -> list[Observation]:
     """The observations of a Codex rollout file, in order."""
     path = Path(path)
+    reload_user_patterns()
     records = list(_records(path))
     session_id = "-".join(path.stem.split("-")[-5:])  # rollout-<time>-<uuid>: the uuid, until session_meta
     cwd: str | None = None
@@ -131,7 +123,7 @@ def read_rollout(path: str | Path) -> list[Observation]:
         text = final or (last_text[1] if last_text and text_after_tools else None)
         if text and not turn_closed:
             out.append(
-                obs("stop", time if final else (last_text[0] if last_text else time), text=redact(excerpt(text, 8000)))
+                obs("stop", time if final else (last_text[0] if last_text else time), text=clip(text, PROMPT_LIMIT))
             )
         turn_closed = True
         last_text, text_after_tools = None, False
@@ -142,7 +134,7 @@ def read_rollout(path: str | Path) -> list[Observation]:
             if last_text is not None:
                 close_turn(None, time)
             turn_closed = False
-            out.append(obs("prompt", time, text=redact(excerpt(text.strip(), 16000))))
+            out.append(obs("prompt", time, text=clip(text.strip(), PROMPT_LIMIT)))
 
     for r in records:
         p, kind, time = r["payload"], r.get("type"), str(r.get("timestamp") or "")
@@ -161,7 +153,7 @@ def read_rollout(path: str | Path) -> list[Observation]:
                             "tool",
                             call_time,
                             tool=name,
-                            input=redact(compact_input(name, data)),
+                            input=compact_input(name, data),
                             meta={"tool_use_id": call_id, "interrupted": True, "no_result": True},
                         )
                     )
@@ -199,7 +191,7 @@ def read_rollout(path: str | Path) -> list[Observation]:
             elif ptype in ("function_call_output", "custom_tool_call_output"):
                 call_id = str(p.get("call_id") or "")
                 name, data, call_time = calls.pop(call_id, ("tool", {}, time))
-                out.append(_tool(obs, name, data, p.get("output"), time, call_id, exit_codes, failed_patches))
+                out.append(_tool(obs, name, data, p.get("output"), time, call_id, cwd, exit_codes, failed_patches))
         elif kind == "compacted":
             out.append(obs("compact", time))
     if last_text is not None and not turn_closed:
@@ -210,8 +202,8 @@ def read_rollout(path: str | Path) -> list[Observation]:
                 "tool",
                 call_time,
                 tool=name,
-                input=redact(compact_input(name, data)),
-                files=_files(name, data),
+                input=compact_input(name, data),
+                files=touched_files(name, data, cwd),
                 meta={"tool_use_id": call_id, "no_result": True},
             )
         )
@@ -219,20 +211,7 @@ def read_rollout(path: str | Path) -> list[Observation]:
     start = next((str(r.get("timestamp")) for r in records if r.get("timestamp")), "")
     if records:
         out.insert(0, obs("session-start", start, meta=meta))
-    return out
-
-
-def _files(name: str, data: Any) -> tuple[str, ...]:
-    if name == "apply_patch":
-        patch = (
-            data
-            if isinstance(data, str)
-            else (data.get("input") or data.get("patch") or "")
-            if isinstance(data, dict)
-            else ""
-        )
-        return patch_files(str(patch))
-    return ()
+    return [redact_observation(o) for o in out]
 
 
 def _tool(
@@ -242,36 +221,33 @@ def _tool(
     output: Any,
     time: str,
     call_id: str,
+    cwd: str | None,
     exit_codes: dict[str, int],
     failed_patches: set[str],
 ) -> Observation:
-    text, code = _output_text(output)
-    code = exit_codes.get(call_id, code)
+    """One answered call, normalised as the hook normalises it; the exit code Codex
+    recorded beside the output (its hooks carry none) settles whether it failed."""
+    text, code = _unwrap(output)
+    facts = tool_facts(
+        name,
+        data,
+        text,
+        cwd,
+        failed=True if call_id in failed_patches else None,
+        exit_code=exit_codes.get(call_id, code),
+    )
     meta: dict[str, Any] = {"tool_use_id": call_id}
-    if code is not None:
-        meta["exit_code"] = code
-    files = _files(name, data)
-    if name in _SHELL or name == "apply_patch":
-        error = (code is not None and code != 0) or call_id in failed_patches
-    else:
-        error = bool(re.match(r"\s*(error|unsupported call|failed|tool call failed)\b", text, re.IGNORECASE))
-    plan: tuple[PlanItem, ...] = ()
-    if name == "update_plan" and isinstance(data, dict) and isinstance(data.get("plan"), list):
-        plan = tuple(
-            PlanItem(str(s.get("step") or ""), str(s.get("status") or "pending"))
-            for s in data["plan"]
-            if isinstance(s, dict) and s.get("step")
-        )
-    shown = "apply_patch " + ", ".join(files) if name == "apply_patch" and files else compact_input(name, data)
+    if facts.exit_code is not None:
+        meta["exit_code"] = facts.exit_code
     return obs(
         "tool",
         time,
         tool=name,
-        input=redact(shown),
-        output=redact(excerpt(text, 2000)),
-        error=error,
-        files=files,
-        plan=plan,
+        input=facts.input,
+        output=facts.output,
+        error=facts.error,
+        files=facts.files,
+        plan=facts.plan,
         meta=meta,
     )
 
