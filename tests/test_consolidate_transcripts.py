@@ -10,9 +10,9 @@ from conftest import SHARED, git
 from journals import Session
 
 from wiki_memory.capture import journal
+from wiki_memory.capture.claude_code import read_transcript
+from wiki_memory.capture.codex import read_rollout
 from wiki_memory.config import resolve_project
-from wiki_memory.consolidate.claude_code import read_transcript
-from wiki_memory.consolidate.codex import read_rollout
 from wiki_memory.consolidate.extract import relative, summarize
 from wiki_memory.consolidate.importer import import_transcripts
 from wiki_memory.consolidate.run import consolidate_session, load_session

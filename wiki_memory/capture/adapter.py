@@ -1,11 +1,19 @@
 """The interface every agent adapter has, and the registry of agents.
 
-An adapter is one small module in `capture/` defining a subclass of `Adapter`:
+An adapter is the one module in `capture/` that knows an agent, defining a subclass of
+`Adapter`. Its hook side:
 
 - `events`: the agent's own hook event names, each mapped to the observation kind it
   produces (`None`: the event is known but records nothing, e.g. PreToolUse);
 - `parse(event, payload)`: the payload of one hook call -> observations;
 - `envelope(event, text)`: what the hook prints to hand `text` to the agent at session start.
+
+Its transcript side (an agent without a reader yet keeps the base's, which find nothing):
+
+- `read_transcript(path)`: one transcript file -> observations, normalised and redacted as
+  the hooks' are;
+- `find_transcript(session_id, observations)`: the transcript of a session;
+- `default_transcripts()`: every transcript the agent keeps on this machine.
 
 `AGENTS` names every adapter by its agent name; `load(name)` imports only that one module,
 so a hook process pays for one adapter. Standard library only: this is the hook path.
@@ -21,7 +29,8 @@ from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, first_str, tool_fa
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
     from typing import Any, ClassVar
 
 #: agent name -> module in wiki_memory.capture that defines its adapter.
@@ -56,6 +65,14 @@ def load(name: str) -> Adapter:
         raise KeyError(name)
     module = importlib.import_module(f"wiki_memory.capture.{AGENTS[canonical]}")
     return module.ADAPTER
+
+
+def named_transcript(observations: Sequence[Observation]) -> Path | None:
+    """The transcript the session's hooks named (the last `transcript_path`), if it is a file."""
+    from pathlib import Path
+
+    named = next((o.meta.get("transcript_path") for o in reversed(observations) if o.meta.get("transcript_path")), None)
+    return Path(named) if isinstance(named, str) and Path(named).is_file() else None
 
 
 def _squash(name: str) -> str:
@@ -168,6 +185,22 @@ class Adapter:
             files=facts.files,
             plan=facts.plan,
         )
+
+    # -- transcripts ----------------------------------------------------------------------------
+    def read_transcript(self, path: Path) -> list[Observation]:
+        """The observations of one transcript file of this agent, in order ([]: no reader yet)."""
+        return []
+
+    def find_transcript(
+        self, session_id: str, observations: Sequence[Observation], *, search: bool = True
+    ) -> Path | None:
+        """The transcript of a session: the one its hooks named, else (with `search`) one
+        looked up where the agent keeps them; None when there is none or no reader."""
+        return None
+
+    def default_transcripts(self) -> list[Path]:
+        """Every transcript this agent keeps on this machine (what `import` reads by default)."""
+        return []
 
     # -- output -------------------------------------------------------------------------------
     def envelope(self, event: str, text: str) -> dict[str, Any]:
