@@ -100,6 +100,7 @@ def test_a_claude_code_call_reads_the_same_from_the_hook_and_the_transcript(name
     from_transcript = the_tool(read_transcript(claude_transcript(tmp_path, payload)))
     assert facts(from_transcript) == facts(from_hook)
     assert from_transcript.tool == from_hook.tool == payload["tool_name"]
+    assert from_transcript.meta.get("exit_code") == from_hook.meta.get("exit_code")
 
 
 def test_the_bash_call_and_its_failure_in_detail(code_repo, tmp_path):
@@ -114,6 +115,7 @@ def test_the_bash_call_and_its_failure_in_detail(code_repo, tmp_path):
     failed = captured(CLAUDE / "post-tool-use-failure-bash-exit-1.json", code_repo)
     call = the_tool(read_transcript(claude_transcript(tmp_path, failed)))
     assert call.error and call.output == "Exit code 1\napp.py:1:def add(a, b):" and call.meta["exit_code"] == 1
+    assert through_the_hook("claude-code", failed).meta["exit_code"] == 1
 
 
 def test_both_paths_redact_the_same_fields_the_same_way(code_repo, tmp_path):
@@ -160,7 +162,7 @@ def test_a_codex_apply_patch_reads_the_same_from_the_hook_and_the_rollout(code_r
     assert from_hook.input == "notes.txt" and from_hook.files == ("notes.txt",) and not from_hook.error
     # Codex's header is cut from the output, and its exit code kept, whichever way the call came.
     assert from_hook.output == "Success. Updated the following files:\nA notes.txt\n"
-    assert from_rollout.meta["exit_code"] == 0
+    assert from_rollout.meta["exit_code"] == from_hook.meta["exit_code"] == 0
 
 
 def test_a_failing_codex_shell_call_reads_the_same_from_the_hook_and_the_rollout(code_repo, tmp_path):

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, ClassVar
 
+    from wiki_memory.capture.toolcalls import ToolFacts
+
 #: agent name -> module in wiki_memory.capture that defines its adapter.
 AGENTS: dict[str, str] = {
     "claude-code": "claude_code",
@@ -73,6 +75,21 @@ def named_transcript(observations: Sequence[Observation]) -> Path | None:
 
     named = next((o.meta.get("transcript_path") for o in reversed(observations) if o.meta.get("transcript_path")), None)
     return Path(named) if isinstance(named, str) and Path(named).is_file() else None
+
+
+def call_observation(base: Mapping[str, Any], tool: str, facts: ToolFacts) -> Observation:
+    """The observation of one tool call from its normalised facts; an exit code the call
+    reported goes in `meta`, where the transcript readers put it too."""
+    meta = base["meta"] if facts.exit_code is None else {**base["meta"], "exit_code": facts.exit_code}
+    return Observation(
+        **{**base, "meta": meta},
+        tool=tool,
+        input=facts.input,
+        output=facts.output,
+        error=facts.error,
+        files=facts.files,
+        plan=facts.plan,
+    )
 
 
 def _squash(name: str) -> str:
@@ -176,15 +193,7 @@ class Adapter:
             failed=failed,
             error_text=error_text,
         )
-        return Observation(
-            **base,
-            tool=tool,
-            input=facts.input,
-            output=facts.output,
-            error=facts.error,
-            files=facts.files,
-            plan=facts.plan,
-        )
+        return call_observation(base, tool, facts)
 
     # -- transcripts ----------------------------------------------------------------------------
     def read_transcript(self, path: Path) -> list[Observation]:
