@@ -10,7 +10,7 @@ import pytest
 
 from wiki_memory.capture import adapter, journal
 from wiki_memory.capture.observation import Observation, PlanItem
-from wiki_memory.capture.toolcalls import excerpt, looks_failed, patch_files
+from wiki_memory.capture.toolcalls import command_output, compact_input, excerpt, looks_failed, patch_files, tool_facts
 from wiki_memory.config import hook_log, resolve_project
 from wiki_memory.hook import main as hook
 
@@ -165,6 +165,51 @@ def test_patch_files_cover_add_update_delete_and_move():
         "*** Delete File: d.txt\n*** End Patch\n"
     )
     assert patch_files(patch) == ["a.py", "src/b.py", "src/c.py", "d.txt"]
+
+
+@pytest.mark.parametrize(
+    "tool,tool_input,expected",
+    [
+        ("exec_command", {"cmd": ["bash", "-lc", "make test"]}, "make test"),
+        ("shell", {"command": ["zsh", "-lc", "pytest -q"]}, "pytest -q"),
+        ("Bash", {"command": "  ls -la  ", "description": "List"}, "ls -la"),
+        ("apply_patch", "*** Begin Patch\n*** Add File: a.py\n+x\n*** End Patch", "a.py"),
+        ("Grep", {"pattern": "def parse", "glob": "*.py"}, "def parse in *.py"),
+        ("Read", {"file_path": "/work/app/a.py", "offset": 3}, "/work/app/a.py"),
+        ("TaskCreate", {"subject": "Fix add()", "description": "add returns a - b"}, "Fix add()"),
+        ("TaskUpdate", {"taskId": "1", "status": "completed"}, "taskId=1 status=completed"),
+        ("TodoWrite", {"todos": [{"content": "a"}, {"content": "b"}]}, "2 plan items"),
+        ("update_plan", {"plan": [{"step": "a", "status": "pending"}]}, "1 plan steps"),
+        ("AskUserQuestion", {"questions": [{"question": "Split  it\nup?", "options": []}]}, "Split it up?"),
+        ("ExitPlanMode", {"plan": "## Plan\n\n1. Do   it"}, "## Plan 1. Do it"),
+        ("mcp__x__y", {"limit": 3}, '{"limit": 3}'),
+    ],
+)
+def test_compact_input_names_what_the_call_was_about(tool, tool_input, expected):
+    assert compact_input(tool, tool_input) == expected
+
+
+def test_codex_output_header_is_cut_and_its_exit_code_read():
+    header = "Chunk ID: 1\nWall time: 0.2 seconds\nProcess exited with code 3\nOriginal token count: 2\nOutput:\n"
+    assert command_output(header + "E   boom\n") == ("E   boom\n", 3)
+    assert command_output("Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess.") == ("Success.", 0)
+    # Output that merely mentions "Output:" keeps it.
+    assert command_output("Build Output:\nok") == ("Build Output:\nok", None)
+    shell = tool_facts("exec_command", {"cmd": "make"}, header + "E   boom\n", None)
+    assert shell.error and shell.exit_code == 3 and shell.output == "E   boom\n"
+    # An exit code the agent reported beside the output settles it, whatever the output says.
+    quiet = tool_facts("exec_command", {"cmd": "grep -r error"}, "src/a.c: error: handled\n", None, exit_code=0)
+    assert not quiet.error
+
+
+def test_a_task_update_without_a_status_keeps_the_items_status_and_an_image_is_not_its_bytes():
+    rename = tool_facts("TaskUpdate", {"taskId": "1", "subject": "Tidy the CLI"}, {"success": True}, None)
+    assert rename.plan == (PlanItem("Tidy the CLI", "", "1"),)
+    image = tool_facts("Read", {"file_path": "a.png"}, {"type": "image", "file": {"base64": "iVBOR" * 500}}, None)
+    assert image.output == "[image]"
+    # A failed plan call carries no plan: it did not change the plan.
+    failed = tool_facts("TodoWrite", {"todos": [{"content": "a", "status": "pending"}]}, None, None, failed=True)
+    assert failed.error and failed.plan == ()
 
 
 # Gemini CLI and Cursor: no CLI to capture from here; fields as their hook references give them.

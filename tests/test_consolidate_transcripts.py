@@ -10,9 +10,9 @@ from conftest import SHARED, consolidate_session, git
 from journals import Session
 
 from wiki_memory.capture import journal
+from wiki_memory.capture.claude_code import read_transcript
+from wiki_memory.capture.codex import read_rollout
 from wiki_memory.config import resolve_project
-from wiki_memory.consolidate.claude_code import read_transcript
-from wiki_memory.consolidate.codex import read_rollout
 from wiki_memory.consolidate.extract import relative, summarize
 from wiki_memory.consolidate.run import load_session
 from wiki_memory.consolidate.session import build_session
@@ -432,3 +432,35 @@ def test_secrets_in_a_transcript_never_reach_the_pages(tmp_path: Path):
     for secret in (token, "hunter2secret", "corp-0123456789abcdef"):
         assert secret not in page
         assert secret not in git(project.wiki, "log", "-p")
+
+
+def test_each_agent_module_finds_and_lists_its_own_transcripts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from wiki_memory.capture.adapter import load
+    from wiki_memory.capture.observation import Observation
+
+    sid = "01a22bcf-417c-7f01-aca0-77b109a14191"
+    day = tmp_path / "codex-home" / "sessions" / "2026" / "11" / "30"
+    day.mkdir(parents=True)
+    rollout = codex_rollout(day, sid)
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    claude_dir = tmp_path / "claude-config" / "projects" / "-work-app"
+    claude_dir.mkdir(parents=True)
+    (claude_dir / "sess-1.jsonl").write_text(_claude_record("u1", None, "user", "hello") + "\n")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
+    unnamed = [Observation("session-start", "codex", sid, "2026-11-30T09:35:00.000Z")]
+    codex = load("codex")
+    # The hooks named no transcript: looked up under CODEX_HOME, except on the hook path (no search).
+    assert codex.find_transcript(sid, unnamed) == rollout
+    assert codex.find_transcript(sid, unnamed, search=False) is None
+    named = [unnamed[0]._replace(meta={"transcript_path": str(rollout)})]
+    assert codex.find_transcript("another-id", named, search=False) == rollout
+    assert codex.default_transcripts() == [rollout]
+    assert [o.kind for o in codex.read_transcript(rollout)][:2] == ["session-start", "prompt"]
+    claude = load("claude")
+    assert claude.default_transcripts() == [claude_dir / "sess-1.jsonl"]
+    assert claude.find_transcript("sess-1", unnamed) is None  # Claude Code's hooks always name it
+    # Agents without a reader yet find and read nothing.
+    for agent in ("gemini", "cursor"):
+        adapter = load(agent)
+        assert adapter.find_transcript(sid, named) is None and adapter.default_transcripts() == []
+        assert adapter.read_transcript(rollout) == []

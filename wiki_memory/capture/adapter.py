@@ -1,11 +1,19 @@
 """The interface every agent adapter has, and the registry of agents.
 
-An adapter is one small module in `capture/` defining a subclass of `Adapter`:
+An adapter is the one module in `capture/` that knows an agent, defining a subclass of
+`Adapter`. Its hook side:
 
 - `events`: the agent's own hook event names, each mapped to the observation kind it
   produces (`None`: the event is known but records nothing, e.g. PreToolUse);
 - `parse(event, payload)`: the payload of one hook call -> observations;
 - `envelope(event, text)`: what the hook prints to hand `text` to the agent at session start.
+
+Its transcript side (an agent without a reader yet keeps the base's, which find nothing):
+
+- `read_transcript(path)`: one transcript file -> observations, normalised and redacted as
+  the hooks' are;
+- `find_transcript(session_id, observations)`: the transcript of a session;
+- `default_transcripts()`: every transcript the agent keeps on this machine.
 
 `AGENTS` names every adapter by its agent name; `load(name)` imports only that one module,
 so a hook process pays for one adapter. Standard library only: this is the hook path.
@@ -21,8 +29,11 @@ from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, first_str, tool_fa
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Any
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+    from typing import Any, ClassVar
+
+    from wiki_memory.capture.toolcalls import ToolFacts
 
 #: agent name -> module in wiki_memory.capture that defines its adapter.
 AGENTS: dict[str, str] = {
@@ -58,6 +69,29 @@ def load(name: str) -> Adapter:
     return module.ADAPTER
 
 
+def named_transcript(observations: Sequence[Observation]) -> Path | None:
+    """The transcript the session's hooks named (the last `transcript_path`), if it is a file."""
+    from pathlib import Path
+
+    named = next((o.meta.get("transcript_path") for o in reversed(observations) if o.meta.get("transcript_path")), None)
+    return Path(named) if isinstance(named, str) and Path(named).is_file() else None
+
+
+def call_observation(base: Mapping[str, Any], tool: str, facts: ToolFacts) -> Observation:
+    """The observation of one tool call from its normalised facts; an exit code the call
+    reported goes in `meta`, where the transcript readers put it too."""
+    meta = base["meta"] if facts.exit_code is None else {**base["meta"], "exit_code": facts.exit_code}
+    return Observation(
+        **{**base, "meta": meta},
+        tool=tool,
+        input=facts.input,
+        output=facts.output,
+        error=facts.error,
+        files=facts.files,
+        plan=facts.plan,
+    )
+
+
 def _squash(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
@@ -68,7 +102,7 @@ class Adapter:
 
     name: str = ""
     #: the agent's event name -> observation kind (None: known, records nothing).
-    events: Mapping[str, str | None] = {}
+    events: ClassVar[Mapping[str, str | None]] = {}
     #: events after which consolidation starts (`startup.after_session`).
     end_events: frozenset[str] = frozenset()
     #: payload keys holding the session id, in order of preference.
@@ -120,7 +154,7 @@ class Adapter:
         if kind is None or session_id is None:
             return []
         cwd = self.cwd(payload)
-        base = {
+        base: dict[str, Any] = {
             "kind": kind,
             "agent": self.name,
             "session_id": session_id,
@@ -159,15 +193,23 @@ class Adapter:
             failed=failed,
             error_text=error_text,
         )
-        return Observation(
-            **base,
-            tool=tool,
-            input=facts.input,
-            output=facts.output,
-            error=facts.error,
-            files=facts.files,
-            plan=facts.plan,
-        )
+        return call_observation(base, tool, facts)
+
+    # -- transcripts ----------------------------------------------------------------------------
+    def read_transcript(self, path: Path) -> list[Observation]:
+        """The observations of one transcript file of this agent, in order ([]: no reader yet)."""
+        return []
+
+    def find_transcript(
+        self, session_id: str, observations: Sequence[Observation], *, search: bool = True
+    ) -> Path | None:
+        """The transcript of a session: the one its hooks named, else (with `search`) one
+        looked up where the agent keeps them; None when there is none or no reader."""
+        return None
+
+    def default_transcripts(self) -> list[Path]:
+        """Every transcript this agent keeps on this machine (what `import` reads by default)."""
+        return []
 
     # -- output -------------------------------------------------------------------------------
     def envelope(self, event: str, text: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from wiki_memory.capture.adapter import Adapter
+from wiki_memory.capture.adapter import Adapter, call_observation
 from wiki_memory.capture.observation import Observation
 from wiki_memory.capture.toolcalls import tool_facts
 
@@ -67,6 +67,7 @@ class Cursor(Adapter):
         return observations
 
     def tool_observation(self, event: str, payload: Mapping[str, Any], base: dict[str, Any]) -> Observation:
+        tool_input: Any
         if event == "afterShellExecution":
             tool, tool_input, response = "Shell", {"command": payload.get("command")}, payload.get("output")
         elif event == "afterFileEdit":
@@ -85,15 +86,7 @@ class Cursor(Adapter):
         error_text = payload.get("error_message") if isinstance(payload.get("error_message"), str) else None
         failed = True if event == "postToolUseFailure" else None
         facts = tool_facts(tool, tool_input, response, base["cwd"], failed=failed, error_text=error_text)
-        return Observation(
-            **base,
-            tool=tool,
-            input=facts.input,
-            output=facts.output,
-            error=facts.error,
-            files=facts.files,
-            plan=facts.plan,
-        )
+        return call_observation(base, tool, facts)
 
     def envelope(self, event: str, text: str) -> dict[str, Any]:
         return {"additional_context": text}

@@ -12,50 +12,63 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-KINDS = ("session-start", "prompt", "tool", "stop", "compact", "session-end")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 # Why named tuples and not frozen dataclasses: these are built in every hook process, and
 # `dataclasses` imports `inspect` (with `ast` and `dis`), a fifth of a hook's start-up.
+# Why two spellings: the hook path does not import `typing` either, so the process builds
+# them with `collections.namedtuple`; mypy reads the `typing.NamedTuple`s, field for field the same.
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class _PlanItem(NamedTuple):
+        text: str
+        status: str
+        id: str | None = None
+
+    class _Observation(NamedTuple):
+        kind: str
+        agent: str
+        session_id: str
+        time: str
+        cwd: str | None = None
+        event: str | None = None
+        text: str | None = None
+        tool: str | None = None
+        input: str | None = None
+        output: str | None = None
+        error: bool = False
+        files: tuple[str, ...] = ()
+        plan: tuple[PlanItem, ...] = ()
+        meta: Mapping[str, Any] = _EMPTY
+
+else:
+    _PlanItem = namedtuple("PlanItem", "text status id", defaults=(None,))
+    _Observation = namedtuple(
+        "Observation",
+        "kind agent session_id time cwd event text tool input output error files plan meta",
+        defaults=(None, None, None, None, None, None, False, (), (), _EMPTY),
+    )
 
 
-class PlanItem(namedtuple("PlanItem", "text status id", defaults=(None,))):
+class PlanItem(_PlanItem):
     """One item of the agent's plan (TodoWrite, TaskCreate/TaskUpdate, update_plan).
 
-    `status` is pending | in_progress | completed (as the agent said, normalised).
+    `status` is pending | in_progress | completed | cancelled (normalised), or "" when
+    the call named none (an update of the subject only).
     """
 
     __slots__ = ()
 
 
-_FIELDS = (
-    "kind",
-    "agent",
-    "session_id",
-    "time",
-    "cwd",
-    "event",
-    "text",
-    "tool",
-    "input",
-    "output",
-    "error",
-    "files",
-    "plan",
-    "meta",
-)
-
-
-class Observation(
-    namedtuple("Observation", _FIELDS, defaults=(None, None, None, None, None, None, False, (), (), _EMPTY))
-):
+class Observation(_Observation):
     """One thing that happened in a session.
 
     `text` is the prompt for `prompt`, the final assistant message for `stop`, the reason
     for `session-end`. `input` is a compact form of a tool's input (the command, the file
     path, the pattern); `output` an excerpt of its output (head and tail, truncation
     marked). `meta` holds the rest: transcript_path, model, source, reason, duration_ms,
-    turn_id, tool_use_id.
+    turn_id, tool_use_id, exit_code.
 
     Fields: kind, agent, session_id, time (required); cwd, event (the agent's own event
     name: PostToolUse, afterShellExecution, ...), text, tool, input, output, error (bool),

@@ -285,3 +285,57 @@ def redact_value(value: object) -> object:
     if isinstance(value, (list, tuple)):
         return [redact_value(v) for v in value]
     return value
+
+
+# Redaction of whole observations, and of text read outside a hook ----------------------------
+
+if TYPE_CHECKING:
+    from wiki_memory.capture.observation import Observation
+
+_config_seen: tuple[str, float] | None = None
+
+
+def reload_user_patterns() -> None:
+    """Load the user's `[redact] patterns` from config.toml again when the file changed.
+
+    Why: a hook process reads the settings once and exits; consolidation, an import and the
+    MCP server live longer, and must redact with the patterns the user has now.
+    """
+    global _config_seen
+    import os
+
+    from wiki_memory.config import home, load_settings
+
+    path = home() / "config.toml"
+    try:
+        key = (str(path), os.stat(path).st_mtime)
+    except OSError:
+        key = (str(path), 0.0)
+    if key == _config_seen:
+        return
+    _config_seen = key
+    try:
+        configure(load_settings().section("redact"))
+    except Exception:  # noqa: BLE001 - a broken config.toml: the built-in patterns still apply
+        configure(None)
+
+
+def redact_with_config(text: str) -> str:
+    """`redact(text)` with the user's patterns as config.toml has them now."""
+    if not text:
+        return text
+    reload_user_patterns()
+    return redact(text)
+
+
+def redact_observation(observation: Observation) -> Observation:
+    """The observation with every text field passed through redaction: the same fields,
+    whether it came from a hook or from a transcript."""
+    return observation._replace(
+        text=redact(observation.text) if observation.text else observation.text,
+        input=redact(observation.input) if observation.input else observation.input,
+        output=redact(observation.output) if observation.output else observation.output,
+        files=tuple(redact(f) for f in observation.files),
+        plan=tuple(p._replace(text=redact(p.text)) for p in observation.plan),
+        meta={key: redact_value(value) for key, value in observation.meta.items()},
+    )

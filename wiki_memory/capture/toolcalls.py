@@ -1,10 +1,14 @@
-"""What a tool call tells us, whichever agent made it: a compact input, an output excerpt,
-whether it failed, the files it touched and the plan it carried.
+"""What a tool call tells us, whichever agent made it and however we heard of it: a compact
+input, an output excerpt, whether it failed and with which exit code, the files it touched,
+the plan it carried, and what kind of call it was.
 
-The adapters hand over the agent's own tool name, input and response; this module knows
-the tools (Claude Code's Bash/Edit/Write/TaskCreate, Codex's apply_patch and update_plan,
-Gemini's run_shell_command/replace/write_todos, Cursor's shell and edit tools) and keeps
-the journal line small: an output is cut to its head and tail, never copied whole.
+The one normaliser of tool calls: the hook adapters hand over the agent's own tool name,
+input and response, and the transcript readers hand over the same three read from the
+transcript, so that one call reads the same in the journal and from the transcript. This
+module knows the tools (Claude Code's Bash/Edit/Write/TaskCreate, Codex's shell, apply_patch
+and update_plan, Gemini's run_shell_command/replace/write_todos, Cursor's shell and edit
+tools) and keeps the journal line small: an output is cut to its head and tail, never
+copied whole. Standard library only: this is the hook path.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from wiki_memory.capture.observation import PlanItem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
 OUTPUT_LIMIT = 2048  # characters of a tool's output kept (head and tail)
@@ -26,54 +30,43 @@ INPUT_LIMIT = 1024  # characters of a compact input
 PROMPT_LIMIT = 16384  # characters of a prompt or final message
 CUT_MARGIN = 1024  # characters past a cut that redaction sees before the cut is made
 
-SHELL_TOOLS = {
-    "Bash",
-    "bash",
-    "shell",
-    "exec_command",
-    "shell_command",
-    "run_shell_command",
-    "Shell",
-    "run_terminal_cmd",
-    "local_shell",
-}
-# Tools whose input names the one file they change, and the key it is under.
-FILE_EDIT_TOOLS = {
-    "Edit": "file_path",
-    "Write": "file_path",
-    "MultiEdit": "file_path",
-    "NotebookEdit": "notebook_path",
-    "write_file": "file_path",
-    "replace": "file_path",
-    "edit_file": "target_file",
-    "search_replace": "file_path",
-    "write": "file_path",
-    "edit": "file_path",
-    "delete_file": "target_file",
-    "Delete": "file_path",
-}
-PATCH_TOOLS = {"apply_patch", "ApplyPatch"}
-# Input keys worth showing, in order of preference, for tools we do not know by name.
-_INPUT_KEYS = (
-    "command",
-    "cmd",
-    "file_path",
-    "notebook_path",
-    "path",
-    "absolute_path",
-    "target_file",
-    "pattern",
-    "query",
-    "url",
-    "description",
-    "subject",
-    "prompt",
+# What a tool does, by its name (lower-cased) in any agent. Anything else is "other".
+COMMAND_TOOLS = frozenset(
+    "bash exec_command shell local_shell shell_command run_shell_command run_terminal_cmd terminal powershell "
+    "container.exec bashoutput write_stdin".split()
 )
+PATCH_TOOLS = frozenset({"apply_patch", "applypatch"})
+EDIT_TOOLS = PATCH_TOOLS | frozenset(
+    "edit write multiedit notebookedit write_file replace edit_file str_replace_editor str_replace_based_edit_tool "
+    "create_file search_replace delete_file delete".split()
+)
+READ_TOOLS = frozenset(
+    "read glob grep ls read_file read_many_files list_directory glob_tool search_file_content codebase_search "
+    "file_search grep_search list_dir webfetch websearch web_fetch web_search google_web_search view_image "
+    "notebookread taskget tasklist taskoutput tool_search toolsearch".split()
+)
+PLAN_TOOLS = frozenset({"todowrite", "taskcreate", "taskupdate", "update_plan", "write_todos", "todo_write"})
+# Tools that send the whole plan each time; the others (TaskCreate, TaskUpdate) change one item.
+FULL_PLAN_TOOLS = frozenset({"todowrite", "update_plan", "write_todos", "todo_write"})
+ASK_TOOLS = frozenset({"askuserquestion", "exitplanmode", "request_user_input", "ask_followup_question"})
+AGENT_TOOLS = frozenset({"task", "agent", "multi_agent_v1", "spawn_agent"})
+
+# Where an edit tool names its file, in order of preference.
+_FILE_KEYS = ("file_path", "notebook_path", "target_file", "path", "filePath")
+# Input keys worth showing for other tools: paths, then a few words of prose.
+_PATH_KEYS = ("file_path", "notebook_path", "path", "filePath", "absolute_path", "target_file")
+_PROSE_KEYS = ("subject", "description", "query", "url", "prompt", "title", "plan", "questions")
 
 # Compiled on first use (see `_regex`): most hook calls need none of them.
 _PATTERNS = {
     "patch-file": (r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M),
     "exit-code": (r"(?:Process exited with code|Exit code:?|exit code:?|exited with code|Exit Code:)\s*(-?\d+)", 0),
+    # The lines Codex writes before a command's output ("Exit code: 0\nWall time: 1 s\nOutput:\n").
+    "codex-header": (
+        r"\A(?:(?:Chunk ID|Wall time|Process exited with code|Process running with session ID|Exit code|"
+        r"Original token count|Total output lines)\b[^\n]*\n)*Output:\n",
+        0,
+    ),
     # Lines that say a command failed even when no exit code is given (Codex's shell output).
     "failure": (
         r"^(?:Traceback \(most recent call last\):|fatal: |error(?:\[E\d+\])?: |Error: |ERROR[: ]|FAILED\b|"
@@ -82,6 +75,8 @@ _PATTERNS = {
         r"|^=+ .*\b\d+ (?:failed|errors?)\b.* =+$|\bAssertionError\b",
         re.M,
     ),
+    # How a tool that is not a command says, in text, that it failed (Codex's MCP and function calls).
+    "tool-error": (r"\s*(?:error|unsupported call|failed|tool call failed)\b", re.I),
 }
 _compiled: dict[str, re.Pattern[str]] = {}
 
@@ -92,11 +87,53 @@ def _regex(name: str) -> re.Pattern[str]:
     return _compiled[name]
 
 
-class ToolFacts(namedtuple("ToolFacts", "input output error files plan")):
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class _ToolFacts(NamedTuple):
+        input: str | None
+        output: str | None
+        error: bool
+        files: tuple[str, ...]
+        plan: tuple[PlanItem, ...]
+        exit_code: int | None = None
+
+else:
+    _ToolFacts = namedtuple("ToolFacts", "input output error files plan exit_code", defaults=(None,))
+
+
+class ToolFacts(_ToolFacts):
     """The normalised facts of one tool call: input and output (str or None), error (bool),
-    files (tuple of paths), plan (tuple of PlanItem)."""
+    files (tuple of paths), plan (tuple of PlanItem), exit_code (int or None)."""
 
     __slots__ = ()
+
+
+def tool_kind(name: str | None, files: Sequence[str] = ()) -> str:
+    """command | edit | read | plan | ask | agent | memory | other."""
+    low = (name or "").lower()
+    if "wiki-memory" in low or "wiki_memory" in low:
+        return "memory"
+    for kind, names in (
+        ("command", COMMAND_TOOLS),
+        ("edit", EDIT_TOOLS),
+        ("plan", PLAN_TOOLS),
+        ("read", READ_TOOLS),
+        ("ask", ASK_TOOLS),
+        ("agent", AGENT_TOOLS),
+    ):
+        if low in names:
+            return kind
+    return "edit" if files else "other"
+
+
+def _runs_commands(tool: str) -> bool:
+    """A shell or a patch: its output says how it ended (an exit code, failure lines)."""
+    low = tool.lower()
+    return low in COMMAND_TOOLS or low in PATCH_TOOLS
+
+
+# Text --------------------------------------------------------------------------------------
 
 
 def clip(text: str | None, limit: int = PROMPT_LIMIT) -> str | None:
@@ -164,12 +201,19 @@ def relative(path: str, cwd: str | None) -> str:
     return path
 
 
-def patch_files(patch: str) -> list[str]:
-    """The files an `apply_patch` patch adds, updates, deletes or moves to."""
-    return [m.group(1) or m.group(2) for m in _regex("patch-file").finditer(patch)]
+def first_str(payload: Mapping[str, Any], keys: Iterable[str]) -> str | None:
+    """The first non-empty string among `payload[key]` for `keys`."""
+    for key in keys:
+        value = payload.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
-def exit_code(text: str) -> int | None:
+# Exit codes and failures -----------------------------------------------------------------
+
+
+def read_exit_code(text: str) -> int | None:
     """The exit code a shell tool's output reports, if it reports one."""
     m = _regex("exit-code").search(text)
     return int(m.group(1)) if m else None
@@ -177,35 +221,80 @@ def exit_code(text: str) -> int | None:
 
 def looks_failed(text: str) -> bool:
     """Whether shell output reads as a failure (a non-zero exit code, or a failure line)."""
-    code = exit_code(text)
+    code = read_exit_code(text)
     if code is not None:
         return code != 0
     return bool(_regex("failure").search(text))
 
 
+def command_output(text: str) -> tuple[str, int | None]:
+    """A command's output without the header Codex writes before it, and the exit code
+    the output reports (in the header or, failing that, anywhere)."""
+    header = _regex("codex-header").match(text)
+    if header:
+        return text[header.end() :], read_exit_code(header.group(0))
+    return text, read_exit_code(text)
+
+
+# Input, files, plan ------------------------------------------------------------------------
+
+
 def compact_input(tool: str, tool_input: Any) -> str | None:
-    """The one thing worth keeping of a tool's input: the command, the path, the pattern."""
+    """The one thing worth keeping of a tool's input: the files a patch touches, the
+    command, the path, the pattern, a few words of its description."""
+    if tool.lower() in PATCH_TOOLS and (files := patch_files(_patch_text(tool_input))):
+        return clip(", ".join(files), INPUT_LIMIT)
     if isinstance(tool_input, str):
-        return clip(tool_input, INPUT_LIMIT)
+        return clip(tool_input.strip(), INPUT_LIMIT) or None
     if not isinstance(tool_input, dict):
         return clip(as_text(tool_input), INPUT_LIMIT) or None
-    if tool in PATCH_TOOLS:
-        patch = _patch_text(tool_input)
-        files = patch_files(patch)
-        return clip(", ".join(files) if files else patch, INPUT_LIMIT)
-    for key in _INPUT_KEYS:
+    if command := _command(tool_input):
+        return clip(command, INPUT_LIMIT)
+    for key in _PATH_KEYS:
         value = tool_input.get(key)
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            value = " ".join(value[2:] if value[:2] in (["bash", "-lc"], ["bash", "-c"], ["sh", "-c"]) else value)
         if isinstance(value, str) and value:
-            extra = tool_input.get("path") if key == "pattern" else None
-            return clip(f"{value} (in {extra})" if isinstance(extra, str) and extra else value, INPUT_LIMIT)
+            return clip(value, INPUT_LIMIT)
+    if isinstance(tool_input.get("pattern"), str):
+        where = tool_input.get("path") or tool_input.get("glob") or ""
+        return clip(f"{tool_input['pattern']}" + (f" in {where}" if where else ""), INPUT_LIMIT)
+    for key in _PROSE_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return clip(" ".join(value.split()), INPUT_LIMIT)
+    return clip(_structured_input(tool, tool_input), INPUT_LIMIT)
+
+
+def _command(tool_input: Mapping[str, Any]) -> str:
+    for key in ("command", "cmd"):
+        value = tool_input.get(key)
+        if isinstance(value, list):
+            parts = [str(v) for v in value]
+            # ["bash", "-lc", "make test"] is `make test`.
+            value = " ".join(parts[2:] if len(parts) >= 3 and parts[1] in ("-lc", "-c") else parts)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def _structured_input(tool: str, tool_input: Mapping[str, Any]) -> str:
+    """An input of no known key in a few words: a plan's size, the first question, its fields."""
     if tool == "TaskUpdate":
-        return clip(" ".join(f"{k}={v}" for k, v in tool_input.items() if isinstance(v, (str, int))), INPUT_LIMIT)
-    return clip(as_text(tool_input), INPUT_LIMIT) or None
+        return " ".join(f"{k}={v}" for k, v in tool_input.items() if isinstance(v, (str, int)))
+    if isinstance(tool_input.get("todos"), list):
+        return f"{len(tool_input['todos'])} plan items"
+    questions = tool_input.get("questions")
+    if isinstance(questions, list) and questions and isinstance(questions[0], dict):
+        return " ".join(str(questions[0].get("question", "")).split())
+    if isinstance(tool_input.get("plan"), list):
+        return f"{len(tool_input['plan'])} plan steps"
+    return as_text(tool_input)
 
 
-def _patch_text(tool_input: dict[str, Any]) -> str:
+def _patch_text(tool_input: Any) -> str:
+    if isinstance(tool_input, str):  # Codex's custom tool call: the patch itself
+        return tool_input
+    if not isinstance(tool_input, dict):
+        return ""
     for key in ("command", "input", "patch"):
         value = tool_input.get(key)
         if isinstance(value, str):
@@ -215,83 +304,81 @@ def _patch_text(tool_input: dict[str, Any]) -> str:
     return ""
 
 
+def patch_files(patch: str) -> list[str]:
+    """The files an `apply_patch` patch adds, updates, deletes or moves to, in order."""
+    found: dict[str, None] = {}
+    for m in _regex("patch-file").finditer(patch):
+        found[(m.group(1) or m.group(2)).strip()] = None
+    return [name for name in found if name]
+
+
 def touched_files(tool: str, tool_input: Any, cwd: str | None) -> tuple[str, ...]:
     """The files a tool call changed (edit and write tools, patches)."""
-    if not isinstance(tool_input, dict):
-        return ()
+    low = tool.lower()
     paths: list[str] = []
-    if tool in PATCH_TOOLS:
+    if low in PATCH_TOOLS:
         paths = patch_files(_patch_text(tool_input))
-    elif tool in FILE_EDIT_TOOLS:
-        value = tool_input.get(FILE_EDIT_TOOLS[tool]) or tool_input.get("file_path") or tool_input.get("path")
-        if isinstance(value, str) and value:
-            paths = [value]
+    elif low in EDIT_TOOLS and isinstance(tool_input, dict) and tool_input.get("command") != "view":
+        value = first_str(tool_input, _FILE_KEYS)
+        paths = [value] if value else []
     return tuple(dict.fromkeys(relative(p, cwd) for p in paths))
 
 
-_STATUS = {
-    "pending": "pending",
-    "todo": "pending",
-    "not_started": "pending",
-    "in_progress": "in_progress",
-    "in-progress": "in_progress",
-    "active": "in_progress",
-    "completed": "completed",
-    "done": "completed",
-    "complete": "completed",
-    "cancelled": "cancelled",
-    "canceled": "cancelled",
-    "deleted": "deleted",
-}
-
-
-def _status(value: Any, default: str = "pending") -> str:
-    return _STATUS.get(str(value).lower(), str(value).lower()) if value else default
+def normalize_status(status: Any) -> str:
+    """completed | in_progress | pending | cancelled, from any agent's spelling."""
+    low = str(status or "").strip().lower().replace("-", "_").replace(" ", "_")
+    if low in ("completed", "complete", "done", "finished", "success", "succeeded"):
+        return "completed"
+    if low in ("in_progress", "inprogress", "active", "doing", "running", "started"):
+        return "in_progress"
+    if low in ("cancelled", "canceled", "deleted", "removed", "abandoned", "skipped"):
+        return "cancelled"
+    return "pending"
 
 
 def plan_items(tool: str, tool_input: Any, tool_response: Any) -> tuple[PlanItem, ...]:
-    """Plan items carried by a planning tool (TodoWrite, TaskCreate/TaskUpdate, update_plan, write_todos)."""
+    """Plan items carried by a planning tool (TodoWrite, TaskCreate/TaskUpdate, update_plan, write_todos).
+
+    A TaskUpdate that names no status (a new subject only) has status "": the item keeps its own.
+    """
     if not isinstance(tool_input, dict):
         return ()
     if tool in ("TodoWrite", "write_todos", "todo_write"):
-        todos = tool_input.get("todos") or ()
-        return tuple(
+        todos = [t for t in tool_input.get("todos") or () if isinstance(t, dict)]
+        items = (
             PlanItem(
-                str(t.get("content") or t.get("description") or ""),
-                _status(t.get("status")),
+                str(t.get("content") or t.get("description") or t.get("activeForm") or ""),
+                normalize_status(t.get("status")),
                 str(t["id"]) if t.get("id") is not None else None,
             )
             for t in todos
-            if isinstance(t, dict)
         )
+        return tuple(item for item in items if item.text)
     if tool == "update_plan":
-        return tuple(
-            PlanItem(str(s.get("step", "")), _status(s.get("status")))
-            for s in tool_input.get("plan") or ()
-            if isinstance(s, dict)
-        )
+        steps = [s for s in tool_input.get("plan") or () if isinstance(s, dict) and s.get("step")]
+        return tuple(PlanItem(str(s["step"]), normalize_status(s.get("status"))) for s in steps)
     if tool == "TaskCreate":
         task = tool_response.get("task") if isinstance(tool_response, dict) else None
         task_id = task.get("id") if isinstance(task, dict) else None
-        return (
-            PlanItem(
-                str(tool_input.get("subject") or tool_input.get("description") or ""),
-                "pending",
-                str(task_id) if task_id is not None else None,
-            ),
-        )
+        text = str(tool_input.get("subject") or tool_input.get("description") or "")
+        created = normalize_status(tool_input.get("status"))
+        return (PlanItem(text, created, str(task_id) if task_id is not None else None),) if text else ()
     if tool == "TaskUpdate":
         status = tool_input.get("status")
         if status is None and isinstance(tool_response, dict):
             status = (tool_response.get("statusChange") or {}).get("to")
+        task_id = tool_input.get("taskId")
         return (
             PlanItem(
                 str(tool_input.get("subject") or ""),
-                _status(status, "pending"),
-                str(tool_input.get("taskId")) if tool_input.get("taskId") is not None else None,
+                normalize_status(status) if status else "",
+                str(task_id) if task_id is not None else None,
             ),
         )
     return ()
+
+
+# The whole call --------------------------------------------------------------------------
 
 
 def tool_facts(
@@ -301,67 +388,72 @@ def tool_facts(
     cwd: str | None,
     failed: bool | None = None,
     error_text: str | None = None,
+    exit_code: int | None = None,
 ) -> ToolFacts:
-    """Normalise one tool call. `failed` is what the agent said (None: unknown, judge the
-    output); `error_text` is its error message when it gave one."""
-    output, error = _output(tool, tool_response)
+    """Normalise one tool call. `failed` is what the agent said (True: it failed; None:
+    unknown, judge the output); `error_text` its error message when it gave one;
+    `exit_code` the exit code it reported beside the output (it settles success)."""
+    output, error, code = _output(tool, tool_response)
+    if exit_code is not None:
+        code, error = exit_code, exit_code != 0
     if error_text:
         output = error_text if not output else f"{error_text}\n{output}"
-    if failed is not None:
-        error = failed or error
+        if code is None and _runs_commands(tool):
+            code = read_exit_code(error_text)
+    if failed:
+        error = True
     return ToolFacts(
         compact_input(tool, tool_input),
         excerpt(output),
         error,
         touched_files(tool, tool_input, cwd),
-        plan_items(tool, tool_input, tool_response),
+        plan_items(tool, tool_input, tool_response) if not error else (),
+        code,
     )
 
 
-def _output(tool: str, response: Any) -> tuple[str, bool]:
-    """The text worth an excerpt, and whether the response itself says it failed."""
+def _output(tool: str, response: Any) -> tuple[str, bool, int | None]:
+    """The text worth an excerpt, whether the response itself says it failed, and the
+    exit code it reports."""
     if isinstance(response, dict):
-        if "stdout" in response or "stderr" in response:  # Claude Code's Bash
-            stdout, stderr = str(response.get("stdout") or ""), str(response.get("stderr") or "")
-            text = stdout + (f"\n[stderr]\n{stderr}" if stderr and stdout else stderr)
-            failed = bool(response.get("interrupted")) or bool(stderr and looks_failed(stderr))
-            if response.get("returnCodeInterpretation"):
-                text += f"\n[{response['returnCodeInterpretation']}]"
-            return text, failed
-        if "llmContent" in response or "returnDisplay" in response:  # Gemini CLI
-            error = response.get("error")
-            text = as_text(
-                response.get("llmContent") if response.get("llmContent") is not None else response.get("returnDisplay")
-            )
-            failed = bool(error) or (tool in SHELL_TOOLS and looks_failed(text))
-            if error:
-                text = f"{as_text(error)}\n{text}" if text else as_text(error)
-            return text, failed
-        if isinstance(response.get("content"), list):  # MCP: {"content": [...], "isError": ...}
-            return as_text(response["content"]), bool(response.get("isError") or response.get("is_error"))
-        if tool in FILE_EDIT_TOOLS:
-            # An edit's response repeats the whole file: keep only what happened.
-            kind = response.get("type") or (
-                "update" if "oldString" in response or "structuredPatch" in response else None
-            )
-            return (str(kind) if kind else ""), bool(response.get("error"))
-        if response.get("type") == "text" and isinstance(response.get("file"), dict):  # Read
-            return str(response["file"].get("content") or ""), False
-        failed = bool(response.get("is_error") or response.get("isError") or response.get("error"))
-        return as_text(response), failed
+        return _structured_output(tool, response)
     text = as_text(response)
     if isinstance(response, list):
         failed = any(isinstance(b, dict) and (b.get("is_error") or b.get("isError")) for b in response)
-        return text, failed
-    if tool in SHELL_TOOLS or tool in PATCH_TOOLS:
-        return text, looks_failed(text)
-    return text, False
+        return text, failed, None
+    if _runs_commands(tool):
+        text, code = command_output(text)
+        failed = code != 0 if code is not None else bool(_regex("failure").search(text))
+        return text, failed, code
+    return text, bool(_regex("tool-error").match(text)), None
 
 
-def first_str(payload: Mapping[str, Any], keys: Iterable[str]) -> str | None:
-    """The first non-empty string among `payload[key]` for `keys`."""
-    for key in keys:
-        value = payload.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
+def _structured_output(tool: str, response: Mapping[str, Any]) -> tuple[str, bool, int | None]:
+    if "stdout" in response or "stderr" in response:  # Claude Code's Bash
+        stdout, stderr = str(response.get("stdout") or ""), str(response.get("stderr") or "")
+        text = stdout + (f"\n[stderr]\n{stderr}" if stderr and stdout else stderr)
+        failed = bool(response.get("interrupted")) or bool(stderr and looks_failed(stderr))
+        if response.get("returnCodeInterpretation"):
+            text += f"\n[{response['returnCodeInterpretation']}]"
+        return text, failed, None
+    if "llmContent" in response or "returnDisplay" in response:  # Gemini CLI
+        error = response.get("error")
+        content = response.get("llmContent")
+        text = as_text(content if content is not None else response.get("returnDisplay"))
+        code = read_exit_code(text) if _runs_commands(tool) else None
+        failed = bool(error) or (_runs_commands(tool) and looks_failed(text))
+        if error:
+            text = f"{as_text(error)}\n{text}" if text else as_text(error)
+        return text, failed, code
+    if isinstance(response.get("content"), list):  # MCP: {"content": [...], "isError": ...}
+        return as_text(response["content"]), bool(response.get("isError") or response.get("is_error")), None
+    if tool.lower() in EDIT_TOOLS:
+        # An edit's response repeats the whole file: keep only what happened.
+        kind = response.get("type") or ("update" if "oldString" in response or "structuredPatch" in response else None)
+        return (str(kind) if kind else ""), bool(response.get("error")), None
+    if isinstance(response.get("file"), dict) and response.get("type"):  # Read: the text, not an image's bytes
+        if response["type"] == "text":
+            return str(response["file"].get("content") or ""), False, None
+        return f"[{response['type']}]", False, None
+    failed = bool(response.get("is_error") or response.get("isError") or response.get("error"))
+    return as_text(response), failed, None

@@ -182,10 +182,11 @@ def write_explicit_handoff(
     offered ahead of the automatic handoff of the same session, and of any automatic
     handoff within ten minutes of it.
     """
+    from wiki_memory.capture.redact import redact_with_config as redact
     from wiki_memory.consolidate.extract import clean
     from wiki_memory.consolidate.render import explicit_body, title_words
     from wiki_memory.consolidate.run import current_branch
-    from wiki_memory.consolidate.session import redact, short_id
+    from wiki_memory.consolidate.session import short_id
     from wiki_memory.errors import WikiMemoryError
     from wiki_memory.pages import Page, now_iso
     from wiki_memory.store import Author

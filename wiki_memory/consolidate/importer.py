@@ -7,25 +7,18 @@ already exists is skipped, so importing the same transcripts again changes nothi
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wiki_memory.capture.adapter import load
 from wiki_memory.config import Project, resolve_project
 
 
 def default_transcripts(agent: str) -> list[Path]:
     """Where the agent keeps its transcripts on this machine."""
-    if agent == "claude-code":
-        base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
-        return sorted(p for p in base.glob("*/*.jsonl") if p.is_file())
-    base = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
-    found = list((base / "sessions").glob("*/*/*/rollout-*.jsonl")) + list(
-        base.glob("archived_sessions/rollout-*.jsonl")
-    )
-    return sorted(p for p in found if p.is_file())
+    return load(agent).default_transcripts()
 
 
 def find_transcripts(paths: Iterable[str | Path]) -> list[Path]:
@@ -88,16 +81,6 @@ class ImportReport:
         return out
 
 
-def _read(agent: str, path: Path) -> list[Any]:
-    if agent == "codex":
-        from wiki_memory.consolidate.codex import read_rollout
-
-        return read_rollout(path)
-    from wiki_memory.consolidate.claude_code import read_transcript
-
-    return read_transcript(path)
-
-
 def read_sessions(
     agent: str, files: Sequence[Path], *, project: Project | None = None, progress: Callable[..., Any] | None = None
 ) -> tuple[ImportReport, dict[str, tuple[Project, list[Any]]]]:
@@ -108,11 +91,12 @@ def read_sessions(
     from wiki_memory.consolidate.run import current_branch
     from wiki_memory.consolidate.session import build_session
 
+    reader = load(agent)
     report = ImportReport(agent)
     by_project: dict[str, tuple[Project, list[Any]]] = {}
     for path in files:
         try:
-            observations = _read(agent, path)
+            observations = reader.read_transcript(path)
         except (OSError, UnicodeDecodeError) as e:
             report.failed.append((str(path), f"unreadable: {e}"))
             continue

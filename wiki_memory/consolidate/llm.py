@@ -30,10 +30,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from wiki_memory.capture.redact import redact_with_config as redact
 from wiki_memory.config import Settings, template
 from wiki_memory.consolidate.extract import Summary, clean
 from wiki_memory.consolidate.render import HandoffContent, when
-from wiki_memory.consolidate.session import redact
 from wiki_memory.errors import WikiMemoryError
 
 PROVIDERS = ("openai", "anthropic")

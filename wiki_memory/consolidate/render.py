@@ -12,18 +12,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from wiki_memory.consolidate.extract import Summary, clean, plan_lines, relative
+from wiki_memory.consolidate.extract import Summary, clean, plan_lines
 from wiki_memory.consolidate.session import Session, iso, short_id, time_key
 
 NONE = "None recorded."
-HANDOFF_SECTIONS = (
-    "Goal",
-    "Done",
-    "Failed or abandoned approaches",
-    "Open items / next steps",
-    "Files touched",
-    "Where to look",
-)
 
 
 def agent_slug(agent: str) -> str:
@@ -368,7 +360,6 @@ __all__ = [
     "handoff_body",
     "handoff_page_path",
     "handoff_text",
-    "relative",
     "session_body",
     "session_page_path",
     "title_words",

@@ -13,7 +13,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,13 +63,6 @@ class Outcome:
             "mode": self.mode,
             "message": self.message,
         }
-
-
-@dataclass
-class _State:
-    size: int
-    mtime: float
-    data: dict[str, Any] = field(default_factory=dict)
 
 
 def _state_path(project: Project, journal_path: Path) -> Path:
@@ -164,25 +157,21 @@ def load_session(
 def read_transcript_for(
     agent: str, session_id: str, observations: Sequence[Any], *, max_bytes: int | None = None
 ) -> list[Any]:
-    """The transcript's observations for a session, or [] (none named, unreadable, too big
-    for `max_bytes`, unknown agent)."""
-    path = next((o.meta.get("transcript_path") for o in reversed(observations) if o.meta.get("transcript_path")), None)
-
-    def fits(candidate: Path) -> bool:
-        return max_bytes is None or candidate.stat().st_size <= max_bytes
+    """The transcript's observations for a session, or [] (none found, unreadable, too big
+    for `max_bytes`, an agent without a transcript reader)."""
+    from wiki_memory.capture.adapter import load
 
     try:
-        if agent == "codex":
-            from wiki_memory.consolidate.codex import find_rollout, read_rollout
-
-            if max_bytes is not None and not (path and Path(path).is_file()):
-                return []  # no searching the sessions folder on the hook path
-            found = Path(path) if path and Path(path).is_file() else find_rollout(session_id)
-            return read_rollout(found) if found and fits(found) else []
-        if agent == "claude-code" and path and Path(path).is_file() and fits(Path(path)):
-            from wiki_memory.consolidate.claude_code import read_transcript
-
-            return read_transcript(path)
+        adapter = load(agent)
+    except KeyError:
+        return []
+    path = None
+    try:
+        # With `max_bytes` (the hook path), only the transcript the hooks named: no searching.
+        path = adapter.find_transcript(session_id, observations, search=max_bytes is None)
+        if path is None or (max_bytes is not None and path.stat().st_size > max_bytes):
+            return []
+        return adapter.read_transcript(path)
     except Exception as e:  # noqa: BLE001 - a transcript is a bonus; the journal alone still makes the pages
         log(f"session {session_id}: transcript {path} unreadable ({type(e).__name__}: {e}); using the journal")
     return []

@@ -14,101 +14,8 @@ from functools import lru_cache
 from typing import Any
 
 from wiki_memory.capture.observation import Observation, PlanItem
-
-# What a tool does, by its name in any agent. Anything else is "other".
-_COMMAND_TOOLS = {
-    "bash",
-    "exec_command",
-    "shell",
-    "local_shell",
-    "shell_command",
-    "run_shell_command",
-    "run_terminal_cmd",
-    "terminal",
-    "powershell",
-    "container.exec",
-    "bashoutput",
-    "write_stdin",
-}
-_EDIT_TOOLS = {
-    "edit",
-    "write",
-    "multiedit",
-    "notebookedit",
-    "apply_patch",
-    "write_file",
-    "replace",
-    "edit_file",
-    "str_replace_editor",
-    "str_replace_based_edit_tool",
-    "create_file",
-    "search_replace",
-    "delete_file",
-}
-_READ_TOOLS = {
-    "read",
-    "glob",
-    "grep",
-    "ls",
-    "read_file",
-    "read_many_files",
-    "list_directory",
-    "glob_tool",
-    "search_file_content",
-    "codebase_search",
-    "file_search",
-    "grep_search",
-    "list_dir",
-    "webfetch",
-    "websearch",
-    "web_fetch",
-    "web_search",
-    "google_web_search",
-    "view_image",
-    "notebookread",
-    "taskget",
-    "tasklist",
-    "taskoutput",
-    "tool_search",
-    "toolsearch",
-}
-_PLAN_TOOLS = {"todowrite", "taskcreate", "taskupdate", "update_plan", "write_todos", "todo_write"}
-_ASK_TOOLS = {"askuserquestion", "exitplanmode", "request_user_input", "ask_followup_question"}
-_AGENT_TOOLS = {"task", "agent", "multi_agent_v1", "spawn_agent"}
-# Tools that send the whole plan each time; the others (TaskCreate, TaskUpdate) change one item.
-_FULL_PLAN_TOOLS = {"todowrite", "update_plan", "write_todos", "todo_write"}
-
-
-def tool_kind(name: str | None, files: Sequence[str] = ()) -> str:
-    """command | edit | read | plan | ask | agent | memory | other."""
-    low = (name or "").lower()
-    if "wiki-memory" in low or "wiki_memory" in low:
-        return "memory"
-    if low in _COMMAND_TOOLS:
-        return "command"
-    if low in _EDIT_TOOLS:
-        return "edit"
-    if low in _PLAN_TOOLS:
-        return "plan"
-    if low in _READ_TOOLS:
-        return "read"
-    if low in _ASK_TOOLS:
-        return "ask"
-    if low in _AGENT_TOOLS:
-        return "agent"
-    return "edit" if files else "other"
-
-
-def normalize_status(status: str | None) -> str:
-    """completed | in_progress | pending | cancelled, from any agent's spelling."""
-    low = (status or "").strip().lower().replace("-", "_").replace(" ", "_")
-    if low in ("completed", "complete", "done", "finished", "success", "succeeded"):
-        return "completed"
-    if low in ("in_progress", "inprogress", "active", "doing", "running", "started"):
-        return "in_progress"
-    if low in ("cancelled", "canceled", "deleted", "removed", "abandoned", "skipped"):
-        return "cancelled"
-    return "pending"
+from wiki_memory.capture.prompts import is_meta_prompt
+from wiki_memory.capture.toolcalls import FULL_PLAN_TOOLS, normalize_status, tool_kind
 
 
 @lru_cache(maxsize=8192)
@@ -129,24 +36,11 @@ def iso(stamp: float) -> str:
     return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-# Prompts that are the agent's plumbing, not the user's words.
-_META_PROMPT = re.compile(
-    r"^\s*(<command-(name|message|args)>|<local-command-std(out|err)>|Caveat: The messages below were generated"
-    r"|<environment_context>|<user_instructions>|<user_shell_command>|# AGENTS\.md instructions"
-    r"|<system-reminder>|\[Request interrupted by user|<turn_aborted>|<subagent_notification>)",
-    re.IGNORECASE,
-)
-_SLASH_COMMAND = re.compile(r"^\s*/[a-z][\w:-]*(\s|$)", re.IGNORECASE)
 _GREETING = re.compile(
     r"^\s*(hi|hey|hello|yo|hola|good (morning|afternoon|evening)|thanks?( you)?|ok(ay)?|"
     r"continue|go on|go ahead|yes|no|y|n)\s*[.!?]*\s*$",
     re.IGNORECASE,
 )
-
-
-def is_meta_prompt(text: str) -> bool:
-    """True for text an agent injects as a user turn (command caveats, environment context)."""
-    return bool(_META_PROMPT.match(text)) or bool(_SLASH_COMMAND.match(text) and len(text.split()) <= 3)
 
 
 def is_trivial_prompt(text: str) -> bool:
@@ -289,7 +183,7 @@ def key_candidates(session_id: str) -> list[str]:
 def _apply_plan(plan: list[PlanItem], tool: str | None, items: Sequence[PlanItem]) -> list[PlanItem]:
     """The plan after one plan tool call: a whole new list, or one item created or updated."""
     low = (tool or "").lower()
-    if low in _FULL_PLAN_TOOLS or low not in ("taskcreate", "taskupdate"):
+    if low in FULL_PLAN_TOOLS or low not in ("taskcreate", "taskupdate"):
         return [PlanItem(i.text, normalize_status(i.status), i.id) for i in items if i.text]
     plan = list(plan)
     for item in items:
@@ -419,88 +313,3 @@ def merge_observations(journal: Sequence[Observation], transcript: Sequence[Obse
     rank = {"session-start": 0, "session-end": 2}
     merged.sort(key=lambda o: (time_key(o.time) or 0.0, rank.get(o.kind, 1), order[id(o)]))
     return merged
-
-
-_redaction_config: tuple[str, float] | None = None
-
-
-def redact(text: str) -> str:
-    """Secrets out of text read from a transcript (the journal is redacted when written),
-    with the user's own `[redact] patterns` from config.toml (re-read when it changes)."""
-    global _redaction_config
-    if not text:
-        return text
-    import os
-
-    from wiki_memory.capture import redact as redaction
-    from wiki_memory.config import home, load_settings
-
-    path = home() / "config.toml"
-    try:
-        key = (str(path), os.stat(path).st_mtime)
-    except OSError:
-        key = (str(path), 0.0)
-    if key != _redaction_config:
-        _redaction_config = key
-        try:
-            redaction.configure(load_settings().section("redact"))
-        except Exception:  # noqa: BLE001 - a broken config.toml: the built-in patterns still apply
-            redaction.configure(None)
-    return redaction.redact(text)
-
-
-def excerpt(text: str, limit: int = 2000) -> str:
-    """Head and tail of a long text, the cut marked."""
-    if len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    tail = limit - head - 30
-    return f"{text[:head]}\n[... {len(text) - head - tail:,} characters cut ...]\n{text[-tail:]}"
-
-
-def compact_input(tool: str, data: Any) -> str:
-    """A tool's input in a few words: the command, the file path, the pattern."""
-    if not isinstance(data, Mapping):
-        return excerpt(str(data or ""), 500)
-    for key in ("command", "cmd"):
-        value = data.get(key)
-        if isinstance(value, list):
-            parts = [str(v) for v in value]
-            # ["bash", "-lc", "make test"] is `make test`.
-            value = parts[-1] if len(parts) >= 3 and parts[1] in ("-lc", "-c") else " ".join(parts)
-        if isinstance(value, str) and value.strip():
-            return excerpt(value.strip(), 1000)
-    for key in ("file_path", "notebook_path", "path", "filePath", "absolute_path", "target_file"):
-        value = data.get(key)
-        if isinstance(value, str) and value:
-            return value
-    if isinstance(data.get("pattern"), str):
-        where = data.get("path") or data.get("glob") or ""
-        return f"{data['pattern']}" + (f" in {where}" if where else "")
-    for key in ("subject", "description", "query", "url", "prompt", "title", "plan", "questions"):
-        value = data.get(key)
-        if isinstance(value, str) and value.strip():
-            return excerpt(" ".join(value.split()), 300)
-    if isinstance(data.get("todos"), list):
-        return f"{len(data['todos'])} plan items"
-    questions = data.get("questions")
-    if isinstance(questions, list) and questions and isinstance(questions[0], Mapping):
-        return excerpt(" ".join(str(questions[0].get("question", "")).split()), 300)
-    if isinstance(data.get("plan"), list):
-        return f"{len(data['plan'])} plan steps"
-    import json
-
-    return excerpt(json.dumps(data, ensure_ascii=False, default=str), 300)
-
-
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
-
-
-def patch_files(patch: str) -> tuple[str, ...]:
-    """The files an `apply_patch` patch touches, in order."""
-    found: list[str] = []
-    for m in _PATCH_FILE.finditer(patch or ""):
-        name = (m.group(1) or m.group(2) or "").strip()
-        if name and name not in found:
-            found.append(name)
-    return tuple(found)

@@ -98,6 +98,7 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
     from wiki_memory import config
     from wiki_memory.capture import adapter as adapters
     from wiki_memory.capture import journal, redact
+    from wiki_memory.capture.redact import redact_observation
     from wiki_memory.hook import startup
 
     try:
@@ -126,20 +127,6 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
     if name in adapter.end_events:
         startup.after_session(project, adapter.name, session_id)
     return None
-
-
-def redact_observation(observation):
-    """The observation with every text field passed through redaction."""
-    from wiki_memory.capture.redact import redact, redact_value
-
-    return observation._replace(
-        text=redact(observation.text) if observation.text else observation.text,
-        input=redact(observation.input) if observation.input else observation.input,
-        output=redact(observation.output) if observation.output else observation.output,
-        files=tuple(redact(f) for f in observation.files),
-        plan=tuple(p._replace(text=redact(p.text)) for p in observation.plan),
-        meta=redact_value(dict(observation.meta)),
-    )
 
 
 def log(env: Mapping[str, str], agent: str, event: str | None, message: str, started: float) -> None:
