@@ -248,7 +248,7 @@ def build_wiki(project, pages: int) -> None:
 
 def bench_session_start(page_counts: list[int], runs: int, work: Path) -> list[dict[str, object]]:
     from wiki_memory.config import resolve_project
-    from wiki_memory.consolidate import context
+    from wiki_memory.consolidate import context, context_build
     from wiki_memory.hook import startup
 
     rows = []
@@ -263,10 +263,10 @@ def bench_session_start(page_counts: list[int], runs: int, work: Path) -> list[d
         cold_cache = project.home / context.CACHE_FILE
         cold_cache.unlink()
         t = time.perf_counter()
-        context.refresh(project, store)
+        context_build.refresh(project, store)
         refresh_cold = time.perf_counter() - t
         t = time.perf_counter()
-        context.refresh(project, store)
+        context_build.refresh(project, store)
         refresh_warm = time.perf_counter() - t
         store.close()
         in_process = []

@@ -15,7 +15,7 @@ from journals import Session, set_config
 
 from wiki_memory.cli import main
 from wiki_memory.config import resolve_project
-from wiki_memory.consolidate import context, state
+from wiki_memory.consolidate import context, context_build, state
 from wiki_memory.consolidate.handoff import handoff_for_next_session, next_session_view, write_explicit_handoff
 from wiki_memory.hook import startup
 from wiki_memory.memory import Memory
@@ -204,7 +204,7 @@ def test_the_budget_and_the_fence_hold_against_huge_and_hostile_sessions(project
     store.write_many(
         [Page.new(f"Preference number {n}", "preference", "z" * 280) for n in range(60)], Author.person(store.root)
     )
-    context.refresh(project, store)
+    context_build.refresh(project, store)
     text = startup.session_start_text(project, "codex", "new", "startup")
     assert len(text) <= 8000
     assert text.count("</wiki-memory handoff>") == 1 and text.endswith("</wiki-memory handoff>")

@@ -100,6 +100,9 @@ def _make_repo(root: Path) -> Path:
     return repo
 
 
+MODEL = "claude-sonnet-4-5"
+
+
 def claude_session_events(repo: Path, session_id: str) -> list[tuple[str, dict[str, Any]]]:
     """The hook payloads of a Claude Code session (as Claude Code 2.1 sends them)."""
     base = {
@@ -108,7 +111,29 @@ def claude_session_events(repo: Path, session_id: str) -> list[tuple[str, dict[s
         "permission_mode": "default",
         "transcript_path": str(repo.parent / ".claude-transcript-not-kept.jsonl"),
     }
-    cart = str(repo / "src" / "cart.py")
+    prompt = (
+        "The cart total is off by a cent when a discount applies (test_total_with_discount fails). Fix it, "
+        "and apply the same fix to the checkout totals."
+    )
+    answer = (
+        "Fixed the cart total: it now rounds in cents with Decimal, and test_total_with_discount passes.\n\n"
+        "Next steps:\n- The checkout totals (src/checkout.py) need the same rounding; tests/test_checkout.py "
+        "does not exist yet.\n\nShould checkout round per line or on the total?"
+    )
+    return [
+        (
+            "SessionStart",
+            {**base, "hook_event_name": "SessionStart", "source": "startup", "model": "claude-sonnet-4-5"},
+        ),
+        ("UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt}),
+        *_tool_calls(base, str(repo / "src" / "cart.py")),
+        ("Stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": answer}),
+        ("SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}),
+    ]
+
+
+def _tool_calls(base: dict[str, Any], cart: str) -> list[tuple[str, dict[str, Any]]]:
+    """The session's tool calls: a test fails, a plan, an edit, the test passes, another fails."""
 
     def tool(
         name: str, tool_input: dict[str, Any], response: Any, n: int, failure: str | None = None
@@ -134,20 +159,6 @@ def claude_session_events(repo: Path, session_id: str) -> list[tuple[str, dict[s
         "1 failed in 0.03s"
     )
     return [
-        (
-            "SessionStart",
-            {**base, "hook_event_name": "SessionStart", "source": "startup", "model": "claude-sonnet-4-5"},
-        ),
-        (
-            "UserPromptSubmit",
-            {
-                **base,
-                "hook_event_name": "UserPromptSubmit",
-                "prompt": "The cart total is off by a cent when a discount applies "
-                "(test_total_with_discount fails). Fix it, and apply the same fix to "
-                "the checkout totals.",
-            },
-        ),
         tool("Read", {"file_path": cart}, {"type": "text", "file": {"filePath": cart, "numLines": 7}}, 1),
         tool(
             "Bash",
@@ -198,20 +209,6 @@ def claude_session_events(repo: Path, session_id: str) -> list[tuple[str, dict[s
             8,
             failure="Exit code 4\nERROR: file or directory not found: tests/test_checkout.py",
         ),
-        (
-            "Stop",
-            {
-                **base,
-                "hook_event_name": "Stop",
-                "stop_hook_active": False,
-                "last_assistant_message": "Fixed the cart total: it now rounds in cents with Decimal, and "
-                "test_total_with_discount passes.\n\nNext steps:\n- The checkout "
-                "totals (src/checkout.py) need the same rounding; "
-                "tests/test_checkout.py does not exist yet.\n\n"
-                "Should checkout round per line or on the total?",
-            },
-        ),
-        ("SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}),
     ]
 
 

@@ -180,12 +180,12 @@ def write_explicit_handoff(
 
     One explicit handoff per session: writing again in the same session updates it. It is
     offered ahead of the automatic handoff of the same session, and of any automatic
-    handoff within ten minutes of it.
+    handoff within ten minutes of it. What it says is redacted, its title included.
     """
     from wiki_memory.capture.redact import redact_with_config as redact
+    from wiki_memory.consolidate.context_build import refresh
     from wiki_memory.consolidate.extract import clean
     from wiki_memory.consolidate.render import explicit_body, title_words
-    from wiki_memory.consolidate.run import current_branch
     from wiki_memory.consolidate.session import short_id
     from wiki_memory.errors import WikiMemoryError
     from wiki_memory.pages import Page, now_iso
@@ -196,32 +196,49 @@ def write_explicit_handoff(
         raise WikiMemoryError("a handoff needs a summary (what was being done and where it stands)")
     if len(summary) > 20000:
         raise WikiMemoryError("the summary is over 20,000 characters; a handoff should be far shorter")
-
-    def items(values: Sequence[str], name: str) -> list[str]:
-        if isinstance(values, str):
-            values = [values]
-        out = [redact(" ".join(str(v).split())) for v in values if str(v).strip()]
-        if len(out) > 50 or any(len(v) > 2000 for v in out):
-            raise WikiMemoryError(f"too much in {name}: at most 50 items of 2,000 characters")
-        return out
-
-    done_l, failed_l = items(done, "done"), items(failed, "failed")
-    next_l, questions_l, files_l = (
-        items(next_steps, "next steps"),
-        items(open_questions, "open questions"),
-        items(files, "files"),
-    )
+    summary = redact(summary)
+    lists = [
+        _items(values, name, redact)
+        for values, name in ((done, "done"), (failed, "failed"), (next_steps, "next steps"),
+                             (open_questions, "open questions"), (files, "files"))
+    ]  # fmt: skip
     now = now_iso()
     author = Author.agent(agent) if agent else Author.person(store.root)
     who = agent or author.name
-    date = now[:10]
-    name = (
-        f"{date}-{_slug(who)}-{short_id(session_id)}"
-        if session_id
-        else f"{date}-{now[11:19].replace(':', '')}-{_slug(who)}"
+    name = f"{_slug(who)}-{short_id(session_id)}" if session_id else f"{now[11:19].replace(':', '')}-{_slug(who)}"
+    path = f"handoffs/{now[:4]}/{now[5:7]}/{now[:10]}-{name}-explicit.md"
+    page = Page.new(
+        f"Handoff {now[:10]} {who}: {title_words(clean(summary, 200))}",
+        "handoff",
+        explicit_body(summary, *lists),
+        tags=[agent or "person", "explicit"],
+        sources=[f"{agent}:{short_id(session_id)}"] if agent and session_id else [],
+        path=path,
+        extra=_explicit_meta(project, agent, who, session_id),
+        date=now,
     )
-    path = f"handoffs/{date[:4]}/{date[5:7]}/{name}-explicit.md"
+    result = store.write(
+        page, author, session_id=session_id, agent=agent, message=f"handoff: {path.removesuffix('.md')}"
+    )
+    refresh(project, store, index)
+    return result
+
+
+def _items(values: Sequence[str], name: str, redact: Any) -> list[str]:
+    """One list of a handoff (done, failed, ...), each item on one line and redacted."""
+    from wiki_memory.errors import WikiMemoryError
+
+    if isinstance(values, str):
+        values = [values]
+    out = [redact(" ".join(str(v).split())) for v in values if str(v).strip()]
+    if len(out) > 50 or any(len(v) > 2000 for v in out):
+        raise WikiMemoryError(f"too much in {name}: at most 50 items of 2,000 characters")
+    return out
+
+
+def _explicit_meta(project: Project, agent: str | None, who: str, session_id: str | None) -> dict[str, Any]:
     from wiki_memory.capture.observation import utc_now
+    from wiki_memory.consolidate.run import current_branch
 
     # Milliseconds: two handoffs written in the same second still have an order.
     meta: dict[str, Any] = {"handoff_kind": "explicit", "ended": utc_now()}
@@ -234,23 +251,7 @@ def write_explicit_handoff(
     branch = current_branch(str(project.root)) if project.root else None
     if branch:
         meta["branch"] = branch
-    summary = redact(summary)
-    body = explicit_body(summary, done_l, failed_l, next_l, questions_l, files_l)
-    page = Page.new(
-        f"Handoff {date} {who}: {title_words(clean(summary, 200))}",
-        "handoff",
-        body,
-        tags=[agent or "person", "explicit"],
-        sources=[f"{agent}:{short_id(session_id)}"] if agent and session_id else [],
-        path=path,
-        extra=meta,
-        date=now,
-    )
-    result = store.write(
-        page, author, session_id=session_id, agent=agent, message=f"handoff: {path.removesuffix('.md')}"
-    )
-    context.refresh(project, store, index)
-    return result
+    return meta
 
 
 def journal_exists(project: Project, session_id: str) -> bool:

@@ -384,7 +384,7 @@ def _worded(summary: Summary, llm: bool | None) -> tuple[Any, str]:
 
 def _commit_pages(project: Project, summary: Summary, store: Any, index: Any, worded: tuple[Any, str]) -> Outcome:
     """Write a session's pages in one commit and refresh the SessionStart context."""
-    from wiki_memory.consolidate import context
+    from wiki_memory.consolidate import context_build
 
     session = summary.session
     result, mode = worded
@@ -400,7 +400,7 @@ def _commit_pages(project: Project, summary: Summary, store: Any, index: Any, wo
         message=f"consolidate: {session.agent} session {session.short_id}",
     )
     commit = next((r.commit for r in results if r.commit), None)
-    context.refresh(project, store, index)
+    context_build.refresh(project, store, index)
     paths = tuple(r.path for r in results)
     log(
         f"session {session.session_id}: {'committed ' + commit[:8] if commit else 'unchanged'} "
@@ -426,7 +426,7 @@ def consolidate_pending(
 ) -> list[Outcome]:
     """Consolidate every journal left unconsolidated (a killed process, a crash), then
     rebuild the SessionStart context if the wiki moved without a consolidation."""
-    from wiki_memory.consolidate import context
+    from wiki_memory.consolidate import context, context_build
 
     if settle is None:
         settle = settle_seconds()
@@ -440,5 +440,5 @@ def consolidate_pending(
     # The wiki moved without a consolidation (a hand edit, an MCP write, a pull): the
     # SessionStart context is rebuilt here, in the background, not on the hook path.
     if context.is_stale(project, context.load(project)):
-        context.refresh(project, store(), index() if index else None)
+        context_build.refresh(project, store(), index() if index else None)
     return outcomes

@@ -23,11 +23,11 @@ class Sessions(MemoryBase):
         """Exactly what a session starting now would be handed (`session_id`: as that
         session would see it, its own handoff left out); None when there is nothing.
         A context left stale by a write made elsewhere is rebuilt first."""
-        from wiki_memory.consolidate import context
+        from wiki_memory.consolidate import context, context_build
         from wiki_memory.consolidate.handoff import handoff_for_next_session
 
         if self.exists and context.is_stale(self.project, context.load(self.project)):
-            context.refresh(self.project, self.store(), self.index)
+            context_build.refresh(self.project, self.store(), self.index)
         return handoff_for_next_session(self.project, session_id=session_id)
 
     def handoff_write(
