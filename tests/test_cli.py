@@ -173,7 +173,7 @@ def test_broken_page_is_reported_by_file_and_line_and_untouched(cli):
     (wiki / "notes" / "broken.md").write_text(broken)
     uncommitted = cli("show", "notes/broken.md", ok=False)
     assert "notes/broken.md is not committed yet" in uncommitted.output
-    cli("write", "-t", "Other", "--body", "x")  # commits the person's pending edit first
+    cli("watch", "--once")  # commits the person's pending edit, as theirs
     result = cli("show", "notes/broken.md", ok=False)
     assert result.exit_code == 1 and "notes/broken.md: line" in result.output
     listing = cli("list")
