@@ -230,7 +230,7 @@ class Committer(WorkTree):
             tree = self._commit(head).tree
             for path in txn.get("paths", []):
                 key = path.encode("utf-8")
-                entry = self._tree_entry(tree, path)
+                entry = self.tree_entry(tree, path)
                 if entry is None:
                     if not from_files:
                         self._remove_file(self.root / path)

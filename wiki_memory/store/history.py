@@ -20,7 +20,9 @@ class History(Reader):
         """A person's uncommitted edits, which `diff` shows: `HandEdits.pending` in a `Store`."""
         raise NotImplementedError
 
-    def _changed(self, old_tree: bytes | None, new_tree: bytes | None) -> list[tuple[str, bytes | None, bytes | None]]:
+    def changed_files(
+        self, old_tree: bytes | None, new_tree: bytes | None
+    ) -> list[tuple[str, bytes | None, bytes | None]]:
         """(path, old blob, new blob) for every file that differs between two trees."""
         out: list[tuple[str, bytes | None, bytes | None]] = []
         old_id, new_id = (oid(old_tree) if old_tree else None), (oid(new_tree) if new_tree else None)
@@ -35,14 +37,14 @@ class History(Reader):
                 out.append((path, old_sha, new_sha))
         return out
 
-    def _info(self, commit: Commit, with_paths: bool = True) -> CommitInfo:
+    def commit_info(self, commit: Commit, with_paths: bool = True) -> CommitInfo:
         author = commit.author.decode("utf-8", "replace")
         name, _, email = author.partition(" <")
         message = commit.message.decode("utf-8", "replace")
         paths: tuple[str, ...] = ()
         if with_paths:
             parent_tree = self._commit(commit.parents[0]).tree if commit.parents else None
-            paths = tuple(p for p, _, _ in self._changed(parent_tree, commit.tree))
+            paths = tuple(p for p, _, _ in self.changed_files(parent_tree, commit.tree))
         when = datetime.fromtimestamp(commit.author_time, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         return CommitInfo(
             commit.id.decode(), name, email.rstrip(">"), when, message.rstrip("\n"), parse_trailers(message), paths
@@ -55,8 +57,8 @@ class History(Reader):
             return []
         if path is None:
             walker = self.repo.get_walker(include=[start.id], max_entries=n)
-            return [self._info(entry.commit) for entry in walker]
-        return [self._info(commit) for commit in self._page_history(start, normalize_path(path), n)]
+            return [self.commit_info(entry.commit) for entry in walker]
+        return [self.commit_info(commit) for commit in self._page_history(start, normalize_path(path), n)]
 
     def _page_history(self, start: Commit, path: str, n: int | None) -> Iterator[Commit]:
         """The commits that changed `path`, newest first, following renames back in time.
@@ -78,10 +80,10 @@ class History(Reader):
                 continue
             seen.add((commit_id, current))
             commit = self._commit(commit_id)
-            mine = self._tree_entry(commit.tree, current)
+            mine = self.tree_entry(commit.tree, current)
             parents = [self._commit(p) for p in commit.parents]
             follow: list[tuple[Commit, str]] = []
-            same = [p for p in parents if self._tree_entry(p.tree, current) == mine]
+            same = [p for p in parents if self.tree_entry(p.tree, current) == mine]
             if same:
                 follow = [(same[0], current)]  # TREESAME to a parent: the change came from there
             else:
@@ -89,7 +91,7 @@ class History(Reader):
                     yield commit
                     emitted += 1
                 for parent in parents:
-                    if self._tree_entry(parent.tree, current) is not None:
+                    if self.tree_entry(parent.tree, current) is not None:
                         follow.append((parent, current))
                     elif mine is not None:
                         source = self._rename_source(parent.tree, commit.tree, current)

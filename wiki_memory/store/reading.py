@@ -105,7 +105,7 @@ class Reader:
             raise NotFoundError("the wiki has no commits yet")
         return commit.id.decode()
 
-    def _tree_entry(self, tree_id: bytes, path: str) -> tuple[int, bytes] | None:
+    def tree_entry(self, tree_id: bytes, path: str) -> tuple[int, bytes] | None:
         """(mode, object id) of `path` in a tree, or None."""
         obj = self._tree(tree_id)
         parts = path.split("/")
@@ -142,7 +142,7 @@ class Reader:
         commit = self._commit_obj(rev)
         if commit is None:
             return None
-        entry = self._tree_entry(commit.tree, path)
+        entry = self.tree_entry(commit.tree, path)
         return entry[1] if entry and entry[0] != TREE_MODE else None
 
     def read_bytes(self, path: str, rev: str | bytes | None = None) -> bytes:

@@ -201,7 +201,7 @@ class Store(HandEdits, History):
                 raise ConflictError(f"{target.id.decode()[:8]} is a merge; revert its changes page by page")
             if not target.parents:
                 raise ConflictError("the first commit of the wiki cannot be reverted")
-            changed = self._changed(self._commit(target.parents[0]).tree, target.tree)
+            changed = self.changed_files(self._commit(target.parents[0]).tree, target.tree)
             self._prepare(path for path, _, _ in changed)
             short = target.id.decode()[:8]
             changes = {path: self._undone(path, old, new, short) for path, old, new in changed}
@@ -253,14 +253,14 @@ class Store(HandEdits, History):
             new = self._commit(target_id)
             old_tree = self._commit(head).tree if head else None
             changes: dict[str, tuple[tuple[int, bytes] | None, bytes | None]] = {}
-            for path, _old, new_sha in self._changed(old_tree, new.tree):
+            for path, _old, new_sha in self.changed_files(old_tree, new.tree):
                 if normalize_path(path, page=False) != path:
                     raise PathError(f"{path!r} in commit {target_id.decode()[:8]} is not a clean wiki path")
                 check_inside(self.root, path)
                 if new_sha is None:
                     changes[path] = (None, None)
                 else:
-                    entry = self._tree_entry(new.tree, path)
+                    entry = self.tree_entry(new.tree, path)
                     assert entry is not None
                     changes[path] = (entry, self._data(new_sha))
             self._land(head, target_id, changes, reflog=reflog.encode("utf-8"))

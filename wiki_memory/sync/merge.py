@@ -220,13 +220,13 @@ def with_conflict_link(data: bytes, copy_path: str, host: str, other: str) -> by
 
 
 def _side_changes(store: Store, base_tree: bytes | None, tree: bytes) -> SideChanges:
-    return {path: (old, new) for path, old, new in store._changed(base_tree, tree)}
+    return {path: (old, new) for path, old, new in store.changed_files(base_tree, tree)}
 
 
 def _entry(store: Store, tree: bytes | None, path: str) -> Entry | None:
     if tree is None:
         return None
-    found = store._tree_entry(tree, path)
+    found = store.tree_entry(tree, path)
     return found if found is not None and found[0] != 0o040000 else None
 
 

@@ -134,8 +134,8 @@ def _check_incoming(store: Store, remote: Remote, theirs: bytes | None, before: 
     if theirs is None:
         return
     ours = store.head()
-    ours_tree = store.repo[ours].tree if ours else None  # type: ignore[attr-defined]
-    for path, _old, _new in store._changed(ours_tree, store.repo[theirs].tree):  # type: ignore[attr-defined]
+    ours_tree = _tree(store, ours) if ours else None
+    for path, _old, _new in store.changed_files(ours_tree, _tree(store, theirs)):
         try:
             clean = normalize_path(path, page=False) == path
         except PathError:
@@ -240,7 +240,7 @@ def _host_of(store: Store, theirs: bytes, ours: bytes, path: str) -> str | None:
         commit = entry.commit
         mine = store.blob_at(path, commit.id)
         if not commit.parents or any(store.blob_at(path, p) != mine for p in commit.parents):
-            trailers = store._info(commit, with_paths=False).trailers
+            trailers = store.commit_info(commit, with_paths=False).trailers
             if trailers.get("Host"):
                 return trailers["Host"]
     return None
