@@ -144,7 +144,9 @@ def uninstall(app: App, agents: tuple[str, ...], scope: str, dry_run: bool, as_j
 def doctor(app: App, agents: tuple[str, ...], scope: str, codex: str | None, as_json: bool) -> None:
     """Check the installation: each agent, its hooks and MCP entry, Codex's trust, the store, the model.
 
-    With no AGENT, checks every agent. Exits 1 when a check fails.
+    With no AGENT, checks wiki-memory itself and the agents it is installed in (our hooks or
+    MCP entry in their files); name an agent to check it whatever its state. Exits 1 when a
+    check fails.
 
     \b
     Example:
