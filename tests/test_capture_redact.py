@@ -17,11 +17,11 @@ from wiki_memory.config import resolve_project
 
 # (family, text with a secret, the secret that must go, what must stay)
 CASES = [
-    ("aws-access-key", "export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE", "AWS_ACCESS_KEY_ID="),
+    ("aws-access-key", "export AWS_ACCESS_KEY_ID=AKIAQ3EGUTV5XKZ7NW4R", "AKIAQ3EGUTV5XKZ7NW4R", "AWS_ACCESS_KEY_ID="),
     (
         "aws-secret-key",
-        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "aws_secret_access_key = 9dXq2Lk7vR3mT8pWz1bYc6NhJ/G4sE0aUoKiQx5V",
+        "9dXq2Lk7vR3mT8pWz1bYc6NhJ/G4sE0aUoKiQx5V",
         "aws_secret_access_key",
     ),
     (
@@ -51,8 +51,8 @@ CASES = [
     ),
     (
         "slack-token",
-        "post to https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXX",
-        "T000/B000/XXXXXXXXXXXXXXXX",
+        "post to https://hooks.slack.com/services/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",
+        "T04A1B2C3/B05D6E7F8/q1W2e3R4t5Y6u7I8o9P0aSdF",
         "post to",
     ),
     ("stripe-key", "stripe.api_key = sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "stripe"),
@@ -151,8 +151,8 @@ def test_non_secrets_survive(text):
 
 
 def test_data_uri_is_kept_whole_even_when_it_contains_a_key_shape():
-    uri = "data:image/png;base64,AAAA+AKIAIOSFODNN7EXAMPLE+BBBB"
-    assert redact(f"img {uri} and AKIAIOSFODNN7EXAMPLE") == f"img {uri} and [REDACTED:aws-access-key]"
+    uri = "data:image/png;base64,AAAA+AKIAQ3EGUTV5XKZ7NW4R+BBBB"
+    assert redact(f"img {uri} and AKIAQ3EGUTV5XKZ7NW4R") == f"img {uri} and [REDACTED:aws-access-key]"
 
 
 def test_user_patterns_add_families():
@@ -216,7 +216,7 @@ def test_no_secret_reaches_the_journal(tmp_path):
 
 
 def test_a_secret_cut_by_the_excerpt_boundary_does_not_leak_its_tail(tmp_path):
-    secret = "sk-proj-" + "Q" * 60
+    secret = "sk-proj-Qm4Zt8Rv2Lx9Kc3Hw7Pb5Nd1Jf6Gs0Ay4Ue8Io2Vq7Tr3Wz9Xe5Bn1Mk6Lp0Hd"
     head = "a" * 1349 + " "  # the excerpt's head (1,365 characters) ends inside the secret
     payload = {
         "session_id": "s3",
@@ -228,13 +228,14 @@ def test_a_secret_cut_by_the_excerpt_boundary_does_not_leak_its_tail(tmp_path):
     }
     assert hook_in_subprocess(payload).returncode == 0
     output = journal_lines(tmp_path, "s3")[0]["output"]
-    assert "QQQQ" not in output
+    assert secret[8:24] not in output and secret[-16:] not in output, output
 
 
 def test_compiled_lazily():
+    # Plain prose compiles one pattern: the scan for long words that vendor tokens start.
     redaction._compiled.clear()
     redact("nothing to see here")
-    assert not redaction._compiled
+    assert len(redaction._compiled) <= 1
 
 
 def test_a_test_run_that_passed_compiles_no_assignment_pattern():
@@ -247,5 +248,5 @@ def test_a_test_run_that_passed_compiles_no_assignment_pattern():
     )
     redaction._compiled.clear()
     assert redact(log) == log
-    assert not [f for f in redaction._compiled if f.name == "assignment"]
+    assert (redaction._KV, 0) not in redaction._compiled
     assert redact(log + "API_TOKEN = abcdef123456\n").endswith("API_TOKEN = [REDACTED:assignment]\n")
