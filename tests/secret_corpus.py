@@ -82,18 +82,23 @@ def load(part: str) -> list[Case]:
         body = body.rstrip("\n")
         secrets: list[str] = []
         keeps: list[str] = []
-        counter = iter(range(10_000))
-
-        def expand(m: re.Match[str], case_id: str = case_id, secrets: list[str] = secrets, keeps: list[str] = keeps) -> str:
+        pieces = []
+        last = generated = 0
+        for m in _MARK.finditer(body):
             kind, content = m.group(1), m.group(2)
             if kind == "k":
                 keeps.append(content)
-                return content
-            value = content if kind == "s" else generate(content, f"{part}:{case_id}:{next(counter)}")
-            secrets.append(value)
-            return value
-
-        expanded = _MARK.sub(expand, body)
+                value = content
+            elif kind == "s":
+                value = content
+                secrets.append(value)
+            else:  # seeded by the case and the generated secret's rank in it
+                value = generate(content, f"{part}:{case_id}:{generated}")
+                generated += 1
+                secrets.append(value)
+            pieces += [body[last : m.start()], value]
+            last = m.end()
+        expanded = "".join(pieces) + body[last:]
         assert "⟦" not in expanded and "⟧" not in expanded, f"{case_id}: unbalanced marker"
         assert len(expanded) <= 1000, f"{case_id}: {len(expanded)} characters (the journal keeps 1,000 of a tool input)"
         assert secrets or keeps, f"{case_id}: marks nothing"
@@ -113,7 +118,11 @@ def generate(spec: str, seed: str) -> str:
     kind, *args = spec.split("|")
     if kind == "jwt":
         header = _b64url(b'{"alg":"HS256","typ":"JWT"}')
-        claims = {"sub": str(rng.randrange(10**6, 10**7)), "iat": rng.randrange(1.7e9, 1.8e9), "role": "service"}
+        claims = {
+            "sub": str(rng.randrange(10**6, 10**7)),
+            "iat": rng.randrange(1_700_000_000, 1_800_000_000),
+            "role": "service",
+        }
         return f"{header}.{_b64url(json.dumps(claims).encode())}.{chars('B64U', 43)}"
     if kind in ("pem", "pemjson"):
         label = args[0]
@@ -144,9 +153,9 @@ def password(rng: random.Random, n: int) -> str:
     """A password with every character class in it."""
     while True:
         pw = "".join(rng.choice(_CHARSETS["PW"]) for _ in range(n))
-        if all(any(c in s for c in pw) for s in (string.ascii_lowercase, string.ascii_uppercase, string.digits)):
-            if any(not c.isalnum() for c in pw):
-                return pw
+        classes = (string.ascii_lowercase, string.ascii_uppercase, string.digits)
+        if all(any(c in s for c in pw) for s in classes) and any(not c.isalnum() for c in pw):
+            return pw
 
 
 def _b64url(data: bytes) -> str:
