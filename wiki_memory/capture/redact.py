@@ -50,8 +50,6 @@ Standard library only, and no `typing` at run time: this runs on the hook path.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections import namedtuple
 
@@ -701,6 +699,9 @@ def _pem_spans(text: str) -> Iterator[Span]:
 
 def _basic_spans(text: str) -> Iterator[Span]:
     """`Basic <base64>` wherever it is, when it decodes to `user:password`."""
+    import base64
+    import binascii
+
     for m in _regex(r"(?<![\w-])(?i:basic)[ \t]{1,4}(?P<secret>[A-Za-z0-9+/]{8,1024}={0,2})(?![\w+/=])").finditer(text):
         encoded = m.group("secret")
         try:
@@ -1279,7 +1280,6 @@ _POSITIONAL = frozenset(
     "sqlplus rman expdp impdp sqlldr dgmgrl".split()
 )
 _CLI_COMMANDS = frozenset(c for commands, _, _, _ in _CLI_FLAGS for c in commands) | _POSITIONAL
-_CLI_HINTS = tuple(c + " " for c in sorted(_CLI_COMMANDS))
 _PIPE_END = frozenset(("|", "||", "&&", ";", "&"))
 
 
@@ -1287,27 +1287,38 @@ def _cli_spans(text: str) -> Iterator[Span]:
     """Credentials given as short flags or positionals of the commands that take them
     (`docker login -p X`, `mysql -pX`, `curl -u me:X`, `vault login X`): each logical line
     that names one is split into words once and read left to right."""
-    command = _regex(
-        r"(?<![\w.-])(?:"
-        + "|".join(re.escape(c) for c in sorted(_CLI_COMMANDS, key=len, reverse=True))
-        + r")(?:\.exe)?(?=[ \t\"',\]])"
-    )
+    starts = []
+    for command in _CLI_COMMANDS:
+        pos = text.find(command)
+        while pos >= 0:
+            after = pos + len(command)
+            after += 4 if text.startswith(".exe", after) else 0
+            if (pos == 0 or text[pos - 1] not in _NAME_CHARS) and text[after : after + 1] in (
+                " ",
+                "\t",
+                '"',
+                "'",
+                ",",
+                "]",
+            ):
+                starts.append(pos)
+            pos = text.find(command, pos + 1)
     done = 0
-    for m in command.finditer(text):
-        if m.start() < done:
+    for start in sorted(starts):
+        if start < done:
             continue
-        end = m.start()
+        end = start
         while True:  # a logical line: continuations with `\` (or PowerShell's backtick)
-            newline = text.find("\n", end, m.start() + 4096)
+            newline = text.find("\n", end, start + 4096)
             if newline < 0:
-                end = min(len(text), m.start() + 4096)
+                end = min(len(text), start + 4096)
                 break
             end = newline + 1
             last = newline - 1 if newline and text[newline - 1] == "\r" else newline
             if last <= 0 or text[last - 1] not in "\\`":
                 break
         done = end
-        yield from _cli_line(text, m.start(), end)
+        yield from _cli_line(text, start, end)
 
 
 def _cli_line(text: str, start: int, end: int) -> Iterator[Span]:
@@ -1585,7 +1596,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("special", "", 0, (":AA", "-us", "Q~", ".atlasv1."), False, _special_spans),
     Family("jwt", r"(?<![\w-])eyJ[\w-]{4,}\.eyJ[\w-]{4,}\.[\w-]*", 0, ("eyJ",)),
     Family("url-password", "", 0, ("://",), False, _url_spans),
-    Family("cli-password", "", 0, _CLI_HINTS, True, _cli_spans),
+    Family("cli-password", "", 0, (), False, _cli_spans),
     Family("cli-password", "", 0, _FLAG_HINTS, True, _flag_spans),
     Family("cli-password", "", 0, ("stdin", "sudo -s", "chpasswd", "secret create"), True, _echo_spans),
     Family("assignment", "", 0, _KV_HINTS + ("name", "key"), True, _kv_spans, True),
