@@ -250,3 +250,12 @@ def test_a_test_run_that_passed_compiles_no_assignment_pattern():
     assert redact(log) == log
     assert (redaction._KV, 0) not in redaction._compiled
     assert redact(log + "API_TOKEN = abcdef123456\n").endswith("API_TOKEN = [REDACTED:assignment]\n")
+
+
+def test_a_secret_cut_by_the_prompt_limit_does_not_leak_its_head(tmp_path):
+    secret = "ghp_Zq8mV2xL7pK4Rt9Wn3Bc6Hj1Df5Gs0Ay2Ue7I"
+    prompt = "a" * (16384 - 20) + " " + secret + " and more"  # the 16 KB cut falls inside the token
+    payload = {"session_id": "s4", "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    assert hook_in_subprocess(payload).returncode == 0
+    text = journal_lines(tmp_path, "s4")[0]["text"]
+    assert secret[:12] not in text and "more characters cut" in text
