@@ -21,6 +21,9 @@ does not import capture). `forget(store, strings=..., paths=...)` removes them:
    `git cat-file --batch-all-objects` holds no trace and `git fsck --full --strict` is clean.
 
 The search index, the journals and the remote are the caller's to bring along.
+
+Why one module a little over 500 lines: scanning and forgetting walk the same history the
+same way, and the rewrite's steps are only safe in the order above, read together.
 """
 
 from __future__ import annotations
