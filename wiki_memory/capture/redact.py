@@ -969,7 +969,12 @@ def _credential(text: str, start: int, end: int, quoted: bool, family: str) -> I
             yield rest_start, rest_end, family
         return
     token = _regex(r"[ \t]*(?P<t>[^\s,;'\"\]}]{1,4096})").match(text, start, end if quoted else len(text))
-    if token and len(token.group("t")) >= 6 and not _keep_value(token.group("t"), True):
+    if token and token.group("t").lower() in _SCHEME_TOKEN_ONLY | {"digest", "hmac", "oauth"}:
+        # "Bearer " + token: the scheme alone in quotes, the credential concatenated after it
+        joined = _regex(r"[ \t]*[\"'`][ \t]*\+[ \t]*(?P<q>[\"'`])(?P<v>[^\"'`\n]{6,4096})(?P=q)").match(text, end)
+        if joined and not _keep_value(joined.group("v"), True):
+            yield joined.start("v"), joined.end("v"), family
+    elif token and len(token.group("t")) >= 6 and not _keep_value(token.group("t"), True):
         yield token.start("t"), token.end("t"), family
 
 
@@ -1102,7 +1107,8 @@ def _pair_spans(text: str) -> Iterator[Span]:
         ):
             yield start, end, "assignment"
     login = _regex(
-        r"(?i)(?:(?<![\w-])auth[ \t]{0,4}=[ \t]{0,4}\(|basicauth\(|\.login\(|set_?password\()[ \t]{0,4}"
+        r"(?i)(?:(?<![\w-])auth[ \t]{0,4}=[ \t]{0,4}\(|basicauth\(|\.login\(|set_?(?:password|auth|credentials)\()"
+        r"[ \t]{0,4}"
         r"(?:[\"'][^\"'\n]{0,128}[\"']|[\w.]{1,64})[ \t]{0,4},[ \t]{0,4}(?P<q>[\"'])(?P<v>[^\"'\n]{1,512})(?P=q)"
     )
     for m in login.finditer(text):
