@@ -137,10 +137,13 @@ def _runs_commands(tool: str) -> bool:
 
 
 def clip(text: str | None, limit: int = PROMPT_LIMIT) -> str | None:
-    """`text` cut to `limit` characters, the cut marked."""
+    """`text` cut to `limit` characters, the cut marked; redacted with a margin before the
+    cut (as `excerpt` is), so a secret the cut would halve is whole when redaction sees it."""
     if text is None or len(text) <= limit:
         return text
-    return text[:limit] + f"\n[... {len(text) - limit:,} more characters cut ...]"
+    from wiki_memory.capture.redact import redact
+
+    return redact(text[: limit + CUT_MARGIN])[:limit] + f"\n[... {len(text) - limit:,} more characters cut ...]"
 
 
 def excerpt(text: str | None, limit: int = OUTPUT_LIMIT) -> str | None:
