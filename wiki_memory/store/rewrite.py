@@ -39,8 +39,9 @@ from dulwich.repo import Repo
 
 from wiki_memory.errors import ConflictError
 from wiki_memory.store.paths import normalize_path
+from wiki_memory.store.reading import BRANCH
 from wiki_memory.store.records import TREE_MODE
-from wiki_memory.store.store import BRANCH, Store
+from wiki_memory.store.store import Store
 
 if TYPE_CHECKING:
     from dulwich.objects import ObjectID
