@@ -239,3 +239,42 @@ def test_the_cli_write_keeps_tags_and_refuses_a_second_page_of_the_same_title(tm
     refused = cli(repo, "write", "-t", "Retry policy", "--type", "note", "--body", "x", ok=False)
     assert b"decision page titled like this exists: decisions/retry-policy.md" in refused.stderr
     assert not (resolve_project(repo).wiki / "notes" / "retry-policy.md").exists()
+
+
+# Secrets written on purpose --------------------------------------------------------------------
+
+TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"  # fake, of the right shape
+
+
+def all_objects(wiki: Path) -> str:
+    return subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=wiki, capture_output=True, text=True,
+        errors="replace", check=True,
+    ).stdout  # fmt: skip
+
+
+def test_a_secret_written_through_any_front_end_is_redacted_before_the_commit_and_said(tmp_path):
+    from wiki_memory.mcp.server import build_server
+
+    repo = make_repo(tmp_path, "code")
+    out = cli(repo, "write", "-t", f"Deploy with {TOKEN}", "--body", f"export GITHUB_TOKEN={TOKEN}", "--json")
+    assert json.loads(out.stdout)["redacted"] == ["github-token", "github-token"]
+    assert b"2 secret(s) (github-token) replaced" in out.stderr
+    out = cli(repo, "handoff", "write", "--summary", f"Rotated {TOKEN} and deployed", "--done", f"used {TOKEN}")
+    assert b"replaced by [REDACTED" in out.stderr
+    server = build_server(project_dir=str(repo))
+
+    async def body() -> None:
+        async with Client(server) as client:
+            written = await call(client, "write", title="Token notes", type="note", body=f"The token: {TOKEN}")
+            assert written["redacted"] == ["github-token"]
+            result = await client.call_tool("edit", {"page": "Token notes", "operation": "append", "text": TOKEN})
+            assert "secret(s) (github-token) were replaced" in result.content[0].text
+
+    try:
+        run(body)
+    finally:
+        server.close()
+    wiki = resolve_project(repo).wiki
+    assert TOKEN not in all_objects(wiki) and TOKEN not in git(wiki, "log", "--all", "--format=%B")
+    assert "[REDACTED:github-token]" in (wiki / "notes" / "token-notes.md").read_text()

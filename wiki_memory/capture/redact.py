@@ -1768,6 +1768,16 @@ def redact(text: str, extra: Iterable[Family] | None = None) -> str:
     return _apply(text, find(text, extra))
 
 
+def redact_found(text: str) -> tuple[str, list[Finding]]:
+    """`text` redacted with the user's patterns as config.toml has them now, and what was
+    found (to tell the writer)."""
+    if not text:
+        return text, []
+    reload_user_patterns()
+    found = find(text)
+    return (_apply(text, found) if found else text), found
+
+
 def redact_value(value: object) -> object:
     """Redact every string inside a JSON-like value (dicts, lists, strings)."""
     if isinstance(value, str):

@@ -8,7 +8,7 @@ import sys
 import click
 
 from wiki_memory.cli import App, main, pass_app
-from wiki_memory.cli.output import Progress, echo_json, read_stdin, warnings_to_stderr
+from wiki_memory.cli.output import Progress, echo_json, read_stdin, say_redacted, warnings_to_stderr
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.memory import Actor
 
@@ -88,6 +88,7 @@ def handoff_write(
     result = app.memory.handoff_write(
         summary, done, failed, next_steps, questions, files, actor=Actor(agent, session_id)
     )
+    say_redacted(result.redacted)
     if as_json:
         echo_json({"path": result.path, "commit": result.commit, "created": result.created})
     else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, ClassVar
@@ -76,3 +76,13 @@ class Progress:
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
         self.close()
+
+
+def say_redacted(families: Sequence[str]) -> None:
+    """Tell the writer that secrets were taken out of what they wrote."""
+    if families:
+        kinds = ", ".join(dict.fromkeys(families))
+        click.echo(
+            f"wiki-memory: {len(families)} secret(s) ({kinds}) replaced by [REDACTED:...] before the commit",
+            err=True,
+        )

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from wiki_memory.cli import App, main, pass_app
-from wiki_memory.cli.output import echo_json, read_stdin
+from wiki_memory.cli.output import echo_json, read_stdin, say_redacted
 from wiki_memory.config import template
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.memory import Actor, Written, write_project_file
@@ -89,8 +89,17 @@ def _read_body(body: str | None, title: str, page_type: str) -> str:
 
 
 def _written(written: Written, as_json: bool) -> None:
+    say_redacted(written.redacted)
     if as_json:
-        echo_json({"path": written.path, "commit": written.commit, "created": written.created, "id": written.id})
+        echo_json(
+            {
+                "path": written.path,
+                "commit": written.commit,
+                "created": written.created,
+                "id": written.id,
+                "redacted": list(written.redacted),
+            }
+        )
     else:
         click.echo(written.path)
 
@@ -368,9 +377,10 @@ def edit(
         superseded_by=superseded_by,
         actor=Actor(agent, session_id),
     )
+    say_redacted(written.redacted)
     if as_json:
         echo_json({"path": written.path, "commit": written.commit, "changed": written.changed,
-                   "replaced": written.replaced})  # fmt: skip
+                   "replaced": written.replaced, "redacted": list(written.redacted)})  # fmt: skip
     else:
         click.echo(f"{written.path} ({written.commit[:8]})" if written.commit else f"no change to {written.path}")
 

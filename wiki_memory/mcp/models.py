@@ -126,13 +126,25 @@ class WriteOutput(BaseModel):
     changed: bool
     operation: str = Field("write", description="write, or the edit operation applied.")
     replaced: int | None = Field(None, description="How many occurrences find_replace replaced.")
+    redacted: list[str] = Field(
+        default_factory=list, description="Kinds of secret found in what you wrote and replaced before the commit."
+    )
 
     def render(self) -> str:
         if not self.changed:
             return f"{self.path} unchanged (it already read exactly so); nothing committed."
         verb = "created" if self.created else ("updated" if self.operation == "write" else f"edited ({self.operation})")
         extra = f", {self.replaced} occurrence(s) replaced" if self.replaced is not None else ""
-        return f"{verb} {self.path}{extra}: commit {self.commit[:8] if self.commit else '-'} in {self.project.name}."
+        said = f"{verb} {self.path}{extra}: commit {self.commit[:8] if self.commit else '-'} in {self.project.name}."
+        return said + (f"\n{redaction_note(self.redacted)}" if self.redacted else "")
+
+
+def redaction_note(families: list[str]) -> str:
+    kinds = ", ".join(dict.fromkeys(families))
+    return (
+        f"{len(families)} secret(s) ({kinds}) were replaced by [REDACTED:...] before the commit: memory is "
+        "a git history that is shared and kept; keep credentials out of pages."
+    )
 
 
 class DeleteOutput(BaseModel):

@@ -191,6 +191,7 @@ def _write_output(ws: Workspace, written: Written) -> WriteOutput:
         changed=written.changed,
         operation=written.operation,
         replaced=written.replaced,
+        redacted=list(written.redacted),
     )
 
 

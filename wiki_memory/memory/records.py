@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,10 +45,13 @@ class Written:
     page: Page
     operation: str = "write"  # write, or the edit operation applied
     replaced: int | None = None  # how many occurrences find_replace replaced
+    redacted: tuple[str, ...] = ()  # the kinds of secret taken out before the commit
 
     @classmethod
-    def of(cls, result: WriteResult, operation: str = "write", replaced: int | None = None) -> Written:
-        return cls(result.path, result.commit, result.created, result.page, operation, replaced)
+    def of(
+        cls, result: WriteResult, operation: str = "write", replaced: int | None = None, redacted: Sequence[str] = ()
+    ) -> Written:
+        return cls(result.path, result.commit, result.created, result.page, operation, replaced, tuple(redacted))
 
     @property
     def changed(self) -> bool:

@@ -115,3 +115,22 @@ def check_ref(ref: str | None, what: str = "page") -> str:
         raise InputError(f"`{what}` is empty: give a page's path, title or id")
     utf8(what, ref)
     return ref
+
+
+class Scrubber:
+    """Secrets out of what a caller writes, before anything is committed: each text passed
+    through the same redaction the hooks use, and the families found kept, so the writer
+    can be told (`[REDACTED:github-token]` in the page, "1 secret redacted" in the answer)."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def __call__(self, text: str) -> str:
+        from wiki_memory.capture.redact import redact_found
+
+        clean, findings = redact_found(text)
+        self.found.extend(f.family for f in findings)
+        return clean
+
+    def all(self, texts: Sequence[str]) -> list[str]:
+        return [self(text) for text in texts]

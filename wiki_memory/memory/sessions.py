@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from wiki_memory.memory.base import MemoryBase
 from wiki_memory.memory.records import Actor, Written
-from wiki_memory.memory.rules import InputError, utf8
+from wiki_memory.memory.rules import InputError, Scrubber, utf8
 
 if TYPE_CHECKING:
     from wiki_memory.consolidate.handoff import HandoffView
@@ -50,6 +50,10 @@ class Sessions(MemoryBase):
         utf8("summary", summary)
         for item in (*done, *failed, *next_steps, *open_questions, *files):
             utf8("item", str(item))
+        scrub = Scrubber()
+        summary = scrub(summary)
+        done, failed, next_steps = scrub.all(done), scrub.all(failed), scrub.all(next_steps)
+        open_questions, files = scrub.all(open_questions), scrub.all(files)
         store = self.store(create=True)
         with store.lock:
             result = write_explicit_handoff(
@@ -67,7 +71,7 @@ class Sessions(MemoryBase):
             )
         if result.commit:
             self.auto_sync()
-        return Written.of(result, "handoff_write")
+        return Written.of(result, "handoff_write", redacted=scrub.found)
 
     def consolidate(self, session_id: str, *, llm: bool | None = None, force: bool = False) -> Outcome:
         """Turn a finished session's journal (and transcript) into its session and handoff

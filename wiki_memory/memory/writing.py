@@ -15,6 +15,7 @@ from wiki_memory.memory.reading import Reading, existing_page
 from wiki_memory.memory.records import Actor, Deleted, Written
 from wiki_memory.memory.rules import (
     InputError,
+    Scrubber,
     check_status,
     check_tags,
     check_text,
@@ -60,14 +61,17 @@ class Writing(Reading, MemoryBase):
         type is refused (pass `path` to update that page)."""
         from wiki_memory.store.paths import normalize_path
 
-        title = check_title(title)
-        body = check_text("body", body)
+        scrub = Scrubber()
+        title = scrub(check_title(title))
+        body = scrub(check_text("body", body))
         check_type(type)
         clean_tags = check_tags(tags)
+        clean_tags = scrub.all(clean_tags) if clean_tags is not None else None
         check_status(status)
         extra_sources = [s.strip() for s in sources if s and s.strip()]
         for source in extra_sources:
             utf8("source", source)
+        extra_sources = scrub.all(extra_sources)
         explicit = bool(path and path.strip())
         target = normalize_path(path) if path and explicit else path_for(title, type)
         store = self.store(create=True)
@@ -89,7 +93,7 @@ class Writing(Reading, MemoryBase):
                 path=target,
             )
             result = store.write(page, actor.author(self.wiki), session_id=actor.session_id, agent=actor.agent)
-        return Written.of(result)
+        return Written.of(result, redacted=scrub.found)
 
     def _refuse_other_type(self, title: str, page_type: str) -> None:
         # Trigger: the same title already has a page of another type (gotchas/x.md vs notes/x.md).
@@ -134,6 +138,8 @@ class Writing(Reading, MemoryBase):
             if not updated.body.strip() or updated.body.strip() == f"# {updated.title}":
                 raise InputError("the edit would leave the page empty; delete the page to remove it")
             check_text("body", updated.body)
+            scrub = Scrubber()
+            updated = updated.with_body(scrub(updated.body))
             if actor.source and updated.has_front_matter:
                 updated = updated.with_meta(sources=_with_sources(updated.sources, [actor.source]))
             result = store.write(
@@ -143,7 +149,7 @@ class Writing(Reading, MemoryBase):
                 agent=actor.agent,
                 message=f"update: {path.removesuffix('.md')} ({operation})",
             )
-        return Written.of(result, operation, replaced)
+        return Written.of(result, operation, replaced, scrub.found)
 
     @staticmethod
     def _edited(
@@ -187,7 +193,7 @@ class Writing(Reading, MemoryBase):
         title's file name."""
         if not (dest and dest.strip()) and title is None:
             raise InputError("give a destination path, or a new title")
-        new_title = check_title(title) if title is not None else None
+        new_title = Scrubber()(check_title(title)) if title is not None else None
         store = self.store()
         with store.lock:  # (the store commits a person's edits of both paths first)
             result = store.move(
