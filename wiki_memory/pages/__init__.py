@@ -11,7 +11,6 @@ from typing import Any
 
 _EXPORTS = {
     "Chunk": "chunk",
-    "chunk_page": "chunk",
     "chunk_text": "chunk",
     "MAX_WORDS": "chunk",
     "parse_page": "document",

@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass
 
 from wiki_memory.pages.markdown import headings
-from wiki_memory.pages.model import Page
 
 MAX_WORDS = 200  # the embedding model truncates at 256 word pieces
 
@@ -79,7 +78,3 @@ def chunk_text(body: str, title: str = "", max_words: int = MAX_WORDS) -> list[C
     if not chunks:
         chunks.append(Chunk(0, title, ""))
     return chunks
-
-
-def chunk_page(page: Page, max_words: int = MAX_WORDS) -> list[Chunk]:
-    return chunk_text(page.body, page.title, max_words)
