@@ -58,9 +58,6 @@ class Tuning:
     heading_weight: float = 1.5
     text_weight: float = 1.0
     inactive_factor: float = 0.5  # superseded and archived pages rank below active ones
-    page_score: str = "rank"  # rank: fuse the pages' ranks; chunk: the best chunk's score; sum2: two best
-    fusion: str = "rrf"  # rrf, or convex (a weighted sum of scores scaled to [0, 1])
-    vector_prf: float = 0.0  # weight of the query's nearest chunks added to it (0: off)
 
 
 DEFAULT_TUNING = Tuning()
@@ -996,19 +993,9 @@ class Index:
         if loaded is None:
             return []
         ids, matrix, pages, alive = loaded.view()
-
-        def similarities(vector: Any) -> Any:
-            scores = matrix @ vector
-            if alive is not None:  # rows of pages rewritten or deleted since the matrix was read
-                scores[~alive] = -np.inf
-            return scores
-
-        scores = similarities(query)
-        if self.tuning.vector_prf:
-            # Pseudo-relevance feedback: move the query toward its three nearest chunks.
-            near = np.argpartition(-scores, min(3, len(scores)) - 1)[:3]
-            query = query + self.tuning.vector_prf * matrix[near].mean(axis=0)
-            scores = similarities(query / np.linalg.norm(query))
+        scores = matrix @ query
+        if alive is not None:  # rows of pages rewritten or deleted since the matrix was read
+            scores[~alive] = -np.inf
         if where != "1":
             allowed = np.fromiter(
                 (
@@ -1040,18 +1027,12 @@ class Index:
         chunk_score: dict[int, float] = {}
         chunks_of: dict[str, list[int]] = {}
         found_by: dict[str, list[str]] = {}
-        convex, rrf_k = t.fusion == "convex", t.rrf_k
+        rrf_k = t.rrf_k
         for name, ranking in rankings.items():
             w = weights[name] if len(rankings) > 1 else 1.0
             seen_pages: set[str] = set()  # a page's rank is its best chunk's among distinct pages
-            low, span = 0.0, 1.0
-            if convex and ranking:
-                # Scores scaled to [0, 1] within this ranking (bm25 from 0, cosine from the
-                # lowest retrieved), then weighted and added.
-                low = 0.0 if name == "fts" else ranking[-1][2]
-                span = (ranking[0][2] - low) or 1.0
-            for rank, (chunk_id, page, raw) in enumerate(ranking, start=rrf_k + 1):
-                add = w * (raw - low) / span if convex else w / rank
+            for rank, (chunk_id, page, _score) in enumerate(ranking, start=rrf_k + 1):
+                add = w / rank
                 if chunk_id in chunk_score:
                     chunk_score[chunk_id] += add
                 else:
@@ -1061,14 +1042,7 @@ class Index:
                     seen_pages.add(page)
                     page_score[page] = page_score.get(page, 0.0) + w / (rrf_k + len(seen_pages))
                     found_by.setdefault(page, []).append(name)
-        if t.page_score != "rank" or t.fusion == "convex":
-            for page, chunk_ids in chunks_of.items():
-                chunk_ids.sort(key=lambda c: -chunk_score[c])
-                if t.page_score == "sum2" and t.fusion != "convex":
-                    page_score[page] = sum(chunk_score[c] for c in chunk_ids[:2])
-                else:
-                    page_score[page] = chunk_score[chunk_ids[0]]
-        # (otherwise each page's chunks are ordered later, for the pages shown only)
+        # Each page's chunks are ordered later, for the pages shown only.
         ranked = [(page, score, tuple(found_by[page])) for page, score in page_score.items()]
         return ranked, chunk_score, chunks_of
 
