@@ -12,7 +12,7 @@ import pytest
 from conftest import DEFAULT_MODEL, git, runbook_body
 
 from wiki_memory.config import project_for_store
-from wiki_memory.index import Embedder, Index, ModelUnavailableWarning, SearchResult, schema
+from wiki_memory.index import Embedder, Index, ModelUnavailableWarning, SearchResult, Tuning, schema
 from wiki_memory.index import embed as embed_module
 from wiki_memory.pages import Page
 from wiki_memory.store import Author, Store
@@ -687,7 +687,7 @@ def test_a_query_of_frequent_words_ranks_the_rows_holding_them_all_first(tmp_pat
         idx = Index.open(
             project_for_store(store.root),
             embedder=Embedder(path=str(tmp_path / "no-model")),
-            tuning=index_module.Tuning(depth=8),
+            tuning=Tuning(depth=8),
         )  # rankings 8 deep for k=1, 16 for k=2
         idx.sync(store)
     monkeypatch.setattr(index_module, "PRUNE_FROM", 100)

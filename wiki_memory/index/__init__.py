@@ -9,10 +9,13 @@ idx.search("tests hang on the build server", k=8)
 
 from __future__ import annotations
 
+from wiki_memory.config import read_head
 from wiki_memory.index.embed import DEFAULT_MODEL, Embedder, ModelUnavailableWarning
-from wiki_memory.index.index import MODES, Index, Tuning, embed_text, parse_since, read_head
+from wiki_memory.index.index import MODES, Index, embed_text
 from wiki_memory.index.links import Link
+from wiki_memory.index.query import parse_since
 from wiki_memory.index.results import PageMeta, SearchResult, SyncStats
+from wiki_memory.index.tuning import Tuning
 
 __all__ = [
     "DEFAULT_MODEL",

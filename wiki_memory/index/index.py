@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sqlite3
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +20,9 @@ from wiki_memory.index import schema
 from wiki_memory.index.embed import Embedder
 from wiki_memory.index.links import Link, Resolver, page_keys, target_keys
 from wiki_memory.index.matrix import VectorMatrix
-from wiki_memory.index.query import Query, fts_expression, fts_quote, parse_query
+from wiki_memory.index.query import Query, filters, fts_expression, fts_quote, parse_query
 from wiki_memory.index.results import PageMeta, SearchResult, SyncStats
+from wiki_memory.index.tuning import DEFAULT_TUNING, Tuning
 
 if TYPE_CHECKING:
     from wiki_memory.config import Project
@@ -34,33 +33,6 @@ INACTIVE = ("superseded", "archived")
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
-@dataclass(frozen=True)
-class Tuning:
-    """The knobs of chunking and ranking. Each default was chosen on the first five LoCoMo
-    conversations together with the coding-memory set (scripts/eval_locomo.py,
-    scripts/eval_coding.py; the figures are in the README)."""
-
-    # Small chunks point at the passage that answers; the snippet then grows around them.
-    chunk_words: int = 60
-    context_words: int = 150  # the first result: grow each passage with its neighbours to this many words
-    other_words: int = 40  # the other results: shorter passages, so that more pages fit a budget
-    passages: int = 3  # passages of one page in its snippet at most...
-    passage_ratio: float = 0.8  # ...each with at least this share of the best passage's score
-    depth: int = 200  # chunks taken from each ranking before fusion (at least)
-    rrf_k: int = 20  # reciprocal rank fusion: score = sum(weight / (rrf_k + rank))
-    fts_weight: float = 1.0
-    # The dense ranking is trusted little when the best word match holds every query word
-    # (LoCoMo: bm25 is the stronger ranker) and up to vector_weight_max as it holds fewer
-    # (a paraphrase shares few words with its page: meaning must carry it).
-    vector_weight: float = 0.15
-    vector_weight_max: float = 1.0
-    title_weight: float = 3.0  # bm25 column weights: title (and tags), heading, text
-    heading_weight: float = 1.5
-    text_weight: float = 1.0
-    inactive_factor: float = 0.5  # superseded and archived pages rank below active ones
-
-
-DEFAULT_TUNING = Tuning()
 # In an index of PRUNE_FROM chunks or more, words in more than PRUNE_SHARE of them only
 # score matches that a rarer word of the query made (see _without_common_words).
 PRUNE_FROM = 5000
@@ -98,42 +70,6 @@ def embed_text(title: str, heading: str, text: str) -> str:
 
 def _hash(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
-
-
-_RELATIVE = re.compile(r"^(\d+)\s*([dwmyh])$")
-
-
-def parse_since(since: str | None) -> str | None:
-    """`7d`, `2w`, `3m`, `1y`, `12h` or an ISO date/time -> an ISO prefix to compare with."""
-    if since is None or not str(since).strip():
-        return None
-    value = str(since).strip()
-    m = _RELATIVE.match(value.lower())
-    if m:
-        n, unit = int(m.group(1)), m.group(2)
-        delta = {
-            "h": timedelta(hours=n),
-            "d": timedelta(days=n),
-            "w": timedelta(weeks=n),
-            "m": timedelta(days=30 * n),
-            "y": timedelta(days=365 * n),
-        }[unit]
-        return (datetime.now(timezone.utc) - delta).strftime("%Y-%m-%dT%H:%M:%SZ")
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise WikiMemoryError(f"--since {value!r}: give a date (2026-11-30), a time, or an age (7d, 2w)") from None
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(timezone.utc)
-    return parsed.strftime("%Y-%m-%dT%H:%M:%SZ") if "T" in value or " " in value else parsed.strftime("%Y-%m-%d")
-
-
-def _as_list(value: str | Sequence[str] | None) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [v.strip() for v in value.split(",") if v.strip()]
-    return [str(v) for v in value if str(v).strip()]
 
 
 class Index:
@@ -761,7 +697,7 @@ class Index:
     ) -> list[SearchResult]:
         self._catch_up()
         query = self._without_common_words(parse_query(text))
-        where, params = self._filters(type_, tag, status, since)
+        where, params = filters(type_, tag, status, since)
         depth = max(self.tuning.depth, k * 8)
         rankings: dict[str, list[tuple[int, str, float]]] = {}
         vectors = mode != "fts" and self._vectors_usable() and bool(text.strip())
@@ -922,27 +858,6 @@ class Index:
             )
             self._inactive_cache = (generation, found)
         return self._inactive_cache[1]
-
-    def _filters(self, type_: Any, tag: Any, status: Any, since: str | None) -> tuple[str, list[Any]]:
-        conds: list[str] = []
-        params: list[Any] = []
-        types = _as_list(type_)
-        if types:
-            conds.append(f"p.type IN ({', '.join('?' * len(types))})")
-            params += types
-        tags = _as_list(tag)
-        if tags:
-            conds.append(f"p.path IN (SELECT page FROM page_tags WHERE tag IN ({', '.join('?' * len(tags))}))")
-            params += tags
-        statuses = _as_list(status)
-        if statuses:
-            conds.append(f"p.status IN ({', '.join('?' * len(statuses))})")
-            params += statuses
-        cutoff = parse_since(since)
-        if cutoff:
-            conds.append("COALESCE(p.updated, p.created, '') >= ?")
-            params.append(cutoff)
-        return (" AND ".join(conds) or "1"), params
 
     def _fts(self, query: Query, where: str, params: list[Any], depth: int) -> list[tuple[int, str, float]]:
         """The `depth` chunks best by bm25, best first.

@@ -5,6 +5,9 @@ text, never operators. Words are OR-ed (bm25 rewards pages that have more of the
 common words are dropped when anything else is left. An identifier (`ERR_CONN_RESET`,
 `src/auth/jwt.py`, `user.id`) is also matched as a phrase of its parts, so the exact
 identifier ranks above pages that merely share one of its parts.
+
+The filters of a search (type, tag, status, since) become an SQL condition on the pages
+(`p`), the same for every ranking.
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from wiki_memory.errors import WikiMemoryError
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 # A run of word characters joined by identifier punctuation: snake_case, dotted.names, paths.
@@ -86,3 +92,67 @@ def _scored_by(matching: str, scoring: Sequence[str]) -> str:
     if not scoring:
         return matching
     return f"{matching} OR (({matching}) AND ({' OR '.join(fts_quote(w) for w in scoring)}))"
+
+
+Filter = str | Sequence[str] | None  # one value, comma-separated values, or a list of them
+
+
+def filters(type_: Filter, tag: Filter, status: Filter, since: str | None) -> tuple[str, list[str]]:
+    """(SQL condition on the pages `p`, its parameters) for a search's filters: any of the
+    types, any of the tags, any of the statuses, updated (or created) since `since`; "1"
+    when there is none."""
+    conds: list[str] = []
+    params: list[str] = []
+    types = _as_list(type_)
+    if types:
+        conds.append(f"p.type IN ({', '.join('?' * len(types))})")
+        params += types
+    tags = _as_list(tag)
+    if tags:
+        conds.append(f"p.path IN (SELECT page FROM page_tags WHERE tag IN ({', '.join('?' * len(tags))}))")
+        params += tags
+    statuses = _as_list(status)
+    if statuses:
+        conds.append(f"p.status IN ({', '.join('?' * len(statuses))})")
+        params += statuses
+    cutoff = parse_since(since)
+    if cutoff:
+        conds.append("COALESCE(p.updated, p.created, '') >= ?")
+        params.append(cutoff)
+    return (" AND ".join(conds) or "1"), params
+
+
+_RELATIVE = re.compile(r"^(\d+)\s*([dwmyh])$")
+
+
+def parse_since(since: str | None) -> str | None:
+    """`7d`, `2w`, `3m`, `1y`, `12h` or an ISO date/time -> an ISO prefix to compare with."""
+    if since is None or not str(since).strip():
+        return None
+    value = str(since).strip()
+    m = _RELATIVE.match(value.lower())
+    if m:
+        n, unit = int(m.group(1)), m.group(2)
+        delta = {
+            "h": timedelta(hours=n),
+            "d": timedelta(days=n),
+            "w": timedelta(weeks=n),
+            "m": timedelta(days=30 * n),
+            "y": timedelta(days=365 * n),
+        }[unit]
+        return (datetime.now(timezone.utc) - delta).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise WikiMemoryError(f"--since {value!r}: give a date (2026-11-30), a time, or an age (7d, 2w)") from None
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(timezone.utc)
+    return parsed.strftime("%Y-%m-%dT%H:%M:%SZ") if "T" in value or " " in value else parsed.strftime("%Y-%m-%d")
+
+
+def _as_list(value: str | Sequence[str] | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return [str(v) for v in value if str(v).strip()]
