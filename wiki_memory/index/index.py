@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from wiki_memory.config import read_head
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.index import schema
+from wiki_memory.index.db import Database, Kept
 from wiki_memory.index.embed import Embedder
 from wiki_memory.index.links import Link, Resolver, page_keys, target_keys
 from wiki_memory.index.matrix import VectorMatrix
@@ -97,19 +98,18 @@ class Index:
         self._lock = threading.RLock()
         self._store: Store | None = None
         self._own_store = False
-        self._matrix_cache: tuple[Any, ...] | None = None
-        self._complete_at: str | None = None  # the generation at which no chunk lacked a vector
-        self._inactive_cache: tuple[str | None, bool] | None = None
-        self._total_cache: tuple[str | None, int] | None = None
-        # Chunk counts of query words at one generation: {word: (count, the cap it was counted to)}.
-        self._counts_cache: tuple[str | None, dict[str, tuple[int, int]]] | None = None
-        self.matrix_loads = 0  # how many times every vector was read from the file
-        self._names: tuple[str | None, Resolver] | None = None  # (generation, every page's names)
-        self.rebuilt: str | None = None
         try:
-            self.conn = self._open()
+            self.db = Database(self.path, self.tuning.chunk_words)
         except (sqlite3.Error, schema.IndexCorrupt, OSError) as e:
             raise WikiMemoryError(f"cannot open the search index {self.path}: {e}") from None
+        self._kept_matrix: Kept[VectorMatrix | None] = Kept(self.db)
+        self._complete: Kept[bool] = Kept(self.db)  # kept (True) when no chunk lacks a vector
+        self._inactive: Kept[bool] = Kept(self.db, survives_embedding=True)
+        self._total: Kept[int] = Kept(self.db, survives_embedding=True)
+        # Chunk counts of query words: {word: (count, the cap it was counted to)}.
+        self._counts: Kept[dict[str, tuple[int, int]]] = Kept(self.db, survives_embedding=True)
+        self._names: Kept[Resolver] = Kept(self.db, survives_embedding=True)  # every page's names
+        self.matrix_loads = 0  # how many times every vector was read from the file
 
     @classmethod
     def open(
@@ -123,40 +123,15 @@ class Index:
             settings = load_settings()
         return cls(project.index_path, project=project, embedder=embedder, settings=settings, tuning=tuning)
 
-    def _open(self) -> sqlite3.Connection:
-        conn, reason = schema.open_db(self.path)
-        self.rebuilt = reason
-        chunking = f"{self.tuning.chunk_words}"
-        row = conn.execute("SELECT value FROM meta WHERE key = 'chunking'").fetchone()
-        if row is None:
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('chunking', ?)", (chunking,))
-        elif row[0] != chunking:
-            # Chunks of another size: start over (derived data, rebuilt by the next sync).
-            conn.close()
-            schema.remove_files(self.path)
-            conn, _ = schema.open_db(self.path)
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('chunking', ?)", (chunking,))
-            self.rebuilt = f"chunk size changed to {chunking} words"
-        return conn
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The SQLite connection (a new one after the file was rebuilt)."""
+        return self.db.conn
 
-    def _reopen_fresh(self, why: str) -> None:
-        """The file broke under us: delete it, create it empty; the next sync refills it."""
-        try:
-            self.conn.close()
-        except sqlite3.Error:
-            pass
-        schema.remove_files(self.path)
-        self._forget_caches()
-        self.conn = self._open()
-        self.rebuilt = why
-
-    def _forget_caches(self) -> None:
-        self._matrix_cache = None
-        self._names = None
-        self._complete_at = None
-        self._inactive_cache = None
-        self._total_cache = None
-        self._counts_cache = None
+    @property
+    def rebuilt(self) -> str | None:
+        """Why the index file was rebuilt, if it was (it is refilled by the next sync)."""
+        return self.db.rebuilt
 
     def close(self) -> None:
         with self._lock:
@@ -164,10 +139,7 @@ class Index:
             if self._own_store and self._store is not None:
                 self._store.close()
             self._store = None
-            try:
-                self.conn.close()
-            except sqlite3.Error:
-                pass
+            self.db.close()
 
     def __enter__(self) -> Index:
         return self
@@ -175,25 +147,10 @@ class Index:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # Meta ----------------------------------------------------------------------------
-
-    def _meta(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
-
-    def _set_meta(self, key: str, value: str | None) -> None:
-        if value is None:
-            self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
-        else:
-            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
-
-    def _bump(self) -> None:
-        self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
-
     @property
     def head(self) -> str | None:
         """The store commit this index reflects (None before the first full sync)."""
-        return self._meta("head")
+        return self.db.head
 
     def stats(self) -> dict[str, object]:
         with self._lock:
@@ -273,7 +230,7 @@ class Index:
             except sqlite3.DatabaseError as e:
                 if not schema.is_damage(e):
                     raise
-                self._reopen_fresh(f"unreadable ({e})")
+                self.db.reopen_fresh(f"unreadable ({e})")
                 return
             if self.embedder.loaded:
                 self._embed_pending(pages=list(changes), deadline=time.monotonic() + EMBED_INLINE_S)
@@ -288,7 +245,7 @@ class Index:
                 ):
                     # Every other chunk had its vector before this commit: all have one now,
                     # and the next search need not count them (15 ms at 10,000 pages).
-                    self._complete_at = self._meta("generation")
+                    self._complete.put(True)
 
     def sync(
         self, store: Store | None = None, progress: Progress | None = None, *, embed: bool = True, full: bool = False
@@ -310,7 +267,7 @@ class Index:
             except sqlite3.DatabaseError as e:
                 if not schema.is_damage(e):
                     raise
-                self._reopen_fresh(f"unreadable ({e})")
+                self.db.reopen_fresh(f"unreadable ({e})")
                 stats = self._sync(store, SyncStats(rebuilt=self.rebuilt), progress, full)
             if embed:
                 stats.embedded = self._embed_pending(progress=progress)
@@ -326,7 +283,7 @@ class Index:
 
     def _sync(self, store: Store, stats: SyncStats, progress: Progress | None, full: bool) -> SyncStats:
         if full:
-            self._reopen_fresh("full reindex")
+            self.db.reopen_fresh("full reindex")
             stats.rebuilt = "full reindex"
         head = store.head()
         head_id = head.decode() if head else None
@@ -386,30 +343,24 @@ class Index:
         for start in range(0, max(total, 1), batch):
             part = items[start : start + batch]
             last = start + batch >= total
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                patch = total <= MATRIX_PATCH_PAGES and self._matrix_current()
-                names = self._current_names()
+            with self.db.transaction():
+                patch = total <= MATRIX_PATCH_PAGES and self._kept_matrix.valid()
+                names = self._names.get()
                 for path, blob in part:
                     if blob is None:
                         self._delete_page(path)
                     else:
-                        data = store.repo[blob.encode()].as_raw_string()  # type: ignore[union-attr]
+                        data = store.repo[blob.encode()].as_raw_string()
                         self._put_page(path, blob, data.decode("utf-8", errors="replace"), stats)
                 if last:
                     if changes:
                         resolver = self._resolve_links([path for path, _ in items], names)
-                        self._bump()
-                        self._names = (self._meta("generation"), resolver)
+                        self.db.bump()
+                        self._names.put(resolver)
                         if patch:
                             self._patch_matrix(pages=[path for path, _ in items])
                     if head is not None or always_set_head:
-                        self._set_meta("head", head)
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                self._forget_caches()  # they may hold what was just rolled back
-                raise
+                        self.db.set_meta("head", head)
             if progress is not None and total:
                 progress("index", min(start + batch, total), total)
 
@@ -568,26 +519,17 @@ class Index:
             part = rows[start : start + step]
             vectors = self.embedder.embed([embed_text(title, heading, text) for _, _, title, heading, text in part])
             dim = int(vectors.shape[1])
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                patch = self._matrix_current()
-                names = self._current_names()
+            with self.db.transaction():
+                patch = self._kept_matrix.valid()
                 # A chunk replaced while we embedded keeps its own (pending) state.
                 self.conn.executemany(
                     "INSERT OR REPLACE INTO vectors SELECT ?, ?, ?, ? WHERE EXISTS "
                     "(SELECT 1 FROM chunks WHERE id = ? AND hash = ?)",
                     [(cid, model, dim, vectors[i].tobytes(), cid, h) for i, (cid, h, *_rest) in enumerate(part)],
                 )
-                self._bump()
-                if names is not None:  # vectors changed, not pages: the names still hold
-                    self._names = (self._meta("generation"), names)
+                self.db.bump(embedding_only=True)  # vectors changed, not pages: names still hold
                 if patch:
                     self._patch_matrix(chunks=[cid for cid, *_rest in part])
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                self._forget_caches()  # they may hold what was just rolled back
-                raise
             done += len(part)
             if progress is not None:
                 progress("embed", done, len(rows))
@@ -597,10 +539,8 @@ class Index:
         """The vectors of the current model with their chunks and pages, cached in memory
         until the index's generation moves (another process's write moves it too); this
         process's own small writes patch it instead (see `_patch_matrix`)."""
-        generation = self._meta("generation")
-        key = (generation, self.embedder.name)
-        if self._matrix_cache is not None and self._matrix_cache[0] == key:
-            return self._matrix_cache[1]
+        if self._kept_matrix.valid():
+            return self._kept_matrix.value
         # `+v.model`: read the table in its own (chunk) order; the narrow (model, chunk)
         # index would add a lookup per row (470 ms instead of 240 at 40,000 chunks).
         rows = self.conn.execute(
@@ -609,20 +549,7 @@ class Index:
             (self.embedder.name,),
         ).fetchall()
         self.matrix_loads += 1
-        value = VectorMatrix.from_rows(rows)
-        self._matrix_cache = (key, value)
-        return value
-
-    def _current_names(self) -> Resolver | None:
-        """Every page's names as kept by this process, if no one wrote since (call inside a
-        transaction)."""
-        names = self._names
-        return names[1] if names is not None and names[0] == self._meta("generation") else None
-
-    def _matrix_current(self) -> bool:
-        """Is the cached matrix that of the index as it is now (call inside a transaction)?"""
-        cached = self._matrix_cache
-        return cached is not None and cached[0] == (self._meta("generation"), self.embedder.name)
+        return self._kept_matrix.put(VectorMatrix.from_rows(rows))
 
     def _patch_matrix(self, pages: Sequence[str] = (), chunks: Sequence[int] = ()) -> None:
         """Bring the cached matrix up to this transaction's writes: the rows of `pages`
@@ -632,8 +559,7 @@ class Index:
         Why: reading every vector again after each write took 250 ms at 10,000 pages
         (40,000 chunks), and an agent writes a page, then searches.
         """
-        assert self._matrix_cache is not None
-        value: VectorMatrix | None = self._matrix_cache[1]
+        value = self._kept_matrix.value
         model = self.embedder.name
         found: dict[int, tuple] = {}
         if pages:
@@ -658,7 +584,7 @@ class Index:
             if added is not None:
                 ids, vectors, owners, _ = added.view()
                 value.put(ids, vectors, owners)
-        self._matrix_cache = ((self._meta("generation"), self.embedder.name), value)
+        self._kept_matrix.put(value)
 
     # Search ---------------------------------------------------------------------------------
 
@@ -689,7 +615,7 @@ class Index:
             except sqlite3.DatabaseError as e:
                 if not schema.is_damage(e):
                     raise WikiMemoryError(f"the search index is busy or unavailable ({e}); try again") from None
-                self._reopen_fresh(f"unreadable ({e})")
+                self.db.reopen_fresh(f"unreadable ({e})")
                 return self._search(query, k, mode, type, tag, status, since, max_chars)
 
     def _search(
@@ -793,10 +719,7 @@ class Index:
 
         Kept until the index changes: an agent's queries keep coming back to its project's
         words, and a word in 20,000 chunks costs 1.7 ms to count."""
-        generation = self._meta("generation")
-        if self._counts_cache is None or self._counts_cache[0] != generation:
-            self._counts_cache = (generation, {})
-        known = self._counts_cache[1]
+        known = self._counts.value if self._counts.valid() else self._counts.put({})
         sql = "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
         counts = {}
         for w in words:
@@ -808,10 +731,9 @@ class Index:
         return counts
 
     def _chunk_total(self) -> int:
-        generation = self._meta("generation")
-        if self._total_cache is None or self._total_cache[0] != generation:
-            self._total_cache = (generation, self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
-        return self._total_cache[1]
+        if self._total.valid():
+            return self._total.value
+        return self._total.put(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
     def _vectors_usable(self) -> bool:
         if not self.embedder.available():
@@ -833,7 +755,7 @@ class Index:
 
     def _known_complete(self) -> bool:
         """Is every chunk known to have its vector at the index's current generation?"""
-        return self._complete_at == self._meta("generation")
+        return self._complete.get() is True
 
     def _catch_up_vectors(self, seconds: float) -> bool:
         """Embed pending chunks for about `seconds`; True while some are left."""
@@ -844,20 +766,18 @@ class Index:
         if pending:
             pending -= self._embed_pending(limit=PENDING_IN_SEARCH, deadline=time.monotonic() + seconds)
         if pending <= 0:
-            self._complete_at = self._meta("generation")
+            self._complete.put(True)
         return pending > 0
 
     def _has_inactive(self) -> bool:
-        generation = self._meta("generation")
-        if self._inactive_cache is None or self._inactive_cache[0] != generation:
-            found = (
-                self.conn.execute(
-                    f"SELECT 1 FROM pages WHERE status IN ({', '.join('?' * len(INACTIVE))}) LIMIT 1", INACTIVE
-                ).fetchone()
-                is not None
-            )
-            self._inactive_cache = (generation, found)
-        return self._inactive_cache[1]
+        if self._inactive.valid():
+            return self._inactive.value
+        return self._inactive.put(
+            self.conn.execute(
+                f"SELECT 1 FROM pages WHERE status IN ({', '.join('?' * len(INACTIVE))}) LIMIT 1", INACTIVE
+            ).fetchone()
+            is not None
+        )
 
     def _fts(self, query: Query, where: str, params: list[Any], depth: int) -> list[tuple[int, str, float]]:
         """The `depth` chunks best by bm25, best first.
