@@ -615,10 +615,9 @@ def test_a_word_in_most_pages_neither_breaks_nor_dominates_a_search(tmp_path, mo
 
 
 def test_common_words_leave_the_query_and_frequent_ones_only_score(tmp_path, monkeypatch):
-    """A word in over half the chunks leaves the query; in a big index (PRUNE_FROM chunks or
-    more, lowered here) a word in over PRUNE_SHARE of them only scores the matches a rarer
-    word makes, so a search costs what its selective words match."""
-    from wiki_memory.index import index as index_module
+    """A word in over half the chunks leaves the query; in a big index (Tuning.prune_from
+    chunks or more, lowered here) a word in over Tuning.prune_share of them only scores the
+    matches a rarer word makes, so a search costs what its selective words match."""
     from wiki_memory.index.query import parse_query
 
     def words_of(i: int) -> list[str]:
@@ -632,33 +631,35 @@ def test_common_words_leave_the_query_and_frequent_ones_only_score(tmp_path, mon
     pages = [(f"Note {i}", "note", f"The {' and '.join(words_of(i))} of this one.", []) for i in range(400)]
     store = make_store(tmp_path, pages)
     monkeypatch.setattr(embed_module, "_warned", set())
+    no_model = Embedder(path=str(tmp_path / "no-model"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelUnavailableWarning)
-        idx = Index.open(project_for_store(store.root), embedder=Embedder(path=str(tmp_path / "no-model")))
+        idx = Index.open(project_for_store(store.root), embedder=no_model)
         idx.sync(store)
     holding = {w: {f"notes/note-{i}.md" for i in range(400) if w in words_of(i)} for w in ("canary", "zebrafish")}
     query = parse_query("service canary zebrafish")
 
     # A small index: "service" (every chunk) leaves; canary and zebrafish both make matches.
-    small = idx._without_common_words(query)
+    small = idx.ranker.without_common_words(query)
     assert (small.words, small.scoring) == (("canary", "zebrafish"), ())
     found = set(paths(idx.search(query.text, k=200, mode="fts")))
     assert found == holding["canary"] | holding["zebrafish"]
 
+    idx.close()
+
     # A big one: zebrafish (50 chunks) makes the matches; canary (100) and service only score.
-    monkeypatch.setattr(index_module, "PRUNE_FROM", 100)
-    monkeypatch.setattr(index_module, "PRUNE_SHARE", 0.15)
-    big = idx._without_common_words(query)
+    idx = Index.open(project_for_store(store.root), embedder=no_model, tuning=Tuning(prune_from=100, prune_share=0.15))
+    big = idx.ranker.without_common_words(query)
     assert (big.words, set(big.scoring)) == (("zebrafish",), {"service", "canary"})
     ranked = paths(idx.search(query.text, k=200, mode="fts"))
     assert set(ranked) == holding["zebrafish"]
     assert set(ranked[:25]) == holding["zebrafish"] & holding["canary"]  # canary still counts
     # Every word frequent: they all make matches, less the one in most chunks.
-    every = idx._without_common_words(parse_query("service canary"))
+    every = idx.ranker.without_common_words(parse_query("service canary"))
     assert (every.words, every.scoring) == (("canary",), ())
     assert set(paths(idx.search("service canary", k=200, mode="fts"))) == holding["canary"]
     # The rarer words too rare to be the only ones making matches (3 chunks): the same.
-    rare = idx._without_common_words(parse_query("service narwhal canary"))
+    rare = idx.ranker.without_common_words(parse_query("service narwhal canary"))
     assert (rare.words, rare.scoring) == (("narwhal", "canary"), ())
     idx.close()
 
@@ -670,7 +671,6 @@ def test_a_query_of_frequent_words_ranks_the_rows_holding_them_all_first(tmp_pat
     every row holding any of them when they are too few."""
     from dataclasses import replace
 
-    from wiki_memory.index import index as index_module
     from wiki_memory.index.query import parse_query
 
     every = {"omega": 2, "alpha": 4, "beta": 5, "gamma": 6, "delta": 7}  # a word in the pages i % n == 0
@@ -687,28 +687,28 @@ def test_a_query_of_frequent_words_ranks_the_rows_holding_them_all_first(tmp_pat
         idx = Index.open(
             project_for_store(store.root),
             embedder=Embedder(path=str(tmp_path / "no-model")),
-            tuning=Tuning(depth=8),
-        )  # rankings 8 deep for k=1, 16 for k=2
+            # Rankings 8 deep for k=1, 16 for k=2; every word above but zebra is frequent (> 40 chunks).
+            tuning=Tuning(depth=8, prune_from=100, prune_share=0.1),
+        )
         idx.sync(store)
-    monkeypatch.setattr(index_module, "PRUNE_FROM", 100)
-    monkeypatch.setattr(index_module, "PRUNE_SHARE", 0.1)  # every word above but zebra is frequent (> 40 chunks)
+    # Which FTS5 expressions the searches rank, through the ranker's public steps.
     ranked: list[str] = []
-    plain_ranked = idx._ranked
+    plain_ranked = idx.ranker.ranked
     monkeypatch.setattr(
-        idx, "_ranked", lambda expression, *a: ranked.append(expression) or plain_ranked(expression, *a)
+        idx.ranker, "ranked", lambda expression, *a: ranked.append(expression) or plain_ranked(expression, *a)
     )
-    plain_words = idx._without_common_words
+    plain_words = idx.ranker.without_common_words
 
     def search_any_word(text: str, k: int) -> list[str]:
-        monkeypatch.setattr(idx, "_without_common_words", lambda q: replace(plain_words(q), every_first=()))
+        monkeypatch.setattr(idx.ranker, "without_common_words", lambda q: replace(plain_words(q), every_first=()))
         try:
             return paths(idx.search(text, k=k, mode="fts"))
         finally:
-            monkeypatch.setattr(idx, "_without_common_words", plain_words)
+            monkeypatch.setattr(idx.ranker, "without_common_words", plain_words)
 
     # 20 pages hold alpha and beta: enough for rankings 8 and 16 deep; omega (half the
     # chunks) only scores them.
-    assert idx._without_common_words(parse_query("alpha beta omega")).every_first == ("alpha", "beta")
+    assert idx.ranker.without_common_words(parse_query("alpha beta omega")).every_first == ("alpha", "beta")
     for k in (1, 2):
         ranked.clear()
         found = paths(idx.search("alpha beta omega", k=k, mode="fts"))
@@ -730,7 +730,7 @@ def test_a_query_of_frequent_words_ranks_the_rows_holding_them_all_first(tmp_pat
     assert ranked[0] == '"alpha beta" AND "alpha" AND "beta" OR (("alpha beta" AND "alpha" AND "beta") AND ("omega"))'
     assert len(ranked) == 2 and found == search_any_word("alpha-beta omega", 1)
     # A rare word among them makes the matches, as before.
-    assert idx._without_common_words(parse_query("alpha beta zebra")).every_first == ()
+    assert idx.ranker.without_common_words(parse_query("alpha beta zebra")).every_first == ()
     idx.close()
 
 
@@ -748,21 +748,21 @@ def test_word_counts_are_kept_until_the_index_changes(tmp_path, monkeypatch):
     counted: list[str] = []
     idx.conn.set_trace_callback(lambda sql: counted.append(sql) if "LIMIT" in sql and "MATCH" in sql else None)
 
-    assert idx._chunk_counts(["kestrel"], 2) == {"kestrel": 2}  # stopped at the cap
-    assert idx._chunk_counts(["kestrel"], 1) == {"kestrel": 1}
+    assert idx.ranker.chunk_counts(["kestrel"], 2) == {"kestrel": 2}  # stopped at the cap
+    assert idx.ranker.chunk_counts(["kestrel"], 1) == {"kestrel": 1}
     assert len(counted) == 1
-    assert idx._chunk_counts(["kestrel"], 100) == {"kestrel": 3}  # counted on
-    assert idx._chunk_counts(["kestrel"], 50) == {"kestrel": 3}
+    assert idx.ranker.chunk_counts(["kestrel"], 100) == {"kestrel": 3}  # counted on
+    assert idx.ranker.chunk_counts(["kestrel"], 50) == {"kestrel": 3}
     assert len(counted) == 2
 
     store.write(Page.new("Kestrel sighting", "note", "A kestrel over the build farm."), AGENT)
-    assert idx._chunk_counts(["kestrel"], 100) == {"kestrel": 4}
+    assert idx.ranker.chunk_counts(["kestrel"], 100) == {"kestrel": 4}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelUnavailableWarning)
         with Index.open(project_for_store(store.root), embedder=no_model) as other:
             other.attach(store)
             store.write(Page.new("Second kestrel", "note", "Another kestrel."), AGENT)
-    assert idx._chunk_counts(["kestrel"], 100) == {"kestrel": 5}
+    assert idx.ranker.chunk_counts(["kestrel"], 100) == {"kestrel": 5}
     assert len(counted) == 4
     idx.close()
 

@@ -10,7 +10,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +20,8 @@ from wiki_memory.index.db import Database, Kept
 from wiki_memory.index.embed import Embedder
 from wiki_memory.index.links import Link, Resolver, page_keys, target_keys
 from wiki_memory.index.matrix import VectorMatrix
-from wiki_memory.index.query import Query, filters, fts_expression, fts_quote, parse_query
+from wiki_memory.index.query import filters, parse_query
+from wiki_memory.index.ranking import Candidate, Fused, Ranker
 from wiki_memory.index.results import PageMeta, SearchResult, SyncStats
 from wiki_memory.index.tuning import DEFAULT_TUNING, Tuning
 
@@ -30,14 +30,9 @@ if TYPE_CHECKING:
     from wiki_memory.store import Store
 
 MODES = ("hybrid", "fts", "vector")
-INACTIVE = ("superseded", "archived")
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
-# In an index of PRUNE_FROM chunks or more, words in more than PRUNE_SHARE of them only
-# score matches that a rarer word of the query made (see _without_common_words).
-PRUNE_FROM = 5000
-PRUNE_SHARE = 0.05
 # Chunks embedded inside one search at most, and the time a search or a write spends
 # embedding before it returns: a backlog (an import, a pull) or a huge page is caught up
 # over several searches or by `reindex`, never one long wait (256 chunks took 20 s on one
@@ -104,10 +99,7 @@ class Index:
             raise WikiMemoryError(f"cannot open the search index {self.path}: {e}") from None
         self._kept_matrix: Kept[VectorMatrix | None] = Kept(self.db)
         self._complete: Kept[bool] = Kept(self.db)  # kept (True) when no chunk lacks a vector
-        self._inactive: Kept[bool] = Kept(self.db, survives_embedding=True)
-        self._total: Kept[int] = Kept(self.db, survives_embedding=True)
-        # Chunk counts of query words: {word: (count, the cap it was counted to)}.
-        self._counts: Kept[dict[str, tuple[int, int]]] = Kept(self.db, survives_embedding=True)
+        self.ranker = Ranker(self.db, self.tuning)
         self._names: Kept[Resolver] = Kept(self.db, survives_embedding=True)  # every page's names
         self.matrix_loads = 0  # how many times every vector was read from the file
 
@@ -622,7 +614,7 @@ class Index:
         self, text: str, k: int, mode: str, type_: Any, tag: Any, status: Any, since: str | None, max_chars: int | None
     ) -> list[SearchResult]:
         self._catch_up()
-        query = self._without_common_words(parse_query(text))
+        query = self.ranker.without_common_words(parse_query(text))
         where, params = filters(type_, tag, status, since)
         depth = max(self.tuning.depth, k * 8)
         rankings: dict[str, list[tuple[int, str, float]]] = {}
@@ -632,108 +624,15 @@ class Index:
         # 24-27 ms side by side on 2 cores.
         query_vector = _in_background(self.embedder.embed_query, text) if vectors and mode == "hybrid" else None
         if mode != "vector" or not vectors:
-            rankings["fts"] = self._fts(query, where, params, depth)
+            rankings["fts"] = self.ranker.fts(query, where, params, depth)
         vector_weight = self.tuning.vector_weight
         if vectors:
             vector = query_vector.result() if query_vector is not None else self.embedder.embed_query(text)
-            rankings["vector"] = self._vector(vector, where, params, depth)
+            rankings["vector"] = self.ranker.vector(self._matrix(), vector, where, params, depth)
             if "fts" in rankings:
-                vector_weight = self._vector_weight(query, rankings["fts"])
-        return self._results(self._fuse(rankings, vector_weight), k, max_chars)
-
-    def _vector_weight(self, query: Query, fts: list[tuple[int, str, float]]) -> float:
-        """How much to trust meaning for this query: little when the best word match holds
-        all the query's words, more as it holds fewer (a paraphrase shares few words with
-        its page). Words are compared as the FTS5 tokenizer stems them."""
-        t = self.tuning
-        if t.vector_weight_max <= t.vector_weight:
-            return t.vector_weight
-        phrases = [" ".join(p) for p in query.phrases]
-        words = [w for w in query.words if not any(w in p for p in query.phrases)]
-        if not fts or not (phrases or words):
-            return t.vector_weight_max
-        row = self.conn.execute("SELECT title, heading, text FROM chunks_fts WHERE rowid = ?", (fts[0][0],)).fetchone()
-        chunk, *terms = self._tokens([" ".join(row or ())] + phrases + words)
-        present = set(chunk)
-        matched = sum(1 for term in terms if term and all(stem in present for stem in term))
-        coverage = matched / len(terms)
-        return t.vector_weight + (t.vector_weight_max - t.vector_weight) * (1.0 - coverage)
-
-    def _tokens(self, texts: Sequence[str]) -> list[list[str]]:
-        """Each text as the FTS5 tokenizer (porter unicode61) indexes it: its terms in order."""
-        c = self.conn
-        c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_words USING fts5(x, tokenize='porter unicode61')")
-        c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_words_v USING fts5vocab(temp, wm_words, 'instance')")
-        c.executemany("INSERT INTO temp.wm_words(rowid, x) VALUES (?, ?)", [(i + 1, t) for i, t in enumerate(texts)])
-        found: dict[int, list[tuple[int, str]]] = {}
-        for term, doc, offset in c.execute("SELECT term, doc, offset FROM temp.wm_words_v"):
-            found.setdefault(doc, []).append((offset, term))
-        c.execute("DELETE FROM temp.wm_words")
-        return [[term for _, term in sorted(found.get(i + 1, []))] for i in range(len(texts))]
-
-    def _without_common_words(self, query: Query) -> Query:
-        """The query less its words found in more than half of all chunks; in a big index,
-        its frequent words only score the matches its rarer words make.
-
-        Why: bm25 gives a word in most chunks no weight (FTS5 clamps its negative idf), yet
-        OR-ed in it makes nearly every chunk a match to score: the cost grows with the wiki,
-        the ranking does not change. A project's own name or a word in every template is one.
-        """
-        if len(query.words) < 2 and not (query.words and query.phrases):
-            return query
-        total = self._chunk_total()
-        if total < 50:
-            return query
-        big = total >= PRUNE_FROM
-        half = total // 2 + 1
-        # Counting stops at the threshold that matters (a word in 20,000 chunks costs 1.7 ms
-        # to count, stopping at 5% 0.3 ms): in a big index, past PRUNE_SHARE.
-        cap = int(total * PRUNE_SHARE) + 1 if big else half
-        df = self._chunk_counts(query.words, cap)
-        # Trigger: a big wiki (over PRUNE_FROM chunks) and a query mixing rare and frequent words.
-        # Why: rows holding only frequent words rarely reach the top, yet scoring them is
-        # most of the cost; they still count toward the score of the rows kept.
-        frequent = [w for w in query.words if df[w] >= cap] if big else []
-        selective = [w for w in query.words if w not in frequent]
-        all_frequent = big and not selective
-        if not selective or (not query.phrases and sum(df[w] for w in selective) < 20):
-            if frequent:
-                # Every word will make matches: count the frequent ones on, to find those in
-                # most chunks, which leave (below). Scoring only, they could stay.
-                df.update(self._chunk_counts(frequent, half))
-            selective, frequent = list(query.words), []
-        useless = {w for w, n in df.items() if n * 2 > total}
-        selective = [w for w in selective if w not in useless] or list(query.words)
-        frequent = [w for w in frequent if w not in useless]
-        # Every word frequent: the rows holding the identifiers and all the words that weigh in
-        # bm25 (in a quarter of the chunks at most) are ranked first (see _fts). A word in more
-        # scores little, and a row lacking it can outrank one that has it by being shorter.
-        every_first = tuple(w for w in selective if df[w] * 4 <= total) if all_frequent else ()
-        every_first = every_first if len(every_first) + len(query.phrases) > 1 else ()
-        if len(selective) == len(query.words) and not every_first:
-            return query
-        return replace(query, words=tuple(selective), scoring=tuple(frequent), every_first=every_first)
-
-    def _chunk_counts(self, words: Sequence[str], cap: int) -> dict[str, int]:
-        """How many chunks hold each word (as FTS5 stems and matches it), counted up to `cap`.
-
-        Kept until the index changes: an agent's queries keep coming back to its project's
-        words, and a word in 20,000 chunks costs 1.7 ms to count."""
-        known = self._counts.value if self._counts.valid() else self._counts.put({})
-        sql = "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
-        counts = {}
-        for w in words:
-            n, counted_to = known.get(w, (0, 0))
-            if n >= counted_to and counted_to < cap:  # not counted, or stopped short of `cap`
-                n = self.conn.execute(sql, (fts_quote(w), cap)).fetchone()[0]
-                known[w] = (n, cap)
-            counts[w] = min(n, cap)
-        return counts
-
-    def _chunk_total(self) -> int:
-        if self._total.valid():
-            return self._total.value
-        return self._total.put(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+                vector_weight = self.ranker.vector_weight(query, rankings["fts"])
+        fused = self.ranker.fuse(rankings, vector_weight)
+        return self._results(self.ranker.top(fused, k), fused, max_chars)
 
     def _vectors_usable(self) -> bool:
         if not self.embedder.available():
@@ -769,145 +668,10 @@ class Index:
             self._complete.put(True)
         return pending > 0
 
-    def _has_inactive(self) -> bool:
-        if self._inactive.valid():
-            return self._inactive.value
-        return self._inactive.put(
-            self.conn.execute(
-                f"SELECT 1 FROM pages WHERE status IN ({', '.join('?' * len(INACTIVE))}) LIMIT 1", INACTIVE
-            ).fetchone()
-            is not None
-        )
-
-    def _fts(self, query: Query, where: str, params: list[Any], depth: int) -> list[tuple[int, str, float]]:
-        """The `depth` chunks best by bm25, best first.
-
-        A query whose every word is frequent ranks the rows holding all of them first (those
-        of `every_first`), and the rows holding any of them only when those are fewer than
-        `depth`. Why: bm25 costs FTS5 ~3 us a matching row, and such a query matches a fifth
-        of a big wiki. At 10,000 pages (scripts/bench_mcp.py, "redis cache times out under
-        load"): 8,000 rows, 23 ms; those with every word, 3.5 ms. The top 8 were the same
-        (pages, order, snippets) for all 550 queries compared on the two benchmark wikis.
-        """
-        if query.every_first:
-            rows = self._ranked(fts_expression(query, first=True), where, params, depth)
-            if len(rows) >= depth:
-                return rows
-        return self._ranked(fts_expression(query), where, params, depth)
-
-    def _ranked(
-        self, expression: str | None, where: str, params: list[Any], depth: int
-    ) -> list[tuple[int, str, float]]:
-        if expression is None:
+    def _results(self, scored: list[Candidate], fused: Fused, max_chars: int | None) -> list[SearchResult]:
+        if not scored:
             return []
-        t = self.tuning
-        if where == "1":
-            # No filter: rank inside FTS5 first, join only the rows kept (30% faster).
-            sql = (
-                "SELECT f.id, c.page, f.s FROM (SELECT rowid AS id, -bm25(chunks_fts, ?, ?, ?) AS s "
-                "FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?) f "
-                "JOIN chunks c ON c.id = f.id ORDER BY f.s DESC"
-            )
-            return self.conn.execute(
-                sql, [t.title_weight, t.heading_weight, t.text_weight, expression, depth]
-            ).fetchall()
-        sql = (
-            f"SELECT f.rowid, c.page, -bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts f "
-            f"JOIN chunks c ON c.id = f.rowid JOIN pages p ON p.path = c.page "
-            f"WHERE chunks_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?"
-        )
-        return self.conn.execute(
-            sql, [t.title_weight, t.heading_weight, t.text_weight, expression, *params, depth]
-        ).fetchall()
-
-    def _vector(self, query: Any, where: str, params: list[Any], depth: int) -> list[tuple[int, str, float]]:
-        """The chunks nearest to `query` (the query's unit vector), best first."""
-        import numpy as np
-
-        loaded = self._matrix()
-        if loaded is None:
-            return []
-        ids, matrix, pages, alive = loaded.view()
-        scores = matrix @ query
-        if alive is not None:  # rows of pages rewritten or deleted since the matrix was read
-            scores[~alive] = -np.inf
-        if where != "1":
-            allowed = np.fromiter(
-                (
-                    r[0]
-                    for r in self.conn.execute(
-                        f"SELECT c.id FROM chunks c JOIN pages p ON p.path = c.page WHERE {where}", params
-                    )
-                ),
-                dtype=np.int64,
-            )
-            scores = np.where(np.isin(ids, allowed), scores, -np.inf)
-        n = min(depth, len(scores))
-        top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
-        top = top[np.lexsort((ids[top], -scores[top]))]  # ties: by chunk id, whatever the rows' order
-        top = top[np.isfinite(scores[top])]
-        return list(zip(ids[top].tolist(), [pages[i] for i in top.tolist()], scores[top].tolist(), strict=False))
-
-    def _fuse(
-        self, rankings: dict[str, list[tuple[int, str, float]]], vector_weight: float | None = None
-    ) -> tuple[list[tuple[str, float, tuple[str, ...]]], dict[int, float], dict[str, list[int]]]:
-        """Reciprocal rank fusion at page level.
-
-        Returns (pages as (path, score, retrievers), fused chunk scores, each page's chunks best
-        first). A page's rank in each ranking is the rank of its best chunk among distinct pages.
-        """
-        t = self.tuning
-        weights = {"fts": t.fts_weight, "vector": t.vector_weight if vector_weight is None else vector_weight}
-        page_score: dict[str, float] = {}
-        chunk_score: dict[int, float] = {}
-        chunks_of: dict[str, list[int]] = {}
-        found_by: dict[str, list[str]] = {}
-        rrf_k = t.rrf_k
-        for name, ranking in rankings.items():
-            w = weights[name] if len(rankings) > 1 else 1.0
-            seen_pages: set[str] = set()  # a page's rank is its best chunk's among distinct pages
-            for rank, (chunk_id, page, _score) in enumerate(ranking, start=rrf_k + 1):
-                add = w / rank
-                if chunk_id in chunk_score:
-                    chunk_score[chunk_id] += add
-                else:
-                    chunk_score[chunk_id] = add
-                    chunks_of.setdefault(page, []).append(chunk_id)
-                if page not in seen_pages:
-                    seen_pages.add(page)
-                    page_score[page] = page_score.get(page, 0.0) + w / (rrf_k + len(seen_pages))
-                    found_by.setdefault(page, []).append(name)
-        # Each page's chunks are ordered later, for the pages shown only.
-        ranked = [(page, score, tuple(found_by[page])) for page, score in page_score.items()]
-        return ranked, chunk_score, chunks_of
-
-    def _results(
-        self,
-        fused: tuple[list[tuple[str, float, tuple[str, ...]]], dict[int, float], dict[str, list[int]]],
-        k: int,
-        max_chars: int | None,
-    ) -> list[SearchResult]:
-        ranked, chunk_score, chunks_of = fused
-        if not ranked:
-            return []
-        # Statuses of every candidate (the demotion can reorder them), details of the top k only.
-        inactive = (
-            {
-                row[0]
-                for row in self.conn.execute(
-                    f"SELECT path FROM pages WHERE status IN ({', '.join('?' * len(INACTIVE))})", INACTIVE
-                )
-            }
-            if self._has_inactive()
-            else set()
-        )
-        scored = []
-        for page, score, retrievers in ranked:
-            if page in inactive:
-                score *= self.tuning.inactive_factor
-            scored.append((score, page, retrievers))
-        scored.sort(key=lambda r: (-r[0], r[1]))
-        scored = scored[:k]
+        chunk_score, chunks_of = fused.chunk_score, fused.chunks_of
         pages = {}
         rows = self.conn.execute(
             f"SELECT path, id, title, type, tags, status, created, updated FROM pages "

@@ -45,7 +45,7 @@ class Query:
     # Frequent words that score the matches but do not make matches on their own (big wikis).
     scoring: tuple[str, ...] = ()
     # Every word is frequent (big wikis): first rank the rows holding all of these and the
-    # identifiers (see Index._fts).
+    # identifiers (see ranking.Ranker.fts).
     every_first: tuple[str, ...] = ()
 
     @property
