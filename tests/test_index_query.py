@@ -8,8 +8,7 @@ import sqlite3
 import pytest
 
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.index import parse_since
-from wiki_memory.index.index import cut
+from wiki_memory.index import cut, parse_since
 from wiki_memory.index.links import Resolver
 from wiki_memory.index.query import fts_expression, parse_query
 

@@ -15,6 +15,7 @@ from wiki_memory.index.index import MODES, Index, embed_text
 from wiki_memory.index.links import Link
 from wiki_memory.index.query import parse_since
 from wiki_memory.index.results import PageMeta, SearchResult, SyncStats
+from wiki_memory.index.snippets import cut
 from wiki_memory.index.tuning import Tuning
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "SearchResult",
     "SyncStats",
     "Tuning",
+    "cut",
     "embed_text",
     "parse_since",
     "read_head",

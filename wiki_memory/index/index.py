@@ -15,14 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from wiki_memory.config import read_head
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.index import schema
+from wiki_memory.index import schema, snippets
 from wiki_memory.index.db import Database, Kept
 from wiki_memory.index.embed import Embedder
 from wiki_memory.index.links import Link, Resolver, page_keys, target_keys
 from wiki_memory.index.matrix import VectorMatrix
 from wiki_memory.index.query import filters, parse_query
-from wiki_memory.index.ranking import Candidate, Fused, Ranker
+from wiki_memory.index.ranking import Ranker
 from wiki_memory.index.results import PageMeta, SearchResult, SyncStats
+from wiki_memory.index.snippets import cut as cut  # re-exported: cli/search.py imports it from here
 from wiki_memory.index.tuning import DEFAULT_TUNING, Tuning
 
 if TYPE_CHECKING:
@@ -632,7 +633,7 @@ class Index:
             if "fts" in rankings:
                 vector_weight = self.ranker.vector_weight(query, rankings["fts"])
         fused = self.ranker.fuse(rankings, vector_weight)
-        return self._results(self.ranker.top(fused, k), fused, max_chars)
+        return snippets.results(self.conn, self.ranker.top(fused, k), fused, self.tuning, max_chars)
 
     def _vectors_usable(self) -> bool:
         if not self.embedder.available():
@@ -667,111 +668,6 @@ class Index:
         if pending <= 0:
             self._complete.put(True)
         return pending > 0
-
-    def _results(self, scored: list[Candidate], fused: Fused, max_chars: int | None) -> list[SearchResult]:
-        if not scored:
-            return []
-        chunk_score, chunks_of = fused.chunk_score, fused.chunks_of
-        pages = {}
-        rows = self.conn.execute(
-            f"SELECT path, id, title, type, tags, status, created, updated FROM pages "
-            f"WHERE path IN ({', '.join('?' * len(scored))})",
-            [r[1] for r in scored],
-        )
-        for path, pid, title, ptype, tags, status, created, updated in rows:
-            pages[path] = (pid, title, ptype, tuple(json.loads(tags or "[]")), status, created, updated)
-        scored = [r for r in scored if r[1] in pages]
-        chunks: dict[str, list[tuple]] = {}
-        for row in self.conn.execute(
-            f"SELECT page, id, ordinal, heading, text FROM chunks WHERE page IN "
-            f"({', '.join('?' * len(scored))}) ORDER BY page, ordinal",
-            [r[1] for r in scored],
-        ):
-            chunks.setdefault(row[0], []).append(row[1:])
-        results: list[SearchResult] = []
-        budget = max_chars
-        for rank, (score, page, retrievers) in enumerate(scored):
-            pid, title, ptype, tags, status, created, updated = pages[page]
-            chunk_ids = sorted(chunks_of[page], key=lambda c: -chunk_score[c])
-            want = self.tuning.context_words if rank == 0 else self.tuning.other_words
-            heading, ordinal, snippet = self._snippet(chunks[page], chunk_ids, chunk_score, want)
-            if budget is not None:
-                if budget <= 0:
-                    break
-                if len(snippet) > budget:
-                    if results and budget < 200:
-                        break
-                    snippet = cut(snippet, budget)
-                budget -= len(snippet)
-            results.append(
-                SearchResult(
-                    page,
-                    title,
-                    ptype,
-                    heading,
-                    snippet,
-                    score,
-                    retrievers,
-                    tags,
-                    status,
-                    updated,
-                    created,
-                    pid,
-                    ordinal,
-                )
-            )
-        return results
-
-    def _snippet(
-        self, rows: list[tuple], chunk_ids: list[int], chunk_score: dict[int, float], want: int
-    ) -> tuple[str, int, str]:
-        """(heading, ordinal, text) of a page's best passage: its best chunk, grown with its
-        neighbours while shorter than `want` words, then further well-ranked chunks of the page
-        (`passages`, each within `passage_ratio` of the best score), joined by an ellipsis.
-        `rows` are the page's chunks as (id, ordinal, heading, text).
-
-        The first result gets long passages (`context_words`), the others short ones
-        (`other_words`). Why: on LoCoMo a budget of 500 words held only four or five pages,
-        and the turn a question needed was often in the sixth page's snippet, or in what the
-        second page's padding pushed out; evidence recall within 500 words rose from 0.708 to
-        0.758 on the held-out conversations (multi-hop 0.417 -> 0.438).
-        """
-        t = self.tuning
-        by_id = {r[0]: r for r in rows}
-        by_ordinal = {r[1]: r for r in rows}
-        best = chunk_ids[0]
-        _, ordinal, heading, _ = by_id[best]
-        used: set[int] = set()
-        parts: list[str] = []
-        for n, chunk_id in enumerate(chunk_ids[: max(t.passages, 1)]):
-            if chunk_id not in by_id or by_id[chunk_id][1] in used:
-                continue
-            if n and chunk_score[chunk_id] < t.passage_ratio * chunk_score[best]:
-                break
-            span = self._grow(by_id[chunk_id][1], by_ordinal, used, want)
-            used.update(span)
-            parts.append("\n\n".join(by_ordinal[o][3] for o in span))
-        return heading, ordinal, "\n…\n".join(parts)
-
-    def _grow(self, ordinal: int, by_ordinal: dict[int, tuple], used: set[int], want: int) -> list[int]:
-        """The ordinals of a chunk and, while shorter than `want` words, its nearest
-        neighbours under the same heading (before and after, alternately)."""
-        heading = by_ordinal[ordinal][2]
-        span = [ordinal]
-        words = len(by_ordinal[ordinal][3].split())
-        step = 1
-        while words < want and step <= 8:
-            grew = False
-            for o in (ordinal - step, ordinal + step):
-                row = by_ordinal.get(o)
-                if row is not None and row[2] == heading and o not in used and words < want:
-                    span.append(o)
-                    words += len(row[3].split())
-                    grew = True
-            if not grew:
-                break
-            step += 1
-        return sorted(span)
 
     # Links -----------------------------------------------------------------------------------
 
@@ -828,18 +724,3 @@ class Index:
                         path, pid, title, ptype, status or "active", tuple(json.loads(tags or "[]")), created, updated
                     )
         return found
-
-
-def cut(text: str, limit: int) -> str:
-    """`text` shortened to at most `limit` characters, at a line or word boundary."""
-    if len(text) <= limit:
-        return text
-    if limit <= 1:
-        return text[: max(limit, 0)]
-    head = text[: limit - 1]
-    for sep in ("\n", " "):
-        at = head.rfind(sep)
-        if at >= limit // 2:
-            head = head[:at]
-            break
-    return head.rstrip() + "…"
