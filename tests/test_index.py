@@ -240,8 +240,8 @@ def test_a_write_that_embeds_all_it_wrote_keeps_the_index_known_complete(tmp_pat
     idx.sync(store)
     idx.search("warm up")
     counted = []
-    original = Index.pending_count
-    monkeypatch.setattr(Index, "pending_count", lambda self: counted.append(1) or original(self))
+    original = idx.vectors.pending_count
+    monkeypatch.setattr(idx.vectors, "pending_count", lambda: counted.append(1) or original())
     store.write(Page.new("Small note", "note", "The staging host is zanzibar."), AGENT)
     assert paths(idx.search("staging host zanzibar", k=1)) == ["notes/small-note.md"]
     assert counted == []

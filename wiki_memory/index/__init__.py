@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from wiki_memory.config import read_head
 from wiki_memory.index.embed import DEFAULT_MODEL, Embedder, ModelUnavailableWarning
-from wiki_memory.index.index import MODES, Index, embed_text
+from wiki_memory.index.index import MODES, Index
 from wiki_memory.index.links import Link
 from wiki_memory.index.query import parse_since
 from wiki_memory.index.results import PageMeta, SearchResult, SyncStats
 from wiki_memory.index.snippets import cut
 from wiki_memory.index.tuning import Tuning
+from wiki_memory.index.vectors import embed_text
 
 __all__ = [
     "DEFAULT_MODEL",

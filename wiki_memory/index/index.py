@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import sys
@@ -19,32 +18,26 @@ from wiki_memory.index import schema, snippets
 from wiki_memory.index.db import Database, Kept
 from wiki_memory.index.embed import Embedder
 from wiki_memory.index.links import Link, Resolver, page_keys, target_keys
-from wiki_memory.index.matrix import VectorMatrix
 from wiki_memory.index.query import filters, parse_query
 from wiki_memory.index.ranking import Ranker
-from wiki_memory.index.results import PageMeta, SearchResult, SyncStats
+from wiki_memory.index.results import PageMeta, Progress, SearchResult, SyncStats
 from wiki_memory.index.snippets import cut as cut  # re-exported: cli/search.py imports it from here
 from wiki_memory.index.tuning import DEFAULT_TUNING, Tuning
+from wiki_memory.index.vectors import Vectors, embed_text, text_hash
 
 if TYPE_CHECKING:
     from wiki_memory.config import Project
     from wiki_memory.store import Store
 
 MODES = ("hybrid", "fts", "vector")
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
-# Chunks embedded inside one search at most, and the time a search or a write spends
-# embedding before it returns: a backlog (an import, a pull) or a huge page is caught up
-# over several searches or by `reindex`, never one long wait (256 chunks took 20 s on one
-# thread here, a 2 MB page would take minutes; what is left is still found by its words).
-PENDING_IN_SEARCH = 256
+# The time a search or a write spends embedding before it returns (one batch at least):
+# a backlog (an import, a pull) or a huge page is caught up over several searches or by
+# `reindex`, never one long wait (a 2 MB page would take minutes).
 EMBED_INLINE_S = 1.0
 # A write of at most this many pages patches the cached vector matrix; more reload it.
 MATRIX_PATCH_PAGES = 50
-# Where chunk `c` has no vector for the model given as the parameter.
-NO_VECTOR = "NOT EXISTS (SELECT 1 FROM vectors v INDEXED BY vectors_by_model WHERE v.model = ? AND v.chunk = c.id)"
-
 
 _background: ThreadPoolExecutor | None = None
 _background_lock = threading.Lock()
@@ -57,16 +50,6 @@ def _in_background(fn: Callable[..., Any], *args: Any) -> Future:
         if _background is None:
             _background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="wiki-memory-query")
     return _background.submit(fn, *args)
-
-
-def embed_text(title: str, heading: str, text: str) -> str:
-    """What the model sees for a chunk: the page title (dates and names live there) first."""
-    head = title if not heading or heading == title else f"{title} - {heading}"
-    return f"{head}\n{text}" if text else head
-
-
-def _hash(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
 class Index:
@@ -98,11 +81,9 @@ class Index:
             self.db = Database(self.path, self.tuning.chunk_words)
         except (sqlite3.Error, schema.IndexCorrupt, OSError) as e:
             raise WikiMemoryError(f"cannot open the search index {self.path}: {e}") from None
-        self._kept_matrix: Kept[VectorMatrix | None] = Kept(self.db)
-        self._complete: Kept[bool] = Kept(self.db)  # kept (True) when no chunk lacks a vector
+        self.vectors = Vectors(self.db, self.embedder)
         self.ranker = Ranker(self.db, self.tuning)
         self._names: Kept[Resolver] = Kept(self.db, survives_embedding=True)  # every page's names
-        self.matrix_loads = 0  # how many times every vector was read from the file
 
     @classmethod
     def open(
@@ -162,11 +143,12 @@ class Index:
 
     def pending_count(self) -> int:
         """Chunks without a vector for the current model."""
-        return self.conn.execute(
-            "SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM vectors v INDEXED BY vectors_by_model "
-            "JOIN chunks c ON c.id = v.chunk WHERE v.model = ?)",
-            (self.embedder.name,),
-        ).fetchone()[0]
+        return self.vectors.pending_count()
+
+    @property
+    def matrix_loads(self) -> int:
+        """How many times every vector was read from the file (not patched in memory)."""
+        return self.vectors.matrix_loads
 
     # Keeping current -------------------------------------------------------------------
 
@@ -212,7 +194,7 @@ class Index:
                     continue
                 blob = store.blob_at(path, commit_id)
                 changes[path] = blob.decode() if blob else None
-            complete = self._known_complete()
+            complete = self.vectors.known_complete()
             try:
                 self._write(
                     store,
@@ -226,19 +208,7 @@ class Index:
                 self.db.reopen_fresh(f"unreadable ({e})")
                 return
             if self.embedder.loaded:
-                self._embed_pending(pages=list(changes), deadline=time.monotonic() + EMBED_INLINE_S)
-                if (
-                    complete
-                    and self.conn.execute(
-                        f"SELECT 1 FROM chunks c WHERE c.page IN (SELECT value FROM json_each(?)) AND {NO_VECTOR} "
-                        "LIMIT 1",
-                        (json.dumps(list(changes)), self.embedder.name),
-                    ).fetchone()
-                    is None
-                ):
-                    # Every other chunk had its vector before this commit: all have one now,
-                    # and the next search need not count them (15 ms at 10,000 pages).
-                    self._complete.put(True)
+                self.vectors.embed_written(list(changes), EMBED_INLINE_S, complete)
 
     def sync(
         self, store: Store | None = None, progress: Progress | None = None, *, embed: bool = True, full: bool = False
@@ -263,7 +233,7 @@ class Index:
                 self.db.reopen_fresh(f"unreadable ({e})")
                 stats = self._sync(store, SyncStats(rebuilt=self.rebuilt), progress, full)
             if embed:
-                stats.embedded = self._embed_pending(progress=progress)
+                stats.embedded = self.vectors.embed_pending(progress=progress)
             stats.pending = self.pending_count()
             if stats.changed + stats.embedded > 500:
                 # A big sync leaves a big write-ahead log: fold it into the file now.
@@ -337,7 +307,7 @@ class Index:
             part = items[start : start + batch]
             last = start + batch >= total
             with self.db.transaction():
-                patch = total <= MATRIX_PATCH_PAGES and self._kept_matrix.valid()
+                patch = total <= MATRIX_PATCH_PAGES and self.vectors.matrix_current()
                 names = self._names.get()
                 for path, blob in part:
                     if blob is None:
@@ -351,7 +321,7 @@ class Index:
                         self.db.bump()
                         self._names.put(resolver)
                         if patch:
-                            self._patch_matrix(pages=[path for path, _ in items])
+                            self.vectors.patch(pages=[path for path, _ in items])
                     if head is not None or always_set_head:
                         self.db.set_meta("head", head)
             if progress is not None and total:
@@ -395,7 +365,7 @@ class Index:
         c.executemany("INSERT OR IGNORE INTO page_tags VALUES (?, ?)", [(path, t) for t in tags])
         fts_title = " ".join([title, *tags])
         for chunk in chunk_text(page.body, title, self.tuning.chunk_words):
-            h = _hash(embed_text(title, chunk.heading, chunk.text))
+            h = text_hash(embed_text(title, chunk.heading, chunk.text))
             cur = c.execute(
                 "INSERT INTO chunks(page, ordinal, heading, text, hash) VALUES (?, ?, ?, ?, ?)",
                 (path, chunk.ordinal, chunk.heading, chunk.text, h),
@@ -473,112 +443,6 @@ class Index:
 
     # Embeddings ---------------------------------------------------------------------------
 
-    def _embed_pending(
-        self,
-        limit: int | None = None,
-        progress: Progress | None = None,
-        pages: Sequence[str] | None = None,
-        deadline: float | None = None,
-    ) -> int:
-        """Embed chunks that have no vector for the current model (of `pages` only, when
-        given: what a commit just wrote); returns how many. With a `deadline`
-        (time.monotonic()), one batch at a time, stopping once it has passed."""
-        if (pages is None and not self.pending_count()) or not self.embedder.available():
-            return 0
-        model = self.embedder.name
-        params: list[Any] = [model]
-        sql = (
-            f"SELECT c.id, c.hash, p.title, c.heading, c.text FROM chunks c JOIN pages p ON p.path = c.page "
-            f"WHERE {NO_VECTOR}"
-        )
-        if pages is not None:
-            sql += " AND c.page IN (SELECT value FROM json_each(?))"
-            params.append(json.dumps(list(pages)))
-        sql += " ORDER BY c.id"
-        if limit:
-            sql += " LIMIT ?"
-            params.append(limit)
-        rows = self.conn.execute(sql, params).fetchall()
-        if not rows:
-            return 0
-        # Texts of a similar length share a batch: the model pads each batch to its longest
-        # text, so in id order short chunks paid for long ones (1.7x the throughput sorted).
-        rows.sort(key=lambda r: len(r[2]) + len(r[3]) + len(r[4]))
-        done = 0
-        step = self.embedder.batch_size if deadline is not None else max(self.embedder.batch_size * 4, 64)
-        for start in range(0, len(rows), step):
-            if deadline is not None and done and time.monotonic() > deadline:
-                break
-            part = rows[start : start + step]
-            vectors = self.embedder.embed([embed_text(title, heading, text) for _, _, title, heading, text in part])
-            dim = int(vectors.shape[1])
-            with self.db.transaction():
-                patch = self._kept_matrix.valid()
-                # A chunk replaced while we embedded keeps its own (pending) state.
-                self.conn.executemany(
-                    "INSERT OR REPLACE INTO vectors SELECT ?, ?, ?, ? WHERE EXISTS "
-                    "(SELECT 1 FROM chunks WHERE id = ? AND hash = ?)",
-                    [(cid, model, dim, vectors[i].tobytes(), cid, h) for i, (cid, h, *_rest) in enumerate(part)],
-                )
-                self.db.bump(embedding_only=True)  # vectors changed, not pages: names still hold
-                if patch:
-                    self._patch_matrix(chunks=[cid for cid, *_rest in part])
-            done += len(part)
-            if progress is not None:
-                progress("embed", done, len(rows))
-        return done
-
-    def _matrix(self) -> VectorMatrix | None:
-        """The vectors of the current model with their chunks and pages, cached in memory
-        until the index's generation moves (another process's write moves it too); this
-        process's own small writes patch it instead (see `_patch_matrix`)."""
-        if self._kept_matrix.valid():
-            return self._kept_matrix.value
-        # `+v.model`: read the table in its own (chunk) order; the narrow (model, chunk)
-        # index would add a lookup per row (470 ms instead of 240 at 40,000 chunks).
-        rows = self.conn.execute(
-            "SELECT v.chunk, v.dim, v.vec, c.page FROM vectors v JOIN chunks c ON c.id = v.chunk "
-            "WHERE +v.model = ? ORDER BY v.chunk",
-            (self.embedder.name,),
-        ).fetchall()
-        self.matrix_loads += 1
-        return self._kept_matrix.put(VectorMatrix.from_rows(rows))
-
-    def _patch_matrix(self, pages: Sequence[str] = (), chunks: Sequence[int] = ()) -> None:
-        """Bring the cached matrix up to this transaction's writes: the rows of `pages`
-        (re-chunked or deleted) read again, the vectors of `chunks` (just embedded) added.
-        Call it inside the transaction, after its bump, with a matrix current before it.
-
-        Why: reading every vector again after each write took 250 ms at 10,000 pages
-        (40,000 chunks), and an agent writes a page, then searches.
-        """
-        value = self._kept_matrix.value
-        model = self.embedder.name
-        found: dict[int, tuple] = {}
-        if pages:
-            for row in self.conn.execute(
-                "SELECT v.chunk, v.dim, v.vec, c.page FROM chunks c JOIN vectors v ON v.chunk = c.id "
-                "AND +v.model = ? WHERE c.page IN (SELECT value FROM json_each(?))",  # by page first
-                (model, json.dumps(list(pages))),
-            ):
-                found[row[0]] = row
-        if chunks:
-            for row in self.conn.execute(
-                "SELECT v.chunk, v.dim, v.vec, c.page FROM vectors v JOIN chunks c ON c.id = v.chunk "
-                "WHERE v.model = ? AND v.chunk IN (SELECT value FROM json_each(?))",
-                (model, json.dumps(list(chunks))),
-            ):
-                found[row[0]] = row
-        added = VectorMatrix.from_rows([found[i] for i in sorted(found)], value.dim if value is not None else None)
-        if value is None:
-            value = added
-        else:
-            value.drop_pages(pages)
-            if added is not None:
-                ids, vectors, owners, _ = added.view()
-                value.put(ids, vectors, owners)
-        self._kept_matrix.put(value)
-
     # Search ---------------------------------------------------------------------------------
 
     def search(
@@ -629,7 +493,7 @@ class Index:
         vector_weight = self.tuning.vector_weight
         if vectors:
             vector = query_vector.result() if query_vector is not None else self.embedder.embed_query(text)
-            rankings["vector"] = self.ranker.vector(self._matrix(), vector, where, params, depth)
+            rankings["vector"] = self.ranker.vector(self.vectors.matrix(), vector, where, params, depth)
             if "fts" in rankings:
                 vector_weight = self.ranker.vector_weight(query, rankings["fts"])
         fused = self.ranker.fuse(rankings, vector_weight)
@@ -638,36 +502,20 @@ class Index:
     def _vectors_usable(self) -> bool:
         if not self.embedder.available():
             return False
-        self._catch_up_vectors(EMBED_INLINE_S)
+        self.vectors.catch_up(EMBED_INLINE_S)
         return True
 
     def may_lack_vectors(self) -> bool:
         """False when every chunk is known to have its vector (cheap: kept per change)."""
         with self._lock:
-            return not self._known_complete()
+            return not self.vectors.known_complete()
 
     def embed_some(self, seconds: float = EMBED_INLINE_S) -> bool:
         """Embed chunks still without a vector for about `seconds` (one batch at least), if
         the model is loaded in this process; True while some are left. The MCP server calls
         it between tool calls, to work off a backlog (a huge page, an import) while idle."""
         with self._lock:
-            return self.embedder.loaded and self._catch_up_vectors(seconds)
-
-    def _known_complete(self) -> bool:
-        """Is every chunk known to have its vector at the index's current generation?"""
-        return self._complete.get() is True
-
-    def _catch_up_vectors(self, seconds: float) -> bool:
-        """Embed pending chunks for about `seconds`; True while some are left."""
-        # Counting pending chunks scans the chunks: do it once per change of the index.
-        if self._known_complete():
-            return False
-        pending = self.pending_count()
-        if pending:
-            pending -= self._embed_pending(limit=PENDING_IN_SEARCH, deadline=time.monotonic() + seconds)
-        if pending <= 0:
-            self._complete.put(True)
-        return pending > 0
+            return self.embedder.loaded and self.vectors.catch_up(seconds)
 
     # Links -----------------------------------------------------------------------------------
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total) of a long sync
 
 
 @dataclass(frozen=True)
