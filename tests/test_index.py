@@ -14,6 +14,7 @@ from conftest import DEFAULT_MODEL, git, runbook_body
 from wiki_memory.config import project_for_store
 from wiki_memory.index import Embedder, Index, ModelUnavailableWarning, SearchResult, Tuning, schema
 from wiki_memory.index import embed as embed_module
+from wiki_memory.index.writer import resolve_links
 from wiki_memory.pages import Page
 from wiki_memory.store import Author, Store
 
@@ -516,50 +517,41 @@ def test_links_and_backlinks(tmp_path, model):
     assert idx.links("facts/auth-gateway.md")[0].path == "gotchas/jwt-refresh.md"
     # Re-resolving only what the changed pages can affect agrees with resolving everything.
     incremental = idx.conn.execute("SELECT source, target, resolved FROM links ORDER BY 1, 2").fetchall()
-    idx._resolve_links()
+    resolve_links(idx.conn)
     assert idx.conn.execute("SELECT source, target, resolved FROM links ORDER BY 1, 2").fetchall() == incremental
     idx.close()
 
 
-def test_page_names_for_links_are_kept_between_this_process_writes(tmp_path, model, monkeypatch):
+def test_page_names_for_links_are_kept_between_this_process_writes(tmp_path, model):
     """Each write resolves links against every page's names: kept from the last write of this
     process and updated for the pages it changed, read again after anyone else's write."""
-    from wiki_memory.index import index as index_module
-
-    builds = []
-
-    class Counted(index_module.Resolver):
-        def __init__(self, pages):
-            builds.append(1)
-            super().__init__(pages)
-
-    monkeypatch.setattr(index_module, "Resolver", Counted)
     store = make_store(tmp_path, [("JWT refresh", "gotcha", "See [[Auth overview]] and [[retry-policy]].", [])])
     project = project_for_store(store.root)
     idx = Index.open(project, embedder=model).attach(store)
     idx.sync(store)
-    assert len(builds) == 1
+    assert idx.writer.names_loads == 1
     store.write(Page.new("Auth overview", "fact", "Tokens."), AGENT)
     store.write(Page.new("Retry policy", "decision", "Twice."), AGENT)
     store.move("facts/auth-overview.md", None, AGENT, title="Auth gateway")
     assert [link.path for link in idx.links("gotchas/jwt-refresh.md")] == [None, "decisions/retry-policy.md"]
     store.delete("decisions/retry-policy.md", AGENT)
     assert [link.path for link in idx.links("gotchas/jwt-refresh.md")] == [None, None]
-    assert len(builds) == 1  # four writes, the names updated in place
+    assert idx.writer.names_loads == 1  # four writes, the names updated in place
 
     elsewhere = Store(store.root)
     with Index.open(project, embedder=model) as other:
         other.attach(elsewhere)
         elsewhere.write(Page.new("Auth overview", "note", "The new overview."), AGENT)
+        assert other.writer.names_loads == 1  # the other index's write read them
     elsewhere.close()
     store.write(Page.new("Retry policy", "decision", "Three times."), AGENT)
-    assert len(builds) == 3  # the other index's write, and ours after it: read again
+    assert idx.writer.names_loads == 2  # and ours after it: read again
     assert [link.path for link in idx.links("gotchas/jwt-refresh.md")] == [
         "notes/auth-overview.md",
         "decisions/retry-policy.md",
     ]
     left = idx.conn.execute("SELECT source, target, resolved FROM links ORDER BY 1, 2").fetchall()
-    idx._resolve_links()  # everything from scratch agrees with what the writes left
+    resolve_links(idx.conn)  # everything from scratch agrees with what the writes left
     assert idx.conn.execute("SELECT source, target, resolved FROM links ORDER BY 1, 2").fetchall() == left
     idx.close()
 

@@ -1,4 +1,10 @@
-"""The search index of one project: sync from the git store, search by words and meaning."""
+"""The search index of one project: sync from the git store, search by words and meaning.
+
+`Index` is the one entry point; the work is done by its parts, each usable on its own:
+`db.Database` (the SQLite file, its meta and generation), `writer.Writer` (pages from the
+store into the index), `vectors.Vectors` (embedding, the vector matrix), `ranking.Ranker`
+(FTS5 and vector rankings, fusion) and `snippets` (what a result shows of its page).
+"""
 
 from __future__ import annotations
 
@@ -15,15 +21,16 @@ from typing import TYPE_CHECKING, Any
 from wiki_memory.config import read_head
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.index import schema, snippets
-from wiki_memory.index.db import Database, Kept
+from wiki_memory.index.db import Database
 from wiki_memory.index.embed import Embedder
-from wiki_memory.index.links import Link, Resolver, page_keys, target_keys
-from wiki_memory.index.query import filters, parse_query
-from wiki_memory.index.ranking import Ranker
+from wiki_memory.index.links import Link
+from wiki_memory.index.query import Filter, filters, parse_query
+from wiki_memory.index.ranking import Ranker, Ranking
 from wiki_memory.index.results import PageMeta, Progress, SearchResult, SyncStats
 from wiki_memory.index.snippets import cut as cut  # re-exported: cli/search.py imports it from here
 from wiki_memory.index.tuning import DEFAULT_TUNING, Tuning
-from wiki_memory.index.vectors import Vectors, embed_text, text_hash
+from wiki_memory.index.vectors import Vectors
+from wiki_memory.index.writer import Writer
 
 if TYPE_CHECKING:
     from wiki_memory.config import Project
@@ -36,14 +43,12 @@ MODES = ("hybrid", "fts", "vector")
 # a backlog (an import, a pull) or a huge page is caught up over several searches or by
 # `reindex`, never one long wait (a 2 MB page would take minutes).
 EMBED_INLINE_S = 1.0
-# A write of at most this many pages patches the cached vector matrix; more reload it.
-MATRIX_PATCH_PAGES = 50
 
 _background: ThreadPoolExecutor | None = None
 _background_lock = threading.Lock()
 
 
-def _in_background(fn: Callable[..., Any], *args: Any) -> Future:
+def _in_background(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     """`fn(*args)` on a shared worker thread (two at most, started on first use)."""
     global _background
     with _background_lock:
@@ -58,6 +63,9 @@ class Index:
     Open it with `Index.open(project)`; `attach(store)` keeps it current with every commit
     the store makes in this process; `sync(store)` catches up with anything else (a pull,
     a `git commit` in the wiki); `search` catches up by itself when the wiki moved.
+
+    Its parts are public for tests and tools: `db`, `writer`, `vectors`, `ranker`. One lock
+    serialises the calls of every thread; the parts take none of their own.
     """
 
     def __init__(
@@ -82,8 +90,8 @@ class Index:
         except (sqlite3.Error, schema.IndexCorrupt, OSError) as e:
             raise WikiMemoryError(f"cannot open the search index {self.path}: {e}") from None
         self.vectors = Vectors(self.db, self.embedder)
+        self.writer = Writer(self.db, self.tuning.chunk_words, self.vectors)
         self.ranker = Ranker(self.db, self.tuning)
-        self._names: Kept[Resolver] = Kept(self.db, survives_embedding=True)  # every page's names
 
     @classmethod
     def open(
@@ -108,6 +116,7 @@ class Index:
         return self.db.rebuilt
 
     def close(self) -> None:
+        """Detach, close the store opened here (if any) and the file."""
         with self._lock:
             self.detach()
             if self._own_store and self._store is not None:
@@ -127,6 +136,7 @@ class Index:
         return self.db.head
 
     def stats(self) -> dict[str, object]:
+        """What the index holds: pages, chunks, vectors (and pending ones), links."""
         with self._lock:
             count = lambda sql, *a: self.conn.execute(sql, a).fetchone()[0]  # noqa: E731
             return {
@@ -164,6 +174,7 @@ class Index:
         return self
 
     def detach(self) -> None:
+        """Stop indexing the attached store's commits."""
         store = self._store
         if store is not None and self._on_commit in store.on_commit:
             store.on_commit.remove(self._on_commit)
@@ -180,35 +191,20 @@ class Index:
             )
 
     def _apply_commit(self, commit_id: str, paths: tuple[str, ...]) -> None:
-        from wiki_memory.store.paths import is_page_path
-
         store = self._store
         if store is None:
             return
         with self._lock:
-            commit = store.repo[commit_id.encode()]
-            parents = [p.decode() for p in commit.parents]  # type: ignore[attr-defined]
-            changes: dict[str, str | None] = {}
-            for path in paths:
-                if not is_page_path(path):
-                    continue
-                blob = store.blob_at(path, commit_id)
-                changes[path] = blob.decode() if blob else None
             complete = self.vectors.known_complete()
             try:
-                self._write(
-                    store,
-                    changes,
-                    stats=SyncStats(),
-                    head=commit_id if parents[:1] == [self.head] or not parents else None,
-                )
+                written = self.writer.apply_commit(store, commit_id, paths)
             except sqlite3.DatabaseError as e:
                 if not schema.is_damage(e):
                     raise
                 self.db.reopen_fresh(f"unreadable ({e})")
                 return
             if self.embedder.loaded:
-                self.vectors.embed_written(list(changes), EMBED_INLINE_S, complete)
+                self.vectors.embed_written(written, EMBED_INLINE_S, complete)
 
     def sync(
         self, store: Store | None = None, progress: Progress | None = None, *, embed: bool = True, full: bool = False
@@ -248,21 +244,7 @@ class Index:
         if full:
             self.db.reopen_fresh("full reindex")
             stats.rebuilt = "full reindex"
-        head = store.head()
-        head_id = head.decode() if head else None
-        current = {path: blob.decode() for path, blob in store.page_files()}
-        indexed = dict(self.conn.execute("SELECT path, blob FROM pages"))
-        changes: dict[str, str | None] = {p: b for p, b in current.items() if indexed.get(p) != b}
-        for path in indexed:
-            if path not in current:
-                changes[path] = None
-        stats.added = sum(1 for p, b in changes.items() if b is not None and p not in indexed)
-        stats.updated = sum(1 for p, b in changes.items() if b is not None and p in indexed)
-        stats.removed = sum(1 for b in changes.values() if b is None)
-        stats.unchanged = len(current) - stats.added - stats.updated
-        stats.head = head_id
-        self._write(store, changes, stats, head=head_id, progress=progress, always_set_head=True)
-        return stats
+        return self.writer.sync(store, stats, progress)
 
     def _get_store(self) -> Store | None:
         if self._store is not None:
@@ -275,9 +257,13 @@ class Index:
         self._own_store = True
         return self._store
 
+    def _wiki(self) -> Path | None:
+        """The wiki folder: the attached store's, else the project's."""
+        return self._store.root if self._store is not None else (self.project.wiki if self.project else None)
+
     def _catch_up(self) -> None:
         """Before a search: if the wiki moved since the last sync, sync (without embedding)."""
-        wiki = self._store.root if self._store is not None else (self.project.wiki if self.project else None)
+        wiki = self._wiki()
         if wiki is None:
             return
         head = read_head(wiki)
@@ -287,162 +273,6 @@ class Index:
         if store is not None:
             self.sync(store, embed=False)
 
-    # Writing pages into the index --------------------------------------------------------
-
-    def _write(
-        self,
-        store: Store,
-        changes: dict[str, str | None],
-        stats: SyncStats,
-        *,
-        head: str | None,
-        progress: Progress | None = None,
-        always_set_head: bool = False,
-    ) -> None:
-        """Apply {path: blob id or None} in one transaction (batches of pages for big syncs)."""
-        items = sorted(changes.items())
-        total = len(items)
-        batch = 500
-        for start in range(0, max(total, 1), batch):
-            part = items[start : start + batch]
-            last = start + batch >= total
-            with self.db.transaction():
-                patch = total <= MATRIX_PATCH_PAGES and self.vectors.matrix_current()
-                names = self._names.get()
-                for path, blob in part:
-                    if blob is None:
-                        self._delete_page(path)
-                    else:
-                        data = store.repo[blob.encode()].as_raw_string()
-                        self._put_page(path, blob, data.decode("utf-8", errors="replace"), stats)
-                if last:
-                    if changes:
-                        resolver = self._resolve_links([path for path, _ in items], names)
-                        self.db.bump()
-                        self._names.put(resolver)
-                        if patch:
-                            self.vectors.patch(pages=[path for path, _ in items])
-                    if head is not None or always_set_head:
-                        self.db.set_meta("head", head)
-            if progress is not None and total:
-                progress("index", min(start + batch, total), total)
-
-    def _delete_page(self, path: str) -> None:
-        c = self.conn
-        c.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE page = ?)", (path,))
-        c.execute("DELETE FROM vectors WHERE chunk IN (SELECT id FROM chunks WHERE page = ?)", (path,))
-        c.execute("DELETE FROM chunks WHERE page = ?", (path,))
-        c.execute("DELETE FROM page_tags WHERE page = ?", (path,))
-        c.execute("DELETE FROM links WHERE source = ?", (path,))
-        c.execute("DELETE FROM pages WHERE path = ?", (path,))
-
-    def _put_page(self, path: str, blob: str, text: str, stats: SyncStats) -> None:
-        from wiki_memory.errors import PageError
-        from wiki_memory.pages import Page, chunk_text, parse_page, wiki_links
-
-        try:
-            page = parse_page(text, path)
-        except PageError as e:
-            # A page whose front matter is broken is still findable by its words.
-            stats.errors.append(str(e))
-            page = Page(path, {}, text, has_front_matter=False)
-        c = self.conn
-        # Vectors of chunks whose embedded text is unchanged are kept, not recomputed.
-        kept: dict[str, list[tuple[str, int, bytes]]] = {}
-        for h, model, dim, vec in c.execute(
-            "SELECT c.hash, v.model, v.dim, v.vec FROM chunks c JOIN vectors v ON v.chunk = c.id WHERE c.page = ?",
-            (path,),
-        ):
-            kept.setdefault(h, []).append((model, dim, vec))
-        self._delete_page(path)
-        title = page.title
-        tags = list(page.tags)
-        c.execute(
-            "INSERT INTO pages(path, id, title, type, tags, status, created, updated, blob) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (path, page.id, title, page.type, json.dumps(tags), page.status, page.created, page.updated, blob),
-        )
-        c.executemany("INSERT OR IGNORE INTO page_tags VALUES (?, ?)", [(path, t) for t in tags])
-        fts_title = " ".join([title, *tags])
-        for chunk in chunk_text(page.body, title, self.tuning.chunk_words):
-            h = text_hash(embed_text(title, chunk.heading, chunk.text))
-            cur = c.execute(
-                "INSERT INTO chunks(page, ordinal, heading, text, hash) VALUES (?, ?, ?, ?, ?)",
-                (path, chunk.ordinal, chunk.heading, chunk.text, h),
-            )
-            chunk_id = cur.lastrowid
-            c.execute(
-                "INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?, ?, ?, ?)",
-                (chunk_id, fts_title, chunk.heading, chunk.text),
-            )
-            for model, dim, vec in kept.get(h, ()):
-                c.execute("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?)", (chunk_id, model, dim, vec))
-        try:
-            links = wiki_links(page.body)
-        except Exception:  # noqa: BLE001 - a Markdown oddity must not stop indexing
-            links = []
-        c.executemany(
-            "INSERT INTO links(source, ordinal, target, heading, alias, key_full, key_tail, key_slug) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (path, i, link.target, link.heading, link.alias, *target_keys(link.target))
-                for i, link in enumerate(links)
-            ],
-        )
-
-    def _resolve_links(self, changed: list[str] | None = None, names: Resolver | None = None) -> Resolver:
-        """Point every `[[link]]` at the page it names now; returns every page's names.
-
-        After a few changed pages, only the links they can affect are resolved again: their
-        own, those that pointed at them, and those naming them (by path, title or file name).
-        Why: resolving every link on each write cost a second at 10,000 pages. `names`, the
-        pages' names as they were before this write, is brought up to date for the changed
-        pages instead of read again (80 ms at 10,000 pages).
-        """
-        titles = (
-            {}
-            if changed is None
-            else dict(
-                self.conn.execute(
-                    "SELECT path, title FROM pages WHERE path IN (SELECT value FROM json_each(?))",
-                    (json.dumps(changed),),
-                )
-            )
-        )
-        if names is not None and changed is not None:
-            for path in changed:
-                names.remove(path)
-                if path in titles:
-                    names.add(path, titles[path])
-            resolver = names
-        else:
-            resolver = Resolver(self.conn.execute("SELECT path, title FROM pages"))
-        if changed is None or len(changed) > 200:
-            rows = self.conn.execute("SELECT rowid, target, resolved FROM links").fetchall()
-        else:
-            marks = ",".join("?" * len(changed))
-            full_names: set[str] = set()
-            stems: set[str] = set()
-            for path in changed:
-                full, tail = page_keys(path, titles.get(path, ""))
-                full_names |= full
-                stems |= tail
-            n_marks, s_marks = ",".join("?" * len(full_names)), ",".join("?" * len(stems))
-            rows = self.conn.execute(
-                f"SELECT rowid, target, resolved FROM links WHERE source IN ({marks}) OR resolved IN ({marks}) "
-                f"OR key_full IN ({n_marks}) OR key_tail IN ({s_marks}) OR key_slug IN ({s_marks})",
-                [*changed, *changed, *full_names, *stems, *stems],
-            ).fetchall()
-        updates = []
-        for rowid, target, resolved in rows:
-            new = resolver.resolve(target)
-            if new != resolved:
-                updates.append((new, rowid))
-        self.conn.executemany("UPDATE links SET resolved = ? WHERE rowid = ?", updates)
-        return resolver
-
-    # Embeddings ---------------------------------------------------------------------------
-
     # Search ---------------------------------------------------------------------------------
 
     def search(
@@ -450,9 +280,9 @@ class Index:
         query: str,
         k: int = 8,
         mode: str = "hybrid",
-        type: str | Sequence[str] | None = None,
-        tag: str | Sequence[str] | None = None,
-        status: str | Sequence[str] | None = None,
+        type: Filter = None,
+        tag: Filter = None,
+        status: Filter = None,
         since: str | None = None,
         max_chars: int | None = None,
     ) -> list[SearchResult]:
@@ -476,13 +306,21 @@ class Index:
                 return self._search(query, k, mode, type, tag, status, since, max_chars)
 
     def _search(
-        self, text: str, k: int, mode: str, type_: Any, tag: Any, status: Any, since: str | None, max_chars: int | None
+        self,
+        text: str,
+        k: int,
+        mode: str,
+        type_: Filter,
+        tag: Filter,
+        status: Filter,
+        since: str | None,
+        max_chars: int | None,
     ) -> list[SearchResult]:
         self._catch_up()
         query = self.ranker.without_common_words(parse_query(text))
         where, params = filters(type_, tag, status, since)
         depth = max(self.tuning.depth, k * 8)
-        rankings: dict[str, list[tuple[int, str, float]]] = {}
+        rankings: dict[str, Ranking] = {}
         vectors = mode != "fts" and self._vectors_usable() and bool(text.strip())
         # Hybrid: the query is embedded on another thread while FTS5 ranks the words (both
         # release the GIL). Why: at 10,000 pages the two took 24 + 9 ms one after the other,
@@ -538,6 +376,7 @@ class Index:
             return [r[0] for r in rows]
 
     def has_page(self, path: str) -> bool:
+        """Is `path` a page of the index?"""
         with self._lock:
             return self.conn.execute("SELECT 1 FROM pages WHERE path = ?", (path,)).fetchone() is not None
 
@@ -545,7 +384,7 @@ class Index:
 
     def in_step(self) -> bool:
         """Does the index reflect the wiki's HEAD (no commit made since its last sync)?"""
-        wiki = self._store.root if self._store is not None else (self.project.wiki if self.project else None)
+        wiki = self._wiki()
         return wiki is not None and self.head is not None and self.head == read_head(wiki)
 
     def named(self, ref: str) -> list[str]:
