@@ -7,7 +7,7 @@ import pytest
 from wiki_memory.index import Tuning
 from wiki_memory.index.db import Database, Kept
 from wiki_memory.index.query import filters
-from wiki_memory.index.ranking import Candidate, Ranker
+from wiki_memory.index.ranking import Ranker
 from wiki_memory.index.snippets import grow, passage
 
 
@@ -61,18 +61,18 @@ def test_fusion_adds_each_pages_reciprocal_ranks(tmp_path):
     fts = [(1, "a.md", 9.0), (2, "a.md", 8.0), (3, "b.md", 7.0)]
     vector = [(3, "b.md", 0.9), (4, "c.md", 0.8)]
     fused = ranker.fuse({"fts": fts, "vector": vector}, vector_weight=0.5)
-    pages = {c.path: c for c in fused.pages}
+    pages = {path: (score, by) for score, path, by in fused.pages}
     # A page's rank is its best chunk's among distinct pages: b is second in fts, not third.
-    assert pages["a.md"] == Candidate(1 / 21, "a.md", ("fts",))
-    assert pages["b.md"] == Candidate(1 / 22 + 0.5 / 21, "b.md", ("fts", "vector"))
-    assert pages["c.md"] == Candidate(0.5 / 22, "c.md", ("vector",))
+    assert pages["a.md"] == (1 / 21, ("fts",))
+    assert pages["b.md"] == (1 / 22 + 0.5 / 21, ("fts", "vector"))
+    assert pages["c.md"] == (0.5 / 22, ("vector",))
     # Chunks keep their own ranks, for the passages shown.
     assert fused.chunk_score == {1: 1 / 21, 2: 1 / 22, 3: 1 / 23 + 0.5 / 21, 4: 0.5 / 22}
     assert fused.chunks_of == {"a.md": [1, 2], "b.md": [3], "c.md": [4]}
-    assert [c.path for c in ranker.top(fused, 2)] == ["b.md", "a.md"]
+    assert [path for _, path, _ in ranker.top(fused, 2)] == ["b.md", "a.md"]
     # One ranking alone counts in full, whatever its weight.
     alone = ranker.fuse({"vector": vector}, vector_weight=0.5)
-    assert {c.path: c.score for c in alone.pages} == {"b.md": 1 / 21, "c.md": 1 / 22}
+    assert {path: score for score, path, _ in alone.pages} == {"b.md": 1 / 21, "c.md": 1 / 22}
     db.close()
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from wiki_memory.index.db import Database, Kept
 from wiki_memory.index.query import Query, fts_expression, fts_quote
@@ -26,12 +26,9 @@ INACTIVE = ("superseded", "archived")
 Ranking = list[tuple[int, str, float]]  # (chunk id, page, score), best first
 
 
-class Candidate(NamedTuple):
-    """A page found by a search, with its fused score and the rankings that found it."""
-
-    score: float
-    path: str
-    retrievers: tuple[str, ...]
+# A page found by a search: (fused score, path, the rankings that found it). A plain tuple:
+# a search makes hundreds, and a NamedTuple made and read them 30% slower (~80 us a search).
+Candidate = tuple[float, str, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -221,7 +218,7 @@ class Ranker:
                     page_score[page] = page_score.get(page, 0.0) + w / (rrf_k + len(seen_pages))
                     found_by.setdefault(page, []).append(name)
         # Each page's chunks are ordered by score later, for the pages shown only.
-        pages = [Candidate(score, page, tuple(found_by[page])) for page, score in page_score.items()]
+        pages = [(score, page, tuple(found_by[page])) for page, score in page_score.items()]
         return Fused(pages, chunk_score, chunks_of)
 
     def vector_weight(self, query: Query, fts: Ranking) -> float:
@@ -273,8 +270,8 @@ class Ranker:
             else set()
         )
         factor = self.tuning.inactive_factor
-        scored = [c._replace(score=c.score * factor) if c.path in inactive else c for c in fused.pages]
-        scored.sort(key=lambda c: (-c.score, c.path))
+        scored = [(score * factor if path in inactive else score, path, by) for score, path, by in fused.pages]
+        scored.sort(key=lambda c: (-c[0], c[1]))
         return scored[:k]
 
     def has_inactive(self) -> bool:

@@ -26,16 +26,16 @@ def results(
     rows = conn.execute(
         f"SELECT path, id, title, type, tags, status, created, updated FROM pages "
         f"WHERE path IN ({', '.join('?' * len(top))})",
-        [c.path for c in top],
+        [c[1] for c in top],
     )
     for path, pid, title, ptype, tags, status, created, updated in rows:
         pages[path] = (pid, title, ptype, tuple(json.loads(tags or "[]")), status, created, updated)
-    top = [c for c in top if c.path in pages]
+    top = [c for c in top if c[1] in pages]
     chunks: dict[str, list[ChunkRow]] = {}
     for row in conn.execute(
         f"SELECT page, id, ordinal, heading, text FROM chunks WHERE page IN "
         f"({', '.join('?' * len(top))}) ORDER BY page, ordinal",
-        [c.path for c in top],
+        [c[1] for c in top],
     ):
         chunks.setdefault(row[0], []).append(row[1:])
     chunk_score = fused.chunk_score
