@@ -99,7 +99,7 @@ def search(
 
 
 def _short(text: str, limit: int) -> str:
-    from wiki_memory.index.index import cut
+    from wiki_memory.index import cut
 
     return cut(" ".join(text.split()), limit)
 

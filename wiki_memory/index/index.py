@@ -27,7 +27,6 @@ from wiki_memory.index.links import Link
 from wiki_memory.index.query import Filter, filters, parse_query
 from wiki_memory.index.ranking import Ranker, Ranking
 from wiki_memory.index.results import PageMeta, Progress, SearchResult, SyncStats
-from wiki_memory.index.snippets import cut as cut  # re-exported: cli/search.py imports it from here
 from wiki_memory.index.tuning import DEFAULT_TUNING, Tuning
 from wiki_memory.index.vectors import Vectors
 from wiki_memory.index.writer import Writer

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 class Tuning:
     """The knobs of chunking and ranking. Each default was chosen on the first five LoCoMo
     conversations together with the coding-memory set (scripts/eval_locomo.py,
-    scripts/eval_coding.py; the figures are in the README)."""
+    scripts/eval_coding.py; the figures are in docs/benchmarks.md)."""
 
     # Small chunks point at the passage that answers; the snippet then grows around them.
     chunk_words: int = 60
