@@ -40,6 +40,19 @@ def test_a_kept_value_holds_until_anyone_writes(tmp_path):
     db.close()
 
 
+def test_a_ctrl_c_after_the_commit_stays_a_ctrl_c(tmp_path):
+    """An interrupt that lands once the transaction has ended must reach the caller as
+    itself, not as the error of a ROLLBACK with nothing to roll back (the watcher took
+    such a Ctrl-C for an index problem and ran on)."""
+    db = Database(tmp_path / "index.sqlite", chunk_words=60)
+    with pytest.raises(KeyboardInterrupt), db.transaction() as conn:
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('probe', 'kept')")
+        conn.execute("COMMIT")  # the commit went through...
+        raise KeyboardInterrupt  # ...and then the signal arrived
+    assert db.meta("probe") == "kept" and not db.conn.in_transaction
+    db.close()
+
+
 def test_a_rebuilt_file_forgets_what_was_kept(tmp_path):
     db = Database(tmp_path / "index.sqlite", chunk_words=60)
     kept: Kept[int] = Kept(db)

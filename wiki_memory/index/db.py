@@ -74,7 +74,14 @@ class Database:
             yield self.conn
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            # Trigger: a Ctrl-C can land after COMMIT went through, or SQLite has rolled back.
+            # Why: a ROLLBACK then fails, and its error replaced the KeyboardInterrupt: the
+            # watcher took a Ctrl-C for an index problem and ran on.
+            if self.conn.in_transaction:
+                try:
+                    self.conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
             self.forget()
             raise
 
