@@ -9,7 +9,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import DEFAULT_MODEL, git, runbook_body
+from conftest import MODEL_HELP, git, new_embedder, runbook_body
 
 from wiki_memory.config import project_for_store
 from wiki_memory.index import Embedder, Index, ModelUnavailableWarning, SearchResult, Tuning, schema
@@ -74,10 +74,10 @@ def make_store(tmp_path: Path, pages=PAGES) -> Store:
 @pytest.fixture(scope="module")
 def model():
     """One loaded model for the module (0.3 s to load); tests count its calls."""
-    # Module-scoped fixtures run before the autouse environment: name the model outright.
-    embedder = Embedder(path=os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") or str(DEFAULT_MODEL))
+    # Module-scoped fixtures run before the autouse environment: the model as conftest finds it.
+    embedder = new_embedder()
     if not embedder.available():
-        pytest.fail(f"the embedding model is needed (WIKI_MEMORY_EMBED_MODEL_PATH): {embedder.error}")
+        pytest.fail(MODEL_HELP.format(why=embedder.error), pytrace=False)
     return embedder
 
 

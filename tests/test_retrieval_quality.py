@@ -6,14 +6,12 @@ identifier finds its page first, on the tuning set and on the held-out one
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import DEFAULT_MODEL
 
-from wiki_memory.index import Embedder, Tuning
+from wiki_memory.index import Tuning
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 sys.path.insert(0, str(SCRIPTS))
@@ -21,10 +19,8 @@ import eval_coding  # noqa: E402
 
 
 @pytest.mark.parametrize("dataset", ["coding_memory", "coding_memory_holdout"])
-def test_paraphrases_and_identifiers_find_their_page(dataset, tmp_path):
-    embedder = Embedder(path=os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") or str(DEFAULT_MODEL))
-    if not embedder.available():
-        pytest.fail(f"the embedding model is needed (WIKI_MEMORY_EMBED_MODEL_PATH): {embedder.error}")
+def test_paraphrases_and_identifiers_find_their_page(dataset, tmp_path, embedding_model):
+    embedder = embedding_model
     data = SCRIPTS / "data" / dataset
     pages = json.loads((data / "pages.json").read_text())
     queries = json.loads((data / "queries.json").read_text())
