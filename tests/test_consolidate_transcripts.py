@@ -367,6 +367,7 @@ def test_journal_and_rollout_merge_the_exit_code_codex_hooks_lack(code_repo: Pat
     assert outcome.handoff == "handoffs/2026/11/2026-11-30-codex-09a14191.md"
 
 
+@pytest.mark.usefixtures("embedding_model")  # the import embeds what it wrote
 def test_import_is_idempotent_and_files_sessions_by_their_working_directory(tmp_path: Path, code_repo: Path):
     rollout = codex_rollout(tmp_path)
     text = rollout.read_text().replace("/work/app", str(code_repo))

@@ -286,7 +286,7 @@ def test_another_schema_version_is_rebuilt(store, model):
     idx.close()
 
 
-def test_no_model_means_fts_with_one_warning(store, tmp_path, monkeypatch):
+def test_no_model_means_fts_with_one_warning(store, tmp_path, monkeypatch, embedding_model):
     monkeypatch.setattr(embed_module, "_warned", set())
     missing = Embedder(path=str(tmp_path / "no-model-here"))
     idx = Index.open(project_for_store(store.root), embedder=missing)
