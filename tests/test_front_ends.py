@@ -158,11 +158,14 @@ BAD = "caf\udcff"  # what a command line or a file that is not UTF-8 becomes in 
         (("diff", "nosuchrev"), None, "'nosuchrev' is neither a revision nor a page"),
         (("handoff", "write", "--summary", "  "), None, "a handoff needs a summary"),
         (("handoff", "write"), b"caf\xff", "the summary on stdin is not UTF-8"),
+        (("write", "-t", "x", "--body", "y", "--path", b"caf\xff.md"), None, "`path` is not valid UTF-8"),
+        (("mv", "Existing", b"caf\xff.md"), None, "`destination` is not valid UTF-8"),
+        (("remote", "add", "origin", b"caf\xff"), None, "`url` is not valid UTF-8"),
     ],
 )
 def test_the_cli_refuses_bad_input_in_one_line_and_writes_nothing(tmp_path, args, stdin, message):
     repo = make_repo(tmp_path, "code")
-    cli(repo, "init")
+    cli(repo, "write", "-t", "Existing", "--body", "Here.")
     wiki = resolve_project(repo).wiki
     before = git(wiki, "rev-parse", "HEAD")
     result = cli(repo, *args, stdin=stdin, ok=False)

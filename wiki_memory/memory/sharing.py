@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from wiki_memory.memory.base import MemoryBase
+from wiki_memory.memory.rules import utf8
 
 if TYPE_CHECKING:
     from wiki_memory.sync import Remote, SyncReport
@@ -24,6 +25,8 @@ class Sharing(MemoryBase):
         """Add a remote to sync with (the wiki is created if needed)."""
         from wiki_memory.sync import add_remote
 
+        utf8("name", name)
+        utf8("url", url)
         return add_remote(self.store(create=True), name, url)
 
     def remove_remote(self, name: str) -> Remote:

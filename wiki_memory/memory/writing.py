@@ -72,6 +72,8 @@ class Writing(Reading, MemoryBase):
         for source in extra_sources:
             utf8("source", source)
         extra_sources = scrub.all(extra_sources)
+        if path:
+            utf8("path", path)
         explicit = bool(path and path.strip())
         target = normalize_path(path) if path and explicit else path_for(title, type)
         store = self.store(create=True)
@@ -194,6 +196,8 @@ class Writing(Reading, MemoryBase):
         if not (dest and dest.strip()) and title is None:
             raise InputError("give a destination path, or a new title")
         new_title = Scrubber()(check_title(title)) if title is not None else None
+        if dest:
+            utf8("destination", dest)
         store = self.store()
         with store.lock:  # (the store commits a person's edits of both paths first)
             result = store.move(
