@@ -172,6 +172,7 @@ class Index:
         self._counts_cache: tuple[str | None, dict[str, tuple[int, int]]] | None = None
         self.matrix_loads = 0  # how many times every vector was read from the file
         self._names: tuple[str | None, Resolver] | None = None  # (generation, every page's names)
+        self._carried: dict[str, list[tuple[str, int, bytes]]] = {}  # vectors a full sync keeps, by text hash
         self.rebuilt: str | None = None
         try:
             self.conn = self._open()
@@ -358,13 +359,23 @@ class Index:
                     self._complete_at = self._meta("generation")
 
     def sync(
-        self, store: Store | None = None, progress: Progress | None = None, *, embed: bool = True, full: bool = False
+        self,
+        store: Store | None = None,
+        progress: Progress | None = None,
+        *,
+        embed: bool = True,
+        full: bool = False,
+        keep_vectors: bool = False,
     ) -> SyncStats:
         """Bring the index up to the store's HEAD: only pages whose git blob id changed are
         re-chunked (and their changed chunks re-embedded); deleted pages disappear.
 
-        `full` drops everything first. With `embed`, chunks without a vector are embedded
-        when a model is available (else they stay pending, counted in the stats).
+        `full` drops everything first (the file is deleted and made anew). With
+        `keep_vectors`, the vectors of chunks whose embedded text is unchanged are carried
+        into the new file rather than computed again (after a history rewrite: nothing of
+        the old file's text survives, and nothing is embedded twice). With `embed`, chunks
+        without a vector are embedded when a model is available (else they stay pending,
+        counted in the stats).
         """
         store = store or self._get_store()
         if store is None:
@@ -372,6 +383,8 @@ class Index:
         started = time.perf_counter()
         stats = SyncStats(rebuilt=self.rebuilt)
         with self._lock:
+            if full and keep_vectors:
+                self._carried = self._vectors_by_hash()
             try:
                 stats = self._sync(store, stats, progress, full)
             except sqlite3.DatabaseError as e:
@@ -379,6 +392,8 @@ class Index:
                     raise
                 self._reopen_fresh(f"unreadable ({e})")
                 stats = self._sync(store, SyncStats(rebuilt=self.rebuilt), progress, full)
+            finally:
+                self._carried = {}
             if embed:
                 stats.embedded = self._embed_pending(progress=progress)
             stats.pending = self.pending_count()
@@ -410,6 +425,17 @@ class Index:
         stats.head = head_id
         self._write(store, changes, stats, head=head_id, progress=progress, always_set_head=True)
         return stats
+
+    def _vectors_by_hash(self) -> dict[str, list[tuple[str, int, bytes]]]:
+        """Every vector, by the hash of the text it was computed from (none if unreadable)."""
+        carried: dict[str, list[tuple[str, int, bytes]]] = {}
+        try:
+            query = "SELECT c.hash, v.model, v.dim, v.vec FROM chunks c JOIN vectors v ON v.chunk = c.id"
+            for h, model, dim, vec in self.conn.execute(query):
+                carried.setdefault(h, []).append((model, dim, vec))
+        except sqlite3.DatabaseError:
+            return {}
+        return carried
 
     def _get_store(self) -> Store | None:
         if self._store is not None:
@@ -461,7 +487,7 @@ class Index:
                     if blob is None:
                         self._delete_page(path)
                     else:
-                        data = store.repo[blob.encode()].as_raw_string()  # type: ignore[union-attr]
+                        data = store.repo[blob.encode()].as_raw_string()
                         self._put_page(path, blob, data.decode("utf-8", errors="replace"), stats)
                 if last:
                     if changes:
@@ -528,7 +554,7 @@ class Index:
                 "INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?, ?, ?, ?)",
                 (chunk_id, fts_title, chunk.heading, chunk.text),
             )
-            for model, dim, vec in kept.get(h, ()):
+            for model, dim, vec in kept.get(h) or self._carried.get(h) or []:
                 c.execute("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?)", (chunk_id, model, dim, vec))
         try:
             links = wiki_links(page.body)
