@@ -434,3 +434,15 @@ def test_an_automatic_sync_adopts_a_rewrite_and_scrubs_the_journals(shared):
     # A's plain sync refused meanwhile would have been logged, not raised: A is in step now.
     a.auto_sync()
     assert git(a.wiki, "rev-parse", "HEAD") == git(b.wiki, "rev-parse", "HEAD")
+
+
+def test_a_machine_learns_what_was_forgotten_from_the_rewrite_itself():
+    """Another machine is never told the string: it reads it off its own old commits, where
+    their copies have `[forgotten]`, to scrub its journals and its own new commits."""
+    from wiki_memory.sync.rewritten import _replaced
+
+    key = b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----"
+    old = b"# Deploy\n\nuse " + TOKEN.encode() + b" and " + TOKEN.encode() + b"\n" + key + b"\n[forgotten] stays\nend\n"
+    new = b"# Deploy\n\nuse [forgotten] and [forgotten]\n[forgotten]\n[forgotten] stays\nend\n"
+    assert _replaced(old, new) == {TOKEN.encode(), key}
+    assert _replaced(b"a\nb\n", b"a\nc\n") == set()

@@ -258,14 +258,18 @@ def _replaced(old: bytes, new: bytes) -> set[bytes]:
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag != "replace":
             continue
-        pieces = b"".join(b[j1:j2]).split(FORGOTTEN)
-        if len(pieces) < 2 or len(pieces) > MAX_MARKS + 1:
-            continue
-        # Literal text between the marks, any text in each: the old block, read against it.
-        pattern = b"(.+?)".join(re.escape(piece) for piece in pieces)
-        match = re.fullmatch(pattern, b"".join(a[i1:i2]), re.S)
-        if match:
-            found.update(g for g in match.groups() if g != FORGOTTEN)
+        if i2 - i1 == j2 - j1:  # line for line (a text within lines): each pair on its own
+            pairs = list(zip(a[i1:i2], b[j1:j2], strict=True))
+        else:  # a text across lines (a key block)
+            pairs = [(b"".join(a[i1:i2]), b"".join(b[j1:j2]))]
+        for before, after in pairs:
+            pieces = after.split(FORGOTTEN)
+            if len(pieces) < 2 or len(pieces) > MAX_MARKS + 1:
+                continue
+            # Literal text between the marks, any text in each: the old text, read against it.
+            match = re.fullmatch(b"(.+?)".join(re.escape(piece) for piece in pieces), before, re.S)
+            if match:
+                found.update(g for g in match.groups() if g != FORGOTTEN)
     return found
 
 

@@ -348,9 +348,10 @@ def sync(
         report.head = head.decode() if head else None
     if index is not None:
         try:
-            # After an adoption, from scratch: the old index holds the forgotten text.
-            adopted = report.adopted is not None
-            report.index = index.sync(store, progress=progress, full=adopted, keep_vectors=adopted)
+            if report.adopted is not None:  # from scratch: the old index holds the forgotten text
+                report.index = index.sync(store, progress=progress, full=True, keep_vectors=True)
+            else:
+                report.index = index.sync(store, progress=progress)
         except Exception as e:  # noqa: BLE001 - the index is derived data: the sync itself succeeded
             report.index_warning = f"the search index was not updated ({e}); `wiki-memory reindex` catches up"
     return report
