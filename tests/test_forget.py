@@ -214,14 +214,18 @@ def test_forget_dry_run_through_the_cli_changes_nothing(tmp_path, monkeypatch):
     wiki = tmp_path / "wiki"
     memory = memory_at(wiki)
     memory.write("Deploy", f"The staging host is {HOSTNAME}.", "procedure")
+    memory.store().commit({f"notes/{HOSTNAME}.md": b"# Staging\n"}, "notes: staging", CODEX)  # in a file name
     memory.close()
     monkeypatch.setenv("WIKI_MEMORY_STORE", str(wiki))
     head = git(wiki, "rev-parse", "HEAD")
     before = all_objects(wiki)
     result = CliRunner().invoke(main, ["forget", "--string", "-", "--dry-run"], input=HOSTNAME + "\n")
     assert result.exit_code == 0, result.output
-    assert "would rewrite 1 commit holding 1 string (1 file" in result.output
-    assert "remember: procedures/deploy" in result.output and HOSTNAME not in result.output
+    assert "would rewrite 2 commits holding 1 string (2 files" in result.output
+    assert "remember: procedures/deploy" in result.output and "notes/forgotten.md" in result.output
+    assert HOSTNAME not in result.output
+    json_out = CliRunner().invoke(main, ["forget", "--string", HOSTNAME, "--dry-run", "--json"]).output
+    assert json.loads(json_out)["dry_run"] and HOSTNAME not in json_out
     assert git(wiki, "rev-parse", "HEAD") == head and all_objects(wiki) == before
     assert "--purge" in CliRunner().invoke(main, ["forget", "procedures/deploy.md"]).output
     result = CliRunner().invoke(main, ["forget", "--string", "ab"])

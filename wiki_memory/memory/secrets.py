@@ -189,6 +189,24 @@ def scrub_file(
     return False
 
 
+def _named_safely(report: ForgetReport, needles: Sequence[str]) -> ForgetReport:
+    """The report with the forgotten strings out of the file names it lists: a secret
+    typed into a title became a file name, and the report is printed."""
+    from dataclasses import replace
+
+    def safe(path: str) -> str:
+        for needle in needles:
+            path = path.replace(needle, "forgotten")
+        return path
+
+    return replace(
+        report,
+        files=tuple(safe(p) for p in report.files),
+        pending_edits=tuple(safe(p) for p in report.pending_edits),
+        commits=tuple(replace(c, paths=tuple(safe(p) for p in c.paths)) for c in report.commits),
+    )
+
+
 class Secrets(Reading):
     """Scanning the history for secrets, and forgetting them."""
 
@@ -233,7 +251,7 @@ class Secrets(Reading):
         patterns = [p for p in (redacted_form(s) for s in strings) if p is not None]
         variants = self._redacted_forms(patterns) - set(strings) if patterns else set()
         needles = sorted({*strings, *variants}, key=len, reverse=True)  # a longer one before any inside it
-        report = forget(store, strings=needles, paths=paths, dry_run=dry_run)
+        report = _named_safely(forget(store, strings=needles, paths=paths, dry_run=dry_run), needles)
         remotes: list[str] = []
         stats = None
         if dry_run:

@@ -416,7 +416,11 @@ def _replay(
         if entry is not None:
             modes[path] = entry[0]
     subject = _subject(_scrub(commit.message, texts))
-    replayed = Replayed(commit.id.decode(), None, subject, tuple(scrubbed), tuple(left_out))
+
+    def shown(paths: list[str]) -> tuple[str, ...]:  # a forgotten text in a file name is not printed
+        return tuple(_scrub(p.encode(), texts).decode("utf-8", "replace") for p in paths)
+
+    replayed = Replayed(commit.id.decode(), None, subject, shown(scrubbed), shown(left_out))
     adoption.replayed.append(replayed)
     if not base:
         return tip
