@@ -332,6 +332,10 @@ def sync_cmd(
     if as_json:
         echo_json(report.as_dict())
         return
+    _print_sync(report)
+
+
+def _print_sync(report: SyncReport) -> None:
     click.echo(f"synced with {report.remote} ({report.url})")
     _print_rewrite(report)
     if report.edits:
