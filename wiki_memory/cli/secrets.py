@@ -150,6 +150,8 @@ def _print_forgotten(result: Forgotten) -> None:
             f"{verb} {_plural(len(report.commits), 'commit')} holding {subject} "
             f"({_plural(len(report.files), 'file')}{carried})"
         )
+        if report.files:
+            click.echo("files: " + ", ".join(report.files[:SHOWN]) + (" ..." if len(report.files) > SHOWN else ""))
         if report.pending_edits:
             click.echo(f"uncommitted edits holding it, committed first: {', '.join(report.pending_edits)}")
     files = "would be scrubbed" if result.dry_run else "scrubbed"
