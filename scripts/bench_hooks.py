@@ -107,10 +107,10 @@ def timed(text, extra=None):
         spent[0] += time.thread_time() - t
 r.redact = timed
 try:
-    from wiki_memory.hook import main as hook  # the hook process's own package
-except ImportError:  # a checkout from before it had one (--code)
-    from wiki_memory.capture import hook
-hook.main(sys.argv[1:], stdin=sys.stdin.buffer, stdout=open("/dev/null", "wb"))
+    from wiki_memory.hook.main import main as hook_main
+except ImportError:  # a checkout from before the hook process had a package of its own
+    from wiki_memory.capture.hook import main as hook_main
+hook_main(sys.argv[1:], stdin=sys.stdin.buffer, stdout=open("/dev/null", "wb"))
 total = time.thread_time() - started
 sys.stderr.write(json.dumps({"redact_ms": spent[0] * 1000, "hook_ms": total * 1000}))
 """

@@ -91,5 +91,6 @@ from wiki_memory.cli import handoff as _handoff  # noqa: E402,F401
 from wiki_memory.cli import install as _install  # noqa: E402,F401
 from wiki_memory.cli import pages as _pages  # noqa: E402,F401
 from wiki_memory.cli import search as _search  # noqa: E402,F401
+from wiki_memory.cli import secrets as _secrets  # noqa: E402,F401
 from wiki_memory.cli import serve as _serve  # noqa: E402,F401
 from wiki_memory.cli import sync as _sync  # noqa: E402,F401

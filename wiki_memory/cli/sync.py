@@ -19,6 +19,7 @@ from wiki_memory.errors import WikiMemoryError
 
 if TYPE_CHECKING:
     from wiki_memory.store import Edit
+    from wiki_memory.sync import SyncReport
 
 
 def _edit_line(edit: Edit) -> str:
@@ -283,29 +284,60 @@ def remote_remove(app: App, name: str) -> None:
 
 @main.command(name="sync")
 @click.argument("remote_name", metavar="[REMOTE]", required=False)
+@click.option(
+    "--replace-remote-history",
+    is_flag=True,
+    help="After `forget`: force-push this wiki's rewritten history in place of the remote's (with a lease).",
+)
+@click.option(
+    "--keep-remote-history",
+    is_flag=True,
+    help="After `forget`: give up replacing the remote's history and sync with it (what was forgotten comes back).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print what the sync did as JSON.")
 @pass_app
-def sync_cmd(app: App, remote_name: str | None, as_json: bool) -> None:
+def sync_cmd(
+    app: App, remote_name: str | None, replace_remote_history: bool, keep_remote_history: bool, as_json: bool
+) -> None:
     """Share memory through a git remote: commit your pending edits, fetch, merge, push.
 
     Pages changed on one side are taken; a page changed on both is merged line by line,
     or, where both changed the same lines, both versions are kept (this machine's as
     `<page>.conflict-<host>-<date>.md`, linked from the page) and reported. A page
     deleted on one side and edited on the other is kept. Nothing is ever lost; an
-    unreachable remote leaves your local memory as it was.
+    unreachable remote leaves your local memory as it was. Secrets in what arrives are
+    reported, never altered (`scan` and `forget` remove them).
+
+    After `forget` here, sync refuses while the remote has the old history:
+    `--replace-remote-history` replaces it, refusing if someone pushed since the rewrite.
+    After a `forget` on another machine, sync adopts the new history: this machine's own
+    new commits are replayed onto it, the old objects deleted, the index rebuilt.
 
     \b
     Examples:
       wiki-memory remote add origin git@github.com:acme/widgets-memory.git
       wiki-memory sync
       wiki-memory sync backup --json
+      wiki-memory forget --string - < leaked.txt && wiki-memory sync --replace-remote-history
     """
+    if replace_remote_history and keep_remote_history:
+        raise click.UsageError("--replace-remote-history and --keep-remote-history are opposites: give one")
     with Progress(quiet=as_json) as progress:  # receiving a thousand pages takes a while
-        report = app.memory.sync(remote_name, progress=progress)
+        report = app.memory.sync(
+            remote_name,
+            progress=progress,
+            replace_remote_history=replace_remote_history,
+            keep_remote_history=keep_remote_history,
+        )
     if as_json:
         echo_json(report.as_dict())
         return
+    _print_sync(report)
+
+
+def _print_sync(report: SyncReport) -> None:
     click.echo(f"synced with {report.remote} ({report.url})")
+    _print_rewrite(report)
     if report.edits:
         click.echo(
             f"committed {len(report.edits)} hand edit{'s' if len(report.edits) != 1 else ''} first: "
@@ -333,9 +365,43 @@ def sync_cmd(app: App, remote_name: str | None, as_json: bool) -> None:
         )
     if report.sent_commits:
         click.echo(f"sent {report.sent_commits} commit{'s' if report.sent_commits != 1 else ''}")
-    if not (report.edits or report.received_commits or report.sent_commits):
+    if not (report.edits or report.received_commits or report.sent_commits or report.adopted or report.replaced):
         click.echo("already up to date")
     if report.index is not None and report.index.changed:
         click.echo(f"re-indexed {report.index.changed} page{'s' if report.index.changed != 1 else ''}")
     if report.index_warning:
         click.echo(f"warning: {report.index_warning}", err=True)
+    for finding in report.secrets:
+        where = f"{finding.path}:{finding.line}" if finding.path else "a commit message"
+        click.echo(
+            f"warning: {where} ({finding.family}, commit {(finding.commit or '')[:8]}) came from {report.remote} "
+            "holding what looks like a secret; it is kept as written: `wiki-memory scan` lists it, "
+            "`wiki-memory forget --string -` removes it",
+            err=True,
+        )
+
+
+def _print_rewrite(report: SyncReport) -> None:
+    """What a sync did about a history rewritten by `forget`, here or elsewhere."""
+    if report.kept_remote_history:
+        click.echo(f"gave up replacing {report.remote}'s history: run `wiki-memory forget` again, then replace it")
+    if report.replaced:
+        click.echo(
+            f"replaced {report.remote}'s history (its main was {report.replaced[:8]}) with this machine's rewritten "
+            f"one; other machines adopt it at their next sync. {report.remote} may keep the old objects until it is "
+            "garbage-collected"
+        )
+    adopted = report.adopted
+    if adopted is None:
+        return
+    click.echo(
+        f"adopted {report.remote}'s rewritten history ({adopted.rewritten:,} commits of yours it rewrote; "
+        f"{adopted.objects_removed:,} old object files deleted here)"
+    )
+    for replayed in adopted.replayed:
+        to = f"-> {replayed.new[:8]}" if replayed.new else "(nothing left of it)"
+        click.echo(f"kept your commit {replayed.old[:8]} {to}  {replayed.subject}")
+        if replayed.scrubbed:
+            click.echo(f"  forgotten text replaced by [forgotten] in: {', '.join(replayed.scrubbed)}")
+        if replayed.left_out:
+            click.echo(f"  left out its changes to forgotten pages: {', '.join(replayed.left_out)}")

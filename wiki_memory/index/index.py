@@ -206,13 +206,23 @@ class Index:
                 self.vectors.embed_written(written, EMBED_INLINE_S, complete)
 
     def sync(
-        self, store: Store | None = None, progress: Progress | None = None, *, embed: bool = True, full: bool = False
+        self,
+        store: Store | None = None,
+        progress: Progress | None = None,
+        *,
+        embed: bool = True,
+        full: bool = False,
+        keep_vectors: bool = False,
     ) -> SyncStats:
         """Bring the index up to the store's HEAD: only pages whose git blob id changed are
         re-chunked (and their changed chunks re-embedded); deleted pages disappear.
 
-        `full` drops everything first. With `embed`, chunks without a vector are embedded
-        when a model is available (else they stay pending, counted in the stats).
+        `full` drops everything first (the file is deleted and made anew). With
+        `keep_vectors`, the vectors of chunks whose embedded text is unchanged are carried
+        into the new file rather than computed again (after a history rewrite: nothing of
+        the old file's text survives, and nothing is embedded twice). With `embed`, chunks
+        without a vector are embedded when a model is available (else they stay pending,
+        counted in the stats).
         """
         store = store or self._get_store()
         if store is None:
@@ -220,6 +230,8 @@ class Index:
         started = time.perf_counter()
         stats = SyncStats(rebuilt=self.rebuilt)
         with self._lock:
+            if full and keep_vectors:
+                self.writer.carried = self._vectors_by_hash()
             try:
                 stats = self._sync(store, stats, progress, full)
             except sqlite3.DatabaseError as e:
@@ -227,6 +239,8 @@ class Index:
                     raise
                 self.db.reopen_fresh(f"unreadable ({e})")
                 stats = self._sync(store, SyncStats(rebuilt=self.rebuilt), progress, full)
+            finally:
+                self.writer.carried = {}
             if embed:
                 stats.embedded = self.vectors.embed_pending(progress=progress)
             stats.pending = self.pending_count()
@@ -238,6 +252,17 @@ class Index:
                     pass  # a reader holds it; SQLite checkpoints later by itself
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _vectors_by_hash(self) -> dict[str, list[tuple[str, int, bytes]]]:
+        """Every vector, by the hash of the text it was computed from (none if unreadable)."""
+        carried: dict[str, list[tuple[str, int, bytes]]] = {}
+        try:
+            query = "SELECT c.hash, v.model, v.dim, v.vec FROM chunks c JOIN vectors v ON v.chunk = c.id"
+            for h, model, dim, vec in self.conn.execute(query):
+                carried.setdefault(h, []).append((model, dim, vec))
+        except sqlite3.DatabaseError:
+            return {}
+        return carried
 
     def _sync(self, store: Store, stats: SyncStats, progress: Progress | None, full: bool) -> SyncStats:
         if full:

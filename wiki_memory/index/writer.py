@@ -19,6 +19,8 @@ from wiki_memory.index.results import Progress, SyncStats
 from wiki_memory.index.vectors import Vectors, embed_text, text_hash
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from wiki_memory.store import Store
 
 # A write of at most this many pages patches the cached vector matrix; more reload it.
@@ -36,6 +38,8 @@ class Writer:
         self.vectors = vectors
         self.names: Kept[Resolver] = Kept(db, survives_embedding=True)  # every page's names
         self.names_loads = 0  # how many times every page's names were read from the file
+        # Vectors a full rebuild carries over from the file it replaces, by the hash of their text.
+        self.carried: dict[str, list[tuple[str, int, bytes]]] = {}
 
     def sync(self, store: Store, stats: SyncStats, progress: Progress | None = None) -> SyncStats:
         """Bring the index to the store's HEAD: write the pages whose blob id changed, remove
@@ -97,7 +101,8 @@ class Writer:
                         delete_page(conn, path)
                     else:
                         data = store.repo[blob.encode()].as_raw_string()
-                        put_page(conn, path, blob, data.decode("utf-8", errors="replace"), stats, self.chunk_words)
+                        text = data.decode("utf-8", errors="replace")
+                        put_page(conn, path, blob, text, stats, self.chunk_words, self.carried)
                 if last:
                     if changes:
                         self._written([path for path, _ in items])
@@ -130,10 +135,19 @@ def delete_page(c: sqlite3.Connection, path: str) -> None:
     c.execute("DELETE FROM pages WHERE path = ?", (path,))
 
 
-def put_page(c: sqlite3.Connection, path: str, blob: str, text: str, stats: SyncStats, chunk_words: int) -> None:
+def put_page(
+    c: sqlite3.Connection,
+    path: str,
+    blob: str,
+    text: str,
+    stats: SyncStats,
+    chunk_words: int,
+    carried: Mapping[str, list[tuple[str, int, bytes]]] | None = None,
+) -> None:
     """(Re)write a page from its text (git blob `blob`): its row, tags, chunks (FTS5 too) and
-    links, keeping the vectors of chunks whose embedded text is unchanged; the links are
-    left unresolved (see `resolve_links`). Broken front matter is noted in `stats`."""
+    links, keeping the vectors of chunks whose embedded text is unchanged (here, or among
+    the `carried` vectors of a rebuilt file); the links are left unresolved (see
+    `resolve_links`). Broken front matter is noted in `stats`."""
     from wiki_memory.errors import PageError
     from wiki_memory.pages import Page, chunk_text, parse_page, wiki_links
 
@@ -171,7 +185,7 @@ def put_page(c: sqlite3.Connection, path: str, blob: str, text: str, stats: Sync
             "INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?, ?, ?, ?)",
             (chunk_id, fts_title, chunk.heading, chunk.text),
         )
-        for model, dim, vec in kept.get(h, ()):
+        for model, dim, vec in kept.get(h) or (carried or {}).get(h) or ():
             c.execute("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?)", (chunk_id, model, dim, vec))
     try:
         links = wiki_links(page.body)

@@ -20,12 +20,14 @@ from wiki_memory.memory.records import (
     Written,
 )
 from wiki_memory.memory.rules import InputError
+from wiki_memory.memory.secrets import Forgotten, ScanReport
 
 __all__ = [
     "OPERATIONS",
     "Actor",
     "Deleted",
     "EditError",
+    "Forgotten",
     "History",
     "InputError",
     "LinksView",
@@ -34,6 +36,7 @@ __all__ = [
     "PageRow",
     "PageView",
     "RecentPage",
+    "ScanReport",
     "SearchReport",
     "Written",
     "import_transcripts",

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 
 M = TypeVar("M", bound="MemoryBase")
 
+#: Touched in the wiki's `.git/wiki-memory/` whenever its history is rewritten (`forget`, or
+#: a sync adopting another machine's rewrite), so that other processes reopen it.
+REWRITE_STAMP = "history-rewritten"
+
 
 class NoMemoryError(NotFoundError):
     """The project has no wiki yet (nothing was ever written)."""
@@ -59,6 +63,7 @@ class MemoryBase:
         self._index: Index | None = None
         self._index_failed = False
         self.index_error: str | None = None  # why the index could not be opened, if it could not
+        self._rewrite_seen = self._rewrite_stamp()
 
     @classmethod
     def at(cls: type[M], directory: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> M:
@@ -74,9 +79,25 @@ class MemoryBase:
         """Does the project have a wiki yet?"""
         return (self.project.wiki / ".git").is_dir()
 
+    def _rewrite_stamp(self) -> int | None:
+        try:
+            return os.stat(self.project.wiki / ".git" / "wiki-memory" / REWRITE_STAMP).st_mtime_ns
+        except OSError:
+            return None
+
+    def _reopen_if_rewritten(self) -> None:
+        """Trigger: another process rewrote the wiki's history (`forget`, a sync adopting one).
+        Why: the open repository holds the deleted packs' files, and the index connection a
+        deleted file with the forgotten text; both are reopened (a stat per call)."""
+        stamp = self._rewrite_stamp()
+        if stamp != self._rewrite_seen:
+            self._rewrite_seen = stamp
+            self.close()
+
     def store(self, *, create: bool = False) -> Store:
         """The project's store; with `create`, the wiki (and `project.json`) is made on first
         use, else a project with no wiki yet is NoMemoryError."""
+        self._reopen_if_rewritten()
         if self._store is None:
             self._store = self._open_store(create)
             # Every commit through this store lands in the search index at once (its words;
@@ -117,6 +138,7 @@ class MemoryBase:
         """The search index, opened on first use and attached to the store (every commit
         through it is indexed at once); None when it cannot be opened (`index_error` says
         why): the index is derived data, and memory is written without it."""
+        self._reopen_if_rewritten()
         if self._index is None and not self._index_failed:
             from wiki_memory.index import Index
 

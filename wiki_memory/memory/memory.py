@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from wiki_memory.memory.recent import Recent
 from wiki_memory.memory.sessions import Sessions
-from wiki_memory.memory.sharing import Sharing
 from wiki_memory.memory.writing import Writing
 
 
-class Memory(Writing, Recent, Sessions, Sharing):
+class Memory(Writing, Recent, Sessions):
     """One project's memory (see the module docstring); `Memory(project)` or `Memory.at(dir)`."""

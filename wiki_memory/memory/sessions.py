@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from wiki_memory.memory.base import MemoryBase
 from wiki_memory.memory.records import Actor, Written
 from wiki_memory.memory.rules import InputError, Scrubber, utf8
+from wiki_memory.memory.sharing import Sharing
 
 if TYPE_CHECKING:
     from wiki_memory.consolidate.handoff import HandoffView
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
-class Sessions(MemoryBase):
+class Sessions(Sharing):
     def handoff(self, session_id: str | None = None) -> HandoffView | None:
         """Exactly what a session starting now would be handed (`session_id`: as that
         session would see it, its own handoff left out); None when there is nothing.
@@ -104,9 +104,10 @@ class Sessions(MemoryBase):
     def auto_sync(self) -> None:
         """Sync with the remote after a consolidation when `[sync] auto = true`; never
         raises (failures go to logs/sync.log and are retried next time)."""
+        from wiki_memory.capture.redact import find
         from wiki_memory.sync import maybe_auto_sync
 
-        maybe_auto_sync(self.project, self.store(), self.index)
+        self._after_sync(maybe_auto_sync(self.project, self.store(), self.index, find=find))
 
     def reindex(self, *, full: bool = False, embed: bool = True, progress: Progress | None = None) -> SyncStats:
         """Bring the search index up to date with the wiki (only changed pages are redone;

@@ -95,6 +95,17 @@ class Committer(WorkTree):
         self._notify(commit.id, tuple(changes))
         return commit.id.decode()
 
+    def write_tree(self, base_tree: bytes | None, changes: Changes, modes: Mapping[str, int] | None = None) -> bytes:
+        """The id of `base_tree` with `changes` (path -> bytes, or None to delete) applied,
+        its new blobs and trees written to the object store; nothing is committed (a
+        history built beside the branch: a sync replaying commits onto another history)."""
+        objects: list[Blob | Tree | Commit] = []
+        entries = self._blob_entries(changes, modes or {}, objects)
+        tree_id = self._apply(base_tree, entries, objects)
+        for obj in objects:
+            self.repo.object_store.add_object(obj)
+        return tree_id
+
     def _blob_entries(
         self, changes: Changes, modes: Mapping[str, int], objects: list[Blob | Tree | Commit]
     ) -> dict[str, Entry | None]:

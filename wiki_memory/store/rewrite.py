@@ -22,8 +22,8 @@ does not import capture). `forget(store, strings=..., paths=...)` removes them:
 
 The search index, the journals and the remote are the caller's to bring along.
 
-Why one module a little over 500 lines: scanning and forgetting walk the same history the
-same way, and the rewrite's steps are only safe in the order above, read together.
+Why one module of near 600 lines: scanning and forgetting walk the same history the same
+way, and the rewrite's steps are only safe in the order above, read together.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dulwich.objects import Blob, Commit, ShaFile, Tag, Tree
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tag, Tree
 from dulwich.repo import Repo
 
 from wiki_memory.errors import ConflictError
@@ -44,7 +44,6 @@ from wiki_memory.store.records import TREE_MODE
 from wiki_memory.store.store import Store
 
 if TYPE_CHECKING:
-    from dulwich.objects import ObjectID
     from dulwich.refs import Ref
 
 FORGOTTEN = b"[forgotten]"
@@ -58,10 +57,11 @@ Rules = Callable[[str], Iterable[tuple[int, int, str]]]
 
 @dataclass(frozen=True)
 class Finding:
-    """A secret in a wiki's history. `path` None: in the commit's message. `preview` is
-    the line it is on with every secret on it redacted: the report never holds one."""
+    """A secret in a wiki's history. `path` None: in the commit's message; `commit` None:
+    in a file not committed yet (a hand edit). `preview` is the line it is on with every
+    secret on it redacted: the report never holds one."""
 
-    commit: str
+    commit: str | None
     path: str | None
     family: str
     line: int
@@ -122,15 +122,25 @@ class ForgetReport:
 # Scanning --------------------------------------------------------------------------------------
 
 
-def scan(store: Store, rules: Rules) -> list[Finding]:
+def scan(
+    store: Store, rules: Rules, *, include: Iterable[bytes] | None = None, exclude: Iterable[bytes] = ()
+) -> list[Finding]:
     """Every secret `rules` finds in the history: each commit's message, and each file
-    version once, at the commit that introduced it (oldest first)."""
+    version once, at the commit that introduced it (oldest first). With `include` or
+    `exclude`, only the commits `include` (default: every ref) reaches and `exclude` does
+    not: what a sync brought in."""
     repo = store.repo
     seen: set[bytes] = set()
     findings: list[Finding] = []
-    for commit in _commits(repo, _ref_targets(repo).values()):
+    tips = [ObjectID(t) for t in include] if include is not None else list(_ref_targets(repo).values())
+    stop = [ObjectID(t) for t in exclude]
+    if include is None and not stop:
+        commits = _commits(repo, tips)
+    else:
+        commits = [entry.commit for entry in repo.get_walker(include=tips, exclude=stop)][::-1]
+    for commit in commits:
         cid = commit.id.decode()
-        findings += _findings(rules, commit.message.decode("utf-8", "replace"), cid, None)
+        findings += findings_in(rules, commit.message.decode("utf-8", "replace"), cid, None)
         parent_tree = repo[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
         for (_, path), (_, mode), (_, sha) in repo.object_store.tree_changes(parent_tree, commit.tree):
             if sha is None or path is None or sha in seen or mode in (TREE_MODE, GITLINK_MODE):
@@ -139,11 +149,12 @@ def scan(store: Store, rules: Rules) -> list[Finding]:
             data = repo[sha].as_raw_string()
             if b"\0" in data[:8000]:
                 continue  # binary
-            findings += _findings(rules, data.decode("utf-8", "replace"), cid, path.decode("utf-8", "replace"))
+            findings += findings_in(rules, data.decode("utf-8", "replace"), cid, path.decode("utf-8", "replace"))
     return findings
 
 
-def _findings(rules: Rules, text: str, commit: str, path: str | None) -> list[Finding]:
+def findings_in(rules: Rules, text: str, commit: str | None, path: str | None) -> list[Finding]:
+    """The secrets `rules` finds in one text (a file version or a commit message)."""
     hits = sorted(rules(text))
     out = []
     for start, end, family in hits:
@@ -383,8 +394,20 @@ def forget(
         if store.pending():
             raise ConflictError("the wiki was edited during forget; nothing was changed, try again")
         _move_refs(store, rewrite, refs, head)
-        removed = _drop_unreachable(repo, store.root, keep)
+        removed = _drop_unreachable(repo, store.git_dir, keep)
     return replace(report, objects_removed=removed)
+
+
+def prune(store: Store) -> int:
+    """Keep only what the refs reach: one pack of it; the reflogs expired and every other
+    pack and loose object deleted, as `forget` leaves a wiki. For a history adopted from
+    elsewhere (a sync after another machine's forget): the old history's objects go.
+    Returns how many object files (loose objects and packs) were deleted."""
+    with store.lock:
+        repo = store.repo
+        tips = [sha for ref, sha in repo.refs.as_dict().items() if ref != b"HEAD"]  # tag objects kept as they are
+        keep = _pack(repo, _reachable(repo, _Rewrite(repo, (), ()), tips))
+        return _drop_unreachable(repo, store.git_dir, keep)
 
 
 def _report(
@@ -494,7 +517,11 @@ def _write_pack(repo: Repo, rewrite: _Rewrite, refs: dict[Ref, ObjectID]) -> str
     extension. Until the refs move, the old history stays whole beside it: a crash here
     leaves the wiki as it was."""
     rewrite.tips = _new_tips(repo, rewrite, refs)
-    objects = [(obj, None) for obj in _reachable(repo, rewrite, rewrite.tips.values())]
+    return _pack(repo, _reachable(repo, rewrite, rewrite.tips.values()))
+
+
+def _pack(repo: Repo, reachable: Iterable[ShaFile]) -> str:
+    objects = [(obj, None) for obj in reachable]
     pack_dir = Path(repo.object_store.path) / "pack"
     before = {p.name for p in pack_dir.glob("pack-*.pack")}
     written = repo.object_store.add_objects(objects)
@@ -523,11 +550,10 @@ def _move_refs(store: Store, rewrite: _Rewrite, refs: dict[Ref, ObjectID], head:
             raise ConflictError(f"{ref.decode()} moved during forget")
 
 
-def _drop_unreachable(repo: Repo, root: Path, keep: str) -> int:
+def _drop_unreachable(repo: Repo, git_dir: Path, keep: str) -> int:
     """Expire the reflogs, then delete every pack and loose object but the pack `keep`,
     which holds all the refs need: the forgotten objects are gone from disk. Returns how
     many objects' files (loose objects and packs) went."""
-    git_dir = root / ".git"
     logs = git_dir / "logs"
     for path in sorted(logs.rglob("*"), reverse=True) if logs.exists() else ():
         if path.is_file():

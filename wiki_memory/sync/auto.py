@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import traceback
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wiki_memory.sync.run import SyncReport
 
 
 def _log(project: Any, message: str) -> None:
@@ -28,9 +31,10 @@ def auto_sync_enabled(settings: Any) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes", "1", "on"))
 
 
-def maybe_auto_sync(project: Any, store: Any, index: Any = None) -> None:
+def maybe_auto_sync(project: Any, store: Any, index: Any = None, find: Any = None) -> SyncReport | None:
     """Sync `store` with its remote when `[sync] auto = true` in config.toml and a remote is
-    configured. Never raises: consolidation calls it after each commit."""
+    configured (`find`: as `sync` takes it); the report, or None when it did not sync.
+    Never raises: consolidation calls it after each commit."""
     try:
         from wiki_memory.config import load_settings
         from wiki_memory.sync.remotes import list_remotes
@@ -38,16 +42,24 @@ def maybe_auto_sync(project: Any, store: Any, index: Any = None) -> None:
 
         settings = load_settings()
         if not auto_sync_enabled(settings) or not list_remotes(store):
-            return
-        report = sync(store, index=index)
+            return None
+        report = sync(store, index=index, find=find)
         summary = (
             f"synced with {report.remote}: received {report.received_commits} commit(s), sent {report.sent_commits}"
         )
         if report.conflicts:
             summary += "; conflicts kept: " + ", ".join(f"{p} (copy {c})" for p, c in report.conflicts)
+        if report.adopted is not None:
+            summary += f"; adopted its rewritten history ({len(report.adopted.replayed)} own commit(s) replayed)"
+        if report.secrets:
+            summary += "; secrets in what came in: " + ", ".join(
+                sorted({f"{f.path or 'a commit message'} ({f.family})" for f in report.secrets})
+            )
         _log(project, summary)
+        return report
     except Exception as e:  # noqa: BLE001
         from wiki_memory.errors import WikiMemoryError
 
         detail = str(e) if isinstance(e, WikiMemoryError) else traceback.format_exc()
         _log(project, f"auto-sync failed (will retry after the next consolidation): {detail}")
+        return None

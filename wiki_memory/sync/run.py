@@ -3,7 +3,11 @@
 Network work (fetch, push) runs without the writer lock, so agents keep writing while a
 slow remote answers; the merge itself runs under it. If someone pushed between our fetch
 and our push, the push is refused (a compare-and-swap on the remote's `main`) and the
-round starts again: nothing on the remote is ever overwritten.
+round starts again: nothing on the remote is ever overwritten, except on request after
+`forget` (`replace_history`: a force-push with a lease; see `rewritten`).
+
+What comes in is never altered: secrets the caller's `find` sees in the commits received
+are reported (`SyncReport.secrets`), for `scan` and `forget` to deal with.
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ from dulwich.refs import Ref
 from wiki_memory.config import Settings
 from wiki_memory.store import Author, Edit, Store
 from wiki_memory.store.lock import WriterLock
-from wiki_memory.sync import transport
+from wiki_memory.store.rewrite import Finding, Rules, scan
+from wiki_memory.sync import rewritten, transport
 from wiki_memory.sync.merge import MergeResult, merge_trees
 from wiki_memory.sync.remotes import Remote, default_remote
+from wiki_memory.sync.rewritten import Adoption
 from wiki_memory.sync.transport import RemoteMoved, SyncError
 
 ATTEMPTS = 5
@@ -47,6 +53,10 @@ class SyncReport:
     head: str | None = None
     index: Any = None  # the search index's SyncStats after re-indexing what changed
     index_warning: str | None = None
+    secrets: list[Finding] = field(default_factory=list)  # in what came in (left as it was written)
+    adopted: Adoption | None = None  # the remote's history was rewritten elsewhere and adopted here
+    replaced: str | None = None  # the remote's old `main`, replaced by this machine's rewritten history
+    kept_remote_history: bool = False  # the record of a rewrite here was dropped on request
 
     @property
     def changed_here(self) -> list[str]:
@@ -71,6 +81,10 @@ class SyncReport:
             "renamed": [{"from": a, "to": b} for a, b in self.renamed],
             "index": self.index.as_dict() if self.index is not None else None,
             "index_warning": self.index_warning,
+            "secrets": [f.as_dict() for f in self.secrets],
+            "adopted": self.adopted.as_dict() if self.adopted is not None else None,
+            "replaced": self.replaced,
+            "kept_remote_history": self.kept_remote_history,
         }
 
 
@@ -154,10 +168,17 @@ def _check_incoming(store: Store, remote: Remote, theirs: bytes | None, before: 
 
 
 def _integrate(
-    store: Store, remote: Remote, theirs: bytes | None, report: SyncReport, author: Author, host: str
+    store: Store,
+    remote: Remote,
+    theirs: bytes | None,
+    report: SyncReport,
+    author: Author,
+    host: str,
+    tracked: bytes | None = None,
 ) -> None:
     """Bring the remote's `main` into ours (under the writer lock): nothing to do, a
-    fast-forward, or a merge commit."""
+    fast-forward, the adoption of a history rewritten elsewhere (`tracked`: what we last
+    synced with), or a merge commit."""
     ours = store.head()
     if theirs is None or theirs == ours:
         return
@@ -169,6 +190,15 @@ def _integrate(
         changed = store.advance(theirs, reflog=f"sync: fast-forward from {remote.name}")
         report.received.extend(changed)
         report.fast_forward = True
+        return
+    found = rewritten.find_rewrite(store, ours, theirs, tracked)
+    if found is not None:
+        # Trigger: what we last synced is no longer in the remote's history, a rewritten copy is.
+        # Why not merge: our old commits would bring back what was forgotten there.
+        report.received_commits += _count(store, theirs, found.tracked_copy)
+        report.adopted = rewritten.adopt(store, found, theirs, host=host, remote=remote.name)
+        report.received.extend(report.adopted.changed)
+        report.conflicts.extend(report.adopted.conflicts)
         return
     base = bases[0] if bases else None
     base_tree = _tree(store, base) if base else None
@@ -280,11 +310,19 @@ def sync(
     host: str | None = None,
     attempts: int = ATTEMPTS,
     progress: Any = None,
+    find: Rules | None = None,
+    replace_history: bool = False,
+    keep_history: bool = False,
 ) -> SyncReport:
     """Sync the wiki with a remote: commit pending hand edits, fetch, merge, push, and
     re-index what changed in `index` (the project's search index; `progress` as `Index.sync`
-    takes it). Raises SyncError (local work intact) when the
-    remote cannot be reached or keeps moving."""
+    takes it). Raises SyncError (local work intact) when the remote cannot be reached or
+    keeps moving.
+
+    `find` (text -> secrets' spans, the redaction rules) checks what comes in. After this
+    wiki's history was rewritten (`forget`), a sync refuses while the remote has the old
+    history: `replace_history` force-pushes ours in its place (with a lease), and
+    `keep_history` drops the record of the rewrite (the old history comes back)."""
     settings = _settings()
     chosen = default_remote(store, remote or settings.get("sync", "remote"))
     host = host or store.host
@@ -294,29 +332,14 @@ def sync(
     with WriterLock(store.git_dir / "wiki-memory" / "sync.lock", timeout=600):
         try:
             report.edits.extend(store.commit_edits(author=author))
-            for _ in range(attempts):
-                tracked = store.repo.refs.as_dict().get(Ref(transport.tracking_ref(chosen)))
-                theirs = transport.fetch(store, chosen)
-                _check_incoming(store, chosen, theirs, tracked)
-                with store.lock:
-                    report.edits.extend(store.commit_edits(author=author))
-                    _integrate(store, chosen, theirs, report, author, host)
-                ours = store.head()
-                if ours is None or ours == theirs:
-                    break
-                sending = _count(store, ours, theirs)
-                try:
-                    transport.push(store, chosen, ours, theirs)
-                except RemoteMoved:
-                    time.sleep(0.05)
-                    continue
-                report.sent_commits += sending
-                break
+            if keep_history and rewritten.recorded(store, chosen.name) is not None:
+                rewritten.clear(store, chosen.name)
+                report.kept_remote_history = True
+            if replace_history:
+                _replace(store, chosen, report)
             else:
-                raise SyncError(
-                    f"remote {chosen.name!r} changed during each of {attempts} attempts to sync; "
-                    "your local memory is intact and merged with what arrived; try again"
-                )
+                _refuse_old_history(store, chosen)
+                _rounds(store, chosen, report, author, host, attempts, find)
         except Exception as e:
             _record(store, chosen, str(e).splitlines()[0] if str(e) else type(e).__name__)
             raise
@@ -325,7 +348,97 @@ def sync(
         report.head = head.decode() if head else None
     if index is not None:
         try:
-            report.index = index.sync(store, progress=progress)
+            if report.adopted is not None:  # from scratch: the old index holds the forgotten text
+                report.index = index.sync(store, progress=progress, full=True, keep_vectors=True)
+            else:
+                report.index = index.sync(store, progress=progress)
         except Exception as e:  # noqa: BLE001 - the index is derived data: the sync itself succeeded
             report.index_warning = f"the search index was not updated ({e}); `wiki-memory reindex` catches up"
     return report
+
+
+def _rounds(
+    store: Store, chosen: Remote, report: SyncReport, author: Author, host: str, attempts: int, find: Rules | None
+) -> None:
+    """Fetch, merge and push until the push lands (someone may push in between)."""
+    start = store.head()
+    theirs: bytes | None = None
+    for _ in range(attempts):
+        tracked = store.repo.refs.as_dict().get(Ref(transport.tracking_ref(chosen)))
+        theirs = transport.fetch(store, chosen)
+        _check_incoming(store, chosen, theirs, tracked)
+        with store.lock:
+            report.edits.extend(store.commit_edits(author=author))
+            _integrate(store, chosen, theirs, report, author, host, tracked)
+        ours = store.head()
+        if ours is None or ours == theirs:
+            break
+        sending = _count(store, ours, theirs)
+        try:
+            transport.push(store, chosen, ours, theirs)
+        except RemoteMoved:
+            time.sleep(0.05)
+            continue
+        report.sent_commits += sending
+        break
+    else:
+        raise SyncError(
+            f"remote {chosen.name!r} changed during each of {attempts} attempts to sync; "
+            "your local memory is intact and merged with what arrived; try again"
+        )
+    if find is not None and theirs is not None and report.received_commits:
+        # The old history is gone after an adoption: what came in is what follows our old sync's copy.
+        since = report.adopted.since if report.adopted is not None else (start.decode() if start else None)
+        report.secrets = scan(store, find, include=[theirs], exclude=[since.encode()] if since else [])
+
+
+def _moved(remote: Remote, current: bytes, old: str) -> SyncError:
+    return SyncError(
+        f"remote {remote.name!r} moved since this wiki's history was rewritten here (its main is "
+        f"{current.decode()[:8]}, the rewrite expected {old[:8]}): someone pushed onto the old history, and "
+        "replacing it would drop their commits. Nothing was pushed. To keep their commits, run `wiki-memory sync "
+        "--keep-remote-history` (the old history, and what was forgotten, come back), then forget again"
+    )
+
+
+def _refuse_old_history(store: Store, remote: Remote) -> None:
+    """After a rewrite here, refuse to fetch while the remote has the old history (it would
+    bring the forgotten text back); once the remote has ours, the record goes."""
+    old = rewritten.recorded(store, remote.name)
+    if old is None:
+        return
+    current = transport.peek(store, remote)
+    if current is not None and current.decode() == old:
+        raise SyncError(
+            f"this wiki's history was rewritten here (`wiki-memory forget`) and remote {remote.name!r} still has "
+            "the old one, which a sync would bring back: run `wiki-memory sync --replace-remote-history` to "
+            "replace it (a force-push that checks nobody pushed meanwhile)"
+        )
+    if current is not None and ObjectID(current) not in store.repo.object_store:
+        raise _moved(remote, current, old)
+    rewritten.clear(store, remote.name)  # the remote is empty, or already has this history
+
+
+def _replace(store: Store, remote: Remote, report: SyncReport) -> None:
+    """Force-push our rewritten history in place of the remote's old one, with the remote's
+    `main` as it was at the rewrite for the lease: if someone pushed since, refuse."""
+    old = rewritten.recorded(store, remote.name)
+    if old is None:
+        raise SyncError(
+            f"nothing to replace: this wiki's history was not rewritten since it last synced with remote "
+            f"{remote.name!r}; run `wiki-memory sync`"
+        )
+    head = store.head()
+    current = transport.peek(store, remote)
+    if head is None or current == head:
+        rewritten.clear(store, remote.name)
+        return
+    if current is not None and current.decode() != old:
+        raise _moved(remote, current, old)
+    try:
+        transport.push(store, remote, head, current, replacing=True)
+    except RemoteMoved:
+        raise _moved(remote, transport.peek(store, remote) or b"(none)", old) from None
+    rewritten.clear(store, remote.name)
+    report.replaced = old
+    report.sent_commits = _count(store, head, None)

@@ -138,10 +138,26 @@ def fetch(store: Store, remote: Remote) -> bytes | None:
     return sha
 
 
-def push(store: Store, remote: Remote, new: bytes, expected: bytes | None) -> None:
+def peek(store: Store, remote: Remote) -> bytes | None:
+    """The commit the remote's `main` names (None: it has none), fetching nothing."""
+    client, path = _client(store, remote, "pull")
+    try:
+        result = client.get_refs(path.encode() if isinstance(path, str) else path)
+    except _network_errors() as e:
+        raise unreachable(remote, e) from None
+    refs = getattr(result, "refs", result)
+    sha = refs.get(MAIN)
+    return bytes(sha) if sha else None
+
+
+def push(store: Store, remote: Remote, new: bytes, expected: bytes | None, *, replacing: bool = False) -> None:
     """Move the remote's `main` from `expected` to `new`, sending what it lacks. Raises
     RemoteMoved if the remote's `main` is no longer `expected` (someone pushed meanwhile);
-    the server checks the same compare-and-swap, so a push never overwrites theirs."""
+    the server checks the same compare-and-swap, so a push never overwrites theirs.
+
+    `replacing`: `new` does not descend from `expected` (a rewritten history, replacing
+    the remote's): `expected` is the lease, and a server that refuses to move a branch
+    off its history (branch protection) is a SyncError saying so."""
     client, path = _client(store, remote, "push")
 
     def update_refs(refs: dict[bytes, bytes]) -> dict[bytes, bytes]:
@@ -170,6 +186,11 @@ def push(store: Store, remote: Remote, new: bytes, expected: bytes | None) -> No
         if error is None:
             continue
         lowered = error.lower()
+        if replacing and any(w in lowered for w in ("non-fast-forward", "protected", "denied", "declined")):
+            raise SyncError(
+                f"remote {remote.name!r} refused to replace its history ({error}): allow force-pushes to main "
+                "there (branch protection, or `git config receive.denyNonFastForwards false`). Nothing was changed."
+            )
         if any(w in lowered for w in ("fetch first", "non-fast-forward", "unable to set", "stale", "lock")):
             raise RemoteMoved()
         raise SyncError(
