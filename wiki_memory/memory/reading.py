@@ -40,14 +40,20 @@ class Reading(MemoryBase):
         path from (15 s at 10,000 pages), and so for every name that matches nothing; the
         index has every page's title and id in one table. The order is the store's: a path,
         a title's conventional path, then a title or id. None means "ask the store" (a
-        refused path, a file not committed yet, an index that is behind or unavailable).
+        refused path, a file not committed yet, an index never built or unavailable).
         """
         from wiki_memory.store.paths import normalize_path
 
         store = self.store()
         index = self.index
-        if index is None or not index.in_step():
-            return None
+        if index is None or index.head is None:
+            return None  # never built: building it is a search's or reindex's job, not a lookup's
+        if not index.in_step():
+            # Commits made outside wiki-memory (`git pull`, `git commit`): catching up with a
+            # few changed pages costs far less than the store's scan of every page.
+            index.sync(store, embed=False)
+            if not index.in_step():
+                return None
         candidates = []
         for candidate in (ref, ref + ".md"):
             try:
