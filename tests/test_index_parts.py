@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from wiki_memory.index import Tuning
+from wiki_memory.index import SyncStats, Tuning
 from wiki_memory.index.db import Database, Kept
 from wiki_memory.index.query import filters
 from wiki_memory.index.ranking import Ranker
 from wiki_memory.index.snippets import grow, passage
+from wiki_memory.index.writer import put_page
 
 
 def test_a_kept_value_holds_until_anyone_writes(tmp_path):
@@ -87,6 +88,28 @@ def test_fusion_adds_each_pages_reciprocal_ranks(tmp_path):
     alone = ranker.fuse({"vector": vector}, vector_weight=0.5)
     assert {path: score for score, path, _ in alone.pages} == {"b.md": 1 / 21, "c.md": 1 / 22}
     db.close()
+
+
+def write_page(db: Database, path: str, front: str, body: str = "Text.") -> None:
+    with db.transaction() as conn:
+        put_page(conn, path, "blob", f"---\n{front}\n---\n{body}\n", SyncStats(), 60)
+
+
+def test_an_index_of_this_version_gains_the_superseded_by_column_in_place(tmp_path):
+    db = Database(tmp_path / "index.sqlite", chunk_words=60)
+    write_page(db, "decisions/old.md", "title: Old\nstatus: superseded\nsuperseded_by: decisions/new.md")
+    write_page(db, "decisions/new.md", "title: New")
+    with db.transaction() as conn:
+        conn.execute("INSERT INTO vectors VALUES (1, 'm', 1, x'00000000')")
+        conn.execute("ALTER TABLE pages DROP COLUMN superseded_by")  # as files written before it had it
+    db.set_meta("head", "abc")
+    db.close()
+    again = Database(tmp_path / "index.sqlite", chunk_words=60)
+    assert again.rebuilt is None and again.head is None  # not rebuilt: the next sync reads the pages again...
+    blobs = dict(again.conn.execute("SELECT path, blob FROM pages"))
+    assert blobs == {"decisions/old.md": "", "decisions/new.md": "blob"}  # ...the superseded ones only
+    assert again.conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 1  # and no vector is lost
+    again.close()
 
 
 def test_a_passage_grows_under_its_heading_then_joins_the_next_best():
