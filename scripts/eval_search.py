@@ -13,7 +13,7 @@ scores a relevance floor would have to separate from the answered queries' corre
 
     python scripts/eval_search.py --part tune
     python scripts/eval_search.py --part holdout --json /tmp/holdout.json
-    python scripts/eval_search.py --part tune --set vector_weight=0.5 --misses paraphrase
+    python scripts/eval_search.py --part tune --set fts_weight=0.3 --misses paraphrase
     python scripts/eval_search.py --overlap          # the paraphrase rule, no model needed
 """
 

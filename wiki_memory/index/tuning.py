@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Tuning:
-    """The knobs of chunking and ranking. Each default was chosen on the first five LoCoMo
-    conversations together with the coding-memory set (scripts/eval_locomo.py,
-    scripts/eval_coding.py; the figures are in docs/benchmarks.md)."""
+    """The knobs of chunking and ranking. Each default was chosen on the tuning part of
+    scripts/data/search_eval, the first five LoCoMo conversations and the coding-memory set
+    together (scripts/eval_search.py, eval_locomo.py, eval_coding.py; the figures are in
+    docs/benchmarks.md)."""
 
     # Small chunks point at the passage that answers; the snippet then grows around them.
     chunk_words: int = 60
@@ -18,13 +19,12 @@ class Tuning:
     passages: int = 3  # passages of one page in its snippet at most...
     passage_ratio: float = 0.8  # ...each with at least this share of the best passage's score
     depth: int = 200  # chunks taken from each ranking before fusion (at least)
-    rrf_k: int = 20  # reciprocal rank fusion: score = sum(weight / (rrf_k + rank))
-    fts_weight: float = 1.0
-    # The dense ranking is trusted little when the best word match holds every query word
-    # (LoCoMo: bm25 is the stronger ranker) and up to vector_weight_max as it holds fewer
-    # (a paraphrase shares few words with its page: meaning must carry it).
-    vector_weight: float = 0.15
-    vector_weight_max: float = 1.0
+    # Fusion by scores: a page scores the cosine similarity of its best chunk to the query,
+    # plus fts_weight times the bm25 of its best chunk over the best bm25 of the search.
+    # Cosine is on one scale for every query, so a page that meaning finds far ahead of the
+    # rest keeps its lead; bm25 is not, so it only counts relative to the search's best
+    # (see ranking.Ranker.fuse).
+    fts_weight: float = 0.4
     title_weight: float = 3.0  # bm25 column weights: title (and tags), heading, text
     heading_weight: float = 1.5
     text_weight: float = 1.0
