@@ -8,8 +8,9 @@ import pytest
 
 from wiki_memory.index import SyncStats, Tuning
 from wiki_memory.index.db import Database, Kept
+from wiki_memory.index.priors import Priors
 from wiki_memory.index.query import filters, parse_query
-from wiki_memory.index.ranking import Ranker
+from wiki_memory.index.ranking import Fused, Ranker
 from wiki_memory.index.snippets import grow, passage
 from wiki_memory.index.writer import put_page
 
@@ -134,6 +135,51 @@ def test_coverage_weighs_the_querys_words_by_their_rarity(tmp_path):
 def write_page(db: Database, path: str, front: str, body: str = "Text.") -> None:
     with db.transaction() as conn:
         put_page(conn, path, "blob", f"---\n{front}\n---\n{body}\n", SyncStats(), 60)
+
+
+def test_logs_rank_below_durable_pages_unless_the_query_asks_what_happened(tmp_path):
+    db = Database(tmp_path / "index.sqlite", chunk_words=60)
+    priors = Priors(db, Tuning(log_penalty=0.1))
+    write_page(db, "gotchas/g.md", "title: G\ntype: gotcha")
+    write_page(db, "sessions/2026/11/s.md", "title: S\ntype: session")
+    write_page(db, "handoffs/2026/11/h.md", "title: H\ntype: handoff")
+    fused = Fused([(0.80, "sessions/2026/11/s.md", ("vector",)), (0.75, "gotchas/g.md", ("vector",)),
+                   (0.60, "handoffs/2026/11/h.md", ("vector",))], {}, {})  # fmt: skip
+    assert [(round(score, 2), path) for score, path, _ in priors.top(fused, 3)] == [
+        (0.75, "gotchas/g.md"),
+        (0.70, "sessions/2026/11/s.md"),
+        (0.50, "handoffs/2026/11/h.md"),
+    ]
+    assert priors.top(fused, 3, history=True)[0][1] == "sessions/2026/11/s.md"
+    assert parse_query("what did we try yesterday on the export").history
+    assert not parse_query("how do we make the export wait for fonts").history
+    db.close()
+
+
+def test_a_superseded_page_never_ranks_above_its_replacement(tmp_path):
+    db = Database(tmp_path / "index.sqlite", chunk_words=60)
+    priors = Priors(db, Tuning(inactive_penalty=0.25))
+    write_page(db, "decisions/new.md", "title: Deploy with Argo CD\ntype: decision\nsupersedes: decisions/old.md")
+    # Named by title, as a person may write it by hand.
+    write_page(
+        db, "decisions/old.md", "title: Old\ntype: decision\nstatus: superseded\nsuperseded_by: Deploy with Argo CD"
+    )
+    write_page(db, "facts/other.md", "title: Other\ntype: fact")
+    assert priors.replacements() == {"decisions/old.md": "decisions/new.md"}
+    # The old page matches far better than its replacement, which is last and below the
+    # k-th score by more than any prior: it is scored anyway, and the old page goes below it.
+    fused = Fused([(0.95, "decisions/old.md", ("fts",)), (0.60, "facts/other.md", ("fts",)),
+                   (0.10, "decisions/new.md", ("fts",))], {}, {})  # fmt: skip
+    ranked = [path for _, path, _ in priors.top(fused, 3)]
+    assert ranked == ["facts/other.md", "decisions/new.md", "decisions/old.md"]
+    assert [path for _, path, _ in priors.top(fused, 2)] == ["facts/other.md", "decisions/new.md"]
+    # A replacement the search did not find leaves the old page where the penalty puts it.
+    alone = Fused([(0.95, "decisions/old.md", ("fts",)), (0.60, "facts/other.md", ("fts",))], {}, {})
+    assert [(round(s, 2), p) for s, p, _ in priors.top(alone, 2)] == [
+        (0.7, "decisions/old.md"),
+        (0.6, "facts/other.md"),
+    ]
+    db.close()
 
 
 def test_an_index_of_this_version_gains_the_superseded_by_column_in_place(tmp_path):

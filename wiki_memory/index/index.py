@@ -3,7 +3,7 @@
 `Index` is the one entry point; the work is done by its parts, each usable on its own:
 `db.Database` (the SQLite file, its meta and generation), `writer.Writer` (pages from the
 store into the index), `vectors.Vectors` (embedding, the vector matrix), `ranking.Ranker`
-(FTS5 and vector rankings, fusion), `priors.Priors` (what a page is: superseded, archived)
+(FTS5 and vector rankings, fusion), `priors.Priors` (what a page is: logs, superseded pages)
 and `snippets` (what a result shows of its page).
 """
 
@@ -339,7 +339,7 @@ class Index:
         word_chunks = [rankings["fts"][0][0]] if rankings.get("fts") else []
         shares = self.ranker.coverage(asked, word_chunks) if word_chunks and "vector" in rankings else {}
         fused = self.ranker.fuse(rankings, sure=shares.get(word_chunks[0], 1.0) if shares else 1.0)
-        top = self.priors.top(fused, k)
+        top = self.priors.top(fused, k, history=asked.history)
         return snippets.results(self.conn, top, fused, self.tuning, max_chars)
 
     def _vectors_usable(self) -> bool:

@@ -1,5 +1,10 @@
 """What a page is, beside how well it matches: the priors a search applies to the fused
-scores before it keeps the best pages. A superseded or archived page ranks below active ones.
+scores before it keeps the best pages.
+
+A how, why or what-to-do question wants the decision, gotcha or procedure, not the session
+log that ran into the same words; a question about what happened (`Query.history`) wants the
+log. A superseded or archived page ranks below active ones, and a superseded page never
+above the page that replaced it (its `superseded_by`, which a result names).
 """
 
 from __future__ import annotations
@@ -7,31 +12,67 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from wiki_memory.index.db import Database
+from wiki_memory.index.db import Database, Kept
 from wiki_memory.index.ranking import Candidate, Fused
 from wiki_memory.index.tuning import Tuning
 
 INACTIVE = ("superseded", "archived")
+LOG_TYPES = ("session", "handoff")  # what happened in a session, not what to do
 
 
 class Priors:
-    """The page priors of one index."""
+    """The page priors of one index, with the superseded pages' replacements kept until the
+    index changes."""
 
     def __init__(self, db: Database, tuning: Tuning):
         self.db = db
         self.tuning = tuning
+        self._replaced: Kept[dict[str, str]] = Kept(db, survives_embedding=True)
 
-    def top(self, fused: Fused, k: int) -> list[Candidate]:
-        """The `k` best pages of `fused`, best first (ties by path), superseded and archived
-        pages demoted by Tuning.inactive_factor."""
+    def top(self, fused: Fused, k: int, history: bool = False) -> list[Candidate]:
+        """The `k` best pages of `fused`, best first (ties by path), after the page priors:
+        session and handoff logs lose Tuning.log_penalty unless the query asks what happened
+        (`history`), superseded and archived pages Tuning.inactive_penalty, and a superseded
+        page never ranks above its replacement.
+
+        Why the logs: a session that ran into a problem uses the same words as the gotcha it
+        left, and the gotcha is what a how/why/what-to-do question needs (search_eval tune:
+        a log ranked above the durable page for 41% of such queries).
+        """
         if not fused.pages:
             return []
-        meta = self.page_kinds([c[1] for c in fused.pages])  # the demotion can reorder them all
-        factor = self.tuning.inactive_factor
-        scored = [
-            (score * factor if meta.get(path, ("", "active"))[1] in INACTIVE else score, path, by)
-            for score, path, by in fused.pages
-        ]
+        t = self.tuning
+        ordered = sorted(fused.pages, key=lambda c: (-c[0], c[1]))
+        # A prior only lowers a score, by at most `most`: a page below the k-th score less
+        # that cannot reach the first k, and its type and status need not be read.
+        most = max(t.log_penalty, t.inactive_penalty, 0.0)
+        bound = ordered[min(k, len(ordered)) - 1][0] - most
+        near = {c[1]: c for c in ordered if c[0] >= bound}
+        meta = self.page_kinds(list(near))
+        replaced: dict[str, str] = {}
+        if any(status in INACTIVE for _, status in meta.values()):
+            candidates = {c[1]: c for c in ordered}
+            replaced = {p: r for p, r in self.replacements().items() if p in near and r in candidates}
+            # A replacement is scored too, however low: its page must stay below it.
+            near.update((r, candidates[r]) for r in replaced.values())
+            meta.update(self.page_kinds([r for r in replaced.values() if r not in meta]))
+        adjusted: dict[str, float] = {}
+        for score, path, _ in near.values():
+            kind, status = meta.get(path, ("", "active"))
+            if kind in LOG_TYPES and not history:
+                score -= t.log_penalty
+            if status in INACTIVE:
+                score -= t.inactive_penalty
+            adjusted[path] = score
+        for _ in range(len(replaced)):  # chains (a replacement itself replaced) settle in as many passes
+            settled = True
+            for path, successor in replaced.items():
+                if adjusted[path] >= adjusted[successor]:
+                    adjusted[path] = adjusted[successor] - 1e-9
+                    settled = False
+            if settled:
+                break
+        scored = [(adjusted[path], path, by) for _, path, by in near.values()]
         scored.sort(key=lambda c: (-c[0], c[1]))
         return scored[:k]
 
@@ -41,3 +82,34 @@ class Priors:
             "SELECT path, type, status FROM pages WHERE path IN (SELECT value FROM json_each(?))", (json.dumps(paths),)
         )
         return {path: (kind, status or "active") for path, kind, status in rows}
+
+    def replacements(self) -> dict[str, str]:
+        """{superseded page: the page that replaced it} for every superseded page whose
+        `superseded_by` names a page of the index (by path, or by title), kept until the
+        index changes."""
+        if self._replaced.valid():
+            return self._replaced.value
+        found: dict[str, str] = {}
+        rows = self.db.conn.execute(
+            "SELECT path, superseded_by FROM pages WHERE status = 'superseded' AND superseded_by IS NOT NULL"
+        ).fetchall()
+        for path, named in rows:
+            successor = self.page_named(named)
+            if successor is not None and successor != path:
+                found[path] = successor
+        return self._replaced.put(found)
+
+    def page_named(self, name: str) -> str | None:
+        """The page a front-matter reference names: a path (with or without `.md`), a title,
+        or either as a `[[link]]`."""
+        name = name.strip()
+        if name.startswith("[[") and name.endswith("]]"):
+            name = name[2:-2].split("|", 1)[0].split("#", 1)[0].strip()
+        c = self.db.conn
+        for candidate in (name, f"{name}.md"):
+            if c.execute("SELECT 1 FROM pages WHERE path = ?", (candidate,)).fetchone():
+                return candidate
+        row = c.execute(
+            "SELECT path FROM pages WHERE title = ? COLLATE NOCASE ORDER BY path LIMIT 1", (name,)
+        ).fetchone()
+        return row[0] if row else None

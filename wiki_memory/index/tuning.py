@@ -28,7 +28,9 @@ class Tuning:
     title_weight: float = 3.0  # bm25 column weights: title (and tags), heading, text
     heading_weight: float = 1.5
     text_weight: float = 1.0
-    inactive_factor: float = 0.5  # superseded and archived pages rank below active ones
+    # Subtracted from a page's score (on the scale of a cosine similarity):
+    log_penalty: float = 0.1  # session and handoff logs, unless the query asks what happened
+    inactive_penalty: float = 0.25  # superseded and archived pages (and never above their replacement)
     # In an index of prune_from chunks or more, words in more than prune_share of them only
     # score the matches that a rarer word of the query made (see ranking.Ranker.without_common_words):
     # the cost of a search, not its results (the top 8 were the same on the benchmark wikis).
