@@ -340,7 +340,14 @@ class Index:
         shares = self.ranker.coverage(asked, word_chunks) if word_chunks and "vector" in rankings else {}
         fused = self.ranker.fuse(rankings, sure=shares.get(word_chunks[0], 1.0) if shares else 1.0)
         top = self.priors.top(fused, k, history=asked.history)
-        return snippets.results(self.conn, top, fused, self.tuning, max_chars)
+        coverage = None
+        if "fts" in rankings:
+            best = {c[1]: fused.word_chunk[c[1]] for c in top if c[1] in fused.word_chunk}
+            shares.update(self.ranker.coverage(asked, [c for c in best.values() if c not in shares]))
+            coverage = {page: shares[chunk] for page, chunk in best.items()}
+        return snippets.results(
+            self.conn, top, fused, self.tuning, max_chars, replaced=self.priors.replacements(), coverage=coverage
+        )
 
     def _vectors_usable(self) -> bool:
         if not self.embedder.available():

@@ -14,12 +14,22 @@ ChunkRow = tuple[int, int, str, str]  # a chunk of a page: (id, ordinal, heading
 
 
 def results(
-    conn: sqlite3.Connection, top: list[Candidate], fused: Fused, tuning: Tuning, max_chars: int | None
+    conn: sqlite3.Connection,
+    top: list[Candidate],
+    fused: Fused,
+    tuning: Tuning,
+    max_chars: int | None,
+    *,
+    replaced: dict[str, str] | None = None,
+    coverage: dict[str, float] | None = None,
 ) -> list[SearchResult]:
     """The pages of `top` (best first) as search results, each with its best passage (see
     `passage`): long for the first, short for the others. `max_chars` caps the passages'
     total length: a passage that does not fit is cut, and after a first result one left
-    with under 200 characters ends the list. Pages gone since they were ranked are left out."""
+    with under 200 characters ends the list. Pages gone since they were ranked are left out.
+
+    `replaced`: {superseded page: its replacement}; `coverage`: each page's share of the
+    query's words (None: words were not searched). The cosine comes from `fused`."""
     if not top:
         return []
     pages = {}
@@ -56,7 +66,11 @@ def results(
             budget -= len(snippet)
         found.append(
             SearchResult(
-                page, title, ptype, heading, snippet, score, retrievers, tags, status, updated, created, pid, ordinal
+                *(page, title, ptype, heading, snippet, score, retrievers, tags, status, updated, created, pid),
+                chunk=ordinal,
+                superseded_by=(replaced or {}).get(page),
+                similarity=None if fused.cosine is None else fused.cosine.get(page, fused.floor),
+                coverage=None if coverage is None else coverage.get(page, 0.0),
             )
         )
     return found
