@@ -218,6 +218,8 @@ def test_a_passage_grows_under_its_heading_then_joins_the_next_best():
     assert text == "flip the switch back\n\nwithin ten minutes\n…\none two three\n\nfour five"
     # A second passage far below the best one is left out.
     assert passage(rows, [13, 10], {13: 1.0, 10: 0.5}, want=4, tuning=tuning)[2].count("…") == 0
+    # Scores that fall off faster (bm25 shares, words alone) take a ratio of their own.
+    assert passage(rows, [13, 10], {13: 1.0, 10: 0.5}, want=4, tuning=tuning, ratio=0.5)[2].count("…") == 1
 
 
 def test_filters_become_one_condition_on_the_pages():
