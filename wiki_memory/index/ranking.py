@@ -255,7 +255,9 @@ class Ranker:
 
         A word no chunk holds weighs most: the word ranking cannot find it, and a paraphrase
         is made of such words. A word in most chunks weighs nothing."""
-        terms = list(dict.fromkeys([*(" ".join(p) for p in query.phrases), *query.words]))
+        # An identifier counts once, as the phrase of its parts, not again by each part.
+        words = [w for w in query.words if not any(w in p or w == "_".join(p) for p in query.phrases)]
+        terms = list(dict.fromkeys([*(" ".join(p) for p in query.phrases), *words]))
         held = dict.fromkeys(chunk_ids, 0.0)
         if not chunk_ids or not terms:
             return held
