@@ -7,7 +7,7 @@ few or no words with their page, and identifier queries) is asked through `Index
 Printed per query kind and mode: recall@1, recall@5 and MRR (of the first 10 results).
 
     python scripts/eval_coding.py
-    python scripts/eval_coding.py --set vector_weight=0.5 --json /tmp/coding.json
+    python scripts/eval_coding.py --set fts_weight=0.3 --json /tmp/coding.json
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ overall, side by side for each mode (fts, hybrid):
 The first five conversations are the tuning set; the last five are reported separately.
 
     python scripts/eval_locomo.py                       # all ten, both modes
-    python scripts/eval_locomo.py --conversations 0-4 --set vector_weight=0.3
+    python scripts/eval_locomo.py --conversations 0-4 --set fts_weight=0.3
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ scores a relevance floor would have to separate from the answered queries' corre
 
     python scripts/eval_search.py --part tune
     python scripts/eval_search.py --part holdout --json /tmp/holdout.json
-    python scripts/eval_search.py --part tune --set vector_weight=0.5 --misses paraphrase
+    python scripts/eval_search.py --part tune --set fts_weight=0.3 --misses paraphrase
     python scripts/eval_search.py --overlap          # the paraphrase rule, no model needed
 """
 
@@ -41,6 +41,8 @@ PARTS = ("tune", "holdout")
 KINDS = ("paraphrase", "symptom", "identifier", "superseded", "history", "durable", "none")
 ANSWERED = KINDS[:-1]
 LOG_TYPES = frozenset({"session", "handoff"})
+# What a relevance floor could read off the first result (SearchResult fields; None when absent).
+SIGNALS = ("score", "similarity", "coverage")
 MAX_PARAPHRASE_OVERLAP = 1 / 3
 K = 10
 
@@ -190,12 +192,12 @@ def judge(q: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     """What one mode's results say about one query."""
     paths: list[str] = []
     types: dict[str, str] = {}
-    scores: dict[str, float] = {}
     for r in results:
         if r.path not in types:  # one entry per page, in rank order
             paths.append(r.path)
             types[r.path] = r.type
-            scores[r.path] = float(r.score)
+    first = results[0] if results else None
+    signals = {name: getattr(first, name, None) for name in SIGNALS} if first is not None else {}
     rank = rank_of(paths, q["expected"])
     logs = [i + 1 for i, p in enumerate(paths) if types[p] in LOG_TYPES and p not in q["expected"]]
     old = [i + 1 for i, p in enumerate(paths) if p in q.get("superseded", ())]
@@ -203,7 +205,8 @@ def judge(q: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         "rank": rank,
         "top": paths[:5],
         "top_type": types[paths[0]] if paths else None,
-        "top_score": scores[paths[0]] if paths else None,
+        "top_score": float(first.score) if first is not None else None,
+        "top_signals": {name: None if v is None else float(v) for name, v in signals.items()},
         "old_above": outranked(paths, rank, old) if q["kind"] == "superseded" else None,
         "log_above": outranked(paths, rank, logs) if q["kind"] == "durable" else None,
     }
@@ -295,15 +298,25 @@ def summarize(rows: Sequence[dict[str, Any]], modes: Sequence[str], resamples: i
                     entry[f"{mode}.{flag}"] = bootstrap(flags, resamples, seed)
         out["kinds"][kind] = entry
     for mode in modes:
-        none_tops = [r[mode]["top_score"] for r in rows if r["kind"] == "none" and r[mode]["top_score"] is not None]
-        hit_tops = [r[mode]["top_score"] for r in rows if r["kind"] != "none" and r[mode]["rank"] == 1]
         empty = sum(1 for r in rows if r["kind"] == "none" and r[mode]["top_score"] is None)
-        out["none"][mode] = {
-            "none_top": spread(none_tops),
-            "none_empty": empty,
-            "hit_top": spread(hit_tops),
-            "floor": floor_split(none_tops, hit_tops),
-        }
+        out["none"][mode] = {"none_empty": empty}
+        for signal in SIGNALS:
+            tops = {"none": [], "hit": []}
+            for r in rows:
+                value = r[mode]["top_signals"].get(signal)
+                if value is not None and (r["kind"] == "none" or r[mode]["rank"] == 1):
+                    tops["none" if r["kind"] == "none" else "hit"].append(value)
+            if not tops["none"] and not tops["hit"]:
+                continue
+            entry = {
+                "none_top": spread(tops["none"]),
+                "hit_top": spread(tops["hit"]),
+                "floor": floor_split(tops["none"], tops["hit"]),
+            }
+            if signal == "score":
+                out["none"][mode].update(entry)
+            else:
+                out["none"][mode].setdefault("signals", {})[signal] = entry
     return out
 
 
@@ -333,17 +346,26 @@ def print_summary(summary: dict[str, Any], modes: Sequence[str]) -> None:
         old, log = kinds["superseded"].get(f"{mode}.old_above"), kinds["durable"].get(f"{mode}.log_above")
         old_text, log_text = cell(old) if old else "-", cell(log) if log else "-"
         print(f"  {mode:<7} superseded above: {old_text:<22} log above durable: {log_text}")
-    print("\nnone: top score of prompts that should find nothing vs. of correct rank-1 answers, and the best floor:")
+    print(
+        "\nnone: the first result's score (and similarity, coverage) for prompts that should find nothing vs. for"
+        " correct rank-1 answers, and the best floor on each:"
+    )
     for mode in modes:
         n = summary["none"][mode]
         nt, ht, fl = n["none_top"], n["hit_top"], n["floor"]
         print(f"  {mode:<7} none ({nt.get('n', 0)}, {n['none_empty']} empty): {percentiles(nt, '.3f')}")
         print(f"  {'':<7} hits ({ht.get('n', 0)}):          {percentiles(ht, '.3f')}")
-        if fl["floor"] is None:
-            print(f"  {'':<7} no floor separates them")
-            continue
-        silenced, kept = fl["none_silenced"], fl["hits_kept"]
-        print(f"  {'':<7} floor {fl['floor']:.3f} silences {silenced:.0%} of none, keeps {kept:.0%} of hits")
+        print(f"  {'':<7} {floor_text(fl)}")
+        for signal, entry in n.get("signals", {}).items():
+            print(f"  {'':<7} {signal}: none {percentiles(entry['none_top'], '.3f')}")
+            print(f"  {'':<7} {' ' * len(signal)}  hits {percentiles(entry['hit_top'], '.3f')}")
+            print(f"  {'':<7} {' ' * len(signal)}  {floor_text(entry['floor'])}")
+
+
+def floor_text(fl: dict[str, Any]) -> str:
+    if fl["floor"] is None:
+        return "no floor separates them"
+    return f"floor {fl['floor']:.3f} silences {fl['none_silenced']:.0%} of none, keeps {fl['hits_kept']:.0%} of hits"
 
 
 def print_overlaps(data: dict[str, Any]) -> None:

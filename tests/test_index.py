@@ -403,9 +403,15 @@ def test_filters_and_status(tmp_path, model):
     store.write(old.with_meta(status="superseded", superseded_by="decisions/retry-policy-for-outbound-http.md"), AGENT)
     idx = Index.open(project_for_store(store.root), embedder=model)
     idx.sync(store)
-    # The superseded page matches "retry requests" as well, but ranks below the active one.
-    ranked = paths(idx.search("retry requests delay", k=3))
+    # The superseded page matches "retry requests" as well, but ranks below the active one,
+    # and names it.
+    found = idx.search("retry requests five times with a fixed delay", k=3)
+    ranked = paths(found)
     assert ranked.index("decisions/retry-policy-for-outbound-http.md") < ranked.index("decisions/old-retry-policy.md")
+    old_result = found[ranked.index("decisions/old-retry-policy.md")]
+    assert old_result.superseded_by == "decisions/retry-policy-for-outbound-http.md"
+    assert old_result.as_dict()["superseded_by"] == "decisions/retry-policy-for-outbound-http.md"
+    assert {r.superseded_by for r in found if r.path != old_result.path} == {None}
     assert paths(idx.search("retry", status="superseded")) == ["decisions/old-retry-policy.md"]
     assert set(paths(idx.search("retry", type="decision"))) == {
         "decisions/retry-policy-for-outbound-http.md",

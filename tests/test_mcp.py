@@ -182,6 +182,12 @@ def test_edit_operations(server, code_repo):
             page = await call(client, "read", page=path)
             assert page["status"] == "superseded"
             assert page["extra"]["superseded_by"] == "decisions/celery-tasks-run-eagerly-only-in-unit-tests.md"
+            # A search result names the page that replaced it, in the data and in the text.
+            result = await client.call_tool("search", {"query": "Celery eager mode tests hang"})
+            hits = {hit["path"]: hit for hit in result.structured_content["results"]}
+            replacement = "decisions/celery-tasks-run-eagerly-only-in-unit-tests.md"
+            assert hits[path]["superseded_by"] == replacement and hits[replacement]["superseded_by"] is None
+            assert f"   superseded by {replacement}" in result.content[0].text
 
             before = head(code_repo)
             message = await fail(client, "edit", page=path, operation="find_replace", find="e", replace="E")

@@ -53,8 +53,10 @@ def search(
 ) -> None:
     """Search memory by words and by meaning; print the best pages with their best passage.
 
-    Any text is a query: quotes, `*`, `-`, NEAR are plain words. Superseded and archived
-    pages rank below active ones. Without an embedding model, searches by words alone.
+    Any text is a query: quotes, `*`, `-`, NEAR are plain words. Decisions, gotchas and
+    procedures rank above session and handoff logs unless you ask what happened; superseded
+    and archived pages rank below active ones (a superseded page names its replacement).
+    Without an embedding model, searches by words alone.
 
     \b
     Examples:
@@ -90,6 +92,8 @@ def search(
         found = "+".join(r.retrievers)
         status_note = f" ({r.status})" if r.status != "active" else ""
         click.echo(f"{n}. {r.title}{status_note}  [{r.type}] {r.path}  ({found} {r.score:.4f})")
+        if r.superseded_by:
+            click.echo(f"   superseded by {r.superseded_by}")
         if r.heading and r.heading != r.title:
             click.echo(f"   § {r.heading}")
         snippet = r.snippet if max_chars else _short(r.snippet, SNIPPET_CHARS)

@@ -3,7 +3,8 @@
 `Index` is the one entry point; the work is done by its parts, each usable on its own:
 `db.Database` (the SQLite file, its meta and generation), `writer.Writer` (pages from the
 store into the index), `vectors.Vectors` (embedding, the vector matrix), `ranking.Ranker`
-(FTS5 and vector rankings, fusion) and `snippets` (what a result shows of its page).
+(FTS5 and vector rankings, fusion), `priors.Priors` (what a page is: logs, superseded pages)
+and `snippets` (what a result shows of its page).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from wiki_memory.index import schema, snippets
 from wiki_memory.index.db import Database
 from wiki_memory.index.embed import Embedder
 from wiki_memory.index.links import Link
+from wiki_memory.index.priors import Priors
 from wiki_memory.index.query import Filter, filters, parse_query
 from wiki_memory.index.ranking import Ranker, Ranking
 from wiki_memory.index.results import PageMeta, Progress, SearchResult, SyncStats
@@ -63,8 +65,8 @@ class Index:
     the store makes in this process; `sync(store)` catches up with anything else (a pull,
     a `git commit` in the wiki); `search` catches up by itself when the wiki moved.
 
-    Its parts are public for tests and tools: `db`, `writer`, `vectors`, `ranker`. One lock
-    serialises the calls of every thread; the parts take none of their own.
+    Its parts are public for tests and tools: `db`, `writer`, `vectors`, `ranker` and
+    `priors`. One lock serialises the calls of every thread; the parts take none of their own.
     """
 
     def __init__(
@@ -91,6 +93,7 @@ class Index:
         self.vectors = Vectors(self.db, self.embedder)
         self.writer = Writer(self.db, self.tuning.chunk_words, self.vectors)
         self.ranker = Ranker(self.db, self.tuning)
+        self.priors = Priors(self.db, self.tuning)
 
     @classmethod
     def open(
@@ -341,7 +344,8 @@ class Index:
         max_chars: int | None,
     ) -> list[SearchResult]:
         self._catch_up()
-        query = self.ranker.without_common_words(parse_query(text))
+        asked = parse_query(text)
+        query = self.ranker.without_common_words(asked)
         where, params = filters(type_, tag, status, since)
         depth = max(self.tuning.depth, k * 8)
         rankings: dict[str, Ranking] = {}
@@ -352,14 +356,23 @@ class Index:
         query_vector = _in_background(self.embedder.embed_query, text) if vectors and mode == "hybrid" else None
         if mode != "vector" or not vectors:
             rankings["fts"] = self.ranker.fts(query, where, params, depth)
-        vector_weight = self.tuning.vector_weight
         if vectors:
             vector = query_vector.result() if query_vector is not None else self.embedder.embed_query(text)
             rankings["vector"] = self.ranker.vector(self.vectors.matrix(), vector, where, params, depth)
-            if "fts" in rankings:
-                vector_weight = self.ranker.vector_weight(query, rankings["fts"])
-        fused = self.ranker.fuse(rankings, vector_weight)
-        return snippets.results(self.conn, self.ranker.top(fused, k), fused, self.tuning, max_chars)
+        # How sure the words are: the share of the query (weighed by rarity) that the best
+        # word match holds. A paraphrase's best match holds few of its words, or common ones.
+        word_chunks = [rankings["fts"][0][0]] if rankings.get("fts") else []
+        shares = self.ranker.coverage(asked, word_chunks) if word_chunks and "vector" in rankings else {}
+        fused = self.ranker.fuse(rankings, sure=shares.get(word_chunks[0], 1.0) if shares else 1.0)
+        top = self.priors.top(fused, k, history=asked.history)
+        coverage = None
+        if "fts" in rankings:
+            best = {c[1]: fused.word_chunk[c[1]] for c in top if c[1] in fused.word_chunk}
+            shares.update(self.ranker.coverage(asked, [c for c in best.values() if c not in shares]))
+            coverage = {page: shares[chunk] for page, chunk in best.items()}
+        return snippets.results(
+            self.conn, top, fused, self.tuning, max_chars, replaced=self.priors.replacements(), coverage=coverage
+        )
 
     def _vectors_usable(self) -> bool:
         if not self.embedder.available():

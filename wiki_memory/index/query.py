@@ -23,6 +23,15 @@ _TOKEN = re.compile(r"\w+", re.UNICODE)
 # A run of word characters joined by identifier punctuation: snake_case, dotted.names, paths.
 _IDENTIFIER = re.compile(r"\w+(?:[_./:\\-]+\w+)+", re.UNICODE)
 
+# Words of a question about what happened ("what did we try yesterday on the export"): the
+# sessions and handoffs that logged it are then the answer, not logs to rank below durable pages.
+_HISTORY = re.compile(
+    r"\b(?:did|didn't|was|wasn't|were|weren't|happened|tried|attempted|went|yesterday|earlier|ago|recap|"
+    r"sessions?|handoffs?|last (?:time|week|month|night|session|sprint|run)|left (?:off|open)|"
+    r"still (?:open|pending|left)|pending|so far|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+    re.IGNORECASE,
+)
+
 STOPWORDS = frozenset(
     """
 a about above after again against all am an and any are as at be because been before being
@@ -47,6 +56,7 @@ class Query:
     # Every word is frequent (big wikis): first rank the rows holding all of these and the
     # identifiers (see ranking.Ranker.fts).
     every_first: tuple[str, ...] = ()
+    history: bool = False  # it asks what happened (see _HISTORY)
 
     @property
     def empty(self) -> bool:
@@ -64,7 +74,7 @@ def parse_query(text: str) -> Query:
         parts = tuple(t.lower() for t in _TOKEN.findall(m.group(0)))
         if len(parts) > 1:
             phrases.append(parts)
-    return Query(text, words, tuple(dict.fromkeys(phrases)))
+    return Query(text, words, tuple(dict.fromkeys(phrases)), history=_HISTORY.search(text) is not None)
 
 
 def fts_quote(term: str) -> str:

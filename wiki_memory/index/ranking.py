@@ -1,9 +1,10 @@
 """Ranking the chunks of a search, then its pages.
 
 `Ranker.fts` ranks chunks by bm25 in FTS5, `Ranker.vector` by cosine similarity in the
-vector matrix; `fuse` turns those rankings into pages by reciprocal rank fusion, the vector
-ranking weighted by how much of the query the best word match holds (`vector_weight`), and
-`top` demotes superseded and archived pages and keeps the best `k`.
+vector matrix; `fuse` scores the pages and chunks they found by those scores: the cosine,
+plus the bm25 relative to the search's best, weighed by how sure the words are (`coverage`
+of the query by the best word match). What a page is (a log, a superseded decision) counts
+after that, in priors.py.
 
 In a big wiki a query's frequent words only score the matches its rarer words make
 (`without_common_words`): see Tuning.prune_from and prune_share.
@@ -12,7 +13,7 @@ In a big wiki a query's frequent words only score the matches its rarer words ma
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from wiki_memory.index.db import Database, Kept
@@ -22,7 +23,6 @@ from wiki_memory.index.tuning import Tuning
 if TYPE_CHECKING:
     from wiki_memory.index.matrix import VectorMatrix
 
-INACTIVE = ("superseded", "archived")
 Ranking = list[tuple[int, str, float]]  # (chunk id, page, score), best first
 
 
@@ -34,16 +34,22 @@ Candidate = tuple[float, str, tuple[str, ...]]
 @dataclass(frozen=True)
 class Fused:
     """The rankings of a search fused: its pages (in no order), the fused score of each chunk
-    found, and each page's chunks found (in the order found)."""
+    found, each page's chunks found (in the order found), the best cosine of each page the
+    vector ranking reached (None: meaning was not searched) and the lowest it reached (what
+    the others count, at most), and each page's best chunk by bm25 (the pages the word
+    ranking found)."""
 
     pages: list[Candidate]
     chunk_score: dict[int, float]
     chunks_of: dict[str, list[int]]
+    cosine: dict[str, float] | None = None
+    floor: float = 0.0
+    word_chunk: dict[str, int] = field(default_factory=dict)
 
 
 class Ranker:
     """The rankings of one index, with what it keeps between searches (the chunk count,
-    the counts of query words, whether any page is inactive) until the index changes."""
+    the counts of query words) until the index changes."""
 
     def __init__(self, db: Database, tuning: Tuning):
         self.db = db
@@ -51,7 +57,6 @@ class Ranker:
         self._total: Kept[int] = Kept(db, survives_embedding=True)
         # Chunk counts of query words: {word: (count, the cap it was counted to)}.
         self._counts: Kept[dict[str, tuple[int, int]]] = Kept(db, survives_embedding=True)
-        self._inactive: Kept[bool] = Kept(db, survives_embedding=True)
 
     # Words -----------------------------------------------------------------------------
 
@@ -192,95 +197,87 @@ class Ranker:
 
     # Fusion -----------------------------------------------------------------------------
 
-    def fuse(self, rankings: dict[str, Ranking], vector_weight: float | None = None) -> Fused:
-        """Reciprocal rank fusion at page level: a page's rank in each ranking is the rank of
-        its best chunk among distinct pages. `vector_weight`: the vector ranking's weight for
-        this query (see `vector_weight`), else Tuning's."""
-        t = self.tuning
-        weights = {"fts": t.fts_weight, "vector": t.vector_weight if vector_weight is None else vector_weight}
-        page_score: dict[str, float] = {}
+    def fuse(self, rankings: dict[str, Ranking], sure: float = 1.0) -> Fused:
+        """The pages and chunks of the rankings, scored by the rankings' own scores.
+
+        A chunk scores its cosine similarity to the query plus a weight times its bm25 over
+        the best bm25 of the search; a page, its best cosine plus that weight times its best
+        bm25 share. The weight is Tuning.fts_weight times `sure`, how sure the words are for
+        this query (the share of it the best word match holds, weighed by rarity: see
+        `coverage`). A chunk or page the vector ranking did not reach counts the lowest
+        cosine it reached (at most what it would have had). One ranking alone: its cosine,
+        or its bm25 share.
+
+        Why scores, not ranks: reciprocal rank fusion gave the word ranking's first page as
+        much as the vector ranking's first, however far ahead of the rest meaning put its
+        page, so paraphrases lost the pages meaning found (search_eval tune, paraphrase
+        recall@5: 0.694, vectors alone 0.847; by scores 0.931). A cosine means the same in
+        every search, so a clear lead stays a lead; when every page is about as close (the
+        sessions of one conversation in LoCoMo), the words decide. And a paraphrase's best
+        word match holds few of its rarer words: then the words count little.
+        """
+        fts = rankings.get("fts", [])
+        vector = rankings.get("vector")
+        best = fts[0][2] if fts and fts[0][2] > 0 else 0.0
+        weight = (self.tuning.fts_weight * sure if vector is not None else 1.0) / best if best else 0.0
+        floor = vector[-1][2] if vector else 0.0
         chunk_score: dict[int, float] = {}
         chunks_of: dict[str, list[int]] = {}
-        found_by: dict[str, list[str]] = {}
-        rrf_k = t.rrf_k
-        for name, ranking in rankings.items():
-            w = weights[name] if len(rankings) > 1 else 1.0
-            seen_pages: set[str] = set()  # a page's rank is its best chunk's among distinct pages
-            for rank, (chunk_id, page, _score) in enumerate(ranking, start=rrf_k + 1):
-                add = w / rank
-                if chunk_id in chunk_score:
-                    chunk_score[chunk_id] += add
-                else:
-                    chunk_score[chunk_id] = add
-                    chunks_of.setdefault(page, []).append(chunk_id)
-                if page not in seen_pages:
-                    seen_pages.add(page)
-                    page_score[page] = page_score.get(page, 0.0) + w / (rrf_k + len(seen_pages))
-                    found_by.setdefault(page, []).append(name)
-        # Each page's chunks are ordered by score later, for the pages shown only.
-        pages = [(score, page, tuple(found_by[page])) for page, score in page_score.items()]
-        return Fused(pages, chunk_score, chunks_of)
+        cosine: dict[str, float] = {}  # page -> its best chunk's cosine
+        words: dict[str, float] = {}  # page -> its best chunk's weighted bm25 share
+        word_chunk: dict[str, int] = {}
+        for chunk_id, page, score in vector or ():
+            chunk_score[chunk_id] = score
+            chunks_of.setdefault(page, []).append(chunk_id)
+            cosine.setdefault(page, score)
+        for chunk_id, page, score in fts:
+            add = weight * score
+            if chunk_id in chunk_score:
+                chunk_score[chunk_id] += add
+            else:
+                chunk_score[chunk_id] = floor + add
+                chunks_of.setdefault(page, []).append(chunk_id)
+            if page not in words:
+                words[page] = add
+                word_chunk[page] = chunk_id
+        pages: list[Candidate] = []
+        for page in chunks_of:
+            found_by = (
+                ("fts", "vector") if page in words and page in cosine else ("fts",) if page in words else ("vector",)
+            )
+            pages.append((cosine.get(page, floor) + words.get(page, 0.0), page, found_by))
+        return Fused(pages, chunk_score, chunks_of, cosine if vector is not None else None, floor, word_chunk)
 
-    def vector_weight(self, query: Query, fts: Ranking) -> float:
-        """How much to trust meaning for this query: little when the best word match holds
-        all the query's words, more as it holds fewer (a paraphrase shares few words with
-        its page). Words are compared as the FTS5 tokenizer stems them."""
-        t = self.tuning
-        if t.vector_weight_max <= t.vector_weight:
-            return t.vector_weight
-        phrases = [" ".join(p) for p in query.phrases]
-        words = [w for w in query.words if not any(w in p for p in query.phrases)]
-        if not fts or not (phrases or words):
-            return t.vector_weight_max
-        row = self.db.conn.execute(
-            "SELECT title, heading, text FROM chunks_fts WHERE rowid = ?", (fts[0][0],)
-        ).fetchone()
-        chunk, *terms = self.tokens([" ".join(row or ())] + phrases + words)
-        present = set(chunk)
-        matched = sum(1 for term in terms if term and all(stem in present for stem in term))
-        coverage = matched / len(terms)
-        return t.vector_weight + (t.vector_weight_max - t.vector_weight) * (1.0 - coverage)
+    def coverage(self, query: Query, chunk_ids: Sequence[int]) -> dict[int, float]:
+        """For each chunk, the share of the query it holds, each word and identifier weighed
+        by its inverse chunk frequency as bm25 weighs it (matched as FTS5 matches them:
+        stemmed words, identifiers as phrases).
 
-    def tokens(self, texts: Sequence[str]) -> list[list[str]]:
-        """Each text as the FTS5 tokenizer (porter unicode61) indexes it: its terms in order."""
-        c = self.db.conn
-        c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_words USING fts5(x, tokenize='porter unicode61')")
-        c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_words_v USING fts5vocab(temp, wm_words, 'instance')")
-        c.executemany("INSERT INTO temp.wm_words(rowid, x) VALUES (?, ?)", [(i + 1, t) for i, t in enumerate(texts)])
-        found: dict[int, list[tuple[int, str]]] = {}
-        for term, doc, offset in c.execute("SELECT term, doc, offset FROM temp.wm_words_v"):
-            found.setdefault(doc, []).append((offset, term))
-        c.execute("DELETE FROM temp.wm_words")
-        return [[term for _, term in sorted(found.get(i + 1, []))] for i in range(len(texts))]
+        A word no chunk holds weighs most: the word ranking cannot find it, and a paraphrase
+        is made of such words. A word in most chunks weighs nothing."""
+        # An identifier counts once, as the phrase of its parts, not again by each part.
+        words = [w for w in query.words if not any(w in p or w == "_".join(p) for p in query.phrases)]
+        terms = list(dict.fromkeys([*(" ".join(p) for p in query.phrases), *words]))
+        held = dict.fromkeys(chunk_ids, 0.0)
+        if not chunk_ids or not terms:
+            return held
+        weights = self.idf(terms)
+        total = sum(weights)
+        marks = ", ".join("?" * len(held))
+        sql = f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})"
+        for term, weight in zip(terms, weights, strict=True):
+            for (chunk_id,) in self.db.conn.execute(sql, [fts_quote(term), *held]):
+                held[chunk_id] += weight / total
+        return held
 
-    def top(self, fused: Fused, k: int) -> list[Candidate]:
-        """The `k` best pages of `fused`, best first (ties by path), superseded and archived
-        pages demoted by Tuning.inactive_factor."""
-        if not fused.pages:
-            return []
-        # Statuses of every candidate: the demotion can reorder them.
-        inactive = (
-            {
-                row[0]
-                for row in self.db.conn.execute(
-                    f"SELECT path FROM pages WHERE status IN ({', '.join('?' * len(INACTIVE))})", INACTIVE
-                )
-            }
-            if self.has_inactive()
-            else set()
-        )
-        factor = self.tuning.inactive_factor
-        scored = [(score * factor if path in inactive else score, path, by) for score, path, by in fused.pages]
-        scored.sort(key=lambda c: (-c[0], c[1]))
-        return scored[:k]
+    def idf(self, terms: Sequence[str]) -> list[float]:
+        """Each term's inverse chunk frequency, as FTS5's bm25 computes it (at least 1e-6).
 
-    def has_inactive(self) -> bool:
-        """Is any page superseded or archived (kept until the index changes)?"""
-        if self._inactive.valid():
-            return self._inactive.value
-        return self._inactive.put(
-            self.db.conn.execute(
-                f"SELECT 1 FROM pages WHERE status IN ({', '.join('?' * len(INACTIVE))}) LIMIT 1", INACTIVE
-            ).fetchone()
-            is not None
-        )
+        Counted to the cap `without_common_words` counts to (kept between searches): a term
+        at the cap (a frequent word of a big index) weighs a little more than it should."""
+        import math
+
+        n = self.chunk_total()
+        cap = int(n * self.tuning.prune_share) + 1 if n >= self.tuning.prune_from else n // 2 + 1
+        counts = self.chunk_counts(terms, cap)
+        return [max(math.log((n - counts[t] + 0.5) / (counts[t] + 0.5)), 1e-6) for t in terms]

@@ -39,12 +39,22 @@ class SearchResult:
     created: str | None = None
     id: str | None = None
     chunk: int = 0  # the ordinal of the best chunk in the page
+    superseded_by: str | None = None  # the page that replaced this one (a superseded page's)
+    # How close the page is to the query, on scales that mean the same in every search (for a
+    # relevance floor): the cosine similarity of its best chunk (None: meaning not searched),
+    # and the share of the query's words its best word match holds (None: words not
+    # searched; 0.0: the word ranking did not find it).
+    similarity: float | None = None
+    coverage: float | None = None
 
     def as_dict(self) -> dict[str, object]:
         data = asdict(self)
         data["retrievers"] = list(self.retrievers)
         data["tags"] = list(self.tags)
         data["score"] = round(self.score, 6)
+        for key in ("similarity", "coverage"):
+            value = data[key]
+            data[key] = None if value is None else round(float(value), 4)
         return data
 
 

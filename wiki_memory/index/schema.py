@@ -27,6 +27,19 @@ ADDED_INDEXES = (
     "CREATE INDEX IF NOT EXISTS vectors_by_model ON vectors(model, chunk)",
 )
 
+# Columns added to files of this version in place when missing: (table, column, declaration,
+# what makes the next sync fill it). Why in place: a rebuilt file embeds every chunk again.
+ADDED_COLUMNS = (
+    # The superseded pages are read again from the store on the next search's sync (their
+    # chunks keep their vectors); forgetting the head makes that sync happen.
+    (
+        "pages",
+        "superseded_by",
+        "TEXT",
+        ("UPDATE pages SET blob = '' WHERE status = 'superseded'", "DELETE FROM meta WHERE key = 'head'"),
+    ),
+)
+
 DDL = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE pages(
@@ -38,7 +51,8 @@ CREATE TABLE pages(
     status TEXT NOT NULL,
     created TEXT,
     updated TEXT,
-    blob TEXT NOT NULL
+    blob TEXT NOT NULL,
+    superseded_by TEXT
 );
 CREATE INDEX pages_type ON pages(type);
 CREATE INDEX pages_updated ON pages(updated);
@@ -159,6 +173,7 @@ def open_db(path: Path) -> tuple[sqlite3.Connection, str | None]:
             if version == SCHEMA_VERSION:
                 for sql in ADDED_INDEXES:
                     conn.execute(sql)
+                _add_columns(conn)
                 return conn, reason
             if version is None:
                 _create(conn)
@@ -176,6 +191,24 @@ def open_db(path: Path) -> tuple[sqlite3.Connection, str | None]:
             break
         remove_files(path)
     raise IndexCorrupt(f"{path}: cannot create the index ({reason})")
+
+
+def _add_columns(conn: sqlite3.Connection) -> None:
+    """Add the ADDED_COLUMNS a file lacks, in one transaction with what refills them."""
+    for table, column, declaration, refill in ADDED_COLUMNS:
+        if any(row[1] == column for row in conn.execute(f"PRAGMA table_info({table})")):
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have added it between our check and the lock.
+            if not any(row[1] == column for row in conn.execute(f"PRAGMA table_info({table})")):
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+                for sql in refill:
+                    conn.execute(sql)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
 
 def _create(conn: sqlite3.Connection) -> None:

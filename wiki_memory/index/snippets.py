@@ -14,12 +14,22 @@ ChunkRow = tuple[int, int, str, str]  # a chunk of a page: (id, ordinal, heading
 
 
 def results(
-    conn: sqlite3.Connection, top: list[Candidate], fused: Fused, tuning: Tuning, max_chars: int | None
+    conn: sqlite3.Connection,
+    top: list[Candidate],
+    fused: Fused,
+    tuning: Tuning,
+    max_chars: int | None,
+    *,
+    replaced: dict[str, str] | None = None,
+    coverage: dict[str, float] | None = None,
 ) -> list[SearchResult]:
     """The pages of `top` (best first) as search results, each with its best passage (see
     `passage`): long for the first, short for the others. `max_chars` caps the passages'
     total length: a passage that does not fit is cut, and after a first result one left
-    with under 200 characters ends the list. Pages gone since they were ranked are left out."""
+    with under 200 characters ends the list. Pages gone since they were ranked are left out.
+
+    `replaced`: {superseded page: its replacement}; `coverage`: each page's share of the
+    query's words (None: words were not searched). The cosine comes from `fused`."""
     if not top:
         return []
     pages = {}
@@ -39,13 +49,15 @@ def results(
     ):
         chunks.setdefault(row[0], []).append(row[1:])
     chunk_score = fused.chunk_score
+    # Words alone score a chunk its bm25 share, which falls off faster than a cosine.
+    ratio = tuning.passage_ratio if fused.cosine is not None else tuning.words_passage_ratio
     found: list[SearchResult] = []
     budget = max_chars
     for rank, (score, page, retrievers) in enumerate(top):
         pid, title, ptype, tags, status, created, updated = pages[page]
         chunk_ids = sorted(fused.chunks_of[page], key=lambda c: -chunk_score[c])
         want = tuning.context_words if rank == 0 else tuning.other_words
-        heading, ordinal, snippet = passage(chunks[page], chunk_ids, chunk_score, want, tuning)
+        heading, ordinal, snippet = passage(chunks[page], chunk_ids, chunk_score, want, tuning, ratio)
         if budget is not None:
             if budget <= 0:
                 break
@@ -56,19 +68,29 @@ def results(
             budget -= len(snippet)
         found.append(
             SearchResult(
-                page, title, ptype, heading, snippet, score, retrievers, tags, status, updated, created, pid, ordinal
+                *(page, title, ptype, heading, snippet, score, retrievers, tags, status, updated, created, pid),
+                chunk=ordinal,
+                superseded_by=(replaced or {}).get(page),
+                similarity=None if fused.cosine is None else fused.cosine.get(page, fused.floor),
+                coverage=None if coverage is None else coverage.get(page, 0.0),
             )
         )
     return found
 
 
 def passage(
-    rows: list[ChunkRow], chunk_ids: list[int], chunk_score: dict[int, float], want: int, tuning: Tuning
+    rows: list[ChunkRow],
+    chunk_ids: list[int],
+    chunk_score: dict[int, float],
+    want: int,
+    tuning: Tuning,
+    ratio: float | None = None,
 ) -> tuple[str, int, str]:
     """(heading, ordinal, text) of a page's best passage: its best chunk, grown with its
     neighbours while shorter than `want` words, then further well-ranked chunks of the page
-    (`passages`, each within `passage_ratio` of the best score), joined by an ellipsis.
-    `rows` are the page's chunks, `chunk_ids` those found, best first.
+    (`passages`, each with at least `ratio` of the best score: Tuning.passage_ratio unless
+    given), joined by an ellipsis. `rows` are the page's chunks, `chunk_ids` those found,
+    best first.
 
     The first result gets long passages (`context_words`), the others short ones
     (`other_words`). Why: on LoCoMo a budget of 500 words held only four or five pages,
@@ -85,7 +107,7 @@ def passage(
     for n, chunk_id in enumerate(chunk_ids[: max(tuning.passages, 1)]):
         if chunk_id not in by_id or by_id[chunk_id][1] in used:
             continue
-        if n and chunk_score[chunk_id] < tuning.passage_ratio * chunk_score[best]:
+        if n and chunk_score[chunk_id] < (tuning.passage_ratio if ratio is None else ratio) * chunk_score[best]:
             break
         span = grow(by_id[chunk_id][1], by_ordinal, used, want)
         used.update(span)

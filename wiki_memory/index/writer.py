@@ -167,10 +167,14 @@ def put_page(
     delete_page(c, path)
     title = page.title
     tags = list(page.tags)
+    successor = page.meta.get("superseded_by")
     c.execute(
-        "INSERT INTO pages(path, id, title, type, tags, status, created, updated, blob) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (path, page.id, title, page.type, json.dumps(tags), page.status, page.created, page.updated, blob),
+        "INSERT INTO pages(path, id, title, type, tags, status, created, updated, blob, superseded_by) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            *(path, page.id, title, page.type, json.dumps(tags), page.status, page.created, page.updated, blob),
+            str(successor) if successor else None,
+        ),
     )
     c.executemany("INSERT OR IGNORE INTO page_tags VALUES (?, ?)", [(path, t) for t in tags])
     fts_title = " ".join([title, *tags])

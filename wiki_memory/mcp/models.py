@@ -32,6 +32,7 @@ class SearchHit(BaseModel):
     tags: list[str] = Field(default_factory=list)
     status: str = "active"
     updated: str | None = None
+    superseded_by: str | None = Field(None, description="The page that replaced this one, if it is superseded.")
 
 
 class SearchOutput(BaseModel):
@@ -48,6 +49,8 @@ class SearchOutput(BaseModel):
         for i, hit in enumerate(self.results, 1):
             status = "" if hit.status == "active" else f", {hit.status}"
             lines.append(f"\n{i}. {hit.title} [{hit.type}{status}] {hit.path}")
+            if hit.superseded_by:
+                lines.append(f"   superseded by {hit.superseded_by}")
             if hit.heading and hit.heading != hit.title:
                 lines.append(f"   § {hit.heading}")
             lines.extend("   " + line for line in hit.snippet.strip().splitlines())

@@ -219,6 +219,7 @@ def search(
             tags=list(r.tags),
             status=r.status or "active",
             updated=r.updated,
+            superseded_by=r.superseded_by,
         )
         for r in report.results
     ]
