@@ -13,6 +13,7 @@ from wiki_memory.index.query import filters, parse_query
 from wiki_memory.index.ranking import Fused, Ranker
 from wiki_memory.index.snippets import grow, passage
 from wiki_memory.index.writer import put_page
+from wiki_memory.pages.anchors import Anchor, anchors_from_json
 
 
 def test_a_kept_value_holds_until_anyone_writes(tmp_path):
@@ -231,3 +232,27 @@ def test_filters_become_one_condition_on_the_pages():
         "AND p.status IN (?) AND COALESCE(p.updated, p.created, '') >= ?"
     )
     assert params == ["gotcha", "decision", "auth", "active", "2026-11-01"]
+
+
+def test_a_pages_anchors_are_kept_in_its_row_as_json(tmp_path):
+    db = Database(tmp_path / "index.sqlite", chunk_words=60)
+    meta = (
+        "title: Retry\ntype: gotcha\nanchors:\n  - path: ./src/auth/client.py\n"
+        "    blob: 3B18E512DBA79E4C8300DD08AEB37F8E728B8DAD\n  - src/auth/admin.py\n  - ../../etc/passwd\n  - 7"
+    )
+    write_page(db, "gotchas/retry.md", meta)
+    write_page(db, "facts/plain.md", "title: Plain")
+    rows = dict(db.conn.execute("SELECT path, anchors FROM pages"))
+    assert rows["facts/plain.md"] is None
+    assert anchors_from_json(rows["gotchas/retry.md"]) == (
+        Anchor("src/auth/client.py", "3b18e512dba79e4c8300dd08aeb37f8e728b8dad"),
+        Anchor("src/auth/admin.py", None),
+    )
+    # An index written before the column existed gains it in place, vectors kept.
+    with db.transaction() as conn:
+        conn.execute("ALTER TABLE pages DROP COLUMN anchors")
+    db.close()
+    again = Database(tmp_path / "index.sqlite", chunk_words=60)
+    assert again.rebuilt is None
+    assert "anchors" in {row[1] for row in again.conn.execute("PRAGMA table_info(pages)")}
+    again.close()

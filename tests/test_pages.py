@@ -163,3 +163,24 @@ def test_ulids_are_unique_sortable_and_crockford():
     ids = [new_id(1_700_000_000 + i) for i in range(50)]
     assert all(re.fullmatch(r"[0-9A-HJKMNP-TV-Z]{26}", i) for i in ids)
     assert ids == sorted(ids) and len(set(ids)) == 50
+
+
+def test_anchors_are_read_leniently_and_never_escape_the_repository():
+    from wiki_memory.pages.anchors import Anchor, anchors_json, clean_path, parse_anchors
+
+    value = [
+        {"path": "src\\x.py", "blob": "not-a-blob"},
+        "src/x.py",  # the same path again: kept once
+        {"path": "/etc/passwd"},
+        "a/../../b",
+        {"blob": "abc"},
+        ["nested"],
+        "docs/./guide.md",
+    ]
+    assert parse_anchors(value) == (Anchor("src/x.py", None), Anchor("docs/guide.md", None))
+    assert parse_anchors("src/one.py") == (Anchor("src/one.py"),)
+    assert parse_anchors(None) == ()
+    assert clean_path("C:/Windows") is None
+    assert anchors_json([]) is None
+    assert Anchor("a.py", "f" * 40).as_meta() == {"path": "a.py", "blob": "f" * 40}
+    assert Anchor("a.py").as_meta() == "a.py"

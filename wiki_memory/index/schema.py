@@ -1,7 +1,8 @@
 """The index's SQLite file: one per project, derived from the git store, rebuilt rather
 than migrated.
 
-Tables: `pages` (one row per page, with the git blob id it was indexed from), `page_tags`,
+Tables: `pages` (one row per page, with the git blob id it was indexed from and its
+anchors as JSON), `page_tags`,
 `chunks` (search-sized pieces of a page), `chunks_fts` (FTS5 over title, heading and text;
 porter + unicode61; rowid = chunk id), `vectors` (one float32 blob per chunk and model),
 `links` (`[[...]]` links with their resolved path) and `meta` (schema version, the store
@@ -38,6 +39,9 @@ ADDED_COLUMNS = (
         "TEXT",
         ("UPDATE pages SET blob = '' WHERE status = 'superseded'", "DELETE FROM meta WHERE key = 'head'"),
     ),
+    # The code files a page is about (pages.anchors), as JSON. Nothing to refill: no page
+    # had anchors before the column existed, and a page written since fills its own row.
+    ("pages", "anchors", "TEXT", ()),
 )
 
 DDL = """
@@ -52,7 +56,8 @@ CREATE TABLE pages(
     created TEXT,
     updated TEXT,
     blob TEXT NOT NULL,
-    superseded_by TEXT
+    superseded_by TEXT,
+    anchors TEXT
 );
 CREATE INDEX pages_type ON pages(type);
 CREATE INDEX pages_updated ON pages(updated);
