@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from wiki_memory.pages.slug import slugify
+from wiki_memory.pages.status import STATUSES
 
 # type -> folder; session and handoff pages go under YYYY/MM of their date.
 FOLDERS: dict[str, str] = {
@@ -25,7 +26,6 @@ FOLDERS: dict[str, str] = {
 }
 PAGE_TYPES: tuple[str, ...] = tuple(FOLDERS)
 DATED_TYPES = frozenset({"session", "handoff"})
-STATUSES: tuple[str, ...] = ("active", "superseded", "archived")
 # The order of the keys we write on a new page; a parsed page keeps its own order.
 CORE_KEYS: tuple[str, ...] = (
     "id",

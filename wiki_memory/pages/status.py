@@ -1,0 +1,20 @@
+"""A page's lifecycle status, and which statuses keep a page from being handed to an agent.
+
+Standard library only: the hook path (SessionStart, recall) reads it without the page model.
+"""
+
+from __future__ import annotations
+
+#: `active`: current; `stale`: may no longer hold (its code drifted, or someone said so);
+#: `wrong`: it misled someone; `superseded`: replaced (`superseded_by` names the page);
+#: `archived`: withdrawn.
+STATUSES: tuple[str, ...] = ("active", "stale", "wrong", "superseded", "archived")
+
+#: Never handed to an agent unless asked for: not at SessionStart, not by default search,
+#: not by recall. A stale page is still handed out, with its note.
+HIDDEN: frozenset[str] = frozenset({"wrong", "superseded", "archived"})
+
+
+def handed_out(status: str | None) -> bool:
+    """May a page of this status be handed to an agent unasked? (No status reads as active.)"""
+    return (status or "active") not in HIDDEN
