@@ -212,7 +212,8 @@ def test_a_task_update_without_a_status_keeps_the_items_status_and_an_image_is_n
     assert failed.error and failed.plan == ()
 
 
-# Gemini CLI and Cursor: no CLI to capture from here; fields as their hook references give them.
+# Gemini CLI: payloads as Gemini CLI 0.61.0 sent them (tests/test_gemini_e2e.py drives it).
+# Cursor: no CLI to capture from here; fields as its hook reference gives them.
 GEMINI_BASE = {
     "session_id": "g-1",
     "transcript_path": "/tmp/g.json",
@@ -233,6 +234,9 @@ def test_gemini_events():
     assert start.kind == "session-start" and start.meta["source"] == "startup"
     prompt = one("gemini", {**GEMINI_BASE, "hook_event_name": "BeforeAgent", "prompt": "fix the build"})
     assert prompt.kind == "prompt" and prompt.text == "fix the build"
+    # A headless run puts the SessionStart context before the user's words: not the goal.
+    handed = {"prompt": "<hook_context><wiki-memory handoff>\nGoal: x\n</wiki-memory handoff></hook_context>\n\nfix it"}
+    assert one("gemini", {**GEMINI_BASE, "hook_event_name": "BeforeAgent", **handed}).text == "fix it"
     shell = one(
         "gemini",
         {
@@ -240,10 +244,27 @@ def test_gemini_events():
             "hook_event_name": "AfterTool",
             "tool_name": "run_shell_command",
             "tool_input": {"command": "make test"},
-            "tool_response": {"llmContent": "Command: make test\nExit Code: 2\nOutput: boom", "returnDisplay": "boom"},
+            "tool_response": {
+                "llmContent": "<untrusted_context>\nOutput: boom\nExit Code: 2\nProcess Group PGID: 8141\n"
+                "</untrusted_context>",
+                "returnDisplay": "boom",
+            },
         },
     )
-    assert (shell.input, shell.error) == ("make test", True)
+    assert (shell.input, shell.error, shell.meta["exit_code"]) == ("make test", True, 2)
+    assert shell.output == "Output: boom\nExit Code: 2"
+    passed = {"llmContent": "<untrusted_context>\nOutput: ok\nProcess Group PGID: 8142\n</untrusted_context>"}
+    shell_ok = one(
+        "gemini",
+        {
+            **GEMINI_BASE,
+            "hook_event_name": "AfterTool",
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": "make"},
+            "tool_response": passed,
+        },
+    )
+    assert not shell_ok.error and shell_ok.output == "Output: ok"
     edit = one(
         "gemini",
         {
@@ -288,7 +309,8 @@ def test_gemini_events():
         },
     )
     assert stop.kind == "stop" and stop.text == "Fixed."
-    assert one("gemini", {**GEMINI_BASE, "hook_event_name": "PreCompress", "trigger": "auto"}).kind == "compact"
+    # Gemini CLI fires PreCompress before every model request: it tells nothing.
+    assert parse("gemini", {**GEMINI_BASE, "hook_event_name": "PreCompress", "trigger": "auto"}) == []
     assert one("gemini", {**GEMINI_BASE, "hook_event_name": "SessionEnd", "reason": "exit"}).text == "exit"
 
 
