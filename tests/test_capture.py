@@ -17,6 +17,8 @@ from wiki_memory.hook import main as hook
 PAYLOADS = Path(__file__).parent / "fixtures" / "payloads"
 CLAUDE = PAYLOADS / "claude-code-2.1.197"
 CODEX = PAYLOADS / "codex-0.171.0"
+GEMINI = PAYLOADS / "gemini-0.61.0"
+AGENT_OF = {CLAUDE: "claude-code", CODEX: "codex", GEMINI: "gemini"}
 
 
 def load(path: Path) -> dict:
@@ -45,12 +47,18 @@ EXPECTED_KIND = {
     "StopFailure": "stop",
     "PreCompact": "compact",
     "SessionEnd": "session-end",
+    "BeforeAgent": "prompt",
+    "AfterTool": "tool",
+    "AfterAgent": "stop",
 }
 
 
-@pytest.mark.parametrize("path", sorted(CLAUDE.glob("*.json")) + sorted(CODEX.glob("*.json")), ids=lambda p: p.stem)
+CAPTURED = [p for folder in AGENT_OF for p in sorted(folder.glob("*.json")) if p.stem != "pre-compress"]
+
+
+@pytest.mark.parametrize("path", CAPTURED, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_captured_payload_becomes_one_observation_of_its_kind(path):
-    agent = "claude-code" if path.parent == CLAUDE else "codex"
+    agent = AGENT_OF[path.parent]
     payload = load(path)
     o = one(agent, payload)
     assert o.kind == EXPECTED_KIND[payload["hook_event_name"]]
@@ -312,6 +320,20 @@ def test_gemini_events():
     # Gemini CLI fires PreCompress before every model request: it tells nothing.
     assert parse("gemini", {**GEMINI_BASE, "hook_event_name": "PreCompress", "trigger": "auto"}) == []
     assert one("gemini", {**GEMINI_BASE, "hook_event_name": "SessionEnd", "reason": "exit"}).text == "exit"
+
+
+def test_gemini_payloads_of_the_real_cli():
+    failed = one("gemini", load(GEMINI / "after-tool-shell-failed.json"))
+    assert failed.tool == "run_shell_command" and failed.error and failed.meta["exit_code"] == 1
+    assert failed.output == "Output: ValueError: trailing comma\nExit Code: 1"
+    wrote = one("gemini", load(GEMINI / "after-tool-write-file.json"))
+    assert wrote.files == ("src/parser.py",) and not wrote.error
+    assert one("gemini", load(GEMINI / "after-tool-replace.json")).files == ("src/widget.py",)
+    todos = one("gemini", load(GEMINI / "after-tool-write-todos.json"))
+    assert todos.plan == (PlanItem("Write the parser", "completed"), PlanItem("Handle quoted fields", "pending"))
+    handed = one("gemini", load(GEMINI / "before-agent-after-session-start-context.json"))
+    assert handed.text == "Write a CSV parser in src/parser.py"
+    assert parse("gemini", load(GEMINI / "pre-compress.json")) == []
 
 
 def test_cursor_events():
