@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from wiki_memory.cli import main
-from wiki_memory.install import Context, install, installer, uninstall
+from wiki_memory.install import Context, install, installer, jsonc, uninstall
 from wiki_memory.install.base import is_our_hook
 
 COMMAND = "/opt/wiki memory/bin/wiki-memory"  # a space, to prove the command is quoted
@@ -256,12 +256,39 @@ def test_a_stale_entry_from_an_older_installation_is_replaced_in_place():
 
 
 def test_invalid_settings_are_one_clear_error_and_nothing_changes():
+    path = Path.home() / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"model": "x", // a comment\n}')  # Claude Code reads plain JSON
+    result = cli("install", "claude-code", ok=False)
+    assert result.exit_code == 1 and "is not valid JSON" in result.output and "Traceback" not in result.output
+    assert path.read_text() == '{"model": "x", // a comment\n}'
     path = Path.home() / ".gemini" / "settings.json"
     path.parent.mkdir(parents=True)
-    path.write_text('{"theme": "x", // a comment\n}')
+    path.write_text('{"theme": "x",, }')
     result = cli("install", "gemini", ok=False)
     assert result.exit_code == 1 and "is not valid JSON" in result.output and "Traceback" not in result.output
-    assert path.read_text() == '{"theme": "x", // a comment\n}'
+    assert path.read_text() == '{"theme": "x",, }'
+
+
+def test_gemini_settings_keep_their_comments_and_uninstall_gives_back_the_same_bytes():
+    # As Gemini CLI writes it: comments kept, two-space indents, no last newline.
+    original = (
+        '{\n  // my theme\n  "theme": "Dracula",\n  "hooks": {\n    "AfterTool": [\n      {\n        "matcher": "w",'
+    )
+    original += '\n        "hooks": [{"type": "command", "command": "lint"}]\n      }\n    ]\n  }\n}'
+    path = Path.home() / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(original)
+    install(["gemini"], ctx())
+    text = path.read_text()
+    assert "// my theme" in text and not text.endswith("\n")
+    assert [g["hooks"][0]["command"] for g in jsonc.loads(text)["hooks"]["AfterTool"]] == [
+        "lint",
+        f"exec '{COMMAND}' hook gemini AfterTool 2>/dev/null",
+    ]
+    assert all(c.action == "unchanged" for c in install(["gemini"], ctx())["gemini"])
+    uninstall(["gemini"], ctx())
+    assert path.read_text() == original
 
 
 def test_unknown_agent_and_all_without_agents_are_errors():

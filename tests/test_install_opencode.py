@@ -178,10 +178,10 @@ def test_adding_then_removing_a_member_gives_back_the_same_text(text):
     data = jsonc.loads(text)
     if "mcp" in data:
         added = jsonc.add_member(text, ["mcp"], "wiki-memory", ENTRY)
-        back = jsonc.remove_member(added, ["mcp", "wiki-memory"])
+        back = jsonc.remove(added, ["mcp", "wiki-memory"])
     else:
         added = jsonc.add_member(text, [], "mcp", {"wiki-memory": ENTRY})
-        back = jsonc.remove_member(added, ["mcp"])
+        back = jsonc.remove(added, ["mcp"])
     assert jsonc.loads(added)["mcp"]["wiki-memory"] == ENTRY
     assert {k: v for k, v in jsonc.loads(added).items() if k != "mcp"} == {k: v for k, v in data.items() if k != "mcp"}
     assert back == text
@@ -199,7 +199,7 @@ def test_jsonc_reads_comments_and_trailing_commas_and_says_where_it_is_broken():
 
 def test_removing_a_member_among_others_leaves_them_valid():
     text = '{\n  "mcp": {\n    "a": 1,\n    "wiki-memory": 2,\n    "b": 3\n  }\n}\n'
-    assert jsonc.loads(jsonc.remove_member(text, ["mcp", "wiki-memory"])) == {"mcp": {"a": 1, "b": 3}}
+    assert jsonc.loads(jsonc.remove(text, ["mcp", "wiki-memory"])) == {"mcp": {"a": 1, "b": 3}}
     first = '{"mcp": {"wiki-memory": 2, "b": 3}}'
-    assert jsonc.remove_member(first, ["mcp", "wiki-memory"]) == '{"mcp": {"b": 3}}'
-    assert jsonc.remove_member(first, ["mcp", "none"]) == first
+    assert jsonc.remove(first, ["mcp", "wiki-memory"]) == '{"mcp": {"b": 3}}'
+    assert jsonc.remove(first, ["mcp", "none"]) == first

@@ -1,5 +1,7 @@
 """Gemini CLI: hooks and the MCP server both in `settings.json` (`~/.gemini/` or the
-project's `.gemini/`); hook timeouts are in milliseconds; stdout must be JSON only.
+project's `.gemini/`); hook timeouts are in milliseconds; stdout must be JSON only. The file
+is edited as text (`jsonc`): Gemini CLI allows comments in it, and uninstall gives back the
+very same bytes.
 
 What Gemini CLI 0.61 needs of a hook command (see capture/gemini.py): a hook that exits with
 a code other than 0 or 1 and prints anything vetoes the turn or hides a tool's result, and a
@@ -18,9 +20,22 @@ import os
 from pathlib import Path
 from typing import Any
 
-from wiki_memory.install.base import Change, Check, Context, Installer, hook_command, register_check, server_entry
-from wiki_memory.install.configfile import JsonFile, get_server, remove_server, set_server
-from wiki_memory.install.hookfile import HookSpec, add_nested, find_nested, remove_nested
+from wiki_memory.errors import WikiMemoryError
+from wiki_memory.install import jsonc
+from wiki_memory.install.base import (
+    MCP_NAME,
+    Change,
+    Check,
+    Context,
+    Installer,
+    hook_command,
+    is_our_hook,
+    is_our_server,
+    register_check,
+    server_entry,
+)
+from wiki_memory.install.configfile import get_server
+from wiki_memory.install.hookfile import HookSpec, find_nested, nested_group
 
 _NAME = {"name": "wiki-memory"}
 SPECS = [
@@ -51,22 +66,123 @@ class GeminiInstaller(Installer):
         return [s.event for s in SPECS]
 
     def install(self, ctx: Context) -> list[Change]:
-        settings = JsonFile(self.hooks_path(ctx))
-        lines = add_nested(settings.data, SPECS, lambda e: gemini_hook_command(ctx.command, e), str(settings.path))
+        settings = jsonc.JsoncFile(self.hooks_path(ctx))
+        lines = [line for spec in SPECS if (line := _put_hook(settings, spec, ctx.command))]
         if ctx.mcp:
-            lines += set_server(settings.data, "mcpServers", server_entry(ctx.command), str(settings.path))
+            lines += _put_server(settings, server_entry(ctx.command))
         return [settings.save(lines, ctx.dry_run)]
 
     def uninstall(self, ctx: Context) -> list[Change]:
-        settings = JsonFile(self.hooks_path(ctx))
-        lines = remove_nested(settings.data, str(settings.path)) + remove_server(settings.data, "mcpServers")
+        settings = jsonc.JsoncFile(self.hooks_path(ctx))
+        lines = _take_hooks(settings) + _take_server(settings)
         return [settings.save(lines, ctx.dry_run)]
 
     def installed_hooks(self, ctx: Context) -> dict[str, list[str]]:
-        return find_nested(JsonFile(self.hooks_path(ctx)).data)
+        return find_nested(jsonc.JsoncFile(self.hooks_path(ctx)).data)
 
     def mcp_entry(self, ctx: Context) -> dict[str, Any] | None:
-        return get_server(JsonFile(self.mcp_path(ctx)).data, "mcpServers")
+        return get_server(jsonc.JsoncFile(self.mcp_path(ctx)).data, "mcpServers")
+
+
+# settings.json, edited as text: Gemini CLI reads it with comments and writes it with
+# two-space indents and no last newline; what we add and remove is only our own span.
+
+
+def _table(data: dict[str, Any], key: str, where: Path) -> dict[str, Any] | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise WikiMemoryError(f"{where}: `{key}` is not an object; nothing was changed")
+    return value
+
+
+def _groups(hooks: dict[str, Any] | None, event: str, where: Path) -> list[Any] | None:
+    groups = hooks.get(event) if hooks else None
+    if groups is not None and not isinstance(groups, list):
+        raise WikiMemoryError(f"{where}: hooks.{event} is not a list; nothing was changed")
+    return groups
+
+
+def _is_ours(handler: Any) -> bool:
+    return isinstance(handler, dict) and is_our_hook(handler.get("command"))
+
+
+def _drop_ours(settings: jsonc.JsoncFile, event: str, groups: list[Any]) -> list[str]:
+    """Take our handlers out of one event's groups (a group of ours alone, whole); the commands."""
+    taken: list[str] = []
+    for gi in range(len(groups) - 1, -1, -1):
+        handlers = groups[gi].get("hooks") if isinstance(groups[gi], dict) else None
+        if not isinstance(handlers, list):
+            continue
+        ours = [hi for hi, h in enumerate(handlers) if _is_ours(h)]
+        if ours and len(ours) == len(handlers):
+            settings.text = jsonc.remove(settings.text, ["hooks", event, gi])
+        else:
+            for hi in reversed(ours):
+                settings.text = jsonc.remove(settings.text, ["hooks", event, gi, "hooks", hi])
+        taken[:0] = [handlers[hi]["command"] for hi in ours]
+    return taken
+
+
+def _put_hook(settings: jsonc.JsoncFile, spec: HookSpec, command: str) -> str | None:
+    """Our group for one event, in place; the line that says what changed, or None."""
+    event = spec.event
+    desired = nested_group(spec, gemini_hook_command(command, event))
+    groups = _groups(_table(settings.data, "hooks", settings.path), event, settings.path)
+    ours = [g for g in groups or () if isinstance(g, dict) and any(_is_ours(h) for h in g.get("hooks") or ())]
+    if ours == [desired]:
+        return None
+    if groups:
+        _drop_ours(settings, event, groups)
+    hooks = _table(settings.data, "hooks", settings.path)
+    if hooks is None:
+        settings.text = jsonc.add_member(settings.text, [], "hooks", {event: [desired]})
+    elif _groups(hooks, event, settings.path) is None:
+        settings.text = jsonc.add_member(settings.text, ["hooks"], event, [desired])
+    else:
+        settings.text = jsonc.add_item(settings.text, ["hooks", event], desired)
+    return f"{'~' if ours else '+'} {event}: {desired['hooks'][0]['command']}"
+
+
+def _take_hooks(settings: jsonc.JsoncFile) -> list[str]:
+    hooks = settings.data.get("hooks")
+    if not isinstance(hooks, dict):
+        return []
+    lines: list[str] = []
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            continue
+        taken = _drop_ours(settings, event, groups)
+        lines.extend(f"- {event}: {c}" for c in taken)
+        if taken and not settings.data["hooks"][event]:
+            settings.text = jsonc.remove(settings.text, ["hooks", event])
+    if lines and not settings.data["hooks"]:
+        settings.text = jsonc.remove(settings.text, ["hooks"])
+    return lines
+
+
+def _put_server(settings: jsonc.JsoncFile, entry: dict[str, Any]) -> list[str]:
+    servers = _table(settings.data, "mcpServers", settings.path)
+    current = servers.get(MCP_NAME) if servers else None
+    if current == entry:
+        return []
+    if current is not None:
+        settings.text = jsonc.remove(settings.text, ["mcpServers", MCP_NAME])
+    if servers is None:
+        settings.text = jsonc.add_member(settings.text, [], "mcpServers", {MCP_NAME: entry})
+    else:
+        settings.text = jsonc.add_member(settings.text, ["mcpServers"], MCP_NAME, entry)
+    return [
+        f"{'~' if current is not None else '+'} mcpServers.{MCP_NAME}: {' '.join([entry['command'], *entry['args']])}"
+    ]
+
+
+def _take_server(settings: jsonc.JsoncFile) -> list[str]:
+    servers = settings.data.get("mcpServers")
+    if not isinstance(servers, dict) or not is_our_server(servers.get(MCP_NAME)):
+        return []
+    path = ["mcpServers"] if list(servers) == [MCP_NAME] else ["mcpServers", MCP_NAME]
+    settings.text = jsonc.remove(settings.text, path)
+    return [f"- mcpServers.{MCP_NAME}"]
 
 
 INSTALLER = GeminiInstaller()

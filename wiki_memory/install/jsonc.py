@@ -1,22 +1,30 @@
-"""JSON with comments (OpenCode's `opencode.json` / `opencode.jsonc`), edited as text.
+"""JSON with comments (OpenCode's `opencode.json[c]`, Gemini CLI's `settings.json`), edited
+as text.
 
-A member is added or removed by changing only its own span of the text: comments, key order,
-indentation and the file's last newline stay as they were, and removing what was added gives
-back the very same bytes. The scanner knows JSONC (`//` and `/* */` comments, trailing
-commas); the data is read with the comments and trailing commas taken out.
+A member of an object, or an item of an array, is added or removed by changing only its own
+span of the text: comments, key order, indentation and the file's last newline stay as they
+were, and removing what was added gives back the very same bytes. The scanner knows JSONC
+(`//` and `/* */` comments, trailing commas); the data is read with the comments and
+trailing commas taken out. A path names a value from the top: member names, and item
+indexes in arrays.
 
     text = add_member(text, ["mcp"], "wiki-memory", {"type": "local", ...})
-    text = remove_member(text, ["mcp", "wiki-memory"])
+    text = add_item(text, ["hooks", "AfterTool"], {"hooks": [...]})
+    text = remove(text, ["mcp", "wiki-memory"])
+    text = remove(text, ["hooks", "AfterTool", 1])
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.install.base import Change
 
 
 class JsoncError(ValueError):
@@ -25,18 +33,20 @@ class JsoncError(ValueError):
 
 @dataclass
 class Node:
-    """A value's span in the text; an object's members in order."""
+    """A value's span in the text; an object's members or an array's items, in order."""
 
     kind: str  # object | array | scalar
     start: int
     end: int  # one past the last character
-    members: list[Member] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
 
 
 @dataclass
-class Member:
-    key: str
-    start: int  # where its key's opening quote is
+class Entry:
+    """A member (`key` its name) or an item (`key` its index) of a container."""
+
+    key: str | int
+    start: int  # where the member's name, or the item, begins
     value: Node
 
 
@@ -115,7 +125,7 @@ class _Scanner:
             if j >= len(self.text) or self.text[j] != ":":
                 raise self.fail(j, "':' was expected")
             value = self.value(j + 1)
-            node.members.append(Member(key, i, value))
+            node.entries.append(Entry(key, i, value))
             i = self.skip(value.end)
             if i < len(self.text) and self.text[i] == ",":
                 i = self.skip(i + 1)
@@ -123,11 +133,14 @@ class _Scanner:
                 raise self.fail(i, "',' or '}' was expected")
 
     def array(self, start: int) -> Node:
+        node = Node("array", start, start)
         i = self.skip(start + 1)
         while True:
             if i < len(self.text) and self.text[i] == "]":
-                return Node("array", start, i + 1)
+                node.end = i + 1
+                return node
             item = self.value(i)
+            node.entries.append(Entry(len(node.entries), item.start, item))
             i = self.skip(item.end)
             if i < len(self.text) and self.text[i] == ",":
                 i = self.skip(i + 1)
@@ -177,14 +190,22 @@ def loads(text: str) -> Any:
     return json.loads(_plain(text, root))
 
 
-def find(root: Node, path: list[str]) -> Node | None:
-    """The value at `path` (member names from the top), or None."""
+def find(root: Node, path: Sequence[str | int]) -> Node | None:
+    """The value at `path`, or None."""
     node: Node | None = root
     for key in path:
-        if node is None or node.kind != "object":
+        if node is None or node.kind not in ("object", "array"):
             return None
-        node = next((m.value for m in reversed(node.members) if m.key == key), None)
+        entry = _entry(node, key)
+        node = entry.value if entry is not None else None
     return node
+
+
+def _entry(node: Node, key: str | int) -> Entry | None:
+    if node.kind == "array":
+        return node.entries[key] if isinstance(key, int) and 0 <= key < len(node.entries) else None
+    # A repeated name: the last one is what a reader sees.
+    return next((e for e in reversed(node.entries) if e.key == key), None)
 
 
 def _line_indent(text: str, at: int) -> str | None:
@@ -194,69 +215,79 @@ def _line_indent(text: str, at: int) -> str | None:
     return head if not head.strip() else None
 
 
-def _render(key: str, value: Any, indent: str, step: str) -> str:
+def _dumps(value: Any, indent: str, step: str) -> str:
     if not step:
-        return f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}"
-    body = json.dumps(value, indent=step, ensure_ascii=False).replace("\n", "\n" + indent)
-    return f"{json.dumps(key)}: {body}"
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, indent=step, ensure_ascii=False).replace("\n", "\n" + indent)
 
 
-def add_member(text: str, path: list[str], key: str, value: Any) -> str:
-    """`text` with member `key: value` added to the object at `path` (after its last member;
-    the object must exist and hold no `key`)."""
-    root = scan(text)
-    obj = find(root, path)
-    if obj is None or obj.kind != "object":
-        raise JsoncError(f"no object at {'.'.join(path) or 'the top'}")
-    if any(m.key == key for m in obj.members):
-        raise JsoncError(f"{'.'.join([*path, key])} is already there")
-    multiline = "\n" in text[obj.start : obj.end]
-    if obj.members:
-        last = obj.members[-1]
-        indent = _line_indent(text, last.start) if multiline else None
-        if indent is None:
-            return text[: last.value.end] + ", " + _render(key, value, "", "") + text[last.value.end :]
-        step = _step(text, obj, indent)
-        return text[: last.value.end] + ",\n" + indent + _render(key, value, indent, step) + text[last.value.end :]
-    if not multiline:
-        return text[: obj.start + 1] + _render(key, value, "", "") + text[obj.start + 1 :]
-    closing = _line_indent(text, obj.end - 1) or ""
-    indent = closing + "  "
-    return text[: obj.start + 1] + "\n" + indent + _render(key, value, indent, "  ") + text[obj.start + 1 :]
-
-
-def _step(text: str, obj: Node, indent: str) -> str:
-    """One level of the file's indentation: the members' indent less the object's own."""
-    outer = _line_indent(text, obj.start)
+def _step(text: str, node: Node, indent: str) -> str:
+    """One level of the file's indentation: the entries' indent less the container's own."""
+    outer = _line_indent(text, node.start)
     if outer is None:
-        outer = text[text.rfind("\n", 0, obj.start) + 1 : obj.start]
-        outer = outer[: len(outer) - len(outer.lstrip())]
+        line = text[text.rfind("\n", 0, node.start) + 1 : node.start]
+        outer = line[: len(line) - len(line.lstrip())]
     return indent[len(outer) :] if indent.startswith(outer) and len(indent) > len(outer) else "  "
 
 
-def remove_member(text: str, path: list[str]) -> str:
-    """`text` without the member at `path` (the last name is the member's); the text as it
-    was when there is none. Removing a member `add_member` added gives the text it was given."""
+def _insert(text: str, node: Node, render: Callable[[str, str], str]) -> str:
+    """`text` with an entry, rendered by `render(indent, step)`, after the container's last."""
+    multiline = "\n" in text[node.start : node.end]
+    if node.entries:
+        last = node.entries[-1]
+        indent = _line_indent(text, last.start) if multiline else None
+        if indent is None:
+            return text[: last.value.end] + ", " + render("", "") + text[last.value.end :]
+        return (
+            text[: last.value.end] + ",\n" + indent + render(indent, _step(text, node, indent)) + text[last.value.end :]
+        )
+    if not multiline:
+        return text[: node.start + 1] + render("", "") + text[node.start + 1 :]
+    indent = (_line_indent(text, node.end - 1) or "") + "  "
+    return text[: node.start + 1] + "\n" + indent + render(indent, "  ") + text[node.start + 1 :]
+
+
+def _container(text: str, path: Sequence[str | int], kind: str) -> Node:
+    node = find(scan(text), path)
+    if node is None or node.kind != kind:
+        raise JsoncError(f"no {kind} at {'.'.join(map(str, path)) or 'the top'}")
+    return node
+
+
+def add_member(text: str, path: Sequence[str | int], key: str, value: Any) -> str:
+    """`text` with member `key: value` added to the object at `path` (after its last member;
+    the object must exist and hold no `key`)."""
+    node = _container(text, path, "object")
+    if any(e.key == key for e in node.entries):
+        raise JsoncError(f"{'.'.join(map(str, [*path, key]))} is already there")
+    return _insert(text, node, lambda indent, step: f"{json.dumps(key)}: {_dumps(value, indent, step)}")
+
+
+def add_item(text: str, path: Sequence[str | int], value: Any) -> str:
+    """`text` with `value` appended to the array at `path`."""
+    return _insert(text, _container(text, path, "array"), lambda indent, step: _dumps(value, indent, step))
+
+
+def remove(text: str, path: Sequence[str | int]) -> str:
+    """`text` without the member or item at `path`; as it was when there is none. Removing
+    an entry `add_member` or `add_item` added gives back the text it was given."""
     if not path:
-        raise JsoncError("no member named")
-    root = scan(text)
-    obj = find(root, path[:-1])
-    if obj is None or obj.kind != "object":
+        raise JsoncError("nothing named to remove")
+    node = find(scan(text), path[:-1])
+    entry = _entry(node, path[-1]) if node is not None and node.kind in ("object", "array") else None
+    if node is None or entry is None:
         return text
-    index = next((n for n in range(len(obj.members) - 1, -1, -1) if obj.members[n].key == path[-1]), None)
-    if index is None:
-        return text
-    member = obj.members[index]
+    index = node.entries.index(entry)
     if index > 0:
-        # From the end of the member before it: its comma and whitespace go with it.
-        return text[: obj.members[index - 1].value.end] + text[member.value.end :]
-    if len(obj.members) > 1:
-        return text[: member.start] + text[obj.members[1].start :]
-    end = member.value.end
+        # From the end of the entry before it: its comma and whitespace go with it.
+        return text[: node.entries[index - 1].value.end] + text[entry.value.end :]
+    if len(node.entries) > 1:
+        return text[: entry.start] + text[node.entries[1].start :]
+    end = entry.value.end
     after = _Scanner(text).skip(end)
     if after < len(text) and text[after] == ",":  # a trailing comma of the user's own
         end = after + 1
-    return text[: obj.start + 1] + text[end:]
+    return text[: node.start + 1] + text[end:]
 
 
 def check(text: str, where: str) -> Any:
@@ -270,3 +301,43 @@ def check(text: str, where: str) -> Any:
     if not isinstance(data, dict):
         raise WikiMemoryError(f"{where} holds a JSON {type(data).__name__}, not an object; nothing was changed")
     return data
+
+
+class JsoncFile:
+    """A JSONC configuration file edited as text: `text` changes through `add_member`,
+    `add_item` and `remove`; `save` writes it back if it changed (after a backup), and
+    deletes a file that holds nothing any more but the `{}` a new one was made with."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.original: str | None = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            self.original = None
+        except (OSError, UnicodeDecodeError) as e:
+            raise WikiMemoryError(f"{path} cannot be read: {e}") from None
+        self.text = self.original if self.original is not None and self.original.strip() else "{\n}\n"
+        check(self.text, str(path))
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return check(self.text, str(self.path))
+
+    def save(self, lines: list[str], dry_run: bool) -> Change:
+        from wiki_memory.install.configfile import backup, write_atomic
+
+        if self.text == (self.original if self.original is not None else "{\n}\n"):
+            return Change(self.path, "unchanged", lines)
+        emptied = self.text.strip() in ("{\n}", "{}") and not loads(self.text)
+        if emptied and self.original is None:
+            return Change(self.path, "unchanged", lines)
+        action = "delete" if emptied else "update" if self.original is not None else "create"
+        saved = None
+        if not dry_run:
+            if self.original is not None:
+                saved = backup(self.path)
+            if emptied:
+                self.path.unlink()
+            else:
+                write_atomic(self.path, self.text)
+        return Change(self.path, action, lines, saved)

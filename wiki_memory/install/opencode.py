@@ -27,7 +27,7 @@ from typing import Any
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.install import jsonc
 from wiki_memory.install.base import MCP_NAME, Change, Check, Context, Installer
-from wiki_memory.install.configfile import backup, write_atomic
+from wiki_memory.install.configfile import write_atomic
 
 PLUGIN_NAME = "wiki-memory.js"
 #: The OpenCode events the plugin forwards (see capture/opencode.py).
@@ -159,18 +159,8 @@ class OpenCodeInstaller(Installer):
         return Change(path, "delete", ["- plugin"])
 
     # -- the MCP entry ------------------------------------------------------------------------
-    def _read_config(self, path: Path) -> tuple[str | None, dict[str, Any]]:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None, {}
-        except (OSError, UnicodeDecodeError) as e:
-            raise WikiMemoryError(f"{path} cannot be read: {e}") from None
-        return text, jsonc.check(text, str(path))
-
     def mcp_entry(self, ctx: Context) -> dict[str, Any] | None:
-        _text, data = self._read_config(self.mcp_path(ctx))
-        servers = data.get("mcp")
+        servers = jsonc.JsoncFile(self.mcp_path(ctx)).data.get("mcp")
         entry = servers.get(MCP_NAME) if isinstance(servers, dict) else None
         if not isinstance(entry, dict):
             return None
@@ -181,53 +171,32 @@ class OpenCodeInstaller(Installer):
         return dict(entry)
 
     def _install_mcp(self, ctx: Context) -> Change:
-        path = self.mcp_path(ctx)
-        text, data = self._read_config(path)
+        config = jsonc.JsoncFile(self.mcp_path(ctx))
         entry = mcp_entry_for(ctx.command)
-        servers = data.get("mcp")
+        servers = config.data.get("mcp")
         if servers is not None and not isinstance(servers, dict):
-            raise WikiMemoryError(f"{path}: `mcp` is not an object of servers; nothing was changed")
+            raise WikiMemoryError(f"{config.path}: `mcp` is not an object of servers; nothing was changed")
         current = servers.get(MCP_NAME) if servers else None
         if current == entry:
-            return Change(path, "unchanged", [])
+            return Change(config.path, "unchanged", [])
         if current is not None and not is_our_mcp(current):
-            raise WikiMemoryError(f"{path}: mcp.{MCP_NAME} is not wiki-memory's server; nothing was changed")
-        source = text if text is not None and text.strip() else "{\n}\n"
-        try:
-            if current is not None:
-                source = jsonc.remove_member(source, ["mcp", MCP_NAME])
-            if servers is None:
-                new = jsonc.add_member(source, [], "mcp", {MCP_NAME: entry})
-            else:
-                new = jsonc.add_member(source, ["mcp"], MCP_NAME, entry)
-        except jsonc.JsoncError as e:
-            raise WikiMemoryError(f"{path}: {e}; nothing was changed") from None
+            raise WikiMemoryError(f"{config.path}: mcp.{MCP_NAME} is not wiki-memory's server; nothing was changed")
+        if current is not None:
+            config.text = jsonc.remove(config.text, ["mcp", MCP_NAME])
+        if servers is None:
+            config.text = jsonc.add_member(config.text, [], "mcp", {MCP_NAME: entry})
+        else:
+            config.text = jsonc.add_member(config.text, ["mcp"], MCP_NAME, entry)
         line = f"{'~' if current is not None else '+'} mcp.{MCP_NAME}: {' '.join(entry['command'])}"
-        return self._save(path, text, new, [line], ctx.dry_run)
+        return config.save([line], ctx.dry_run)
 
     def _uninstall_mcp(self, ctx: Context) -> Change:
-        path = self.mcp_path(ctx)
-        text, data = self._read_config(path)
-        servers = data.get("mcp")
-        if text is None or not isinstance(servers, dict) or not is_our_mcp(servers.get(MCP_NAME)):
-            return Change(path, "unchanged", [])
-        path_in = ["mcp"] if list(servers) == [MCP_NAME] else ["mcp", MCP_NAME]
-        new = jsonc.remove_member(text, path_in)
-        return self._save(path, text, new, [f"- mcp.{MCP_NAME}"], ctx.dry_run)
-
-    def _save(self, path: Path, old: str | None, new: str, lines: list[str], dry_run: bool) -> Change:
-        # A file that held nothing but our entry (we made it) goes, as it came.
-        gone = old is not None and new.strip() in ("{\n}", "{}") and not jsonc.loads(new)
-        action = "delete" if gone else "update" if old is not None else "create"
-        saved = None
-        if not dry_run:
-            if old is not None:
-                saved = backup(path)
-            if gone:
-                path.unlink()
-            else:
-                write_atomic(path, new)
-        return Change(path, action, lines, saved)
+        config = jsonc.JsoncFile(self.mcp_path(ctx))
+        servers = config.data.get("mcp")
+        if not isinstance(servers, dict) or not is_our_mcp(servers.get(MCP_NAME)):
+            return Change(config.path, "unchanged", [])
+        config.text = jsonc.remove(config.text, ["mcp"] if list(servers) == [MCP_NAME] else ["mcp", MCP_NAME])
+        return config.save([f"- mcp.{MCP_NAME}"], ctx.dry_run)
 
     # -- the interface --------------------------------------------------------------------------
     def install(self, ctx: Context) -> list[Change]:
