@@ -40,7 +40,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,50 +101,50 @@ def _installed_version(package: str) -> str | None:
         return None
 
 
+def _npm_install(prefix: Path, specs: Sequence[str], ready: Callable[[], bool], what: str, timeout: float) -> None:
+    """`npm install --save-exact SPECS` into `prefix` unless `ready()` (once per machine;
+    concurrent callers wait on a lock); AgentCLIsUnavailable, saying why, when it fails."""
+    if ready():
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise AgentCLIsUnavailable(f"npm is not installed, so {what} cannot be installed")
+    prefix.mkdir(parents=True, exist_ok=True)
+    import fcntl
+
+    with open(CLI_DIR / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if ready():
+            return
+        command = [npm, "install", "--prefix", str(prefix), "--save-exact", "--no-audit", "--no-fund"]
+        try:
+            result = _run([*command, "--loglevel=error", *specs], prefix, os.environ, timeout)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise AgentCLIsUnavailable(f"npm install of {what} failed: {e}") from None
+        if result.returncode != 0 or not ready():
+            tail = (result.stderr or result.stdout).strip()[-800:]
+            raise AgentCLIsUnavailable(f"npm install of {what} failed: {tail}")
+
+
 def ensure_agent_clis(timeout: float = 900) -> AgentCLIs:
-    """Install the agent CLIs into `.agent-clis/` if they are not there yet (once per
-    machine; concurrent callers wait on a lock) and return them."""
+    """Install the agent CLIs into `.agent-clis/` if they are not there yet and return them."""
     bins = {name: CLI_DIR / "node_modules" / ".bin" / name for name in PACKAGES}
     wanted = {name: version for name, (_, version) in PACKAGES.items()}
 
     def ready() -> bool:
         return all(bins[n].exists() and _installed_version(PACKAGES[n][0]) == wanted[n] for n in PACKAGES)
 
-    if not ready():
-        npm = shutil.which("npm")
-        if npm is None:
-            raise AgentCLIsUnavailable("npm is not installed, so the agent CLIs cannot be installed")
-        CLI_DIR.mkdir(exist_ok=True)
-        import fcntl
-
-        with open(CLI_DIR / ".install.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not ready():
-                specs = [f"{package}@{version}" for package, version in PACKAGES.values()]
-                try:
-                    result = subprocess.run(
-                        [
-                            npm,
-                            "install",
-                            "--prefix",
-                            str(CLI_DIR),
-                            "--no-audit",
-                            "--no-fund",
-                            "--loglevel=error",
-                            *specs,
-                        ],
-                        capture_output=True,
-                        text=True,
-                        timeout=timeout,
-                        stdin=subprocess.DEVNULL,
-                    )
-                except (OSError, subprocess.TimeoutExpired) as e:
-                    raise AgentCLIsUnavailable(f"npm install of the agent CLIs failed: {e}") from None
-                if result.returncode != 0 or not ready():
-                    tail = (result.stderr or result.stdout).strip()[-800:]
-                    raise AgentCLIsUnavailable(f"npm install of the agent CLIs failed: {tail}")
+    specs = [f"{package}@{version}" for package, version in PACKAGES.values()]
+    _npm_install(CLI_DIR, specs, ready, "the agent CLIs", timeout)
     versions = {name: _installed_version(package) or "?" for name, (package, _) in PACKAGES.items()}
     return AgentCLIs(bins["claude"], bins["codex"], bins["opencode"], bins["gemini"], versions)
+
+
+def _run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run an agent CLI to its end, its output captured, nothing on its stdin."""
+    return subprocess.run(
+        list(argv), cwd=cwd, env=dict(env), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
 
 
 def agent_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -179,15 +179,7 @@ def run_claude(
     args = list(args)
     if "--allowedTools" not in args and "--allowed-tools" not in args:
         args += ["--allowedTools", "Bash Edit Write Read TaskCreate TaskUpdate"]
-    return subprocess.run(
-        [str(clis.claude), *args],
-        cwd=cwd,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    return _run([str(clis.claude), *args], cwd, full_env, timeout)
 
 
 def write_codex_config(codex_home: Path, base_url: str, model: str = CODEX_MODEL) -> Path:
@@ -234,15 +226,7 @@ def run_codex(
 ) -> subprocess.CompletedProcess[str]:
     """Run `codex ARGS` in `cwd` with HOME and CODEX_HOME of its own (see
     `write_codex_config`). For a session: `["exec", "--skip-git-repo-check", PROMPT]`."""
-    return subprocess.run(
-        [str(clis.codex), *args],
-        cwd=cwd,
-        env=codex_env(home, codex_home, env),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    return _run([str(clis.codex), *args], cwd, codex_env(home, codex_home, env), timeout)
 
 
 # OpenCode --------------------------------------------------------------------------------------
@@ -264,27 +248,7 @@ def ensure_opencode_sdk(timeout: float = 600) -> Path:
         except (OSError, ValueError):
             return False
 
-    if not ready():
-        npm = shutil.which("npm")
-        if npm is None:
-            raise AgentCLIsUnavailable("npm is not installed, so OpenCode's plugin SDK cannot be installed")
-        sdk.mkdir(parents=True, exist_ok=True)
-        import fcntl
-
-        with open(CLI_DIR / ".install.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not ready():
-                result = subprocess.run(
-                    [npm, "install", "--prefix", str(sdk), "--save-exact", "--no-audit", "--no-fund"]
-                    + ["--loglevel=error", f"{package}@{version}"],
-                    capture_output=True,
-                    text=True,
-                    timeout=timeout,
-                    stdin=subprocess.DEVNULL,
-                )
-                if result.returncode != 0 or not ready():
-                    tail = (result.stderr or result.stdout).strip()[-800:]
-                    raise AgentCLIsUnavailable(f"npm install of OpenCode's plugin SDK failed: {tail}")
+    _npm_install(sdk, [f"{package}@{version}"], ready, "OpenCode's plugin SDK", timeout)
     return sdk
 
 
@@ -338,14 +302,11 @@ def run_opencode(
     argument with spaces. Its plugin SDK is seeded into the user's configuration folder."""
     seed_opencode_sdk(home / ".config" / "opencode")
     # OpenCode takes its directory from PWD, as a shell that started it in `cwd` sets it.
-    return subprocess.run(
+    return _run(
         [str(clis.opencode), "run", *words],
-        cwd=cwd,
-        env=opencode_env(home, base_url, {"PWD": str(cwd), **(env or {})}),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
+        cwd,
+        opencode_env(home, base_url, {"PWD": str(cwd), **(env or {})}),
+        timeout,
     )
 
 
@@ -385,12 +346,4 @@ def run_gemini(
     """Run `gemini ARGS` in `cwd` with HOME=`home` against a `FakeGemini` at `base_url` (see
     `write_gemini_settings`). For a session: `["--yolo", "-p", PROMPT]`."""
     full_env = agent_env(home, {"GOOGLE_GEMINI_BASE_URL": base_url, "GEMINI_API_KEY": "dummy", **(env or {})})
-    return subprocess.run(
-        [str(clis.gemini), *args],
-        cwd=cwd,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    return _run([str(clis.gemini), *args], cwd, full_env, timeout)

@@ -14,15 +14,12 @@ agent_clis.PACKAGES), its hooks written by `wiki-memory install gemini`, against
 from __future__ import annotations
 
 import html
-import os
-import signal
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from agent_clis import run_claude, run_codex, run_gemini, write_codex_config, write_gemini_settings
-from e2e_checks import handoff_in, install, logs, strings, wait_consolidated
+from e2e_checks import failing_wiki_memory, handoff_in, install, logs, stop_hanging, strings, wait_consolidated
 from fake_models import FakeAnthropic, FakeGemini, FakeResponses, bash, text, tool_call
 
 from wiki_memory.capture import journal
@@ -168,36 +165,10 @@ def test_install_a_session_then_uninstall_leaves_gemini_settings_as_they_were(ag
     assert settings.read_text() == SETTINGS
 
 
-HANGING = """#!{python}
-import os, sys, time
-with open(os.path.join({record!r}, str(os.getpid())), "w") as f:
-    f.write(" ".join(sys.argv[1:]))
-time.sleep(600)
-"""
-# A wiki-memory that crashes as Python does: half a line out, a traceback, exit 1. (Our hook
-# itself always exits 0; a program that printed and exited 2 or more would be a veto.)
-CRASHING = """#!/bin/sh
-cat > /dev/null
-echo 'Traceback (most recent call last): {{"decision": "deny", "reason": "no'
-echo 'ImportError: it all went wrong' >&2
-exit 1
-"""
-
-
 @pytest.mark.parametrize("kind", ["hanging", "missing", "crashing"])
 def test_a_failing_or_hanging_wiki_memory_never_stops_gemini(agent_clis, code_repo, tmp_path, kind):
     home = Path.home()
-    record = tmp_path / "pids"
-    record.mkdir()
-    fake = tmp_path / "bin" / "wiki-memory"
-    fake.parent.mkdir()
-    if kind == "hanging":
-        fake.write_text(HANGING.format(python=sys.executable, record=str(record)))
-    elif kind == "crashing":
-        fake.write_text(CRASHING)
-    if fake.exists():
-        fake.chmod(0o755)
-    install_agents(["gemini"], Context(command=str(fake), mcp=False))
+    install_agents(["gemini"], Context(command=str(failing_wiki_memory(kind, tmp_path)), mcp=False))
     write_gemini_settings(home, trusted=[code_repo])
     started = time.monotonic()
     try:
@@ -207,15 +178,11 @@ def test_a_failing_or_hanging_wiki_memory_never_stops_gemini(agent_clis, code_re
             )
         elapsed = time.monotonic() - started
     finally:
-        for pid in record.iterdir():
-            try:
-                os.kill(int(pid.name), signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        called = stop_hanging(tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Finished anyway." in result.stdout
     assert len(model.turn_requests) == 2
     assert "still-working" in strings(model.turn_requests[1].body["contents"])  # the tool's result, not a veto
     if kind == "hanging":
-        assert len(list(record.iterdir())) >= 3  # it was called, and hung each time
+        assert called >= 3  # it was called, and hung each time (Gemini's timeout stopped each)
         assert elapsed < 120

@@ -345,20 +345,9 @@ class _Session:
 
     def tool(self, part: dict[str, Any], when: str) -> Observation:
         tool, facts = tool_part_facts(part, self.cwd)
-        meta: dict[str, Any] = {"tool_use_id": str(part.get("callID") or part.get("id") or "")}
-        if facts.exit_code is not None:
-            meta["exit_code"] = facts.exit_code
-        return self.obs(
-            "tool",
-            when,
-            tool=tool,
-            input=facts.input,
-            output=facts.output,
-            error=facts.error,
-            files=facts.files,
-            plan=facts.plan,
-            meta=meta,
-        )
+        base = {"kind": "tool", "agent": AGENT, "session_id": self.session_id, "time": when, "cwd": self.cwd}
+        meta = {"tool_use_id": str(part.get("callID") or part.get("id") or "")}
+        return call_observation({**base, "event": "transcript", "meta": meta}, tool, facts)
 
     def close_turn(self) -> None:
         if self.answer is not None:
