@@ -156,6 +156,7 @@ export const WikiMemory = async ({ directory }) => {
       }
       case "message.updated": {
         const info = p.info || {}
+        if (roles.size > 10000) roles.clear() // a long session: only the latest messages matter
         if (info.id && info.role) roles.set(info.id, info.role)
         return
       }
