@@ -104,8 +104,9 @@ def embedding_model():
 
 @pytest.fixture(scope="session")
 def agent_clis():
-    """The real Claude Code and Codex CLIs (see `agent_clis.py`), installed from npm into
-    `.agent-clis/` on first use; skips, saying why, where npm or the install is missing."""
+    """The real Claude Code, Codex, OpenCode and Gemini CLIs (see `agent_clis.py`), installed
+    from npm into `.agent-clis/` on first use; skips, saying why, where npm or the install is
+    missing."""
     from agent_clis import AgentCLIsUnavailable, ensure_agent_clis
 
     try:

@@ -2,7 +2,8 @@
 
 The network is the one place where a fake belongs: these servers listen on 127.0.0.1, speak
 real HTTP/1.1, and answer in the streaming wire formats the CLIs use (Anthropic Messages
-SSE for Claude Code, OpenAI Responses SSE for Codex). A test scripts them turn by turn and
+SSE for Claude Code and OpenCode, OpenAI Responses SSE for Codex, Gemini
+`streamGenerateContent` SSE for Gemini CLI). A test scripts them turn by turn and
 reads back every request they received::
 
     from fake_models import FakeAnthropic, FakeResponses, bash, text
@@ -18,9 +19,10 @@ not consume the script; when the script runs out, every further turn is answered
 `default` (a plain "OK." unless given). `requests` holds every request (method, path,
 headers, parsed JSON body), `turn_requests` only the turn requests, in order.
 
-`bash(cmd)` is a shell tool call in each API's own terms: Claude Code's `Bash` tool with a
-`command`; for Codex, whichever shell tool the request offered (`exec_command`,
-`shell_command` or `shell`), with its argument spelled as that tool expects.
+`bash(cmd)` is a shell tool call in each API's own terms: Claude Code's `Bash` tool (OpenCode's
+`bash`) with a `command`; for Codex, whichever shell tool the request offered (`exec_command`,
+`shell_command` or `shell`), with its argument spelled as that tool expects; Gemini CLI's
+`run_shell_command`.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FakeAnthropic", "FakeResponses", "RecordedRequest", "Reply", "bash", "text", "tool_call"]
+__all__ = ["FakeAnthropic", "FakeGemini", "FakeResponses", "RecordedRequest", "Reply", "bash", "text", "tool_call"]
 
 
 @dataclass(frozen=True)
@@ -249,7 +251,9 @@ class FakeAnthropic(_FakeServer):
         if reply.text:
             blocks.append({"type": "text", "text": reply.text})
         if reply.tool:
-            name = "Bash" if reply.tool == "$shell" else reply.tool
+            offered = {t.get("name") for t in body.get("tools") or () if isinstance(t, dict)}
+            # Claude Code's shell tool is `Bash`, OpenCode's `bash`.
+            name = ("bash" if "bash" in offered else "Bash") if reply.tool == "$shell" else reply.tool
             blocks.append({"type": "tool_use", "id": self._next_id("toolu"), "name": name, "input": reply.arguments})
         stop_reason = "tool_use" if reply.tool else "end_turn"
         usage = {
@@ -534,3 +538,77 @@ class FakeResponses(_FakeServer):
                 },
             },
         )
+
+
+# ---------------------------------------------------------------------------------------
+# Gemini API (Gemini CLI)
+# ---------------------------------------------------------------------------------------
+
+
+class FakeGemini(_FakeServer):
+    """A fake Gemini API (`POST /v1beta/models/MODEL:streamGenerateContent?alt=sse`, and
+    `:generateContent` / `:countTokens`).
+
+    Point Gemini CLI at it with `GOOGLE_GEMINI_BASE_URL=server.url`, `GEMINI_API_KEY` set to
+    anything and `security.auth.selectedType = "gemini-api-key"` in its settings (see
+    `agent_clis.write_gemini_settings`). A turn request is a request that offers tools
+    (`functionDeclarations`); the conversation so far arrives in
+    `turn_requests[i].body["contents"]`. A side request that asks for JSON (Gemini CLI's
+    model router, its next-speaker check) gets an object of the schema it gives, the user
+    speaking next.
+    """
+
+    model = "gemini-2.5-pro"
+
+    def handle(self, h: _Handler, request: RecordedRequest) -> None:
+        path = request.path.split("?", 1)[0]
+        body = request.body if isinstance(request.body, dict) else {}
+        if request.method != "POST" or ":" not in path:
+            self._record(request, is_turn=False)
+            h.send_json({"error": {"code": 404, "message": f"not found: {path}", "status": "NOT_FOUND"}}, 404)
+            return
+        method = path.rsplit(":", 1)[1]
+        if method == "countTokens":
+            self._record(request, is_turn=False)
+            h.send_json({"totalTokens": 100})
+            return
+        offers_tools = any(isinstance(t, dict) and t.get("functionDeclarations") for t in body.get("tools") or ())
+        reply = self._record(request, is_turn=offers_tools)
+        config = body.get("generationConfig") or body.get("config") or {}
+        if not offers_tools and config.get("responseMimeType") == "application/json":
+            schema = config.get("responseJsonSchema") or config.get("responseSchema") or {}
+            reply = text(json.dumps(_example_of(schema)))
+        parts: list[dict[str, Any]] = []
+        if reply.text:
+            parts.append({"text": reply.text})
+        if reply.tool:
+            name = "run_shell_command" if reply.tool == "$shell" else reply.tool
+            parts.append({"functionCall": {"name": name, "args": reply.arguments}})
+        response = {
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120},
+            "modelVersion": path.rsplit("/", 1)[-1].split(":", 1)[0] or self.model,
+            "responseId": self._next_id("resp"),
+        }
+        if method == "streamGenerateContent":
+            h.send_sse([(None, response)])
+        else:
+            h.send_json(response)
+
+
+def _example_of(schema: Any) -> Any:
+    """A value of a (Gemini-style) JSON schema: every property filled, enums answered with
+    `user` where it is one of them (who speaks next), else their first value."""
+    if not isinstance(schema, dict):
+        return "ok"
+    kind = str(schema.get("type") or "object").lower()
+    if kind == "object":
+        return {k: _example_of(v) for k, v in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        return 1
+    if kind == "boolean":
+        return False
+    choices = schema.get("enum") or []
+    return "user" if "user" in choices else (choices[0] if choices else "ok")

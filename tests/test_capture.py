@@ -17,6 +17,8 @@ from wiki_memory.hook import main as hook
 PAYLOADS = Path(__file__).parent / "fixtures" / "payloads"
 CLAUDE = PAYLOADS / "claude-code-2.1.197"
 CODEX = PAYLOADS / "codex-0.171.0"
+GEMINI = PAYLOADS / "gemini-0.61.0"
+AGENT_OF = {CLAUDE: "claude-code", CODEX: "codex", GEMINI: "gemini"}
 
 
 def load(path: Path) -> dict:
@@ -45,12 +47,18 @@ EXPECTED_KIND = {
     "StopFailure": "stop",
     "PreCompact": "compact",
     "SessionEnd": "session-end",
+    "BeforeAgent": "prompt",
+    "AfterTool": "tool",
+    "AfterAgent": "stop",
 }
 
 
-@pytest.mark.parametrize("path", sorted(CLAUDE.glob("*.json")) + sorted(CODEX.glob("*.json")), ids=lambda p: p.stem)
+CAPTURED = [p for folder in AGENT_OF for p in sorted(folder.glob("*.json")) if p.stem != "pre-compress"]
+
+
+@pytest.mark.parametrize("path", CAPTURED, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_captured_payload_becomes_one_observation_of_its_kind(path):
-    agent = "claude-code" if path.parent == CLAUDE else "codex"
+    agent = AGENT_OF[path.parent]
     payload = load(path)
     o = one(agent, payload)
     assert o.kind == EXPECTED_KIND[payload["hook_event_name"]]
@@ -212,7 +220,8 @@ def test_a_task_update_without_a_status_keeps_the_items_status_and_an_image_is_n
     assert failed.error and failed.plan == ()
 
 
-# Gemini CLI and Cursor: no CLI to capture from here; fields as their hook references give them.
+# Gemini CLI: payloads as Gemini CLI 0.61.0 sent them (tests/test_gemini_e2e.py drives it).
+# Cursor: no CLI to capture from here; fields as its hook reference gives them.
 GEMINI_BASE = {
     "session_id": "g-1",
     "transcript_path": "/tmp/g.json",
@@ -233,6 +242,9 @@ def test_gemini_events():
     assert start.kind == "session-start" and start.meta["source"] == "startup"
     prompt = one("gemini", {**GEMINI_BASE, "hook_event_name": "BeforeAgent", "prompt": "fix the build"})
     assert prompt.kind == "prompt" and prompt.text == "fix the build"
+    # A headless run puts the SessionStart context before the user's words: not the goal.
+    handed = {"prompt": "<hook_context><wiki-memory handoff>\nGoal: x\n</wiki-memory handoff></hook_context>\n\nfix it"}
+    assert one("gemini", {**GEMINI_BASE, "hook_event_name": "BeforeAgent", **handed}).text == "fix it"
     shell = one(
         "gemini",
         {
@@ -240,10 +252,27 @@ def test_gemini_events():
             "hook_event_name": "AfterTool",
             "tool_name": "run_shell_command",
             "tool_input": {"command": "make test"},
-            "tool_response": {"llmContent": "Command: make test\nExit Code: 2\nOutput: boom", "returnDisplay": "boom"},
+            "tool_response": {
+                "llmContent": "<untrusted_context>\nOutput: boom\nExit Code: 2\nProcess Group PGID: 8141\n"
+                "</untrusted_context>",
+                "returnDisplay": "boom",
+            },
         },
     )
-    assert (shell.input, shell.error) == ("make test", True)
+    assert (shell.input, shell.error, shell.meta["exit_code"]) == ("make test", True, 2)
+    assert shell.output == "Output: boom\nExit Code: 2"
+    passed = {"llmContent": "<untrusted_context>\nOutput: ok\nProcess Group PGID: 8142\n</untrusted_context>"}
+    shell_ok = one(
+        "gemini",
+        {
+            **GEMINI_BASE,
+            "hook_event_name": "AfterTool",
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": "make"},
+            "tool_response": passed,
+        },
+    )
+    assert not shell_ok.error and shell_ok.output == "Output: ok"
     edit = one(
         "gemini",
         {
@@ -288,8 +317,23 @@ def test_gemini_events():
         },
     )
     assert stop.kind == "stop" and stop.text == "Fixed."
-    assert one("gemini", {**GEMINI_BASE, "hook_event_name": "PreCompress", "trigger": "auto"}).kind == "compact"
+    # Gemini CLI fires PreCompress before every model request: it tells nothing.
+    assert parse("gemini", {**GEMINI_BASE, "hook_event_name": "PreCompress", "trigger": "auto"}) == []
     assert one("gemini", {**GEMINI_BASE, "hook_event_name": "SessionEnd", "reason": "exit"}).text == "exit"
+
+
+def test_gemini_payloads_of_the_real_cli():
+    failed = one("gemini", load(GEMINI / "after-tool-shell-failed.json"))
+    assert failed.tool == "run_shell_command" and failed.error and failed.meta["exit_code"] == 1
+    assert failed.output == "Output: ValueError: trailing comma\nExit Code: 1"
+    wrote = one("gemini", load(GEMINI / "after-tool-write-file.json"))
+    assert wrote.files == ("src/parser.py",) and not wrote.error
+    assert one("gemini", load(GEMINI / "after-tool-replace.json")).files == ("src/widget.py",)
+    todos = one("gemini", load(GEMINI / "after-tool-write-todos.json"))
+    assert todos.plan == (PlanItem("Write the parser", "completed"), PlanItem("Handle quoted fields", "pending"))
+    handed = one("gemini", load(GEMINI / "before-agent-after-session-start-context.json"))
+    assert handed.text == "Write a CSV parser in src/parser.py"
+    assert parse("gemini", load(GEMINI / "pre-compress.json")) == []
 
 
 def test_cursor_events():

@@ -10,69 +10,15 @@ must hold the goal, the failed command, the edited file and the pending item.
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
-from typing import Any
 
 from agent_clis import run_claude, run_codex, write_codex_config
-from click.testing import CliRunner
+from e2e_checks import handoff_in as _handoff_in
+from e2e_checks import install as _install
+from e2e_checks import wait_consolidated as _wait_consolidated
 from fake_models import FakeAnthropic, FakeResponses, bash, text, tool_call
 
-from wiki_memory.cli import main
-from wiki_memory.config import resolve_project
-from wiki_memory.consolidate import state
-
 FAILING = "python3 -c \"import sys; sys.exit('AssertionError: widget total 9 != 10')\""
-
-
-def _install(*args: str, env: dict[str, str] | None = None) -> None:
-    result = CliRunner().invoke(main, ["install", *args], env=env, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-
-
-def _strings(value: Any) -> str:
-    """Every string in a JSON body, joined: what the model reads, unescaped."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return "\n".join(_strings(v) for v in value.values())
-    if isinstance(value, list):
-        return "\n".join(_strings(v) for v in value)
-    return ""
-
-
-def _logs() -> str:
-    """The hook and consolidation logs, for a failure message."""
-    from wiki_memory.config import home
-
-    folder = home() / "logs"
-    return (
-        "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in sorted(folder.glob("*.log")))
-        if folder.is_dir()
-        else "(no logs)"
-    )
-
-
-def _handoff_in(request_body: Any) -> str:
-    seen = _strings(request_body)
-    start = seen.find("<wiki-memory handoff")
-    assert start >= 0, f"the model request carries no handoff; logs:\n{_logs()}"
-    end = seen.find("</wiki-memory handoff>", start)
-    return seen[start : end + len("</wiki-memory handoff>")]
-
-
-def _wait_consolidated(repo: Path, agent: str, timeout: float = 60) -> list[str]:
-    """The pages of `agent`'s session, once its background consolidation has finished."""
-    project = resolve_project(repo)
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        for state_file in state.state_dir(project).glob("*.json"):
-            data = json.loads(state_file.read_text())
-            if data.get("agent") == agent and data.get("pages"):
-                return list(data["pages"])
-        time.sleep(0.1)
-    raise AssertionError(f"the {agent} session was never consolidated; logs:\n{_logs()}")
 
 
 def test_claude_code_session_hands_off_to_codex(agent_clis, code_repo, tmp_path):

@@ -13,7 +13,9 @@ Its transcript side (an agent without a reader yet keeps the base's, which find 
 - `read_transcript(path)`: one transcript file -> observations, normalised and redacted as
   the hooks' are;
 - `find_transcript(session_id, observations)`: the transcript of a session;
-- `default_transcripts()`: every transcript the agent keeps on this machine.
+- `default_transcripts()`: every transcript the agent keeps on this machine;
+- `transcripts_in(path)`: the transcripts a file holds (itself, but one per session for an
+  agent that keeps them all in one database).
 
 `AGENTS` names every adapter by its agent name; `load(name)` imports only that one module,
 so a hook process pays for one adapter. Standard library only: this is the hook path.
@@ -41,6 +43,7 @@ AGENTS: dict[str, str] = {
     "codex": "codex",
     "gemini": "gemini",
     "cursor": "cursor",
+    "opencode": "opencode",
 }
 #: other spellings people type.
 ALIASES: dict[str, str] = {
@@ -50,6 +53,7 @@ ALIASES: dict[str, str] = {
     "gemini-cli": "gemini",
     "cursor-agent": "cursor",
     "openai-codex": "codex",
+    "opencode-ai": "opencode",
 }
 
 
@@ -210,6 +214,11 @@ class Adapter:
     def default_transcripts(self) -> list[Path]:
         """Every transcript this agent keeps on this machine (what `import` reads by default)."""
         return []
+
+    def transcripts_in(self, path: Path) -> list[Path]:
+        """The transcripts a file given to `import` holds: the file itself, unless the agent
+        keeps many sessions in one file."""
+        return [path]
 
     # -- output -------------------------------------------------------------------------------
     def envelope(self, event: str, text: str) -> dict[str, Any]:

@@ -7,8 +7,8 @@ input and response, and the transcript readers hand over the same three read fro
 transcript, so that one call reads the same in the journal and from the transcript. This
 module knows the tools (Claude Code's Bash/Edit/Write/TaskCreate, Codex's shell, apply_patch
 and update_plan, Gemini's run_shell_command/replace/write_todos, Cursor's shell and edit
-tools) and keeps the journal line small: an output is cut to its head and tail, never
-copied whole. Standard library only: this is the hook path.
+tools, OpenCode's bash/edit/write/todowrite/apply_patch) and keeps the journal line small:
+an output is cut to its head and tail, never copied whole. Standard library only: this is the hook path.
 """
 
 from __future__ import annotations
@@ -298,7 +298,7 @@ def _patch_text(tool_input: Any) -> str:
         return tool_input
     if not isinstance(tool_input, dict):
         return ""
-    for key in ("command", "input", "patch"):
+    for key in ("command", "input", "patch", "patchText"):
         value = tool_input.get(key)
         if isinstance(value, str):
             return value
@@ -346,7 +346,7 @@ def plan_items(tool: str, tool_input: Any, tool_response: Any) -> tuple[PlanItem
     """
     if not isinstance(tool_input, dict):
         return ()
-    if tool in ("TodoWrite", "write_todos", "todo_write"):
+    if tool in ("TodoWrite", "write_todos", "todo_write", "todowrite"):
         todos = [t for t in tool_input.get("todos") or () if isinstance(t, dict)]
         items = (
             PlanItem(

@@ -14,7 +14,7 @@ from wiki_memory.cli.output import echo_json
 if TYPE_CHECKING:
     from wiki_memory.install import Change, Context
 
-AGENT_HELP = "claude-code, codex, gemini, cursor, or all (every agent found on this machine)"
+AGENT_HELP = "claude-code, codex, gemini, cursor, opencode, or all (every agent found on this machine)"
 
 scope_option = click.option(
     "--scope",
@@ -22,7 +22,7 @@ scope_option = click.option(
     default="user",
     show_default=True,
     help="user: your home's settings, for every project; project: this repository's "
-    "settings files (.claude/, .codex/, .gemini/, .cursor/).",
+    "settings files (.claude/, .codex/, .gemini/, .cursor/, .opencode/).",
 )
 dry_run_option = click.option("--dry-run", is_flag=True, help="Print what would change and write nothing.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
@@ -95,11 +95,12 @@ def install(
 ) -> None:
     """Connect agents to wiki-memory: their hooks and MCP server entry.
 
-    AGENT is claude-code, codex, gemini, cursor, or all (every agent found on this machine).
+    AGENT is claude-code, codex, gemini, cursor, opencode, or all (every agent found on
+    this machine).
     The entries name this installation's executable by its absolute path, so they work
     whatever the agent's PATH. Existing files are merged (every entry that is not ours
     is kept) and backed up first; running it again changes nothing. Codex's hooks are
-    then trusted through `codex app-server`.
+    then trusted through `codex app-server`; OpenCode gets a plugin in its plugins folder.
 
     \b
     Example:
@@ -122,7 +123,7 @@ def install(
 def uninstall(app: App, agents: tuple[str, ...], scope: str, dry_run: bool, as_json: bool) -> None:
     """Remove exactly what `install` added: our hooks, our MCP entry, Codex's trust in our hooks.
 
-    AGENT is claude-code, codex, gemini, cursor, or all. Use the same --scope as the
+    AGENT is claude-code, codex, gemini, cursor, opencode, or all. Use the same --scope as the
     install. Other entries are left as they are; files are backed up first.
 
     \b
@@ -172,8 +173,8 @@ def doctor(app: App, agents: tuple[str, ...], scope: str, codex: str | None, as_
 def hook(agent: str, event: str | None) -> None:
     """Record one hook call of an agent (what the installed hooks run; reads the payload on stdin).
 
-    AGENT is claude-code, codex, gemini or cursor; EVENT is the agent's event name
-    (PostToolUse, beforeSubmitPrompt) or its kebab-case form (post-tool-use), else taken
+    AGENT is claude-code, codex, gemini, cursor or opencode; EVENT is the agent's event
+    name (PostToolUse, beforeSubmitPrompt, session.idle) or its kebab-case form, else taken
     from the payload's hook_event_name. Appends redacted observations to the session's
     journal, prints the handoff on SessionStart, and always exits 0: problems go to
     WIKI_MEMORY_HOME/logs/hooks.log, never to the agent.

@@ -94,7 +94,7 @@ def read_sessions(
     reader = load(agent)
     report = ImportReport(agent)
     by_project: dict[str, tuple[Project, list[Any]]] = {}
-    for path in files:
+    for path in (named for file in files for named in reader.transcripts_in(file)):
         try:
             observations = reader.read_transcript(path)
         except (OSError, UnicodeDecodeError) as e:

@@ -157,14 +157,16 @@ class Session:
         return "1970-01-01"
 
 
+_OPENCODE_ID = re.compile(r"^ses_[0-9a-f]{12}[0-9A-Za-z]{14}$")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-([0-9a-f])[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE)
 
 
 def short_id(session_id: str) -> str:
     """Eight characters that tell sessions apart: the head of a random id, the tail of a
-    time-ordered one (UUIDv7 ids, Codex's, share their head for a minute at a time)."""
+    time-ordered one (UUIDv7 ids, Codex's, share their head for a minute at a time; so do
+    OpenCode's `ses_<time><random>` ids, for hours)."""
     m = _UUID.match(session_id or "")
-    if m and m.group(1) in ("1", "6", "7"):
+    if (m and m.group(1) in ("1", "6", "7")) or _OPENCODE_ID.match(session_id or ""):
         return session_id[-8:].lower()
     clean = re.sub(r"[^A-Za-z0-9]", "", session_id or "")
     return (clean[:8] or "unknown").lower()

@@ -4,7 +4,7 @@
     from wiki_memory.install import Context, install, uninstall, doctor
     changes = install(["claude-code"], Context(command="/usr/local/bin/wiki-memory"))
 
-One module per agent (`claude_code`, `codex`, `gemini`, `cursor`), each an `Installer`
+One module per agent (`claude_code`, `codex`, `gemini`, `cursor`, `opencode`), each an `Installer`
 with the same interface (see `base`); `configfile` edits their JSON and TOML files,
 `hookfile` the hook entries in them. The doctor's checks are each installer's own (hooks,
 MCP entry, `mcp_probe`: the server starts and lists its tools), wiki-memory's (`checks`),
@@ -57,8 +57,8 @@ def resolve_agents(names: list[str] | tuple[str, ...], ctx: Context, detect: boo
             found = [a for a in AGENTS if installer(a).detect(ctx)]
             if not found:
                 raise WikiMemoryError(
-                    "no agent found on this machine (looked for claude, codex, gemini and "
-                    "cursor on PATH and their folders in your home); name one explicitly"
+                    "no agent found on this machine (looked for claude, codex, gemini, cursor and "
+                    "opencode on PATH and their folders in your home); name one explicitly"
                 )
             agents.extend(found)
         else:

@@ -369,7 +369,8 @@ def check_hook_executable(agent: str, commands: Iterable[str], ctx: Context) -> 
             words = shlex.split(command)
         except ValueError:
             return Check(agent, "hook executable", "fail", f"cannot parse {command!r}")
-        executables.add(tuple(words[: words.index("hook")]))
+        before = words[: words.index("hook")]
+        executables.add(tuple(before[1:] if before[:1] == ["exec"] else before))  # Gemini's `exec ...`
     problems = []
     for exe in sorted(executables):
         if os.path.isabs(exe[0]) and not os.access(exe[0], os.X_OK):

@@ -91,7 +91,7 @@ def no_agent_connected(ctx: Context, elsewhere: Sequence[str] = ()) -> Check:
     scope = " --scope project" if ctx.scope == "project" else ""
     detail = (
         f"no agent is connected to wiki-memory yet; run `wiki-memory install AGENT{scope}` "
-        f"(claude-code, codex, gemini, cursor) or `wiki-memory install all{scope}`"
+        f"(claude-code, codex, gemini, cursor, opencode) or `wiki-memory install all{scope}`"
     )
     if elsewhere:
         other = "user" if ctx.scope == "project" else "project"
