@@ -117,6 +117,7 @@ def test_scan_of_a_clean_wiki_exits_0(tmp_path, monkeypatch):
 # forget ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_forget_on_a_wiki_of_1000_pages_and_2000_commits(tmp_path):
     """The issue's scale: afterwards no object, log, index or journal holds the string."""
     project = project_for_store(tmp_path / "big" / "wiki")
