@@ -163,6 +163,8 @@ class Writing(Reading, MemoryBase):
         replace: str | None,
         expected_count: int,
     ) -> tuple[Page, int | None]:
+        if heading is not None:
+            utf8("heading", heading)
         if operation == "append":
             return page.with_body(edits.append(page.body, check_text("text", text), heading)), None
         if operation == "replace_section":
