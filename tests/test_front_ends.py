@@ -168,7 +168,8 @@ BAD = "caf\udcff"  # what a command line or a file that is not UTF-8 becomes in 
 )
 def test_the_cli_refuses_bad_input_in_one_line_and_writes_nothing(tmp_path, args, stdin, message):
     repo = make_repo(tmp_path, "code")
-    cli(repo, "write", "-t", "Existing", "--body", "Here.")
+    with Memory.at(repo) as memory:  # in process: the command under test is what runs as a user runs it
+        memory.write("Existing", "Here.", "note")
     wiki = resolve_project(repo).wiki
     before = git(wiki, "rev-parse", "HEAD")
     result = cli(repo, *args, stdin=stdin, ok=False)
@@ -199,7 +200,8 @@ def test_mcp_refuses_the_same_input_with_the_same_words(tmp_path, tool, argument
     from wiki_memory.mcp.server import build_server
 
     repo = make_repo(tmp_path, "code")
-    cli(repo, "write", "-t", "Existing", "--body", "Here.")
+    with Memory.at(repo) as memory:  # in process: the command under test is what runs as a user runs it
+        memory.write("Existing", "Here.", "note")
     wiki = resolve_project(repo).wiki
     before = git(wiki, "rev-parse", "HEAD")
     server = build_server(project_dir=str(repo))
