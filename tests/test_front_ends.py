@@ -283,6 +283,10 @@ def test_a_secret_written_through_any_front_end_is_redacted_before_the_commit_an
             assert written["redacted"] == ["github-token"]
             result = await client.call_tool("edit", {"page": "Token notes", "operation": "append", "text": TOKEN})
             assert "secret(s) (github-token) were replaced" in result.content[0].text
+            titled = await call(client, "write", title=f"Deploy key {TOKEN}", type="note", body="Rotated.")
+            assert titled["redacted"] == ["github-token"] and TOKEN not in titled["path"]
+            handed = await client.call_tool("handoff_write", {"summary": f"Rotated {TOKEN}", "done": [TOKEN]})
+            assert not handed.is_error and "REDACTED" in handed.content[0].text
 
     try:
         run(body)
