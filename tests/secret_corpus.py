@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures" / "secrets"
-PARTS = ("tuning", "held-out")
+PARTS = ("tuning", "held-out", "audit")
 _MARK = re.compile(r"⟦([sgk]):(.*?)⟧", re.S)
 _CHARSETS = {
     "AN": string.ascii_letters + string.digits,

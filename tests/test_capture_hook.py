@@ -212,7 +212,7 @@ def test_the_hook_path_imports_neither_click_nor_the_store(tmp_path):
             "hashlib",
             "_hashlib",
         )
-    }  # OpenSSL's start-up: ~4 ms
+    }  # hashlib: OpenSSL's start-up is a noticeable share of a hook's budget
     ours = {
         m
         for m in modules
@@ -223,6 +223,46 @@ def test_the_hook_path_imports_neither_click_nor_the_store(tmp_path):
     }
     assert not heavy and not ours, (heavy, ours)
     assert "wiki_memory.capture.codex" not in modules  # only the calling agent's adapter
+
+
+def imported_modules(importtime_log: str) -> set[str]:
+    """The modules a `python -X importtime` run imported, from its stderr."""
+    return {
+        line.rsplit("|", 1)[-1].strip()
+        for line in importtime_log.splitlines()
+        if line.startswith("import time:") and "self [us]" not in line
+    }
+
+
+def test_a_post_tool_use_hook_loads_no_third_party_module(code_repo):
+    """The issue's check, as written: `python -X importtime -m wiki_memory hook claude-code
+    PostToolUse < payload` imports the standard library and wiki_memory only (besides what
+    the interpreter's own start-up loads, e.g. a site hook of the virtual environment), with
+    a payload that sends the tool call through every part: a command, its output, a file, a
+    secret to redact."""
+    payload = {
+        "session_id": "importtime",
+        "transcript_path": "/t.jsonl",
+        "cwd": str(code_repo),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "pytest -q tests/test_login.py", "description": "run the tests"},
+        "tool_response": {
+            "stdout": "FAILED tests/test_login.py::test_refresh\nAuthorization: Bearer "
+            + "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlLXNpZ25hdHVyZQ\npassword=hunter22x\n",
+            "stderr": "",
+            "interrupted": False,
+        },
+    }
+    hook = [sys.executable, "-X", "importtime", "-m", "wiki_memory", "hook", "claude-code", "PostToolUse"]
+    result = subprocess.run(hook, input=json.dumps(payload).encode(), capture_output=True, timeout=120)
+    assert result.returncode == 0
+    assert read_journal(code_repo, "importtime"), log_lines()  # it did the whole job
+    start_up = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], capture_output=True, text=True)
+    modules = imported_modules(result.stderr.decode()) - imported_modules(start_up.stderr)
+    assert "wiki_memory.capture.redact" in modules and "wiki_memory.hook.main" in modules
+    third_party = sorted(m for m in modules if m.split(".")[0] not in (*sys.stdlib_module_names, "wiki_memory"))
+    assert third_party == []
 
 
 def test_hook_help_goes_to_click():

@@ -161,11 +161,15 @@ BAD = "caf\udcff"  # what a command line or a file that is not UTF-8 becomes in 
         (("write", "-t", "x", "--body", "y", "--path", b"caf\xff.md"), None, "`path` is not valid UTF-8"),
         (("mv", "Existing", b"caf\xff.md"), None, "`destination` is not valid UTF-8"),
         (("remote", "add", "origin", b"caf\xff"), None, "`url` is not valid UTF-8"),
+        (("edit", "Existing", "--append", ""), None, "`text` is empty"),
+        (("edit", "Existing", "--heading", b"caf\xff", "--section-text", "x"), None, "`heading` is not valid UTF-8"),
+        (("forget", "--string", "-"), b"caf\xff", "the text to forget on stdin is not UTF-8"),
     ],
 )
 def test_the_cli_refuses_bad_input_in_one_line_and_writes_nothing(tmp_path, args, stdin, message):
     repo = make_repo(tmp_path, "code")
-    cli(repo, "write", "-t", "Existing", "--body", "Here.")
+    with Memory.at(repo) as memory:  # in process: the command under test is what runs as a user runs it
+        memory.write("Existing", "Here.", "note")
     wiki = resolve_project(repo).wiki
     before = git(wiki, "rev-parse", "HEAD")
     result = cli(repo, *args, stdin=stdin, ok=False)
@@ -188,13 +192,18 @@ def test_the_cli_refuses_bad_input_in_one_line_and_writes_nothing(tmp_path, args
         ("read", {"page": BAD}, "`page` is not valid UTF-8"),
         ("read", {"page": "no such page"}, "no page with path, title or id 'no such page'"),
         ("handoff_write", {"summary": "  "}, "a handoff needs a summary"),
+        ("edit", {"page": "Existing", "operation": "append", "text": ""}, "`text` is empty"),
+        ("edit", {"page": "Existing", "operation": "replace_section", "heading": BAD, "text": "x"}, "`heading` is not"),
     ],
 )
 def test_mcp_refuses_the_same_input_with_the_same_words(tmp_path, tool, arguments, message):
     from wiki_memory.mcp.server import build_server
 
     repo = make_repo(tmp_path, "code")
-    cli(repo, "init")
+    with Memory.at(repo) as memory:  # in process: the command under test is what runs as a user runs it
+        memory.write("Existing", "Here.", "note")
+    wiki = resolve_project(repo).wiki
+    before = git(wiki, "rev-parse", "HEAD")
     server = build_server(project_dir=str(repo))
 
     async def body() -> None:
@@ -205,6 +214,7 @@ def test_mcp_refuses_the_same_input_with_the_same_words(tmp_path, tool, argument
         run(body)
     finally:
         server.close()
+    assert git(wiki, "rev-parse", "HEAD") == before
 
 
 # The CLI, tried as a new user would -----------------------------------------------------------
@@ -273,6 +283,10 @@ def test_a_secret_written_through_any_front_end_is_redacted_before_the_commit_an
             assert written["redacted"] == ["github-token"]
             result = await client.call_tool("edit", {"page": "Token notes", "operation": "append", "text": TOKEN})
             assert "secret(s) (github-token) were replaced" in result.content[0].text
+            titled = await call(client, "write", title=f"Deploy key {TOKEN}", type="note", body="Rotated.")
+            assert titled["redacted"] == ["github-token"] and TOKEN not in titled["path"]
+            handed = await client.call_tool("handoff_write", {"summary": f"Rotated {TOKEN}", "done": [TOKEN]})
+            assert not handed.is_error and "REDACTED" in handed.content[0].text
 
     try:
         run(body)

@@ -73,7 +73,7 @@ def make_store(tmp_path: Path, pages=PAGES) -> Store:
 
 @pytest.fixture(scope="module")
 def model():
-    """One loaded model for the module (0.3 s to load); tests count its calls."""
+    """One loaded model for the module (loading it is the slow part); tests count its calls."""
     # Module-scoped fixtures run before the autouse environment: the model as conftest finds it.
     embedder = new_embedder()
     if not embedder.available():

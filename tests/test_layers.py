@@ -27,7 +27,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "install": {"capture", "config", "errors"},
     "memory": BELOW_MEMORY,
     "hook": {"memory", "consolidate", "capture", "pages", "config", "errors"},
-    "mcp": {"memory", *BELOW_MEMORY},
+    "mcp": {"memory", *BELOW_MEMORY} - {"install"},  # an agent's server never rewrites agents' config
     "cli": {"memory", *BELOW_MEMORY},
     "entry": {"cli", "hook"},
     "__main__": {"entry"},

@@ -20,6 +20,7 @@ import eval_coding  # noqa: E402
 import eval_search  # noqa: E402
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dataset", ["coding_memory", "coding_memory_holdout"])
 def test_paraphrases_and_identifiers_find_their_page(dataset, tmp_path, embedding_model):
     embedder = embedding_model
@@ -42,6 +43,7 @@ def test_paraphrases_and_identifiers_find_their_page(dataset, tmp_path, embeddin
     assert summary["paraphrase"]["hybrid.mrr"] >= 0.8
 
 
+@pytest.mark.slow
 def test_search_eval_tuning_part_keeps_what_meaning_finds(embedding_model, tmp_path):
     """On the harder sets' tuning part (scripts/data/search_eval/tune.json: paraphrases that
     share at most a third of their words with the page), hybrid search keeps the pages the

@@ -154,6 +154,7 @@ def strings(value: object) -> list[str]:
     return []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("part", PARTS)
 def test_the_hooks_store_no_secret_and_destroy_no_look_alike(part, tmp_path):
     cases = load(part)

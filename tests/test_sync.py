@@ -440,7 +440,8 @@ def test_the_cli_sync_embeds_what_arrives_on_every_core(machines, monkeypatch, m
     monkeypatch.setenv("WIKI_MEMORY_STORE", str(desktop.root))
     result = CliRunner().invoke(main, ["sync"])
     assert result.exit_code == 0, result.output
-    assert "received 1 commit (1 file changed here" in result.output
+    # 1 commit, or 2 when the machines' first commits fell in different seconds (then they differ).
+    assert re.search(r"received [12] commits? \(1 file changed here", result.output), result.output
     assert model_threads and set(model_threads) == {os.cpu_count()}
 
 

@@ -203,7 +203,8 @@ def normalize_remote(url: str) -> str:
 
 def _sha256(data: bytes) -> str:
     # Every hook resolves a project: CPython's built-in SHA-256 spares it hashlib's OpenSSL
-    # start-up (~4 ms of a ~60 ms hook). Same digest; hashlib where the built-in is missing.
+    # start-up, a noticeable share of a hook's budget. Same digest; hashlib where the
+    # built-in is missing.
     try:
         from _sha256 import sha256  # CPython 3.10, 3.11
     except ImportError:

@@ -20,10 +20,13 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wiki_memory.errors import PageError, WikiMemoryError
-from wiki_memory.store import Edit, Store, is_ignored, is_page_path
+from wiki_memory.store import Author, Edit, Store, is_ignored, is_page_path
+
+if TYPE_CHECKING:
+    from wiki_memory.index import Index
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +54,8 @@ class Watcher:
         rescan: float = RESCAN,
         on_edit: Callable[[Edit], None] | None = None,
         on_problem: Callable[[str], None] | None = None,
-        author: Any = None,
-        index: Any = None,
+        author: Author | None = None,
+        index: Index | None = None,
     ):
         self.store = store
         self.quiet = quiet

@@ -15,7 +15,9 @@ Two kinds of rule:
   env files, YAML, TOML, INI, JSON, code, XML elements and attributes, HTTP headers in any
   syntax (header lines, log header maps, curl `-H`, nginx/Apache/Caddy directives), the
   credential flags of common command lines (`--password`, `docker login -p`, `mysql -pX`,
-  `curl -u user:pass`), and prose ("the password is ...").
+  `curl -u user:pass`, `ConvertTo-SecureString "..." -AsPlainText`), and prose ("the
+  password is ...", "pw is ..."; "the key ... is" or `key =` only with a value that can be
+  nothing but a generated credential, `_generated`).
 
 What is not a secret survives: references (`$VAR`, `${VAR}`, `%VAR%`, `${{ secrets.X }}`,
 `{{ x }}`, `os.environ[...]`, `process.env.X`), obvious placeholders (`<token>`,
@@ -402,6 +404,26 @@ def _looks_random(value: str, min_len: int = 12) -> bool:
     segments = _regex(r"[-_.:/]").split(value)
     # grid-col-12-md-6: words and numbers joined
     return not all(len(seg) <= 10 and (seg.isalpha() or seg.isdigit() or not seg) for seg in segments)
+
+
+def _generated(value: str) -> bool:
+    """A value that can only be a generated credential, whatever names it: 20 characters or
+    more mixing upper and lower case with digits scattered through it (three switches
+    between letters and digits at least: `getUserById2Async` has two), no dot (a dotted
+    name, a file, a version), not a path (`uploads/2024/...`), and not a hash or a public key
+    named by its prefix (SRI's `sha512-`, go.sum's `h1:`, an SSH public key's `AAAA`)."""
+    if len(value) < 20 or "." in value or not _looks_random(value, 20):
+        return False
+    if value.lower() == value or value.upper() == value:
+        return False
+    if _regex(r"(?i:sha\d{0,3}|md5|h1)[-:=]|AAAA|(?:[a-z0-9_-]{2,}/){2}").match(value) is not None:
+        return False
+    if len(_regex(r"(?<=[A-Za-z])\d|(?<=\d)[A-Za-z]").findall(value)) < 3:
+        return False
+    # Words run long in one case (`OrderIdentifier2024Key9`: 2.9 characters a run); a
+    # generated token changes case or class every one or two characters.
+    runs = len(_regex(r"[a-z]+|[A-Z]+|\d+|[^A-Za-z\d]+").findall(value))
+    return len(value) <= 2.5 * runs
 
 
 def _passwordish(value: str) -> bool:
@@ -1061,15 +1083,19 @@ def _directive_spans(text: str) -> Iterator[Span]:
 
 
 def _xml_spans(text: str) -> Iterator[Span]:
-    """`<password>...</password>`, `<name>db.password</name><value>...</value>`, and plists'
-    `<key>Password</key><string>...</string>`."""
-    element = _regex(r"<(?P<tag>[A-Za-z_][\w:.-]{0,63})(?:[ \t][^<>\n]{0,256})?>(?P<v>[^<\n]{1,1024})</(?P=tag)[ \t]*>")
+    """`<password>...</password>` (its text or a CDATA section), `<name>db.password</name>
+    <value>...</value>`, and plists' `<key>Password</key><string>...</string>`."""
+    element = _regex(
+        r"<(?P<tag>[A-Za-z_][\w:.-]{0,63})(?:[ \t][^<>\n]{0,256})?>"
+        r"(?:<!\[CDATA\[(?P<cdata>[^\]\n]{1,1024})\]\]>|(?P<text>[^<\n]{1,1024}))</(?P=tag)[ \t]*>"
+    )
     for m in element.finditer(text):
+        group = "text" if m.group("text") is not None else "cdata"
         words = _words(m.group("tag").rpartition(":")[2])
         kind = _key_kind(words)
-        value = m.group("v").strip()
+        value = m.group(group).strip()
         if kind and not _keep_value(value, True, words) and (kind != "weak" or _looks_random(value, 8)):
-            start = m.start("v") + len(m.group("v")) - len(m.group("v").lstrip())
+            start = m.start(group) + len(m.group(group)) - len(m.group(group).lstrip())
             yield start, start + len(value), "assignment"
     pair = _regex(
         r"<(?P<t1>name|key)>(?P<n>[^<\n]{1,128})</(?P=t1)>\s{0,64}<(?P<t2>value|string)>(?P<v>[^<\n]{1,1024})</(?P=t2)>"
@@ -1280,10 +1306,11 @@ _CLI_FLAGS: tuple[tuple[frozenset[str], str | None, str, str], ...] = (
     (frozenset(["az"]), "secret", "--value", "next"),
     (frozenset(["influx"]), None, "-t", "next"),
     (frozenset(["rdesktop"]), None, "-p", "next"),
+    (frozenset(["ConvertTo-SecureString"]), None, "-String", "next"),
 )
 _POSITIONAL = frozenset(
     "vault aws htpasswd rabbitmqctl npm yarn pnpm poetry composer cargo ngrok net xfreerdp wlfreerdp sdl-freerdp "
-    "sqlplus rman expdp impdp sqlldr dgmgrl".split()
+    "sqlplus rman expdp impdp sqlldr dgmgrl ConvertTo-SecureString".split()
 )
 _CLI_COMMANDS = frozenset(c for commands, _, _, _ in _CLI_FLAGS for c in commands) | _POSITIONAL
 _PIPE_END = frozenset(("|", "||", "&&", ";", "&"))
@@ -1423,6 +1450,8 @@ def _positional(cmd: str, seen: list[str], start: int, end: int, token: str) -> 
     elif cmd in ("xfreerdp", "wlfreerdp", "sdl-freerdp") and value.startswith(("/p:", "-p:")):
         start, value = start + 3, value[3:]
         hit = True
+    elif cmd == "ConvertTo-SecureString" and n == 1:
+        hit = True  # `ConvertTo-SecureString "X" -AsPlainText`: the password, in the clear
     elif cmd in ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl"):
         user, slash, rest = value.partition("/")
         if slash and user and not user.startswith("@"):
@@ -1456,8 +1485,8 @@ def _echo_spans(text: str) -> Iterator[Span]:
 # Prose ---------------------------------------------------------------------------------------
 
 _PROSE = (
-    r"(?i)(?<![\w-])(?P<kw>pass(?:word|phrase|code)s?|pwd|pin|token|secret|api[ _-]?key|access[ _-]?key|"
-    r"secret[ _-]?key|private[ _-]?key|credentials?|creds|login)(?P<gap>(?:[ \t]{1,4}[^\s]{1,40}){0,6}?)[ \t]{0,4}"
+    r"(?i)(?<![\w-])(?P<kw>pass(?:word|phrase|code)s?|pwd|pw|pin|token|secret|api[ _-]?key|access[ _-]?key|"
+    r"secret[ _-]?key|private[ _-]?key|key|credentials?|creds|login)(?P<gap>(?:[ \t]{1,4}[^\s]{1,40}){0,6}?)[ \t]{0,4}"
     r"(?:[ \t](?:is|was|are|were|will be|should be|would be|has been|had been|became|becomes|remains|to|=)|:|=)"
     r"(?:[ \t]{1,4}(?:now|still|currently|just|set to|changed to|reset to|updated to))?[ \t]{0,4}:?[ \t]{0,4}"
     r"(?P<v>[\"'`\u201c\u2018][^\"'`\u201d\u2019\n]{1,200}[\"'`\u201d\u2019]|[^\s]{1,200})"
@@ -1469,6 +1498,8 @@ _PROSE_HINTS = (
     "passphrase",
     "passcode",
     "pwd",
+    "pw ",
+    "pw:",
     "pin ",
     "token",
     "secret",
@@ -1484,14 +1515,25 @@ def _prose_spans(text: str) -> Iterator[Span]:
     for m in _regex(_PROSE).finditer(text):
         kw = m.group("kw").lower()
         gap = [w.strip(",.:").lower() for w in m.group("gap").split()]
-        if any(w in _NOT_SECRET_SUFFIXES or w in _NOT_SECRET_QUALIFIERS for w in gap):
-            continue  # "the token limit is 4096"
         value, start = m.group("v"), m.start("v")
         quoted = value[:1] in "\"'`\u201c\u2018"
         if quoted:
             value, start = value[1:-1], start + 1
         else:
             value = value.rstrip(".,;:!?)")
+        generated = _generated(value)
+        if any(w in _NOT_SECRET_SUFFIXES or w in _NOT_SECRET_QUALIFIERS for w in gap) and not generated:
+            continue  # "the token limit is 4096", but "the key for the staging bucket is Xk9..."
+        if kw == "key":
+            # A key of any kind ("the key is to restart") only when its value has the look of
+            # a generated credential ("Unseal Key 1: ...", rclone's `key = K0...`), and not
+            # one a word before it says is no secret ("primary key", "partition key").
+            before = _regex(r"([A-Za-z]{1,20})[ \t_-]\Z").search(text, max(0, m.start() - 21), m.start())
+            if before and before.group(1).lower() in _NOT_SECRET_QUALIFIERS:
+                continue
+            if generated and not _keep_value(value, quoted):
+                yield start, start + len(value), "prose-secret"
+            continue
         if kw.startswith(("cred", "login")):
             # "creds are deploy / Xy9..." or "credentials: deploy:Xy9..."
             other = _regex(r"[ \t]{0,4}/[ \t]{0,4}(?P<p>[^\s]{3,200})").match(text, m.end("v"))
@@ -1506,7 +1548,7 @@ def _prose_spans(text: str) -> Iterator[Span]:
             ok = value.isdigit() and 4 <= len(value) <= 8  # a PIN is all digits, however short
         elif not value or _keep_value(value, quoted):
             continue
-        elif kw.startswith(("pass", "pwd", "cred", "login")):
+        elif kw.startswith(("pass", "pw", "cred", "login")):
             ok = quoted or _passwordish(value)
         else:
             ok = (quoted and len(value) >= 8) or _looks_random(value, 12)

@@ -62,7 +62,7 @@ def _strings(given: tuple[str, ...]) -> list[str]:
     out: list[str] = []
     for value in given:
         if value == "-":
-            out += [line.rstrip("\r") for line in read_stdin("strings to forget").split("\n") if line.strip()]
+            out += [line.rstrip("\r") for line in read_stdin("text to forget").split("\n") if line.strip()]
         else:
             out.append(value)
     return out

@@ -98,11 +98,10 @@ class Embedder:
         self.name = name or os.environ.get("WIKI_MEMORY_EMBED_MODEL") or section.get("model") or DEFAULT_MODEL
         self.path = path or os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") or section.get("model_path") or None
         self.batch_size = batch_size
-        # One inference thread: on a shared 2-core machine this halved the query latency
-        # (31 -> 15 ms) and raised document throughput (12.5 -> 16 chunks/s) against onnx's
-        # default of one thread per core; an agent and its tools share these cores too.
-        # Two threads win only on an idle machine (query 7.7 -> 5.3 ms, 24 -> 45 chunks/s);
-        # with one core busy they gain nothing and the query p95 doubles (9 -> 16 ms).
+        # One inference thread: on a shared 2-core machine this halved the query latency and
+        # raised document throughput against onnx's default of one thread per core; an agent
+        # and its tools share these cores too. Two threads win only on an idle machine; with
+        # one core busy they gain nothing and the slowest queries take twice as long.
         self._configured_threads = os.environ.get("WIKI_MEMORY_EMBED_THREADS") or section.get("threads")
         self.threads = int(self._configured_threads or 1)
         self._model: Any = None

@@ -351,8 +351,8 @@ class Index:
         rankings: dict[str, Ranking] = {}
         vectors = mode != "fts" and self._vectors_usable() and bool(text.strip())
         # Hybrid: the query is embedded on another thread while FTS5 ranks the words (both
-        # release the GIL). Why: at 10,000 pages the two took 24 + 9 ms one after the other,
-        # 24-27 ms side by side on 2 cores.
+        # release the GIL). Why: side by side, a hybrid query costs about what its slower half
+        # costs alone, not the sum of both.
         query_vector = _in_background(self.embedder.embed_query, text) if vectors and mode == "hybrid" else None
         if mode != "vector" or not vectors:
             rankings["fts"] = self.ranker.fts(query, where, params, depth)

@@ -13,10 +13,10 @@ GROWTH = 1.1  # spare room a write adds: 4,000 rows (6 MB) at 40,000 chunks
 class VectorMatrix:
     """Chunk ids, unit vectors and the page of each row.
 
-    A write changes a few rows of tens of thousands (40,000 chunks, 61 MB at 10,000 pages):
+    A write changes a few rows of tens of thousands (about four per page):
     new rows go into spare room at the end, and the rows of a rewritten or deleted page are
     masked, not removed, until over a quarter of all rows are masked. Why: dropping and
-    adding rows by copying the whole matrix cost a write ~45 ms at 10,000 pages.
+    adding rows by copying the whole matrix made every write pay for the whole wiki.
 
     Rows are in no particular order; searches break ties by chunk id.
     """

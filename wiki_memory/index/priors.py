@@ -46,7 +46,8 @@ class Priors:
         replaced: dict[str, str] = {}
         # A prior only lowers a score: pages are read best first, a batch at a time, until
         # the k-th score after the priors is above the best score not read. Why: reading the
-        # type and status of every candidate (hundreds in a big wiki) cost 3 ms a search.
+        # type and status of every candidate (hundreds in a big wiki) cost every search more
+        # than the ranking itself.
         read, batch = 0, max(2 * k, 16)
         while read < len(ordered):
             part = [c[1] for c in ordered[read : read + batch]]

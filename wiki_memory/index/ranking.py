@@ -27,7 +27,7 @@ Ranking = list[tuple[int, str, float]]  # (chunk id, page, score), best first
 
 
 # A page found by a search: (fused score, path, the rankings that found it). A plain tuple:
-# a search makes hundreds, and a NamedTuple made and read them 30% slower (~80 us a search).
+# a search makes hundreds, and a NamedTuple made and read them about a third slower.
 Candidate = tuple[float, str, tuple[str, ...]]
 
 
@@ -75,8 +75,8 @@ class Ranker:
             return query
         big = total >= self.tuning.prune_from
         half = total // 2 + 1
-        # Counting stops at the threshold that matters (a word in 20,000 chunks costs 1.7 ms
-        # to count, stopping at 5% 0.3 ms): in a big index, past prune_share.
+        # Counting stops at the threshold that matters (counting a frequent word costs time
+        # in proportion to the chunks that hold it): in a big index, past prune_share.
         cap = int(total * self.tuning.prune_share) + 1 if big else half
         df = self.chunk_counts(query.words, cap)
         # Trigger: a big wiki (over prune_from chunks) and a query mixing rare and frequent words.
@@ -107,7 +107,7 @@ class Ranker:
         """How many chunks hold each word (as FTS5 stems and matches it), counted up to `cap`.
 
         Kept until the index changes: an agent's queries keep coming back to its project's
-        words, and a word in 20,000 chunks costs 1.7 ms to count."""
+        words, and counting a frequent word costs time in proportion to the chunks holding it."""
         known = self._counts.value if self._counts.valid() else self._counts.put({})
         sql = "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
         counts = {}
@@ -132,10 +132,10 @@ class Ranker:
 
         A query whose every word is frequent ranks the rows holding all of them first (those
         of `every_first`), and the rows holding any of them only when those are fewer than
-        `depth`. Why: bm25 costs FTS5 ~3 us a matching row, and such a query matches a fifth
-        of a big wiki. At 10,000 pages (scripts/bench_mcp.py, "redis cache times out under
-        load"): 8,000 rows, 23 ms; those with every word, 3.5 ms. The top 8 were the same
-        (pages, order, snippets) for all 550 queries compared on the two benchmark wikis.
+        `depth`. Why: bm25 costs FTS5 a little for every matching row, and such a query
+        matches a fifth of a big wiki, while the rows with every word are a small share of
+        them (scripts/bench_mcp.py's "redis cache times out under load"). The top 8 were the
+        same (pages, order, snippets) for all 550 queries compared on the two benchmark wikis.
         """
         if query.every_first:
             rows = self.ranked(fts_expression(query, first=True), where, params, depth)

@@ -20,8 +20,8 @@ from wiki_memory.index.matrix import VectorMatrix
 from wiki_memory.index.results import Progress
 
 # Chunks embedded inside one search at most: a backlog (an import, a pull) or a huge page
-# is caught up over several searches or by `reindex`, never one long wait (256 chunks took
-# 20 s on one thread here; what is left is still found by its words).
+# is caught up over several searches or by `reindex`, never one long wait (what is left is
+# still found by its words).
 PENDING_IN_SEARCH = 256
 # Where chunk `c` has no vector for the model given as the parameter.
 NO_VECTOR = "NOT EXISTS (SELECT 1 FROM vectors v INDEXED BY vectors_by_model WHERE v.model = ? AND v.chunk = c.id)"
@@ -87,7 +87,7 @@ class Vectors:
             is None
         ):
             # Every other chunk had its vector before this commit: all have one now, and the
-            # next search need not count them (15 ms at 10,000 pages).
+            # next search need not count them (a count that grows with the wiki).
             self._complete.put(True)
 
     def embed_pending(
@@ -152,7 +152,7 @@ class Vectors:
         if self._matrix.valid():
             return self._matrix.value
         # `+v.model`: read the table in its own (chunk) order; the narrow (model, chunk)
-        # index would add a lookup per row (470 ms instead of 240 at 40,000 chunks).
+        # index would add a lookup per row (about twice the time of reading the table).
         rows = self.db.conn.execute(
             "SELECT v.chunk, v.dim, v.vec, c.page FROM vectors v JOIN chunks c ON c.id = v.chunk "
             "WHERE +v.model = ? ORDER BY v.chunk",
@@ -166,8 +166,8 @@ class Vectors:
         (re-chunked or deleted) read again, the vectors of `chunks` (just embedded) added.
         Call it inside the transaction, after its bump, with a matrix current before it.
 
-        Why: reading every vector again after each write took 250 ms at 10,000 pages
-        (40,000 chunks), and an agent writes a page, then searches.
+        Why: reading every vector again after each write costs time that grows with the
+        wiki, and an agent writes a page, then searches.
         """
         value = self._matrix.value
         model = self.embedder.name

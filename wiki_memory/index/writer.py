@@ -212,9 +212,9 @@ def resolve_links(
 
     After a few changed pages, only the links they can affect are resolved again: their
     own, those that pointed at them, and those naming them (by path, title or file name).
-    Why: resolving every link on each write cost a second at 10,000 pages. `names`, the
-    pages' names as they were before this write, is brought up to date for the changed
-    pages instead of read again (80 ms at 10,000 pages).
+    Why: resolving every link on each write made every write pay for the whole wiki.
+    `names`, the pages' names as they were before this write, is brought up to date for
+    the changed pages instead of read again, for the same reason.
     """
     titles = (
         {}

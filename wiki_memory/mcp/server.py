@@ -7,7 +7,7 @@ can fix come back as tool errors with one clear message; nothing is written.
 """
 
 # No `from __future__ import annotations` here: the SDK evaluates every tool's annotations
-# when it registers the tool, and strings cost ~20 ms more of the server's start-up.
+# when it registers the tool, and strings make the server's start-up noticeably slower.
 
 import asyncio
 import inspect

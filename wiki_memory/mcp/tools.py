@@ -3,7 +3,7 @@ function that names its arguments for the model and runs one `service` operation
 project's workspace thread."""
 
 # No `from __future__ import annotations` here: the SDK evaluates every tool's annotations
-# when it registers the tool, and strings cost ~20 ms more of the server's start-up.
+# when it registers the tool, and strings make the server's start-up noticeably slower.
 
 import asyncio
 from typing import Annotated, Literal

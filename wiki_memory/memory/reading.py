@@ -37,7 +37,7 @@ class Reading(MemoryBase):
         """A page found without `Store.find`'s scan, when the index is in step with the wiki.
 
         Why: `Store.find` parses every page to match a title or an id it cannot derive a
-        path from (15 s at 10,000 pages), and so for every name that matches nothing; the
+        path from (seconds in a big wiki), and so for every name that matches nothing; the
         index has every page's title and id in one table. The order is the store's: a path,
         a title's conventional path, then a title or id. None means "ask the store" (a
         refused path, a file not committed yet, an index never built or unavailable).

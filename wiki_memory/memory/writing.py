@@ -81,8 +81,8 @@ class Writing(Reading, MemoryBase):
             if not explicit and type not in DATED_TYPES and not store.exists(target):
                 self._refuse_other_type(title, type)
             # A person's uncommitted edit of this page first, as theirs, so none is overwritten.
-            # Why only this page: scanning the whole wiki for edits costs ~60-100 ms at 10,000
-            # pages, on every write; other pages' edits are not at risk and wait for `watch`.
+            # Why only this page: scanning the whole wiki for edits costs every write time that
+            # grows with the wiki; other pages' edits are not at risk and wait for `watch`.
             store.commit_pending(paths=[target])
             existing = existing_page(store, target)
             page = Page.new(
@@ -163,6 +163,8 @@ class Writing(Reading, MemoryBase):
         replace: str | None,
         expected_count: int,
     ) -> tuple[Page, int | None]:
+        if heading is not None:
+            utf8("heading", heading)
         if operation == "append":
             return page.with_body(edits.append(page.body, check_text("text", text), heading)), None
         if operation == "replace_section":

@@ -1,7 +1,7 @@
 """The git index (`.git/index`), read and written without rebuilding it entry by entry.
 
-Why our own: dulwich parses and re-serialises every entry on each commit (0.4 s for
-10,000 pages here). A commit of one page changes one entry, so we keep each entry as the
+Why our own: dulwich parses and re-serialises every entry on each commit, which makes a
+commit in a big wiki slow. A commit of one page changes one entry, so we keep each entry as the
 raw bytes it was read as, decode stat fields only where they are compared, and splice in
 only what changed. Extensions are dropped on write: the cache-tree (TREE) would be stale,
 and git rebuilds what it needs. Version 4 (path-compressed) indexes are read in full and

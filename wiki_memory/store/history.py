@@ -63,8 +63,8 @@ class History(Reader):
     def _page_history(self, start: Commit, path: str, n: int | None) -> Iterator[Commit]:
         """The commits that changed `path`, newest first, following renames back in time.
 
-        Why not dulwich's `follow=True` walker: it diffs every commit's whole tree (9 s for
-        1,500 commits here). This compares one path's blob id with the parents' and runs
+        Why not dulwich's `follow=True` walker: it diffs every commit's whole tree, seconds
+        for a long history. This compares one path's blob id with the parents' and runs
         rename detection only on the commit where the page first appears.
         """
         import heapq

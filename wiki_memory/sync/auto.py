@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import traceback
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from wiki_memory.config import Project, Settings
+    from wiki_memory.index import Index
+    from wiki_memory.store import Store
+    from wiki_memory.store.rewrite import Rules
     from wiki_memory.sync.run import SyncReport
 
 
-def _log(project: Any, message: str) -> None:
+def _log(project: Project, message: str) -> None:
     try:
         from wiki_memory.config import home
 
@@ -26,12 +30,14 @@ def _log(project: Any, message: str) -> None:
         pass
 
 
-def auto_sync_enabled(settings: Any) -> bool:
+def auto_sync_enabled(settings: Settings) -> bool:
     value = settings.get("sync", "auto", False)
     return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes", "1", "on"))
 
 
-def maybe_auto_sync(project: Any, store: Any, index: Any = None, find: Any = None) -> SyncReport | None:
+def maybe_auto_sync(
+    project: Project, store: Store, index: Index | None = None, find: Rules | None = None
+) -> SyncReport | None:
     """Sync `store` with its remote when `[sync] auto = true` in config.toml and a remote is
     configured (`find`: as `sync` takes it); the report, or None when it did not sync.
     Never raises: consolidation calls it after each commit."""

@@ -310,7 +310,7 @@ def _differences(
 ) -> None:
     """The blob pairs and the paths gone between two trees, each pair of subtrees compared
     once: the copies of 2,000 commits share nearly all of them (dulwich's `tree_changes`
-    walked every entry of every differing folder again, 10 s at 1,000 pages)."""
+    walked every entry of every differing folder again, for every commit)."""
     if old == new or (old, new, prefix) in seen:
         return
     seen.add((old, new, prefix))

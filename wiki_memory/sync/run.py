@@ -16,7 +16,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref
@@ -30,6 +30,9 @@ from wiki_memory.sync.merge import MergeResult, merge_trees
 from wiki_memory.sync.remotes import Remote, default_remote
 from wiki_memory.sync.rewritten import Adoption
 from wiki_memory.sync.transport import RemoteMoved, SyncError
+
+if TYPE_CHECKING:
+    from wiki_memory.index import Index, SyncStats
 
 ATTEMPTS = 5
 
@@ -51,7 +54,7 @@ class SyncReport:
     fast_forward: bool = False
     merge_commit: str | None = None
     head: str | None = None
-    index: Any = None  # the search index's SyncStats after re-indexing what changed
+    index: SyncStats | None = None  # the search index's after re-indexing what changed
     index_warning: str | None = None
     secrets: list[Finding] = field(default_factory=list)  # in what came in (left as it was written)
     adopted: Adoption | None = None  # the remote's history was rewritten elsewhere and adopted here
@@ -305,7 +308,7 @@ def sync(
     store: Store,
     remote: str | None = None,
     *,
-    index: Any = None,
+    index: Index | None = None,
     author: Author | None = None,
     host: str | None = None,
     attempts: int = ATTEMPTS,
