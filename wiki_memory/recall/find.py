@@ -1,0 +1,245 @@
+"""The candidate pages for a prompt, read-only from the search index, and their evidence.
+
+One FTS5 query finds the chunks that hold the prompt's rarer content words (bm25 order,
+`highlight()` marking what matched); the marked words are stemmed with the index's own
+tokenizer, so each candidate page knows exactly which of the prompt's words it holds. Its
+evidence (`Candidate.score`) is the share of the prompt's words it holds, each word
+weighted by how rare it is in this wiki: a word that is in every page weighs nothing, and
+a word the memory has never seen counts against every page, which is what keeps a prompt
+about something else quiet even when it shares a word or two with a page.
+
+The index is opened read-only with a short busy timeout: a hook never waits on a writer
+and never writes (the stemming tables live in the connection's own `temp` schema).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sqlite3
+import time
+from collections import namedtuple
+
+from wiki_memory.pages.status import handed_out
+from wiki_memory.recall import terms
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterable
+
+#: Pages of these types are never recalled: SessionStart hands the newest ones already.
+LOG_TYPES = frozenset({"session", "handoff"})
+CHUNKS = 40  # chunks read from the FTS query, best bm25 first
+COMMON = 0.2  # a word in more than this share of the chunks scores a match but does not make one
+UNKNOWN = 0.6  # weight of a word the wiki never uses, as a share of the rarest word's
+BUSY_MS = 100  # how long a hook waits on a writer's lock before giving up
+
+_MARK_OPEN, _MARK_CLOSE = "\x02", "\x03"
+_MARKED = re.compile("\x02([^\x03]*)\x03")
+_TOKEN = re.compile(r"[^\W_]+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'])|\s+(?=\d+\.\s)|\s+(?=- )")
+
+
+class Candidate(
+    namedtuple(
+        "Candidate",
+        "path title type status anchors score coverage matched missing title_words exact chunk bm25",
+        defaults=((), (), 0, False, "", 0.0),
+    )
+):
+    """One page and its evidence for a prompt.
+
+    `coverage`: the weighted share of the prompt's words the page holds (0-1); `score` the
+    evidence the floors are held against; `matched` / `missing` the prompt's words it
+    holds / lacks; `title_words` how many of them are in its title; `exact` an identifier
+    of the prompt is written in the page as is; `chunk` the text of its best chunk.
+    """
+
+    __slots__ = ()
+
+
+class Query(namedtuple("Query", "words stems df weights total identifiers chunks")):
+    """A prompt as the index sees it: its content words, their stems and weights."""
+
+    __slots__ = ()
+
+
+def connect(index_path: os.PathLike[str] | str) -> sqlite3.Connection | None:
+    """A read-only connection to an index, or None when there is none (never creates one)."""
+    path = os.fspath(index_path)
+    if not os.path.isfile(path):
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_MS / 1000, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+        conn.execute("SELECT 1 FROM chunks_fts LIMIT 0")
+    except sqlite3.Error:
+        return None
+    return conn
+
+
+def stems(conn: sqlite3.Connection, words: Iterable[str]) -> dict[str, str]:
+    """word -> its stem under the index's tokenizer (porter unicode61), in one batch."""
+    todo = list(dict.fromkeys(words))
+    if not todo:
+        return {}
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_stem USING fts5(x, tokenize='porter unicode61')")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_stem_v USING fts5vocab(temp, wm_stem, 'instance')")
+    conn.execute("DELETE FROM temp.wm_stem")
+    conn.executemany("INSERT INTO temp.wm_stem(rowid, x) VALUES (?, ?)", list(enumerate(todo)))
+    found = {todo[doc]: term for doc, term in conn.execute("SELECT doc, term FROM temp.wm_stem_v")}
+    return {w: found.get(w, w) for w in todo}
+
+
+def prepare(conn: sqlite3.Connection, prompt: str) -> Query | None:
+    """The prompt's content words with their stems and rarity weights; None when it has none."""
+    words = terms.content_words(prompt)
+    if not words:
+        return None
+    stem_of = stems(conn, words)
+    unique = list(dict.fromkeys(stem_of[w] for w in words))
+    chunks = conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
+    if not chunks:
+        return None
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_vocab USING fts5vocab(main, chunks_fts, 'row')")
+    marks = ",".join("?" * len(unique))
+    df = dict(conn.execute(f"SELECT term, doc FROM temp.wm_vocab WHERE term IN ({marks})", unique).fetchall())
+    rarest = math.log(1 + chunks)
+    weights = {}
+    for s in unique:
+        n = df.get(s, 0)
+        weights[s] = UNKNOWN * rarest if n == 0 else math.log(1 + chunks / n)
+    total = sum(weights.values()) or 1.0
+    return Query(tuple(words), stem_of, df, weights, total, tuple(terms.identifiers(prompt)), chunks)
+
+
+def candidates(conn: sqlite3.Connection, query: Query, *, deadline: float | None = None) -> list[Candidate]:
+    """The pages holding the query's rarer words, each with its evidence, best first."""
+    # Words the wiki never uses cannot match; common ones score a match but do not make one.
+    rare = [w for w in query.words if 0 < query.df.get(query.stems[w], 0) <= COMMON * query.chunks]
+    if not rare:
+        return []
+    common = [w for w in query.words if query.df.get(query.stems[w], 0) > COMMON * query.chunks]
+    matching = " OR ".join(_quote(w) for w in rare)
+    expression = (
+        matching if not common else f"{matching} OR (({matching}) AND ({' OR '.join(_quote(w) for w in common)}))"
+    )
+    rows = conn.execute(
+        "SELECT f.rowid, f.t, f.h, f.x, f.score, c.page, p.title, p.type, p.status, p.anchors "
+        "FROM (SELECT rowid, highlight(chunks_fts, 0, ?, ?) AS t, highlight(chunks_fts, 1, ?, ?) AS h, "
+        "highlight(chunks_fts, 2, ?, ?) AS x, bm25(chunks_fts, 4.0, 2.0, 1.0) AS score "
+        "FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?) f "
+        "JOIN chunks c ON c.id = f.rowid JOIN pages p ON p.path = c.page",
+        (*(_MARK_OPEN, _MARK_CLOSE) * 3, expression, CHUNKS),
+    ).fetchall()
+    if deadline is not None and time.monotonic() > deadline:
+        raise TimeoutError("recall ran out of time reading the index")
+    marked = {m.lower() for row in rows for col in row[1:4] for m in _TOKEN.findall(" ".join(_MARKED.findall(col)))}
+    stem_of = stems(conn, marked)
+    wanted = set(query.weights)
+    pages: dict[str, dict] = {}
+    for _rowid, t, h, x, score, page, title, type_, status, anchors in rows:
+        held = _held(t, stem_of, wanted) | _held(h, stem_of, wanted) | _held(x, stem_of, wanted)
+        entry = pages.setdefault(
+            page,
+            {
+                "title": title,
+                "type": type_,
+                "status": status,
+                "anchors": anchors,
+                "held": set(),
+                "title_held": set(),
+                "chunk": "",
+                "chunk_weight": -1.0,
+                "bm25": score,
+                "text": [],
+            },
+        )
+        entry["held"] |= held
+        entry["title_held"] |= _held(t, stem_of, wanted)
+        weight = sum(query.weights[s] for s in held)
+        plain = _plain(x)
+        entry["text"].append(plain.lower())
+        if weight > entry["chunk_weight"]:
+            entry["chunk"], entry["chunk_weight"] = plain, weight
+        entry["bm25"] = min(entry["bm25"], score)
+    out = []
+    for path, e in pages.items():
+        held = e["held"]
+        coverage = sum(query.weights[s] for s in held) / query.total
+        text = " ".join(e["text"]) + " " + e["title"].lower()
+        exact = any(i in text for i in query.identifiers)
+        matched = tuple(s for s in query.weights if s in held)
+        missing = tuple(s for s in query.weights if s not in held and query.weights[s] > 0)
+        out.append(
+            Candidate(
+                path,
+                e["title"],
+                e["type"],
+                e["status"],
+                e["anchors"],
+                coverage,
+                coverage,
+                matched,
+                missing,
+                len(e["title_held"]),
+                exact,
+                e["chunk"],
+                -e["bm25"],
+            )
+        )
+    out.sort(key=lambda c: (-c.score, -c.bm25))
+    return out
+
+
+def _quote(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
+
+
+def _held(column: str, stem_of: dict[str, str], wanted: Collection[str]) -> set[str]:
+    found = set()
+    for region in _MARKED.findall(column):
+        for token in _TOKEN.findall(region.lower()):
+            s = stem_of.get(token, token)
+            if s in wanted:
+                found.add(s)
+    return found
+
+
+def _plain(column: str) -> str:
+    return column.replace(_MARK_OPEN, "").replace(_MARK_CLOSE, "")
+
+
+def eligible(c: Candidate, exclude: Collection[str] = ()) -> str | None:
+    """Why a page may not be recalled at all, or None when it may."""
+    if c.type in LOG_TYPES:
+        return f"a {c.type} page (SessionStart hands those)"
+    if not handed_out(c.status):
+        return f"status {c.status}"
+    if c.path in exclude:
+        return "already handed to this session"
+    return None
+
+
+def passage(c: Candidate, focus: str | None = None, limit: int = 240) -> str:
+    """One or two lines of the page's best chunk: the sentences holding most of the prompt's
+    words (or, with `focus`, the first one naming it)."""
+    text = " ".join(c.chunk.split())
+    if not text:
+        return ""
+    sentences = [
+        s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z`*(\"'])|\s+(?=\d+\.\s)|\s+(?=- )", text) if s.strip()
+    ]
+    wanted = set(c.matched)
+
+    def hits(sentence: str) -> int:
+        if focus:
+            return int(focus.lower() in sentence.lower())
+        return sum(1 for w in _TOKEN.findall(sentence.lower()) if any(w.startswith(s) for s in wanted))
+
+    best = max(range(len(sentences)), key=lambda i: (hits(sentences[i]), -i)) if sentences else 0
+    chosen = sentences[best] if sentences else text
+    if len(chosen) < limit // 2 and best + 1 < len(sentences):
+        chosen = f"{chosen} {sentences[best + 1]}"
+    return chosen if len(chosen) <= limit else chosen[: limit - 1].rsplit(" ", 1)[0] + "…"
