@@ -2,7 +2,8 @@
 
 The run, in order: read the payload (bounded), find the event, let the agent's adapter turn
 it into observations, redact them, append them to the journal of the project resolved from
-the payload's `cwd`; on SessionStart print the handoff in the agent's envelope; on the
+the payload's `cwd`; on SessionStart print the handoff in the agent's envelope; on a prompt,
+or a file tool call, print the memory pages recall finds for it (`hook/recall.py`); on the
 session's end start consolidation. Every step runs inside one guard: whatever goes wrong
 (bad JSON, an unknown agent, a full disk, a bug of ours), the hook prints nothing the agent
 could misread, logs one line under `WIKI_MEMORY_HOME/logs/`, and exits 0.
@@ -120,8 +121,17 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
         journal.append(project.journal_dir, [redact_observation(o) for o in observations])
     kinds = {o.kind for o in observations}
     if "session-start" in kinds:
+        from wiki_memory.hook import recall
+
         source = payload.get("source") if isinstance(payload.get("source"), str) else None
         text = startup.session_start_text(project, adapter.name, session_id, source)
+        recall.after_session_start(project, session_id, text, env)
+        if text:
+            return (json.dumps(adapter.envelope(name, text)) + "\n").encode("utf-8")
+    if name in adapter.recall_prompt_events or name in adapter.recall_file_events:
+        from wiki_memory.hook import recall
+
+        text = recall.answer(adapter, name, payload, project, session_id, env)
         if text:
             return (json.dumps(adapter.envelope(name, text)) + "\n").encode("utf-8")
     if name in adapter.end_events:

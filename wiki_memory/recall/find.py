@@ -31,7 +31,10 @@ if TYPE_CHECKING:
 #: Pages of these types are never recalled: SessionStart hands the newest ones already.
 LOG_TYPES = frozenset({"session", "handoff"})
 CHUNKS = 40  # chunks read from the FTS query, best bm25 first
-COMMON = 0.2  # a word in more than this share of the chunks scores a match but does not make one
+# A word in more than this share of the chunks (and more than COMMON_LEAST of them) scores a
+# match but does not make one: a big wiki's "test" would otherwise rank thousands of chunks.
+COMMON = 0.2
+COMMON_LEAST = 50
 UNKNOWN = 0.6  # weight of a word the wiki never uses, as a share of the rarest word's
 BUSY_MS = 100  # how long a hook waits on a writer's lock before giving up
 
@@ -117,10 +120,11 @@ def prepare(conn: sqlite3.Connection, prompt: str) -> Query | None:
 def candidates(conn: sqlite3.Connection, query: Query, *, deadline: float | None = None) -> list[Candidate]:
     """The pages holding the query's rarer words, each with its evidence, best first."""
     # Words the wiki never uses cannot match; common ones score a match but do not make one.
-    rare = [w for w in query.words if 0 < query.df.get(query.stems[w], 0) <= COMMON * query.chunks]
+    cut = max(COMMON * query.chunks, COMMON_LEAST)
+    rare = [w for w in query.words if 0 < query.df.get(query.stems[w], 0) <= cut]
     if not rare:
         return []
-    common = [w for w in query.words if query.df.get(query.stems[w], 0) > COMMON * query.chunks]
+    common = [w for w in query.words if query.df.get(query.stems[w], 0) > cut]
     matching = " OR ".join(_quote(w) for w in rare)
     expression = (
         matching if not common else f"{matching} OR (({matching}) AND ({' OR '.join(_quote(w) for w in common)}))"

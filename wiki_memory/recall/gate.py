@@ -13,7 +13,7 @@ import re
 # Words that, alone or together, only steer or acknowledge.
 CHATTER = frozenset(
     """
-    ok okay k kk okey oki yes yep yeah yup ya sure fine right alright good great nice cool perfect
+    hi hey hello morning ok okay k kk okey oki yes yep yeah yup ya sure fine right alright good great nice cool perfect
     excellent awesome amazing sweet lovely thanks thank thx ty cheers done got it that this works
     worked working go ahead on continue keep going carry proceed do please pls plz just now next then
     and also again more same way lgtm ship merge looks look sounds seems like no nope nah stop wait

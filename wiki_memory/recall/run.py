@@ -83,7 +83,9 @@ def for_prompt(
         conn.close()
     if exclude is None:
         exclude = seen.read(project, session_id) if session_id else set()
-    open_ = [c for c in cands if find.eligible(c, exclude) is None]
+    # Only pages words could let through are worth a question to the helper: a prompt no page
+    # holds enough of costs no more than the words.
+    open_ = [c for c in cands if find.eligible(c, exclude) is None and c.score >= settings.floor]
     sims: dict[str, float] | None = None
     if open_ and settings.meaning:
         if similarities is None:
@@ -97,6 +99,8 @@ def for_prompt(
 def _ask_helper(
     project: Project, prompt: str, pages: Sequence[str], settings: RecallSettings
 ) -> dict[str, float] | None:
+    """The helper's answer, or None after starting it for the next prompt."""
+    # The wiki-memory home: a project lives in <home>/projects/<id>.
     home = str(project.home.parent.parent) if project.home.parent.name == "projects" else str(project.home)
     found = meaning.similarities(home, str(project.index_path), prompt, pages)
     if found is None:

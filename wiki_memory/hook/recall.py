@@ -1,0 +1,123 @@
+"""Where the hook process meets recall: on a prompt, or a file tool call, the pages to hand
+the agent; every hand-over recorded in the session's journal and its record of what it was
+handed; SessionStart's handed pages recorded too, and the warm helper started ahead of the
+first prompt.
+
+Acknowledgements are turned away before anything is imported or opened: they cost what a
+hook costs without recall. Nothing here raises: a failure is logged and the prompt goes
+through unchanged.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from wiki_memory.capture.adapter import Adapter
+    from wiki_memory.config import Project
+
+MAX_FILES = 4  # files of one tool call looked up (a patch may touch many)
+EXCERPT = 200  # characters of the prompt kept in the journal's record of a recall
+
+
+def answer(
+    adapter: Adapter, event: str, payload: Mapping[str, Any], project: Project, session_id: str, env: Mapping[str, str]
+) -> str | None:
+    """The recalled pages for this hook call as the text to hand over, or None."""
+    prompt = adapter.recall_prompt(event, payload)
+    files = [] if prompt is not None else adapter.recall_files(event, payload)
+    if prompt is None and not files:
+        return None
+    if prompt is not None:
+        from wiki_memory.recall import gate
+
+        if gate.is_chatter(prompt):
+            return None
+    try:
+        from wiki_memory.recall import run, settings
+
+        chosen = settings.load(env)
+        if not chosen.enabled:
+            return None
+        cwd = adapter.cwd(payload)
+        if prompt is not None:
+            results = [run.for_prompt(project, prompt, session_id=session_id, settings=chosen)]
+        else:
+            results = [
+                run.for_file(project, f, cwd=cwd, session_id=session_id, settings=chosen) for f in files[:MAX_FILES]
+            ]
+        texts = [r.text for r in results if r.text]
+        record(adapter, event, project, session_id, cwd, results, env)
+        return "\n".join(texts) or None
+    except Exception as e:  # noqa: BLE001 - the prompt goes through unchanged; the reason is logged
+        from wiki_memory.consolidate.state import log
+
+        log(f"recall {adapter.name} {event} {session_id}: {type(e).__name__}: {e}")
+        return None
+
+
+def record(
+    adapter: Adapter,
+    event: str,
+    project: Project,
+    session_id: str,
+    cwd: str | None,
+    results: list[Any],
+    env: Mapping[str, str],
+) -> None:
+    """What was handed over: in the session's record (never twice) and its journal."""
+    from wiki_memory.recall import seen
+
+    handed = [p for r in results for p in r.pages]
+    looked = [f"file:{r.subject}" for r in results if r.trigger == "file"]
+    seen.add(project, session_id, [*handed, *looked])
+    if not handed:
+        return
+    from wiki_memory import config
+    from wiki_memory.capture import journal, redact
+    from wiki_memory.capture.observation import Observation, utc_now
+
+    redact.configure(config.load_settings(env).section("redact"))
+    observations = []
+    for r in results:
+        if not r.pages:
+            continue
+        meta = {"trigger": r.trigger, "pages": list(r.pages), "chars": len(r.text)}
+        observations.append(
+            redact.redact_observation(
+                Observation(
+                    "recall",
+                    adapter.name,
+                    session_id,
+                    utc_now(),
+                    cwd=cwd,
+                    event=event,
+                    text=r.subject[:EXCERPT] if r.trigger == "prompt" else None,
+                    files=(r.subject,) if r.trigger == "file" else (),
+                    meta=meta,
+                )
+            )
+        )
+    journal.append(project.journal_dir, observations)
+
+
+def after_session_start(project: Project, session_id: str, text: str | None, env: Mapping[str, str]) -> None:
+    """SessionStart handed `text`: its pages are not recalled again in this session, and the
+    warm helper is started so that the first prompt finds it ready."""
+    try:
+        from wiki_memory.recall import seen, settings
+
+        if text:
+            seen.add(project, session_id, seen.pages_named(text))
+        chosen = settings.load(env)
+        if chosen.enabled and chosen.prompts and chosen.meaning and project.index_path.is_file():
+            from wiki_memory import config
+            from wiki_memory.recall import meaning
+
+            meaning.ensure_started(str(config.home(env)), str(project.index_path), idle=float(chosen.helper_idle))
+    except Exception as e:  # noqa: BLE001 - the session starts anyway
+        from wiki_memory.consolidate.state import log
+
+        log(f"recall at session start {session_id}: {type(e).__name__}: {e}")
