@@ -387,6 +387,11 @@ def helper_home(monkeypatch, embedding_model):
     deadline = time.time() + 10
     while time.time() < deadline and os.path.exists(meaning.socket_path(where)):
         time.sleep(0.1)
+    for path in (meaning.lock_path(where), meaning.lock_path(where).replace(".lock", ".started")):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
 
 
 def _helper(where: str, *args: str) -> subprocess.Popen:
