@@ -142,6 +142,7 @@ class Helper:
         self.inode = os.stat(self.sock_path).st_ino
         server.listen(16)
         server.settimeout(CHECK_EVERY)
+        self.last = time.monotonic()  # the idle clock starts once it can answer
         for path in preload:
             try:
                 self.vectors(path)
@@ -185,6 +186,7 @@ class Helper:
 
     def alive(self) -> bool:
         if time.monotonic() - self.last > self.idle:
+            log(self.home, f"idle for {self.idle:.0f} s")
             return False
         try:
             return os.stat(self.sock_path).st_ino == self.inode
