@@ -219,9 +219,10 @@ def recall_cases(
     wiki, prompt, file = recall_wiki(folder, pages, env)
     base = {"cwd": str(cwd), "transcript_path": str(cwd / "t.jsonl"), "permission_mode": "default"}
 
-    def prompt_payload(text: str):
+    def prompt_payload(text: str, case: str):
+        # A session of its own per case and run: a page is handed once per session.
         return lambda n: json.dumps(
-            {**base, "session_id": f"bench-{n}", "hook_event_name": "UserPromptSubmit", "prompt": text}
+            {**base, "session_id": f"bench-{case}-{n}", "hook_event_name": "UserPromptSubmit", "prompt": text}
         ).encode()
 
     read = lambda n: json.dumps(  # noqa: E731
@@ -237,11 +238,23 @@ def recall_cases(
     prompt_argv = [*command, "hook", "claude-code", "UserPromptSubmit"]
     nothing = "add a dark mode toggle to the settings page of the onboarding wizard"
     cases = {
-        "prompt, recall off": (prompt_argv, prompt_payload(prompt), {**store, "WIKI_MEMORY_RECALL": "off"}),
-        "prompt, acknowledgement": (prompt_argv, prompt_payload("ok, go ahead"), {**store, "WIKI_MEMORY_RECALL": "on"}),
-        "prompt, nothing held": (prompt_argv, prompt_payload(nothing), {**store, "WIKI_MEMORY_RECALL": "on"}),
-        "prompt, recalls (words)": (prompt_argv, prompt_payload(prompt), {**store, "WIKI_MEMORY_RECALL": "words"}),
-        "prompt, recalls (helper)": (prompt_argv, prompt_payload(prompt), {**store, "WIKI_MEMORY_RECALL": "on"}),
+        "prompt, recall off": (prompt_argv, prompt_payload(prompt, "off"), {**store, "WIKI_MEMORY_RECALL": "off"}),
+        "prompt, acknowledgement": (
+            prompt_argv,
+            prompt_payload("ok, go ahead", "ack"),
+            {**store, "WIKI_MEMORY_RECALL": "on"},
+        ),
+        "prompt, nothing held": (prompt_argv, prompt_payload(nothing, "none"), {**store, "WIKI_MEMORY_RECALL": "on"}),
+        "prompt, recalls (words)": (
+            prompt_argv,
+            prompt_payload(prompt, "words"),
+            {**store, "WIKI_MEMORY_RECALL": "words"},
+        ),
+        "prompt, recalls (helper)": (
+            prompt_argv,
+            prompt_payload(prompt, "helper"),
+            {**store, "WIKI_MEMORY_RECALL": "on"},
+        ),
         "Read, recalls the file's": (
             [*command, "hook", "claude-code", "PreToolUse"],
             read,

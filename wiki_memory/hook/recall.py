@@ -36,11 +36,13 @@ def answer(
         if gate.is_chatter(prompt):
             return None
     try:
-        from wiki_memory.recall import run, settings
+        from wiki_memory.recall import settings
 
         chosen = settings.load(env)
-        if not chosen.enabled:
+        if not chosen.enabled or not (chosen.prompts if prompt is not None else chosen.files):
             return None
+        from wiki_memory.recall import run
+
         cwd = adapter.cwd(payload)
         if prompt is not None:
             results = [run.for_prompt(project, prompt, session_id=session_id, settings=chosen)]

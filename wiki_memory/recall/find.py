@@ -136,14 +136,14 @@ def candidates(conn: sqlite3.Connection, query: Query, *, deadline: float | None
         return []
     cap = max(FETCH_SHARE * query.chunks, FETCH_LEAST)
     fetched = [w for w in known if df[w] <= cap] or known[:2]
-    score: dict[int, float] = {}
+    held_weight: dict[int, float] = {}
     for word in fetched:
         weight = query.weights[query.stems[word]]
         for (rowid,) in conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (_quote(word),)):
-            score[rowid] = score.get(rowid, 0.0) + weight
+            held_weight[rowid] = held_weight.get(rowid, 0.0) + weight
         if deadline is not None and time.monotonic() > deadline:
             raise TimeoutError("recall ran out of time reading the index")
-    best = heapq.nlargest(CHUNKS, score.items(), key=lambda kv: (kv[1], -kv[0]))
+    best = heapq.nlargest(CHUNKS, held_weight.items(), key=lambda kv: (kv[1], -kv[0]))
     if not best:
         return []
     found = conn.execute(
