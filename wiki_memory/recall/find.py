@@ -69,6 +69,11 @@ class Query(namedtuple("Query", "words stems df weights total identifiers chunks
 
     __slots__ = ()
 
+    @property
+    def reachable(self) -> float:
+        """The best words score any page could have: the share of the weight the wiki knows."""
+        return sum(w for s, w in self.weights.items() if self.df.get(s, 0) > 0) / self.total
+
 
 def connect(index_path: os.PathLike[str] | str) -> sqlite3.Connection | None:
     """A read-only connection to an index, or None when there is none (never creates one)."""

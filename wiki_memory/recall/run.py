@@ -76,7 +76,8 @@ def for_prompt(
         return nothing
     try:
         query = find.prepare(conn, prompt)
-        if query is None:
+        # A prompt mostly about words the wiki never uses cannot reach a floor: nothing to read.
+        if query is None or query.reachable < (settings.floor if settings.meaning else settings.words_floor):
             return nothing
         cands = find.candidates(conn, query, deadline=time.monotonic() + budget)
     finally:
