@@ -75,7 +75,7 @@ def pages_about(conn: sqlite3.Connection, rel: str) -> list[Candidate]:
         except (ValueError, TypeError):
             continue
         if rel in listed:
-            found[path] = Candidate(path, title, type_, status, anchors, 1.0, 1.0, (), (), 0, True, "", 0.0)
+            found[path] = Candidate(path, title, type_, status, anchors, 1.0, (), (), 0, True, "", 0.0)
     for path in [p for p, c in found.items() if not c.chunk]:
         first = conn.execute("SELECT text FROM chunks WHERE page = ? ORDER BY ordinal LIMIT 1", (path,)).fetchone()
         if first:
@@ -94,5 +94,5 @@ def pages_about(conn: sqlite3.Connection, rel: str) -> list[Candidate]:
         if page in found:
             continue
         if names(text, rel) or names(title, rel):
-            found[page] = Candidate(page, title, type_, status, anchors, 0.9, 0.9, (), (), 0, False, text, 0.0)
+            found[page] = Candidate(page, title, type_, status, anchors, 0.9, (), (), 0, False, text, 0.0)
     return sorted(found.values(), key=lambda c: (not c.exact, c.path))

@@ -29,6 +29,7 @@ from wiki_memory.recall import terms
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable
+    from typing import Any
 
 #: Pages of these types are never recalled: SessionStart hands the newest ones already.
 LOG_TYPES = frozenset({"session", "handoff"})
@@ -49,16 +50,16 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'])|\s+(?=\d+\.\s)|\s+(?=- )")
 class Candidate(
     namedtuple(
         "Candidate",
-        "path title type status anchors score coverage matched missing title_words exact chunk strength",
+        "path title type status anchors score matched missing title_words exact chunk strength",
         defaults=((), (), 0, False, "", 0.0),
     )
 ):
     """One page and its evidence for a prompt.
 
-    `coverage`: the weighted share of the prompt's words the page holds (0-1); `score` the
-    evidence the floors are held against; `matched` / `missing` the prompt's words it
-    holds / lacks; `title_words` how many of them are in its title; `exact` an identifier
-    of the prompt is written in the page as is; `chunk` the text of its best chunk.
+    `score`: its words score, the weighted share of the prompt's words it holds (0-1);
+    `matched` / `missing` the prompt's words (stems) it holds / lacks; `title_words` how
+    many of them are in its title; `exact` an identifier of the prompt is written in it as
+    is; `chunk` the text of its best chunk; `strength` that chunk's weight (ties).
     """
 
     __slots__ = ()
@@ -135,22 +136,29 @@ def candidates(conn: sqlite3.Connection, query: Query, *, deadline: float | None
     what they hold (in a small table of the connection's own). Words in more than
     FETCH_SHARE of the chunks are not read: they weigh little, and they are still marked.
     """
+    best = _best_chunks(conn, query, deadline)
+    return _pages(conn, query, _marked(conn, query, best)) if best else []
+
+
+def _best_chunks(conn: sqlite3.Connection, query: Query, deadline: float | None) -> list[tuple[int, float]]:
+    """(chunk id, weight of the query's words it holds), the CHUNKS heaviest."""
     df = {w: query.df.get(query.stems[w], 0) for w in query.words}
     known = sorted((w for w in query.words if df[w] > 0), key=lambda w: df[w])
-    if not known:
-        return []
     cap = max(FETCH_SHARE * query.chunks, FETCH_LEAST)
-    fetched = [w for w in known if df[w] <= cap] or known[:2]
     held_weight: dict[int, float] = {}
-    for word in fetched:
+    for word in [w for w in known if df[w] <= cap] or known[:2]:
         weight = query.weights[query.stems[word]]
         for (rowid,) in conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (_quote(word),)):
             held_weight[rowid] = held_weight.get(rowid, 0.0) + weight
         if deadline is not None and time.monotonic() > deadline:
             raise TimeoutError("recall ran out of time reading the index")
-    best = heapq.nlargest(CHUNKS, held_weight.items(), key=lambda kv: (kv[1], -kv[0]))
-    if not best:
-        return []
+    return heapq.nlargest(CHUNKS, held_weight.items(), key=lambda kv: (kv[1], -kv[0]))
+
+
+def _marked(conn: sqlite3.Connection, query: Query, best: list[tuple[int, float]]) -> list[tuple]:
+    """The best chunks with the query's words marked in their title, heading and text, as the
+    index's tokenizer finds them: (id, title, heading, text, weight, page, page title, type,
+    status, anchors)."""
     found = conn.execute(
         "SELECT c.id, p.title, c.heading, c.text, c.page, p.type, p.status, p.anchors FROM chunks c "
         "JOIN pages p ON p.path = c.page WHERE c.id IN (SELECT value FROM json_each(?))",
@@ -160,68 +168,56 @@ def candidates(conn: sqlite3.Connection, query: Query, *, deadline: float | None
     conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_hit USING fts5(t, h, x, tokenize='porter unicode61')")
     conn.execute("DELETE FROM temp.wm_hit")
     conn.executemany("INSERT INTO temp.wm_hit(rowid, t, h, x) VALUES (?, ?, ?, ?)", [r[:4] for r in found])
-    marked_rows = conn.execute(
+    known = [w for w in query.words if query.df.get(query.stems[w], 0) > 0]
+    strength = dict(best)
+    rows = []
+    for rowid, t, h, x in conn.execute(
         "SELECT rowid, highlight(wm_hit, 0, ?, ?), highlight(wm_hit, 1, ?, ?), highlight(wm_hit, 2, ?, ?) "
         "FROM temp.wm_hit WHERE wm_hit MATCH ?",
         (*(_MARK_OPEN, _MARK_CLOSE) * 3, " OR ".join(_quote(w) for w in known)),
-    ).fetchall()
-    strength = dict(best)
-    rows = []
-    for rowid, t, h, x in marked_rows:
+    ).fetchall():
         _, title, _, _, page, type_, status, anchors = info[rowid]
         rows.append((rowid, t, h, x, strength.get(rowid, 0.0), page, title, type_, status, anchors))
+    return rows
+
+
+def _pages(conn: sqlite3.Connection, query: Query, rows: list[tuple]) -> list[Candidate]:
+    """The marked chunks gathered by page: what each page holds of the query, and its score."""
     marked = {m.lower() for row in rows for col in row[1:4] for m in _TOKEN.findall(" ".join(_MARKED.findall(col)))}
     stem_of = stems(conn, marked)
     wanted = set(query.weights)
-    pages: dict[str, dict] = {}
-    for _rowid, t, h, x, score, page, title, type_, status, anchors in rows:
-        held = _held(t, stem_of, wanted) | _held(h, stem_of, wanted) | _held(x, stem_of, wanted)
-        entry = pages.setdefault(
-            page,
-            {
-                "title": title,
-                "type": type_,
-                "status": status,
-                "anchors": anchors,
-                "held": set(),
-                "title_held": set(),
-                "chunk": "",
-                "chunk_weight": -1.0,
-                "bm25": score,
-                "text": [],
-            },
-        )
-        entry["held"] |= held
-        entry["title_held"] |= _held(t, stem_of, wanted)
-        weight = sum(query.weights[s] for s in held)
+    pages: dict[str, dict[str, Any]] = {}
+    for _rowid, t, h, x, strength, page, title, type_, status, anchors in rows:
+        in_title = _held(t, stem_of, wanted)
+        held = in_title | _held(h, stem_of, wanted) | _held(x, stem_of, wanted)
+        e = pages.setdefault(page, {"meta": (title, type_, status, anchors), "held": set(), "title": set(), "text": []})
+        e["held"] |= held
+        e["title"] |= in_title
         plain = _plain(x)
-        entry["text"].append(plain.lower())
-        if weight > entry["chunk_weight"]:
-            entry["chunk"], entry["chunk_weight"] = plain, weight
-        entry["bm25"] = max(entry["bm25"], score)
+        e["text"].append(plain.lower())
+        weight = sum(query.weights[s] for s in held)
+        if weight > e.get("weight", -1.0):
+            e["chunk"], e["weight"] = plain, weight
+        e["strength"] = max(e.get("strength", 0.0), strength)
     out = []
     for path, e in pages.items():
+        title, type_, status, anchors = e["meta"]
         held = e["held"]
-        coverage = sum(query.weights[s] for s in held) / query.total
-        text = " ".join(e["text"]) + " " + e["title"].lower()
-        exact = any(i in text for i in query.identifiers)
-        matched = tuple(s for s in query.weights if s in held)
-        missing = tuple(s for s in query.weights if s not in held and query.weights[s] > 0)
+        text = " ".join(e["text"]) + " " + title.lower()
         out.append(
             Candidate(
                 path,
-                e["title"],
-                e["type"],
-                e["status"],
-                e["anchors"],
-                coverage,
-                coverage,
-                matched,
-                missing,
-                len(e["title_held"]),
-                exact,
+                title,
+                type_,
+                status,
+                anchors,
+                sum(query.weights[s] for s in held) / query.total,
+                tuple(s for s in query.weights if s in held),
+                tuple(s for s in query.weights if s not in held and query.weights[s] > 0),
+                len(e["title"]),
+                any(i in text for i in query.identifiers),
                 e["chunk"],
-                e["bm25"],
+                e["strength"],
             )
         )
     out.sort(key=lambda c: (-c.score, -c.strength))

@@ -1,4 +1,4 @@
-"""A prompt's words as recall weighs them: content words, identifiers and file paths.
+"""A prompt's words as recall weighs them: content words and identifiers.
 
 Words are split as the index's FTS5 tokenizer splits them (`unicode61`: letters and digits;
 `_`, `.`, `/` and `-` separate), lower-cased, without the function words and the chatter of
@@ -72,8 +72,3 @@ def identifiers(text: str) -> list[str]:
         if len(value) >= 4:
             found.setdefault(value, None)
     return list(found)
-
-
-def paths(text: str) -> list[str]:
-    """File paths written in `text` (`src/auth/jwt.py`, `amount.go`), as written."""
-    return list(dict.fromkeys(m.group(0).lstrip("./") for m in _PATH.finditer(text[:MAX_CHARS])))
