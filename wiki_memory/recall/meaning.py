@@ -2,8 +2,8 @@
 and starting it when it is not there. Standard library only: this runs in the hook.
 
 The helper listens on a Unix socket in a private folder of the temporary directory
-(`/tmp/wiki-memory-<uid>/`, mode 0700; a socket path must stay under ~100 bytes, which a
-deep home would break), named by a hash of the wiki-memory home it serves. A hook that
+(`$TMPDIR` or `/tmp`, then `wiki-memory-<uid>/`, mode 0700; a socket path must stay under
+~100 bytes, which a deep home would break), named by a hash of the wiki-memory home it serves. A hook that
 cannot reach it within its timeout goes on by words alone.
 """
 
@@ -13,7 +13,6 @@ import json
 import os
 import socket
 import sys
-import tempfile
 import time
 
 TYPE_CHECKING = False
@@ -26,8 +25,9 @@ START_EVERY = 10.0  # seconds between two starts of the helper by hooks, at most
 
 
 def _folder() -> str:
+    # Not tempfile.gettempdir(): importing tempfile costs a hook 20-50 ms.
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    return os.path.join(tempfile.gettempdir(), f"wiki-memory-{uid}")
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"wiki-memory-{uid}")
 
 
 def _key(home: str) -> str:

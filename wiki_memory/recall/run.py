@@ -8,8 +8,7 @@ from __future__ import annotations
 import time
 from collections import namedtuple
 
-from wiki_memory.recall import files as file_pages
-from wiki_memory.recall import find, gate, meaning, render, seen
+from wiki_memory.recall import find, gate, render, seen
 from wiki_memory.recall.settings import RecallSettings
 
 TYPE_CHECKING = False
@@ -101,6 +100,8 @@ def _ask_helper(
     project: Project, prompt: str, pages: Sequence[str], settings: RecallSettings
 ) -> dict[str, float] | None:
     """The helper's answer, or None after starting it for the next prompt."""
+    from wiki_memory.recall import meaning
+
     # The wiki-memory home: a project lives in <home>/projects/<id>.
     home = str(project.home.parent.parent) if project.home.parent.name == "projects" else str(project.home)
     found = meaning.similarities(home, str(project.index_path), prompt, pages)
@@ -185,6 +186,8 @@ def for_file(
 ) -> Recall:
     """The pages about a file the agent reads or edits (anchored to it or naming its path),
     once per file per session."""
+    from wiki_memory.recall import files as file_pages
+
     settings = settings or RecallSettings()
     rel = file_pages.relative(file, project.root, cwd)
     nothing = Recall("file", rel or file, "", ())
