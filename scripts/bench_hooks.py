@@ -297,9 +297,13 @@ def start_helper(env: dict[str, str], wiki: Path) -> None:
 
 
 def stop_helper(env: dict[str, str]) -> None:
+    """Stop the helper, and any a slow hook started meanwhile (it finds the lock free once ours
+    has gone): nothing is left running."""
     from wiki_memory.recall import meaning
 
-    meaning.stop(env["WIKI_MEMORY_HOME"])
+    for _ in range(3):
+        meaning.stop(env["WIKI_MEMORY_HOME"])
+        time.sleep(1.5)
 
 
 def recall_check(recall: dict[str, tuple[list[str], Any, dict[str, str]]], env: dict[str, str]) -> dict[str, str]:

@@ -461,3 +461,23 @@ def test_the_hook_starts_the_helper_once_and_uses_it_when_ready(project, code_re
     assert meaning.ensure_started(helper_home) is None  # started moments ago: not again
     later = run.for_prompt(project, text, settings=RecallSettings())
     assert later.pages == first.pages and later.verdicts[0].meaning is not None
+
+
+def test_with_the_helper_running_the_hook_hands_over_what_words_alone_would_not(project, code_repo, helper_home):
+    from wiki_memory.memory import Memory
+
+    with Memory(project) as memory:
+        memory.reindex()
+    text = "user sign-in intermittently rejected, expired token reused by the retry"
+    assert run.for_prompt(project, text, settings=WORDS).pages == ()  # words alone: below their floor
+    process = _helper(helper_home, "--idle", "60")
+    try:
+        _wait_for(helper_home)
+        meaning.similarities(helper_home, str(project.index_path), "warm", [], timeout=30)  # vectors read
+        printed = hook("claude-code", "UserPromptSubmit", prompt(code_repo, text, session="m1"), env={})
+        assert "jwt-refresh-must-happen-before-the-retry.md" in context(printed)
+        recorded = [o for o in journal(project, "m1") if o["kind"] == "recall"]
+        assert recorded[0]["meta"]["pages"] == ["gotchas/jwt-refresh-must-happen-before-the-retry.md"]
+    finally:
+        meaning.stop(helper_home)
+        process.wait(timeout=30)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from wiki_memory.capture.adapter import Adapter
     from wiki_memory.config import Project
+    from wiki_memory.recall.settings import RecallSettings
 
 MAX_FILES = 4  # files of one tool call looked up (a patch may touch many)
 EXCERPT = 200  # characters of the prompt kept in the journal's record of a recall
@@ -36,21 +37,27 @@ def answer(
         if gate.is_chatter(prompt):
             return None
     try:
-        from wiki_memory.recall import settings
+        from wiki_memory.recall import seen, settings
 
         chosen = settings.load(env)
         if not chosen.enabled or not (chosen.prompts if prompt is not None else chosen.files):
             return None
-        from wiki_memory.recall import run
-
         cwd = adapter.cwd(payload)
-        if prompt is not None:
-            results = [run.for_prompt(project, prompt, session_id=session_id, settings=chosen)]
-        else:
-            results = [
-                run.for_file(project, f, cwd=cwd, session_id=session_id, settings=chosen) for f in files[:MAX_FILES]
-            ]
-        texts = [r.text for r in results if r.text]
+        exclude = seen.read(project, session_id)
+        results = None
+        if chosen.meaning:
+            from wiki_memory import config
+            from wiki_memory.recall import meaning
+
+            home = str(config.home(env))
+            results = meaning.recall(
+                home, project, chosen, prompt=prompt, files=files[:MAX_FILES], cwd=cwd, exclude=exclude
+            )
+            if results is None:  # no helper, or too slow: words alone now, the helper for next time
+                meaning.ensure_started(home, str(project.index_path), idle=float(chosen.helper_idle))
+        if results is None:
+            results = by_words(project, chosen._replace(meaning=False), prompt, files[:MAX_FILES], cwd, exclude)
+        texts = [r["text"] for r in results if r.get("text")]
         record(adapter, event, project, session_id, cwd, results, env)
         return "\n".join(texts) or None
     except Exception as e:  # noqa: BLE001 - the prompt goes through unchanged; the reason is logged
@@ -60,20 +67,41 @@ def answer(
         return None
 
 
+def by_words(
+    project: Project,
+    settings: RecallSettings,
+    prompt: str | None,
+    files: list[str],
+    cwd: str | None,
+    exclude: set[str],
+) -> list[dict[str, Any]]:
+    """The recall done in this process, by words alone (the helper is not there)."""
+    from wiki_memory.recall import run
+
+    if prompt is not None:
+        found = [run.for_prompt(project, prompt, settings=settings, exclude=exclude)]
+    else:
+        found = []
+        for file in files:
+            found.append(run.for_file(project, file, cwd=cwd, settings=settings, exclude=exclude))
+            exclude = exclude | set(found[-1].pages)
+    return [{"trigger": r.trigger, "subject": r.subject, "text": r.text, "pages": list(r.pages)} for r in found]
+
+
 def record(
     adapter: Adapter,
     event: str,
     project: Project,
     session_id: str,
     cwd: str | None,
-    results: list[Any],
+    results: list[dict[str, Any]],
     env: Mapping[str, str],
 ) -> None:
     """What was handed over: in the session's record (never twice) and its journal."""
     from wiki_memory.recall import seen
 
-    handed = [p for r in results for p in r.pages]
-    looked = [f"file:{r.subject}" for r in results if r.trigger == "file"]
+    handed = [p for r in results for p in r["pages"]]
+    looked = [f"file:{r['subject']}" for r in results if r["trigger"] == "file"]
     seen.add(project, session_id, [*handed, *looked])
     if not handed:
         return
@@ -84,9 +112,9 @@ def record(
     redact.configure(config.load_settings(env).section("redact"))
     observations = []
     for r in results:
-        if not r.pages:
+        if not r["pages"]:
             continue
-        meta = {"trigger": r.trigger, "pages": list(r.pages), "chars": len(r.text)}
+        meta = {"trigger": r["trigger"], "pages": list(r["pages"]), "chars": len(r["text"])}
         observations.append(
             redact.redact_observation(
                 Observation(
@@ -96,8 +124,8 @@ def record(
                     utc_now(),
                     cwd=cwd,
                     event=event,
-                    text=r.subject[:EXCERPT] if r.trigger == "prompt" else None,
-                    files=(r.subject,) if r.trigger == "file" else (),
+                    text=r["subject"][:EXCERPT] if r["trigger"] == "prompt" else None,
+                    files=(r["subject"],) if r["trigger"] == "file" else (),
                     meta=meta,
                 )
             )

@@ -110,6 +110,10 @@ class Helper:
             return False
         embedder.embed_query("warm up")
         self.embedder = embedder
+        # What a hook's first request needs, loaded now rather than while it waits.
+        import wiki_memory.recall.files
+        import wiki_memory.recall.run  # noqa: F401
+
         return True
 
     def vectors(self, path: str) -> Vectors:
@@ -123,6 +127,8 @@ class Helper:
             return {"ok": True, "stopping": True}
         if request.get("op") == "ping":
             return {"ok": True, "pid": os.getpid()}
+        if request.get("op") == "recall":
+            return {"ok": True, "results": self.recall(request)}
         index, text, pages = request.get("index"), request.get("text"), request.get("pages")
         if not isinstance(index, str) or not isinstance(text, str) or not isinstance(pages, list):
             return {"ok": False, "error": "bad request"}
@@ -130,6 +136,42 @@ class Helper:
             return {"ok": False, "error": "no such index"}
         query = self.embedder.embed_query(text[:2000])
         return {"ok": True, "sims": self.vectors(index).similarities(query, [str(p) for p in pages])}
+
+    def recall(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        """A hook's whole recall (see `meaning.recall`), as `recall.run` does it in a hook,
+        with the closeness in meaning computed here."""
+        from pathlib import Path
+
+        from wiki_memory.config import Project
+        from wiki_memory.recall import run
+        from wiki_memory.recall.settings import FIELDS, RecallSettings
+
+        fields = request["project"]
+        project = Project(
+            fields["id"],
+            fields["name"],
+            Path(fields["home"]),
+            Path(fields["wiki"]),
+            Path(fields["root"]) if fields.get("root") else None,
+            fields.get("identity") or "",
+        )
+        settings = RecallSettings(**{k: v for k, v in (request.get("settings") or {}).items() if k in FIELDS})
+        exclude = set(request.get("exclude") or ())
+        index = str(project.index_path)
+        prompt = request.get("prompt")
+        if isinstance(prompt, str):
+
+            def similarities(pages: Any) -> dict[str, float]:
+                return self.vectors(index).similarities(self.embedder.embed_query(prompt[:2000]), list(pages))
+
+            results = [run.for_prompt(project, prompt, settings=settings, exclude=exclude, similarities=similarities)]
+        else:
+            results = []
+            cwd = request.get("cwd")
+            for file in request.get("files") or ():
+                results.append(run.for_file(project, str(file), cwd=cwd, settings=settings, exclude=exclude))
+                exclude |= set(results[-1].pages)
+        return [{"trigger": r.trigger, "subject": r.subject, "text": r.text, "pages": list(r.pages)} for r in results]
 
     def serve(self, preload: list[str]) -> None:
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
