@@ -481,3 +481,18 @@ def test_with_the_helper_running_the_hook_hands_over_what_words_alone_would_not(
     finally:
         meaning.stop(helper_home)
         process.wait(timeout=30)
+
+
+def test_pages_the_session_wrote_itself_are_not_recalled_to_it(project, code_repo):
+    written = {
+        "session_id": "w1",
+        "cwd": str(code_repo),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "mcp__wiki-memory__write",
+        "tool_input": {"title": "JWT refresh must happen before the retry", "body": "...", "type": "gotcha"},
+        "tool_response": {"path": "gotchas/jwt-refresh-must-happen-before-the-retry.md", "commit": "abc123"},
+    }
+    assert hook("claude-code", "PostToolUse", written) is None
+    assert "gotchas/jwt-refresh-must-happen-before-the-retry.md" in seen.read(project, "w1")
+    again = prompt(code_repo, "login test fails with a 401", session="w1")
+    assert hook("claude-code", "UserPromptSubmit", again) is None

@@ -95,7 +95,7 @@ def parse_payload(raw: bytes) -> dict[str, Any]:
 
 
 def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> bytes | None:
-    """Record one hook call; returns what to print (SessionStart's envelope) or None."""
+    """Record one hook call; returns what to print (SessionStart's handoff, recalled pages) or None."""
     from wiki_memory import config
     from wiki_memory.capture import adapter as adapters
     from wiki_memory.capture import journal, redact
@@ -120,6 +120,10 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
         redact.configure(config.load_settings(env).section("redact"))
         journal.append(project.journal_dir, [redact_observation(o) for o in observations])
     kinds = {o.kind for o in observations}
+    if any(o.kind == "tool" and "wiki" in f"{o.tool} {o.input}".lower() for o in observations):
+        from wiki_memory.hook import recall
+
+        recall.note_own_writes(project, session_id, observations)
     if "session-start" in kinds:
         from wiki_memory.hook import recall
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
     from wiki_memory.capture.adapter import Adapter
+    from wiki_memory.capture.observation import Observation
     from wiki_memory.config import Project
     from wiki_memory.recall.settings import RecallSettings
 
@@ -151,3 +152,30 @@ def after_session_start(project: Project, session_id: str, text: str | None, env
         from wiki_memory.consolidate.state import log
 
         log(f"recall at session start {session_id}: {type(e).__name__}: {e}")
+
+
+def note_own_writes(project: Project, session_id: str, observations: Sequence[Observation]) -> None:
+    """Pages the session wrote itself (the MCP server's write tools, `wiki-memory write` in a
+    shell) are never recalled to it: they go in its record of what it was handed."""
+    try:
+        import re
+
+        from wiki_memory.recall import seen
+
+        # `mcp__wiki-memory__write`: `_` is a word character, so no \b before the verb.
+        writes = re.compile(r"(?<![a-z])(?:write|edit|mv|handoff_write|handoff write)(?![a-z])", re.IGNORECASE)
+        written: list[str] = []
+        for o in observations:
+            said = f"{o.tool} {o.input}"
+            if (
+                o.kind == "tool"
+                and not o.error
+                and re.search(r"wiki[-_ ]memory", said, re.IGNORECASE)
+                and writes.search(said)
+            ):
+                written += seen.pages_named(f"{o.input or ''}\n{o.output or ''}")
+        seen.add(project, session_id, written)
+    except Exception as e:  # noqa: BLE001 - the agent goes on; the reason is logged
+        from wiki_memory.consolidate.state import log
+
+        log(f"recall, own writes of {session_id}: {type(e).__name__}: {e}")
