@@ -354,6 +354,8 @@ def main() -> None:
         cwd.mkdir()
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["WIKI_MEMORY_HOME"] = str(work / "home")
+        # No hook but the recall cases' may start the warm helper (SessionStart starts it).
+        env["WIKI_MEMORY_RECALL"] = "words"
         if args.reuse:  # the recall wiki's index lives in the home: keep both
             env["WIKI_MEMORY_HOME"] = str(Path(args.reuse).absolute() / "home")
             for old in Path(env["WIKI_MEMORY_HOME"]).glob("projects/*/journal"):

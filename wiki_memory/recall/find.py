@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 #: Pages of these types are never recalled: SessionStart hands the newest ones already.
 LOG_TYPES = frozenset({"session", "handoff"})
-CHUNKS = 40  # chunks read from the FTS query, best bm25 first
+CHUNKS = 20  # chunks marked and gathered by page: the heaviest by the prompt's words they hold
 # A word in more than this share of the chunks (and more than FETCH_LEAST of them) is not read
 # to find candidates (see `candidates`); it still counts in the pages found by the others.
 FETCH_SHARE = 0.1

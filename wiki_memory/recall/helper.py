@@ -97,6 +97,7 @@ class Helper:
         self.home, self.idle = home, idle
         self.sock_path = meaning.socket_path(home)
         self.indexes: dict[str, Vectors] = {}
+        self.connections: dict[str, tuple[int, sqlite3.Connection]] = {}
         self.embedder: Any = None
         self.last = time.monotonic()
         self.inode: int | None = None
@@ -115,6 +116,25 @@ class Helper:
         import wiki_memory.recall.run  # noqa: F401
 
         return True
+
+    def connection(self, path: str) -> sqlite3.Connection | None:
+        """A read-only connection to an index, kept between requests (its stemming tables
+        too), opened again when the file was replaced (a rebuilt index)."""
+        from wiki_memory.recall import find
+
+        try:
+            inode = os.stat(path).st_ino
+        except OSError:
+            return None
+        kept = self.connections.get(path)
+        if kept is not None and kept[0] == inode:
+            return kept[1]
+        if kept is not None:
+            kept[1].close()
+        conn = find.connect(path)
+        if conn is not None:
+            self.connections[path] = (inode, conn)
+        return conn
 
     def vectors(self, path: str) -> Vectors:
         found = self.indexes.get(path)
@@ -164,12 +184,18 @@ class Helper:
             def similarities(pages: Any) -> dict[str, float]:
                 return self.vectors(index).similarities(self.embedder.embed_query(prompt[:2000]), list(pages))
 
-            results = [run.for_prompt(project, prompt, settings=settings, exclude=exclude, similarities=similarities)]
+            conn = self.connection(index)
+            results = [
+                run.for_prompt(
+                    project, prompt, settings=settings, exclude=exclude, similarities=similarities, conn=conn
+                )
+            ]
         else:
             results = []
             cwd = request.get("cwd")
             for file in request.get("files") or ():
-                results.append(run.for_file(project, str(file), cwd=cwd, settings=settings, exclude=exclude))
+                conn = self.connection(index)
+                results.append(run.for_file(project, str(file), cwd=cwd, settings=settings, exclude=exclude, conn=conn))
                 exclude |= set(results[-1].pages)
         return [{"trigger": r.trigger, "subject": r.subject, "text": r.text, "pages": list(r.pages)} for r in results]
 

@@ -13,6 +13,7 @@ from wiki_memory.recall.settings import RecallSettings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Callable, Collection, Mapping, Sequence
 
     from wiki_memory.config import Project
@@ -62,15 +63,18 @@ def for_prompt(
     exclude: Collection[str] | None = None,
     budget: float = BUDGET,
     similarities: Callable[[Sequence[str]], dict[str, float] | None] | None = None,
+    conn: sqlite3.Connection | None = None,
 ) -> Recall:
     """The pages a prompt would be handed now (`exclude`: paths handed already; by default
     what the session's record holds). `similarities` (pages -> their closeness in meaning
-    to the prompt, or None) defaults to asking the warm helper, started if it is not there."""
+    to the prompt, or None) defaults to asking the warm helper, started if it is not there.
+    `conn`: an open read-only connection to the index (the helper keeps one; left open)."""
     settings = settings or RecallSettings()
     nothing = Recall("prompt", prompt, "", ())
     if not settings.enabled or not settings.prompts or gate.is_chatter(prompt):
         return nothing
-    conn = find.connect(project.index_path)
+    own = conn is None
+    conn = find.connect(project.index_path) if conn is None else conn
     if conn is None:
         return nothing
     try:
@@ -80,7 +84,8 @@ def for_prompt(
             return nothing
         cands = find.candidates(conn, query, deadline=time.monotonic() + budget)
     finally:
-        conn.close()
+        if own:
+            conn.close()
     if exclude is None:
         exclude = seen.read(project, session_id) if session_id else set()
     # Only pages words could let through are worth a question to the helper: a prompt no page
@@ -183,9 +188,10 @@ def for_file(
     session_id: str | None = None,
     settings: RecallSettings | None = None,
     exclude: Collection[str] | None = None,
+    conn: sqlite3.Connection | None = None,
 ) -> Recall:
     """The pages about a file the agent reads or edits (anchored to it or naming its path),
-    once per file per session."""
+    once per file per session (`conn`: as for `for_prompt`)."""
     from wiki_memory.recall import files as file_pages
 
     settings = settings or RecallSettings()
@@ -197,13 +203,15 @@ def for_file(
         exclude = seen.read(project, session_id) if session_id else set()
     if f"file:{rel}" in exclude:
         return nothing
-    conn = find.connect(project.index_path)
+    own = conn is None
+    conn = find.connect(project.index_path) if conn is None else conn
     if conn is None:
         return nothing
     try:
         cands = file_pages.pages_about(conn, rel)
     finally:
-        conn.close()
+        if own:
+            conn.close()
     verdicts = []
     kept = 0
     for c in cands:
