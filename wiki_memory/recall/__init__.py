@@ -12,5 +12,8 @@ hook process, which both call it:
 - `files`: the pages anchored to a file or naming its path;
 - `render`: the fenced block the agent is handed;
 - `seen`: what this session was handed already (never the same page twice);
-- `run`: the whole of one recall, as the hook and `wiki-memory recall` run it.
+- `run`: the whole of one recall, as the hook and `wiki-memory recall` run it;
+- `meaning`: asking the warm helper (and starting it), from a hook;
+- `helper`: the warm helper itself, a process of its own that keeps the embedding model
+  loaded (the one module here that imports the index, inside its functions).
 """
