@@ -82,7 +82,7 @@ def test_codex_session_lands_in_the_journal_with_hooks_trusted_by_the_installer(
     with FakeResponses([bash("echo hello-from-codex"), text("Done: codex said hello.")]) as model:
         write_codex_config(codex_home, model.url)
         output = _install("codex", "--codex", str(agent_clis.codex), env={"CODEX_HOME": str(codex_home)})
-        assert "trusted 6 hooks (verified with hooks/list)" in output
+        assert "trusted 7 hooks (verified with hooks/list)" in output
         # No --dangerously-bypass-hook-trust: the hooks run because the installer trusted them.
         result = run_codex(
             agent_clis,

@@ -479,13 +479,13 @@ def test_codex_trust_through_the_real_app_server_and_doctor(agent_clis):
     before = state(Path.home())
     env = {"PATH": f"{agent_clis.bin_dir}:{os.environ['PATH']}"}
     result = cli("install", "codex", env=env)
-    assert "trusted 6 hooks (verified with hooks/list)" in result.output
-    assert "6 hooks already trusted" in cli("install", "codex", env=env).output
+    assert "trusted 7 hooks (verified with hooks/list)" in result.output
+    assert "7 hooks already trusted" in cli("install", "codex", env=env).output
     doctor = cli("doctor", "codex", env=env)
-    assert "ok   codex        hooks trusted    6 hooks trusted" in doctor.output
+    assert "ok   codex        hooks trusted    7 hooks trusted" in doctor.output
     # The foreign Stop hook was not trusted on the user's behalf.
     config = (codex_home / "config.toml").read_text()
-    assert config.count("trusted_hash") == 6
+    assert config.count("trusted_hash") == 7
     cli("uninstall", "codex", env=env)
     after = state(Path.home())
     assert after[".codex/config.toml"] == before[".codex/config.toml"]

@@ -12,7 +12,19 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "wiki_memory"
 
-BELOW_MEMORY = {"consolidate", "sync", "watch", "install", "index", "store", "capture", "pages", "config", "errors"}
+BELOW_MEMORY = {
+    "consolidate",
+    "sync",
+    "watch",
+    "install",
+    "recall",
+    "index",
+    "store",
+    "capture",
+    "pages",
+    "config",
+    "errors",
+}
 #: part -> the parts of ours it may import (besides itself).
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
@@ -25,8 +37,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "sync": {"pages", "store", "index", "config", "errors"},
     "watch": {"pages", "store", "index", "config", "errors"},
     "install": {"capture", "config", "errors"},
+    # The light hook-path part; only its helper process (a program of its own) imports the index.
+    "recall": {"index", "capture", "pages", "config", "errors"},
     "memory": BELOW_MEMORY,
-    "hook": {"memory", "consolidate", "capture", "pages", "config", "errors"},
+    "hook": {"memory", "consolidate", "recall", "capture", "pages", "config", "errors"},
     "mcp": {"memory", *BELOW_MEMORY} - {"install"},  # an agent's server never rewrites agents' config
     "cli": {"memory", *BELOW_MEMORY},
     "entry": {"cli", "hook"},
@@ -41,7 +55,7 @@ LAUNCHES = {
 }
 MODULE_NAME = re.compile(r"^wiki_memory(\.[a-z_]+)+\.?$")
 #: Modules the hook path loads on every call: none may import a third-party module at the top.
-HOOK_PATH = ("hook", "capture", "config", "errors", "entry")
+HOOK_PATH = ("hook", "capture", "recall", "config", "errors", "entry")
 
 
 def _modules() -> list[tuple[str, Path]]:

@@ -6,7 +6,12 @@ An adapter is the one module in `capture/` that knows an agent, defining a subcl
 - `events`: the agent's own hook event names, each mapped to the observation kind it
   produces (`None`: the event is known but records nothing, e.g. PreToolUse);
 - `parse(event, payload)`: the payload of one hook call -> observations;
-- `envelope(event, text)`: what the hook prints to hand `text` to the agent at session start.
+- `envelope(event, text)`: what the hook prints to hand `text` to the agent (at session
+  start, and with recalled pages on the events below);
+- `recall_prompt_events`: the prompt events whose output can carry context to the model
+  (per-prompt recall answers there); `recall_file_events` and `recall_file_tools`: the tool
+  events (and tools) on which per-file recall answers, `recall_files(event, payload)` the
+  files such a call reads or edits.
 
 Its transcript side (an agent without a reader yet keeps the base's, which find nothing):
 
@@ -27,7 +32,7 @@ import importlib
 import re
 
 from wiki_memory.capture.observation import Observation, utc_now
-from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, first_str, tool_facts
+from wiki_memory.capture.toolcalls import PROMPT_LIMIT, call_files, clip, first_str, tool_facts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -111,6 +116,12 @@ class Adapter:
     end_events: frozenset[str] = frozenset()
     #: payload keys holding the session id, in order of preference.
     session_keys: tuple[str, ...] = ("session_id",)
+    #: prompt events whose output reaches the model as context (per-prompt recall); none: the agent's
+    #: prompt hook cannot carry context.
+    recall_prompt_events: frozenset[str] = frozenset()
+    #: tool events whose output reaches the model as context, and the file tools recall answers for.
+    recall_file_events: frozenset[str] = frozenset()
+    recall_file_tools: frozenset[str] = frozenset()
 
     # -- events ---------------------------------------------------------------------------
     def resolve_event(self, given: str | None, payload: Mapping[str, Any]) -> str | None:
@@ -219,6 +230,18 @@ class Adapter:
         """The transcripts a file given to `import` holds: the file itself, unless the agent
         keeps many sessions in one file."""
         return [path]
+
+    # -- recall ---------------------------------------------------------------------------------
+    def recall_prompt(self, event: str, payload: Mapping[str, Any]) -> str | None:
+        """The prompt per-prompt recall answers, on an event that can carry context."""
+        return first_str(payload, ("prompt",)) if event in self.recall_prompt_events else None
+
+    def recall_files(self, event: str, payload: Mapping[str, Any]) -> list[str]:
+        """The files a file tool call reads or edits, on an event that can carry context."""
+        tool = str(payload.get("tool_name") or "")
+        if event not in self.recall_file_events or tool not in self.recall_file_tools:
+            return []
+        return call_files(tool, payload.get("tool_input"))
 
     # -- output -------------------------------------------------------------------------------
     def envelope(self, event: str, text: str) -> dict[str, Any]:

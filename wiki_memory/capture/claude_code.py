@@ -55,6 +55,10 @@ class ClaudeCode(Adapter):
         "SessionEnd": "session-end",
     }
     end_events = frozenset({"SessionEnd"})
+    recall_prompt_events = frozenset({"UserPromptSubmit"})
+    # PreToolUse's additionalContext reaches the model before the tool runs.
+    recall_file_events = frozenset({"PreToolUse"})
+    recall_file_tools = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 
     def read_transcript(self, path: Path) -> list[Observation]:
         return read_transcript(path)

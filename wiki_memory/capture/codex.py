@@ -60,6 +60,10 @@ class Codex(Adapter):
         "SessionEnd": "session-end",
     }
     end_events = frozenset({"SessionEnd"})
+    recall_prompt_events = frozenset({"UserPromptSubmit"})
+    # Codex reads files through the shell; its PreToolUse fires for `apply_patch` (edits).
+    recall_file_events = frozenset({"PreToolUse"})
+    recall_file_tools = frozenset({"apply_patch"})
 
     def read_transcript(self, path: Path) -> list[Observation]:
         return read_rollout(path)

@@ -66,6 +66,11 @@ class Gemini(Adapter):
         "Notification": None,
     }
     end_events = frozenset({"SessionEnd"})
+    recall_prompt_events = frozenset({"BeforeAgent"})
+    # BeforeTool's output cannot carry context; AfterTool's additionalContext is appended to
+    # the tool's result, which the model reads next.
+    recall_file_events = frozenset({"AfterTool"})
+    recall_file_tools = frozenset({"read_file", "replace", "write_file", "edit"})
 
     def parse(self, event: str, payload: Mapping[str, Any]) -> list[Observation]:
         cleaned = dict(payload)

@@ -327,6 +327,17 @@ def touched_files(tool: str, tool_input: Any, cwd: str | None) -> tuple[str, ...
     return tuple(dict.fromkeys(relative(p, cwd) for p in paths))
 
 
+def call_files(tool: str, tool_input: Any) -> list[str]:
+    """The files a tool call is about to read or change, as the call names them (a patch's
+    files; a read or edit tool's path), before it runs."""
+    if tool.lower() in PATCH_TOOLS:
+        return patch_files(_patch_text(tool_input))
+    if isinstance(tool_input, dict):
+        value = first_str(tool_input, (*_FILE_KEYS, "absolute_path"))
+        return [value] if value else []
+    return []
+
+
 def normalize_status(status: Any) -> str:
     """completed | in_progress | pending | cancelled, from any agent's spelling."""
     low = str(status or "").strip().lower().replace("-", "_").replace(" ", "_")

@@ -2,7 +2,8 @@
 
 The run, in order: read the payload (bounded), find the event, let the agent's adapter turn
 it into observations, redact them, append them to the journal of the project resolved from
-the payload's `cwd`; on SessionStart print the handoff in the agent's envelope; on the
+the payload's `cwd`; on SessionStart print the handoff in the agent's envelope; on a prompt,
+or a file tool call, print the memory pages recall finds for it (`hook/recall.py`); on the
 session's end start consolidation. Every step runs inside one guard: whatever goes wrong
 (bad JSON, an unknown agent, a full disk, a bug of ours), the hook prints nothing the agent
 could misread, logs one line under `WIKI_MEMORY_HOME/logs/`, and exits 0.
@@ -94,7 +95,7 @@ def parse_payload(raw: bytes) -> dict[str, Any]:
 
 
 def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> bytes | None:
-    """Record one hook call; returns what to print (SessionStart's envelope) or None."""
+    """Record one hook call; returns what to print (SessionStart's handoff, recalled pages) or None."""
     from wiki_memory import config
     from wiki_memory.capture import adapter as adapters
     from wiki_memory.capture import journal, redact
@@ -119,9 +120,22 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
         redact.configure(config.load_settings(env).section("redact"))
         journal.append(project.journal_dir, [redact_observation(o) for o in observations])
     kinds = {o.kind for o in observations}
+    if any(o.kind == "tool" and "wiki" in f"{o.tool} {o.input}".lower() for o in observations):
+        from wiki_memory.hook import recall
+
+        recall.note_own_writes(project, session_id, observations)
     if "session-start" in kinds:
+        from wiki_memory.hook import recall
+
         source = payload.get("source") if isinstance(payload.get("source"), str) else None
         text = startup.session_start_text(project, adapter.name, session_id, source)
+        recall.after_session_start(project, session_id, text, env)
+        if text:
+            return (json.dumps(adapter.envelope(name, text)) + "\n").encode("utf-8")
+    if name in adapter.recall_prompt_events or name in adapter.recall_file_events:
+        from wiki_memory.hook import recall
+
+        text = recall.answer(adapter, name, payload, project, session_id, env)
         if text:
             return (json.dumps(adapter.envelope(name, text)) + "\n").encode("utf-8")
     if name in adapter.end_events:

@@ -1,0 +1,312 @@
+"""The warm helper: one process per user (per wiki-memory home) that keeps the embedding
+model loaded and answers, over a Unix socket, how close a prompt's meaning is to the pages
+a hook found by words.
+
+    python -m wiki_memory.recall.helper --home ~/.local/share/wiki-memory [--idle 600] [--preload INDEX]
+
+Why a process of its own: importing fastembed and loading the model costs 1-2 s, far more
+than a hook may take, while a loaded model embeds a prompt in a few milliseconds. The hook
+asks it first and, when it is not there, not ready or slow, decides by words alone and
+starts it for the next prompt (`meaning.ensure_started`).
+
+It never outlives its use and never multiplies:
+
+- one per home: it holds an exclusive `flock` on its lock file for its whole life, and a
+  second one started meanwhile finds the lock taken and exits at once;
+- it exits after `--idle` seconds without a request (10 minutes by default), when its
+  socket file is removed or replaced, or when asked to (`{"op": "stop"}`);
+- it is started detached (its own session, no terminal, no pipes to the hook).
+
+Each index's vectors are read once and kept until the index's generation moves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sqlite3
+import sys
+import time
+from typing import Any
+
+from wiki_memory.recall import meaning
+
+CHECK_EVERY = 1.0  # seconds between checks of the idle clock and the socket file
+MAX_REQUEST = 256 * 1024
+
+
+class Vectors:
+    """One index's chunk vectors (for the helper's model), by page, reloaded when the index's
+    generation moves."""
+
+    def __init__(self, path: str, model: str) -> None:
+        self.path, self.model = path, model
+        self.generation: str | None = None
+        self.matrix: Any = None
+        self.rows: dict[str, list[int]] = {}
+
+    def current(self) -> Vectors:
+        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=1.0)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+            generation = row[0] if row else None
+            if generation == self.generation and self.matrix is not None:
+                return self
+            import numpy as np
+
+            found = conn.execute(
+                "SELECT c.page, v.vec FROM vectors v JOIN chunks c ON c.id = v.chunk "
+                "WHERE +v.model = ? ORDER BY v.chunk",
+                (self.model,),
+            ).fetchall()
+        finally:
+            conn.close()
+        rows: dict[str, list[int]] = {}
+        for n, (page, _) in enumerate(found):
+            rows.setdefault(page, []).append(n)
+        self.matrix = (
+            np.stack([np.frombuffer(vec, dtype=np.float32) for _, vec in found])
+            if found
+            else np.zeros((0, 0), np.float32)
+        )
+        self.rows, self.generation = rows, generation
+        return self
+
+    def similarities(self, query: Any, pages: list[str]) -> dict[str, float]:
+        """The best cosine between `query` (a unit vector) and each page's chunks."""
+        out: dict[str, float] = {}
+        if self.matrix is None or not len(self.matrix) or self.matrix.shape[1] != query.shape[0]:
+            return out
+        wanted = [p for p in pages if p in self.rows]
+        if not wanted:
+            return out
+        index = [i for p in wanted for i in self.rows[p]]
+        sims = self.matrix[index] @ query
+        at = 0
+        for p in wanted:
+            n = len(self.rows[p])
+            out[p] = round(float(sims[at : at + n].max()), 4)
+            at += n
+        return out
+
+
+class Helper:
+    def __init__(self, home: str, idle: float) -> None:
+        self.home, self.idle = home, idle
+        self.sock_path = meaning.socket_path(home)
+        self.indexes: dict[str, Vectors] = {}
+        self.connections: dict[str, tuple[int, sqlite3.Connection]] = {}
+        self.embedder: Any = None
+        self.last = time.monotonic()
+        self.inode: int | None = None
+
+    def load_model(self) -> bool:
+        from wiki_memory.index.embed import Embedder
+
+        embedder = Embedder()
+        if not embedder.available():
+            log(self.home, f"no embedding model ({embedder.error}); exiting")
+            return False
+        embedder.embed_query("warm up")
+        self.embedder = embedder
+        # What a hook's first request needs, loaded now rather than while it waits.
+        import wiki_memory.recall.files
+        import wiki_memory.recall.run  # noqa: F401
+
+        return True
+
+    def connection(self, path: str) -> sqlite3.Connection | None:
+        """A read-only connection to an index, kept between requests (its stemming tables
+        too), opened again when the file was replaced (a rebuilt index)."""
+        from wiki_memory.recall import find
+
+        try:
+            inode = os.stat(path).st_ino
+        except OSError:
+            return None
+        kept = self.connections.get(path)
+        if kept is not None and kept[0] == inode:
+            return kept[1]
+        if kept is not None:
+            kept[1].close()
+        conn = find.connect(path)
+        if conn is not None:
+            self.connections[path] = (inode, conn)
+        return conn
+
+    def vectors(self, path: str) -> Vectors:
+        found = self.indexes.get(path)
+        if found is None:
+            found = self.indexes[path] = Vectors(path, self.embedder.name)
+        return found.current()
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("op") == "stop":
+            return {"ok": True, "stopping": True}
+        if request.get("op") == "ping":
+            return {"ok": True, "pid": os.getpid()}
+        if request.get("op") == "recall":
+            return {"ok": True, "results": self.recall(request)}
+        index, text, pages = request.get("index"), request.get("text"), request.get("pages")
+        if not isinstance(index, str) or not isinstance(text, str) or not isinstance(pages, list):
+            return {"ok": False, "error": "bad request"}
+        if not os.path.isfile(index):
+            return {"ok": False, "error": "no such index"}
+        query = self.embedder.embed_query(text[:2000])
+        return {"ok": True, "sims": self.vectors(index).similarities(query, [str(p) for p in pages])}
+
+    def recall(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        """A hook's whole recall (see `meaning.recall`), as `recall.run` does it in a hook,
+        with the closeness in meaning computed here."""
+        from pathlib import Path
+
+        from wiki_memory.config import Project
+        from wiki_memory.recall import run
+        from wiki_memory.recall.settings import FIELDS, RecallSettings
+
+        fields = request["project"]
+        project = Project(
+            fields["id"],
+            fields["name"],
+            Path(fields["home"]),
+            Path(fields["wiki"]),
+            Path(fields["root"]) if fields.get("root") else None,
+            fields.get("identity") or "",
+        )
+        settings = RecallSettings(**{k: v for k, v in (request.get("settings") or {}).items() if k in FIELDS})
+        exclude = set(request.get("exclude") or ())
+        index = str(project.index_path)
+        prompt = request.get("prompt")
+        if isinstance(prompt, str):
+
+            def similarities(pages: Any) -> dict[str, float]:
+                return self.vectors(index).similarities(self.embedder.embed_query(prompt[:2000]), list(pages))
+
+            conn = self.connection(index)
+            results = [
+                run.for_prompt(
+                    project, prompt, settings=settings, exclude=exclude, similarities=similarities, conn=conn
+                )
+            ]
+        else:
+            results = []
+            cwd = request.get("cwd")
+            for file in request.get("files") or ():
+                conn = self.connection(index)
+                results.append(run.for_file(project, str(file), cwd=cwd, settings=settings, exclude=exclude, conn=conn))
+                exclude |= set(results[-1].pages)
+        return [{"trigger": r.trigger, "subject": r.subject, "text": r.text, "pages": list(r.pages)} for r in results]
+
+    def serve(self, preload: list[str]) -> None:
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            os.unlink(self.sock_path)
+        except FileNotFoundError:
+            pass
+        server.bind(self.sock_path)
+        os.chmod(self.sock_path, 0o600)
+        self.inode = os.stat(self.sock_path).st_ino
+        server.listen(16)
+        server.settimeout(CHECK_EVERY)
+        self.last = time.monotonic()  # the idle clock starts once it can answer
+        for path in preload:
+            try:
+                self.vectors(path)
+            except (sqlite3.Error, OSError) as e:
+                log(self.home, f"preload {path}: {e}")
+        try:
+            while self.alive():
+                try:
+                    conn, _ = server.accept()
+                except TimeoutError:
+                    continue
+                self.last = time.monotonic()
+                if self.handle(conn):
+                    break
+        finally:
+            server.close()
+            self.remove_socket()
+
+    def handle(self, conn: socket.socket) -> bool:
+        """Answer one request; True when it asked the helper to stop."""
+        stop = False
+        with conn:
+            conn.settimeout(2.0)
+            try:
+                data = b""
+                while not data.endswith(b"\n") and len(data) < MAX_REQUEST:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                request = json.loads(data or b"{}")
+                reply = self.answer(request if isinstance(request, dict) else {})
+                stop = bool(reply.get("stopping"))
+            except Exception as e:  # noqa: BLE001 - one bad request must not end the helper
+                reply = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+            try:
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+            except OSError:
+                pass
+        return stop
+
+    def alive(self) -> bool:
+        if time.monotonic() - self.last > self.idle:
+            log(self.home, f"idle for {self.idle:.0f} s")
+            return False
+        try:
+            return os.stat(self.sock_path).st_ino == self.inode
+        except OSError:
+            return False
+
+    def remove_socket(self) -> None:
+        try:
+            if os.stat(self.sock_path).st_ino == self.inode:
+                os.unlink(self.sock_path)
+        except OSError:
+            pass
+
+
+def log(home: str, message: str) -> None:
+    try:
+        folder = os.path.join(home, "logs")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "recall-helper.log"), "a", encoding="utf-8") as f:
+            f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} pid {os.getpid()} {message}\n")
+    except OSError:
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m wiki_memory.recall.helper", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--home", required=True, help="the wiki-memory home this helper serves")
+    parser.add_argument("--idle", type=float, default=meaning.IDLE, help="seconds without a request before it exits")
+    parser.add_argument("--preload", action="append", default=[], help="an index whose vectors to read at once")
+    args = parser.parse_args(argv)
+    lock = meaning.lock_path(args.home)
+    os.makedirs(os.path.dirname(lock), mode=0o700, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        import fcntl
+
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return 0  # another helper serves this home
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        helper = Helper(args.home, args.idle)
+        if not helper.load_model():
+            return 1
+        log(args.home, "started")
+        helper.serve(args.preload)
+        log(args.home, "exiting")
+        return 0
+    finally:
+        os.close(fd)  # releases the lock
+
+
+if __name__ == "__main__":
+    sys.exit(main())

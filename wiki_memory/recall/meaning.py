@@ -1,0 +1,187 @@
+"""Asking the warm helper (`recall.helper`) how close a prompt's meaning is to some pages,
+and starting it when it is not there. Standard library only: this runs in the hook.
+
+The helper listens on a Unix socket in a private folder of the temporary directory
+(`$TMPDIR` or `/tmp`, then `wiki-memory-<uid>/`, mode 0700; a socket path must stay under
+~100 bytes, which a deep home would break), named by a hash of the wiki-memory home it serves. A hook that
+cannot reach it within its timeout goes on by words alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
+    from typing import Any
+
+    from wiki_memory.config import Project
+    from wiki_memory.recall.settings import RecallSettings
+
+IDLE = 600.0  # seconds the helper stays up without a request
+TIMEOUT = 0.25  # seconds a hook waits for an answer
+START_EVERY = 10.0  # seconds between two starts of the helper by hooks, at most
+
+
+def _folder() -> str:
+    # Not tempfile.gettempdir(): importing tempfile costs a hook 20-50 ms.
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"wiki-memory-{uid}")
+
+
+def _key(home: str) -> str:
+    import zlib
+
+    return f"{zlib.crc32(os.path.abspath(home).encode()):08x}"
+
+
+def socket_path(home: str) -> str:
+    return os.path.join(_folder(), f"recall-{_key(home)}.sock")
+
+
+def lock_path(home: str) -> str:
+    return os.path.join(_folder(), f"recall-{_key(home)}.lock")
+
+
+def _private_folder() -> str | None:
+    """The helper's folder, created 0700; None when it exists but is not ours alone."""
+    folder = _folder()
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        info = os.stat(folder)
+    except OSError:
+        return None
+    if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & 0o077):
+        return None
+    return folder
+
+
+def ask(home: str, request: dict, timeout: float = TIMEOUT) -> dict | None:
+    """The helper's answer to `request`, or None (not running, not ready, too slow)."""
+    if _private_folder() is None:
+        return None
+    deadline = time.monotonic() + timeout
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout)
+            conn.connect(socket_path(home))
+            conn.sendall(json.dumps(request).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                conn.settimeout(left)
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        answer = json.loads(data)
+    except (OSError, ValueError):
+        return None
+    return answer if isinstance(answer, dict) and answer.get("ok") else None
+
+
+def similarities(
+    home: str, index: str, text: str, pages: Sequence[str], timeout: float = TIMEOUT
+) -> dict[str, float] | None:
+    """page -> the best cosine between `text` and the page's chunks; None without a helper."""
+    answer = ask(home, {"index": index, "text": text, "pages": list(pages)}, timeout)
+    sims = answer.get("sims") if answer else None
+    return {str(k): float(v) for k, v in sims.items()} if isinstance(sims, dict) else None
+
+
+def project_fields(project: Project) -> dict[str, Any]:
+    """A project as the helper is sent it (JSON)."""
+    return {
+        "id": project.id,
+        "name": project.name,
+        "home": str(project.home),
+        "wiki": str(project.wiki),
+        "root": str(project.root) if project.root else None,
+        "identity": project.identity,
+    }
+
+
+def recall(
+    home: str,
+    project: Project,
+    settings: RecallSettings,
+    *,
+    prompt: str | None = None,
+    files: Sequence[str] = (),
+    cwd: str | None = None,
+    exclude: Collection[str] = (),
+    timeout: float = TIMEOUT,
+) -> list[dict[str, Any]] | None:
+    """The whole recall for a prompt (or files), done by the helper: its words and meaning,
+    and the block; a list of {trigger, subject, text, pages}, or None without a helper.
+
+    Why the helper does the words too: it holds the index open and its modules loaded, so a
+    hook that asks it needs neither sqlite3 nor the finder (10-15 ms of a hook's start)."""
+    request = {
+        "op": "recall",
+        "project": project_fields(project),
+        "settings": settings._asdict(),
+        "prompt": prompt,
+        "files": list(files),
+        "cwd": cwd,
+        "exclude": sorted(exclude),
+    }
+    answer = ask(home, request, timeout)
+    results = answer.get("results") if answer else None
+    return results if isinstance(results, list) else None
+
+
+def running(home: str) -> bool:
+    return ask(home, {"op": "ping"}, timeout=1.0) is not None
+
+
+def stop(home: str) -> bool:
+    """Ask the helper of `home` to exit; True when one answered."""
+    return ask(home, {"op": "stop"}, timeout=2.0) is not None
+
+
+def ensure_started(home: str, preload: str | None = None, idle: float = IDLE) -> int | None:
+    """Start the helper for `home` in the background unless one was started in the last
+    START_EVERY seconds; returns the new process's pid. A helper already running keeps its
+    lock and the new one exits at once, so a race costs a short-lived process, never two."""
+    folder = _private_folder()
+    if folder is None:
+        return None
+    marker = os.path.join(folder, f"recall-{_key(home)}.started")
+    try:
+        if time.time() - os.stat(marker).st_mtime < START_EVERY:
+            return None
+    except FileNotFoundError:
+        pass
+    try:
+        with open(marker, "w"):
+            pass
+    except OSError:
+        return None
+    import subprocess
+
+    command = [sys.executable, "-m", "wiki_memory.recall.helper", "--home", home, "--idle", str(idle)]
+    if preload:
+        command += ["--preload", preload]
+    try:
+        os.makedirs(os.path.join(home, "logs"), exist_ok=True)
+        with open(os.path.join(home, "logs", "recall-helper.log"), "ab") as err:
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                cwd="/",
+                start_new_session=True,
+                close_fds=True,
+            )
+    except OSError:
+        return None
+    return process.pid

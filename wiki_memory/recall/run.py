@@ -1,0 +1,248 @@
+"""One recall, as the hook and `wiki-memory recall` run it: for a prompt or for a file, the
+pages to hand over (never one handed to the session already), the block that hands them,
+and, for `--explain`, every candidate with its evidence and why it was kept or dropped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import namedtuple
+
+from wiki_memory.recall import find, gate, render, seen
+from wiki_memory.recall.settings import RecallSettings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable, Collection, Mapping, Sequence
+
+    from wiki_memory.config import Project
+    from wiki_memory.recall.find import Candidate, Query
+
+BUDGET = 0.5  # seconds one recall may spend reading the index before it gives up
+WORDS_ALONE = 3  # matched words a page needs by words alone, unless it holds an identifier as written
+
+
+class Verdict(namedtuple("Verdict", "candidate kept reason meaning", defaults=(None,))):
+    """A candidate page, whether it was handed over, and why (`meaning`: its closeness in
+    meaning to the prompt, when the helper answered)."""
+
+    __slots__ = ()
+
+    def as_dict(self) -> dict[str, object]:
+        c = self.candidate
+        return {
+            "path": c.path,
+            "title": c.title,
+            "type": c.type,
+            "status": c.status,
+            "score": round(c.score, 4),
+            "meaning": self.meaning,
+            "matched": list(c.matched),
+            "missing": list(c.missing),
+            "exact": c.exact,
+            "kept": self.kept,
+            "reason": self.reason,
+        }
+
+
+class Recall(namedtuple("Recall", "trigger subject text pages verdicts passages", defaults=((), (), ()))):
+    """What one recall hands over: `text` (the block, "" for nothing), `pages` (the paths in
+    it, best first), `verdicts` (every candidate considered), `passages` (path -> the lines
+    shown)."""
+
+    __slots__ = ()
+
+
+def for_prompt(
+    project: Project,
+    prompt: str,
+    *,
+    session_id: str | None = None,
+    settings: RecallSettings | None = None,
+    exclude: Collection[str] | None = None,
+    budget: float = BUDGET,
+    similarities: Callable[[Sequence[str]], dict[str, float] | None] | None = None,
+    conn: sqlite3.Connection | None = None,
+) -> Recall:
+    """The pages a prompt would be handed now (`exclude`: paths handed already; by default
+    what the session's record holds). `similarities` (pages -> their closeness in meaning
+    to the prompt, or None) defaults to asking the warm helper, started if it is not there.
+    `conn`: an open read-only connection to the index (the helper keeps one; left open)."""
+    settings = settings or RecallSettings()
+    nothing = Recall("prompt", prompt, "", ())
+    if not settings.enabled or not settings.prompts or gate.is_chatter(prompt):
+        return nothing
+    own = conn is None
+    conn = find.connect(project.index_path) if conn is None else conn
+    if conn is None:
+        return nothing
+    try:
+        query = find.prepare(conn, prompt)
+        # A prompt mostly about words the wiki never uses cannot reach a floor: nothing to read.
+        if query is None or query.reachable < (settings.floor if settings.meaning else settings.words_floor):
+            return nothing
+        cands = find.candidates(conn, query, deadline=time.monotonic() + budget)
+    finally:
+        if own:
+            conn.close()
+    if exclude is None:
+        exclude = seen.read(project, session_id) if session_id else set()
+    # Only pages words could let through are worth a question to the helper: a prompt no page
+    # holds enough of costs no more than the words.
+    open_ = [c for c in cands if find.eligible(c, exclude) is None and c.score >= settings.floor]
+    sims: dict[str, float] | None = None
+    if open_ and settings.meaning:
+        if similarities is None:
+            sims = _ask_helper(project, prompt, [c.path for c in open_], settings)
+        else:
+            sims = similarities([c.path for c in open_])
+    verdicts = judge(cands, query, settings, exclude, sims, general=gate.is_general_question(prompt))
+    return _assemble("prompt", prompt, verdicts, settings)
+
+
+def _ask_helper(
+    project: Project, prompt: str, pages: Sequence[str], settings: RecallSettings
+) -> dict[str, float] | None:
+    """The helper's answer, or None after starting it for the next prompt."""
+    from wiki_memory.recall import meaning
+
+    # The wiki-memory home: a project lives in <home>/projects/<id>.
+    home = str(project.home.parent.parent) if project.home.parent.name == "projects" else str(project.home)
+    found = meaning.similarities(home, str(project.index_path), prompt, pages)
+    if found is None:
+        meaning.ensure_started(home, str(project.index_path), idle=float(settings.helper_idle))
+    return found
+
+
+def judge(
+    cands: Sequence[Candidate],
+    query: Query,
+    settings: RecallSettings,
+    exclude: Collection[str] = (),
+    sims: Mapping[str, float] | None = None,
+    *,
+    general: bool = False,
+) -> list[Verdict]:
+    """Each candidate against the floors: kept, or dropped with the reason.
+
+    With `sims` (closeness in meaning, from the helper) a page must hold `floor` of the
+    prompt's words and be `meaning_floor` close: words and meaning must agree. Without,
+    words alone decide, more strictly (`words_floor`, three words). A general question
+    needs `question_floor` of meaning, and gets nothing from words alone. The best page
+    sets the bar for the others (`relative`).
+    """
+
+    def evidence(c: Candidate) -> float:
+        return c.score + (sims.get(c.path, 0.0) if sims is not None else 0.0)
+
+    open_ = [c for c in cands if find.eligible(c, exclude) is None]
+    best = max((evidence(c) for c in open_), default=0.0)
+    ranked = sorted(cands, key=lambda c: -evidence(c))
+    out: list[Verdict] = []
+    kept = 0
+    for c in ranked:
+        why = find.eligible(c, exclude)
+        strong = [s for s in c.matched if query.weights.get(s, 0) > 0]
+        sim = sims.get(c.path) if sims is not None else None
+        if why is None:
+            why = _floors(c, len(strong), sim, settings, general, sims is not None)
+        if why is None and evidence(c) < settings.relative * best:
+            why = f"evidence {evidence(c):.2f} below {settings.relative:.2f} of the best ({best:.2f})"
+        if why is None and kept >= settings.max_pages:
+            why = f"{settings.max_pages} pages already"
+        if why is None:
+            kept += 1
+        if why is None:
+            reason = f"words {c.score:.2f}" + (f", meaning {sim:.2f}" if sim is not None else " (words alone)")
+        out.append(Verdict(c, why is None, why or reason, sim))
+    return out
+
+
+def _floors(
+    c: Candidate, words: int, sim: float | None, settings: RecallSettings, general: bool, with_meaning: bool
+) -> str | None:
+    """Why a page does not clear the floors, or None."""
+    if with_meaning:
+        if c.score < settings.floor:
+            return f"words {c.score:.2f} below the floor {settings.floor:.2f}"
+        need = settings.question_floor if general else settings.meaning_floor
+        if sim is None or sim < need:
+            kind = "a general question's floor" if general else "the floor"
+            return f"meaning {0.0 if sim is None else sim:.2f} below {kind} {need:.2f}"
+        return None
+    if general:
+        return "a general question, and no meaning at hand to tell it is about this project"
+    if c.score < settings.words_floor:
+        return f"words {c.score:.2f} below the words-alone floor {settings.words_floor:.2f}"
+    if words < WORDS_ALONE and not c.exact:
+        return f"holds {words} of the prompt's words, {WORDS_ALONE} needed by words alone"
+    return None
+
+
+def for_file(
+    project: Project,
+    file: str,
+    *,
+    cwd: str | None = None,
+    session_id: str | None = None,
+    settings: RecallSettings | None = None,
+    exclude: Collection[str] | None = None,
+    conn: sqlite3.Connection | None = None,
+) -> Recall:
+    """The pages about a file the agent reads or edits (anchored to it or naming its path),
+    once per file per session (`conn`: as for `for_prompt`)."""
+    from wiki_memory.recall import files as file_pages
+
+    settings = settings or RecallSettings()
+    rel = file_pages.relative(file, project.root, cwd)
+    nothing = Recall("file", rel or file, "", ())
+    if not settings.enabled or not settings.files or not rel:
+        return nothing
+    if exclude is None:
+        exclude = seen.read(project, session_id) if session_id else set()
+    if f"file:{rel}" in exclude:
+        return nothing
+    own = conn is None
+    conn = find.connect(project.index_path) if conn is None else conn
+    if conn is None:
+        return nothing
+    try:
+        cands = file_pages.pages_about(conn, rel)
+    finally:
+        if own:
+            conn.close()
+    verdicts = []
+    kept = 0
+    for c in cands:
+        why = find.eligible(c, exclude)
+        if why is None and kept >= settings.max_pages:
+            why = f"{settings.max_pages} pages already"
+        kept += why is None
+        verdicts.append(Verdict(c, why is None, why or ("anchored to it" if c.exact else "names it")))
+    return _assemble("file", rel, verdicts, settings, file=rel)
+
+
+def _assemble(
+    trigger: str, subject: str, verdicts: list[Verdict], settings: RecallSettings, file: str | None = None
+) -> Recall:
+    focus = file.rsplit("/", 1)[-1] if file else None
+    chosen = [(v.candidate, find.passage(v.candidate, focus)) for v in verdicts if v.kept]
+    notes = {c.path: n for c, _ in chosen if (n := page_note(c))}
+    text, placed = render.render(chosen, max_chars=settings.max_chars, notes=notes, file=file)
+    if len(placed) < len(chosen):
+        left = {c.path for c, _ in chosen} - set(placed)
+        verdicts = [Verdict(v.candidate, False, "no room left") if v.candidate.path in left else v for v in verdicts]
+    passages = tuple((c.path, p) for c, p in chosen if c.path in placed)
+    return Recall(trigger, subject, text, tuple(placed), tuple(verdicts), passages)
+
+
+def page_note(c: Candidate) -> str | None:
+    """The note a page carries when it is handed over, or None.
+
+    Where the lifecycle's drift check plugs in: a page whose anchored code changed since it
+    was written is handed with "may be stale" and what changed.
+    """
+    if c.status == "stale":
+        return "marked stale: it may no longer hold"
+    return None
