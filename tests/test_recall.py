@@ -496,3 +496,20 @@ def test_pages_the_session_wrote_itself_are_not_recalled_to_it(project, code_rep
     assert "gotchas/jwt-refresh-must-happen-before-the-retry.md" in seen.read(project, "w1")
     again = prompt(code_repo, "login test fails with a 401", session="w1")
     assert hook("claude-code", "UserPromptSubmit", again) is None
+
+
+def test_an_opencode_prompt_gets_its_pages_as_the_plugins_context(project, code_repo):
+    payload = {
+        "sessionID": "o1",
+        "cwd": str(code_repo),
+        "hook_event_name": "chat.message",
+        "parts": [{"type": "text", "text": '"the login test keeps failing with 401 errors"'}],
+    }
+    printed = hook("opencode", "chat.message", payload)
+    assert printed is not None and set(printed) == {"context"}
+    assert "jwt-refresh-must-happen-before-the-retry" in printed["context"]
+    assert printed["context"].startswith("<wiki-memory recall")
+    # Once per session, as for every agent; an acknowledgement gets nothing.
+    assert hook("opencode", "chat.message", payload) is None
+    ack = {**payload, "parts": [{"type": "text", "text": "ok"}]}
+    assert hook("opencode", "chat.message", ack) is None

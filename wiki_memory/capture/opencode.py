@@ -119,6 +119,9 @@ class OpenCode(Adapter):
     }
     end_events = frozenset({"session.idle"})
     session_keys = ("session_id", "sessionID")
+    # The plugin waits (boundedly) for what chat.message prints and adds it to that turn's
+    # system prompt. Per-file recall would need tool.execute.after forwarded: not yet.
+    recall_prompt_events = frozenset({"chat.message"})
 
     def resolve_event(self, given: str | None, payload: Mapping[str, Any]) -> str | None:
         # OpenCode's names are dotted: matched as given, not squashed.
@@ -170,6 +173,10 @@ class OpenCode(Adapter):
         if kind == "stop":
             return [Observation(**base, text=clip(first_str(payload, ("text",)), PROMPT_LIMIT))]
         return [Observation(**base)]
+
+    def recall_prompt(self, event: str, payload: Mapping[str, Any]) -> str | None:
+        """The words of the message's text parts (OpenCode's prompt has no `prompt` key)."""
+        return prompt_text(payload.get("parts")) if event in self.recall_prompt_events else None
 
     def envelope(self, event: str, text: str) -> dict[str, Any]:
         """What the plugin reads back: `context` goes into the system prompt."""
