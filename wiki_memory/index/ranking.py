@@ -12,6 +12,7 @@ In a big wiki a query's frequent words only score the matches its rarer words ma
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from wiki_memory.index.matrix import VectorMatrix
 
 Ranking = list[tuple[int, str, float]]  # (chunk id, page, score), best first
+MAX_FILTERS_KEPT = 16  # filters whose chunks are kept between searches (see Ranker.allowed)
 
 
 # A page found by a search: (fused score, path, the rankings that found it). A plain tuple:
@@ -57,6 +59,10 @@ class Ranker:
         self._total: Kept[int] = Kept(db, survives_embedding=True)
         # Chunk counts of query words: {word: (count, the cap it was counted to)}.
         self._counts: Kept[dict[str, tuple[int, int]]] = Kept(db, survives_embedding=True)
+        # The chunks each recent filter lets through: {(condition, parameters): (ids, id set)}.
+        self._allowed: Kept[dict[tuple[str, tuple[Any, ...]], tuple[Any, frozenset[int]]]] = Kept(
+            db, survives_embedding=True
+        )
 
     # Words -----------------------------------------------------------------------------
 
@@ -159,14 +165,40 @@ class Ranker:
             return self.db.conn.execute(
                 sql, [t.title_weight, t.heading_weight, t.text_weight, expression, depth]
             ).fetchall()
-        sql = (
-            f"SELECT f.rowid, c.page, -bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts f "
-            f"JOIN chunks c ON c.id = f.rowid JOIN pages p ON p.path = c.page "
-            f"WHERE chunks_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?"
-        )
-        return self.db.conn.execute(
-            sql, [t.title_weight, t.heading_weight, t.text_weight, expression, *params, depth]
+        # A filter: every match scored inside FTS5, the chunks the filter lets through (kept
+        # between searches) picked here. Why: joining every match to its page and testing the
+        # filter in SQL took 55 ms for a type and a tag at 10,000 pages (scripts/bench_ui.py,
+        # at load 6); scoring alone, 17. The same rows come back, best first.
+        _, allowed = self.allowed(where, params)
+        scored = self.db.conn.execute(
+            "SELECT rowid, -bm25(chunks_fts, ?, ?, ?) FROM chunks_fts WHERE chunks_fts MATCH ?",
+            [t.title_weight, t.heading_weight, t.text_weight, expression],
         ).fetchall()
+        best = heapq.nlargest(depth, (row for row in scored if row[0] in allowed), key=lambda row: (row[1], -row[0]))
+        if not best:
+            return []
+        ids = [chunk_id for chunk_id, _ in best]
+        pages = dict(
+            self.db.conn.execute(f"SELECT id, page FROM chunks WHERE id IN ({', '.join('?' * len(ids))})", ids)
+        )
+        return [(chunk_id, pages[chunk_id], score) for chunk_id, score in best if chunk_id in pages]
+
+    def allowed(self, where: str, params: list[Any]) -> tuple[Any, frozenset[int]]:
+        """The ids of the chunks of the pages a filter lets through (a numpy array and a set),
+        kept until the index changes (a filter is over pages: new vectors do not change it)."""
+        import numpy as np
+
+        key = (where, tuple(params))
+        kept = self._allowed.get() or {}
+        found = kept.get(key)
+        if found is None:
+            if len(kept) >= MAX_FILTERS_KEPT:
+                kept = {}
+            sql = f"SELECT c.id FROM chunks c JOIN pages p ON p.path = c.page WHERE {where}"
+            ids = [row[0] for row in self.db.conn.execute(sql, params)]
+            found = kept[key] = (np.array(ids, dtype=np.int64), frozenset(ids))
+            self._allowed.put(kept)
+        return found
 
     def vector(self, vectors: VectorMatrix | None, query: Any, where: str, params: list[Any], depth: int) -> Ranking:
         """The chunks of `vectors` nearest to `query` (the query's unit vector), best first."""
@@ -179,16 +211,7 @@ class Ranker:
         if alive is not None:  # rows of pages rewritten or deleted since the matrix was read
             scores[~alive] = -np.inf
         if where != "1":
-            allowed = np.fromiter(
-                (
-                    r[0]
-                    for r in self.db.conn.execute(
-                        f"SELECT c.id FROM chunks c JOIN pages p ON p.path = c.page WHERE {where}", params
-                    )
-                ),
-                dtype=np.int64,
-            )
-            scores = np.where(np.isin(ids, allowed), scores, -np.inf)
+            scores = np.where(np.isin(ids, self.allowed(where, params)[0]), scores, -np.inf)
         n = min(depth, len(scores))
         top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
         top = top[np.lexsort((ids[top], -scores[top]))]  # ties: by chunk id, whatever the rows' order
