@@ -207,3 +207,31 @@ def test_the_home_s_projects(code_repo, tmp_path):
     assert {p.id for p in found} == {a.project.id, b.project.id}
     info = json.loads((b.project.home / "project.json").read_text())
     assert [p.root for p in found if p.name == "other"] == [other] and info["root"] == str(other)
+
+
+def test_a_page_history_through_a_merge_shows_the_side_that_changed_it(memory):
+    # Another machine's change arrives on a branch that a merge brings in (as a sync does).
+    wiki = memory.wiki
+    git(wiki, "checkout", "-q", "-b", "laptop", "HEAD~1")
+    path = wiki / "facts" / "auth-overview.md"
+    path.write_text(path.read_text() + "\nFrom the laptop.\n")
+    git(wiki, "commit", "-q", "-am", "laptop: auth note")
+    git(wiki, "checkout", "-q", "main")
+    git(wiki, "merge", "-q", "--no-ff", "-m", "sync: merge laptop", "laptop")
+    history = memory.page_history("facts/auth-overview.md")
+    assert [c.info.subject for c in history.changes] == ["laptop: auth note", "remember: facts/auth-overview"]
+    assert "+From the laptop." in history.changes[0].diff.lines
+    assert memory.activity(1)[0].subject == "sync: merge laptop"
+    assert memory.commit("HEAD").files[0].path == "facts/auth-overview.md"  # against its first parent
+
+
+def test_the_history_is_worked_out_a_slice_at_a_time(memory):
+    for i in range(5):
+        memory.edit("Lonely note", "append", text=f"Line {i}.")
+    fresh = Memory(memory.project)
+    assert fresh.warm_history(0) is True  # nothing done in no time, and more to do
+    while fresh.warm_history(0.05):
+        pass
+    assert fresh.warm_history(0) is False
+    assert [c.info.subject for c in fresh.page_history("Lonely note").changes][-1] == "remember: notes/lonely-note"
+    fresh.close()

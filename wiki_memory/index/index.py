@@ -455,11 +455,16 @@ class Index:
         return [(source, target) for source, target in rows]
 
     def pages_where(
-        self, *, statuses: Sequence[str] = (), without_id: bool = False, path_glob: str | None = None
+        self,
+        *,
+        statuses: Sequence[str] = (),
+        without_id: bool = False,
+        path_glob: str | None = None,
+        limit: int | None = None,
     ) -> list[PageMeta]:
         """Pages whose status is one of `statuses`, or that have no id (written by hand, or
         whose front matter did not parse), or whose path matches `path_glob` (SQLite GLOB),
-        sorted by path."""
+        sorted by path; the first `limit` of them when given."""
         clauses: list[str] = []
         params: list[str] = []
         if statuses:
@@ -474,7 +479,8 @@ class Index:
             return []
         with self._lock:
             self._catch_up()
-            rows = self.conn.execute(f"{_META} WHERE {' OR '.join(clauses)} ORDER BY path", params).fetchall()
+            sql = f"{_META} WHERE {' OR '.join(clauses)} ORDER BY path" + (f" LIMIT {int(limit)}" if limit else "")
+            rows = self.conn.execute(sql, params).fetchall()
         return [_page_meta(row) for row in rows]
 
 

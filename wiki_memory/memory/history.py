@@ -9,22 +9,23 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wiki_memory.errors import NotFoundError
+from wiki_memory.memory.commits import CommitLog
 from wiki_memory.memory.reading import Reading
-from wiki_memory.memory.recent import _changed_files
 from wiki_memory.memory.rules import InputError
 
 if TYPE_CHECKING:
-    from dulwich.objects import Commit
-
+    from wiki_memory.index import Index
     from wiki_memory.store import CommitInfo, Store
 
 MAX_DIFF_LINES = 400  # of one file in one commit; the rest is counted, not shown
 MAX_ACTIVITY_WALK = 2000  # commits looked at to fill one page of a filtered timeline
 PATHS_SHOWN = 8  # of one commit in the timeline
+MAX_DIFFS = 2000  # diffs kept between requests
+
+DiffText = tuple[tuple[str, ...], int, bool]  # (diff lines, lines cut, not text)
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,29 @@ class PageHistory:
 
 
 @dataclass(frozen=True)
+class Links:
+    """The link graph of a wiki: who links to whom, each page's degree, best-linked first."""
+
+    out: dict[str, set[str]]
+    neighbours: dict[str, set[str]]
+    degree: dict[str, int]
+    ranked: list[str]
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[str, str]]) -> Links:
+        out: dict[str, set[str]] = {}
+        neighbours: dict[str, set[str]] = {}
+        degree: dict[str, int] = {}
+        for source, target in pairs:
+            out.setdefault(source, set()).add(target)
+            degree[source] = degree.get(source, 0) + 1
+            degree[target] = degree.get(target, 0) + 1
+            neighbours.setdefault(source, set()).add(target)
+            neighbours.setdefault(target, set()).add(source)
+        return cls(out, neighbours, degree, sorted(degree, key=lambda p: (-degree[p], p)))
+
+
+@dataclass(frozen=True)
 class GraphNode:
     path: str
     title: str
@@ -122,43 +146,63 @@ class Graph:
 class Browsing(Reading):
     """The operations that read the wiki's history and shape (see the module docstring)."""
 
+    _commit_log: CommitLog | None = None
+    _diffs: dict[tuple[bytes | None, bytes | None], DiffText] | None = None  # by (blob before, blob after)
+    _links: tuple[str | None, Links] | None = None  # (the index's head, the link graph then)
+
+    def commit_log(self) -> CommitLog:
+        """The kept record of what each commit changed (see `commits.py`), for this store."""
+        store = self.store()
+        if self._commit_log is None or self._commit_log.repo is not store.repo:
+            self._commit_log = CommitLog(store.repo)
+        return self._commit_log
+
+    def warm_history(self, seconds: float = 0.2) -> bool:
+        """Work out what older commits changed for about `seconds`, so that history is
+        ready when asked for; True while some are left."""
+        if not self.exists:
+            return False
+        head = self.store().head()
+        return head is not None and self.commit_log().warm(head.decode(), seconds)
+
     def activity(self, n: int = 50, who: str | None = None) -> list[Activity]:
         """The `n` newest commits (of `who`, an agent or a person's name, when given),
         newest first."""
+        from wiki_memory.store.records import parse_trailers
+
         if n < 1:
             raise InputError("`n` is how many commits: 1 or more")
         if not self.exists:
             return []
-        store = self.store()
-        head = store.head()
+        head = self.store().head()
         if head is None:
             return []
-        from dulwich.objects import ObjectID
-
         wanted = (who or "").strip().casefold()
+        log = self.commit_log()
         out: list[Activity] = []
-        trees: dict[bytes, Any] = {}
-        repo = store.repo
-        for walked, entry in enumerate(repo.get_walker(include=[ObjectID(head)])):
+        for walked, header in enumerate(log.walk(head.decode())):
             if walked >= MAX_ACTIVITY_WALK or len(out) >= n:
                 break
-            item = _activity(store, entry.commit, trees)
-            if wanted and wanted not in (item.author.casefold(), (item.agent or "").casefold()):
+            trailers = parse_trailers(header.message)
+            agent = trailers.get("Agent") or (header.author if header.email.endswith("@wiki-memory") else None)
+            if wanted and wanted not in (header.author.casefold(), (agent or "").casefold()):
                 continue
-            out.append(item)
+            paths = sorted(log.changes(header.id)[0])
+            subject = header.message.split("\n", 1)[0]
+            shown, more = tuple(paths[:PATHS_SHOWN]), max(0, len(paths) - PATHS_SHOWN)
+            author = (header.author, header.email, agent, trailers.get("Session-Id"))
+            out.append(Activity(header.id, header.time, *author, subject, shown, more, _kind(paths, agent)))
         return out
 
     def commit(self, rev: str, limit: int = 50) -> CommitView:
         """A commit (a full or short id, `HEAD~2`) with the diff of the first `limit` files it
-        changed."""
-        store = self.store()
-        commit = _commit(store, self.resolve_rev(rev).encode())
-        parent = commit.parents[0] if commit.parents else None
-        parent_tree = _commit(store, parent).tree if parent is not None else None
-        changed = store.changed_files(parent_tree, commit.tree)
-        files = [_file_diff(store, path, path, old, new) for path, old, new in changed[:limit]]
-        info = store.commit_info(commit, with_paths=False)
-        return CommitView(info, parent.decode() if parent else None, files, max(0, len(changed) - limit))
+        changed (against its first parent)."""
+        log = self.commit_log()
+        header = log.header(self.resolve_rev(rev))
+        changed = sorted(log.changes(header.id)[0].items())
+        files = [self._file_diff(path, path, old, new) for path, (old, new) in changed[:limit]]
+        parent = header.parents[0] if header.parents else None
+        return CommitView(header.info(), parent, files, max(0, len(changed) - limit))
 
     def page_history(self, ref: str, n: int = 30) -> PageHistory:
         """One page's commits, newest first, following its renames, each with the diff it
@@ -166,18 +210,26 @@ class Browsing(Reading):
         if n < 1:
             raise InputError("`n` is how many commits: 1 or more")
         store = self.store()
+        head = store.head()
         path = self._history_path(ref)
-        found = store.page_log(path, n + 1)
-        changes = []
-        for info, current, before in found[:n]:
-            commit = _commit(store, info.id.encode())
-            new = store.tree_entry(commit.tree, current)
-            old = None
-            if before is not None and commit.parents:
-                old = store.tree_entry(_commit(store, commit.parents[0]).tree, before)
-            diff = _file_diff(store, current, before, old[1] if old else None, new[1] if new else None)
-            changes.append(PageChange(info, diff))
+        if head is None:
+            return PageHistory(path, [])
+        found = self.commit_log().page_changes(head.decode(), path, n + 1)
+        changes = [
+            PageChange(header.info(), self._file_diff(current, before, old, new))
+            for header, current, before, old, new in found[:n]
+        ]
         return PageHistory(path, changes, len(found) > n)
+
+    def _file_diff(self, path: str, old_path: str | None, old: bytes | None, new: bytes | None) -> FileDiff:
+        """The change to one file between two blobs; the diff text is kept, since the same
+        two blobs always diff the same way."""
+        if self._diffs is None or len(self._diffs) > MAX_DIFFS:
+            self._diffs = {}
+        text = self._diffs.get((old, new))
+        if text is None:
+            text = self._diffs[(old, new)] = _diff_text(self.store(), old, new)
+        return _file_diff(path, old_path, old, new, text)
 
     def _history_path(self, ref: str) -> str:
         from wiki_memory.store.paths import normalize_path
@@ -187,7 +239,8 @@ class Browsing(Reading):
         except NotFoundError:
             # A deleted page keeps its history: look its path up in the log.
             path = normalize_path(ref if ref.strip().endswith(".md") else ref.strip() + ".md")
-            if not self.store().page_log(path, 1):
+            head = self.store().head()
+            if head is None or not self.commit_log().page_changes(head.decode(), path, 1):
                 raise
             return path
 
@@ -200,37 +253,40 @@ class Browsing(Reading):
         if not self.exists:
             return Graph([], [])
         index = self.require_index()
-        pairs = index.link_pairs()
-        degree: dict[str, int] = {}
-        neighbours: dict[str, set[str]] = {}
-        for source, target in pairs:
-            degree[source] = degree.get(source, 0) + 1
-            degree[target] = degree.get(target, 0) + 1
-            neighbours.setdefault(source, set()).add(target)
-            neighbours.setdefault(target, set()).add(source)
+        links = self._link_graph(index)
         centre = self.find(around) if around and around.strip() else None
         if centre is not None:
-            chosen = _neighbourhood(centre, neighbours, limit)
+            chosen = _neighbourhood(centre, links.neighbours, limit)
             cut = len(chosen) >= limit
         else:
-            ranked = sorted(degree, key=lambda p: (-degree[p], p))
-            chosen = ranked[:limit]
-            cut = len(ranked) > limit
+            chosen = links.ranked[:limit]
+            cut = len(links.ranked) > limit
             if len(chosen) < limit:  # room for pages without links (a small wiki)
                 taken = set(chosen)
-                for meta in index.pages_where(path_glob="*"):
+                for meta in index.pages_where(path_glob="*", limit=2 * limit):
                     if len(chosen) >= limit:
                         cut = True
                         break
                     if meta.path not in taken:
                         chosen.append(meta.path)
         metas = index.page_meta(chosen)
+        degree = links.degree
         nodes = [
             GraphNode(p, metas[p].title, metas[p].type, metas[p].status, degree.get(p, 0)) for p in chosen if p in metas
         ]
         kept = {node.path for node in nodes}
-        edges = [(s, t) for s, t in pairs if s in kept and t in kept]
+        edges = [(s, t) for s in kept for t in sorted(links.out.get(s, ())) if t in kept]
         return Graph(nodes, edges, centre, len(degree), cut, [p for p in chosen if p not in metas])
+
+    def _link_graph(self, index: Index) -> Links:
+        """Every link between pages, with each page's degree; kept until the index moves."""
+        if not index.in_step():
+            index.sync(self.store(), embed=False)
+        if self._links is not None and index.head is not None and self._links[0] == index.head:
+            return self._links[1]
+        links = Links.of(index.link_pairs())
+        self._links = (index.head, links)
+        return links
 
 
 def _neighbourhood(centre: str, neighbours: dict[str, set[str]], limit: int) -> list[str]:
@@ -253,39 +309,6 @@ def _neighbourhood(centre: str, neighbours: dict[str, set[str]], limit: int) -> 
     return chosen
 
 
-def _commit(store: Store, commit_id: bytes) -> Commit:
-    from dulwich.objects import Commit, ObjectID
-
-    obj = store.repo[ObjectID(commit_id)]
-    if not isinstance(obj, Commit):
-        raise NotFoundError(f"{commit_id.decode()} is not a commit")
-    return obj
-
-
-def _activity(store: Store, commit: Commit, trees: dict[bytes, Any]) -> Activity:
-    from wiki_memory.store.records import parse_trailers
-
-    repo = store.repo
-    parent_tree = _commit(store, commit.parents[0]).tree if commit.parents else None
-    paths: list[str] = []
-    more = 0
-    for path in _changed_files(repo, parent_tree, commit.tree, trees, deleted=True):
-        if len(paths) < PATHS_SHOWN:
-            paths.append(path)
-        else:
-            more += 1
-    author = commit.author.decode("utf-8", "replace")
-    name, _, email = author.partition(" <")
-    message = commit.message.decode("utf-8", "replace")
-    trailers = parse_trailers(message)
-    agent = trailers.get("Agent") or (name if email.endswith("@wiki-memory>") else None)
-    when = datetime.fromtimestamp(commit.author_time, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Activity(
-        commit.id.decode(), when, name, email.rstrip(">"), agent, trailers.get("Session-Id"),
-        message.split("\n", 1)[0], tuple(paths), more, _kind(paths, agent),
-    )  # fmt: skip
-
-
 def _kind(paths: Iterable[str], agent: str | None) -> str:
     paths = list(paths)
     if any(p.startswith("handoffs/") for p in paths):
@@ -295,8 +318,8 @@ def _kind(paths: Iterable[str], agent: str | None) -> str:
     return "agent" if agent else "person"
 
 
-def _file_diff(store: Store, path: str, old_path: str | None, old: bytes | None, new: bytes | None) -> FileDiff:
-    """The unified diff of one file between two blobs (None: absent)."""
+def _file_diff(path: str, old_path: str | None, old: bytes | None, new: bytes | None, text: DiffText) -> FileDiff:
+    """The change to one file between two blobs (None: absent), with its diff text."""
     if old is None:
         change, old_path = "added", None
     elif new is None:
@@ -305,13 +328,18 @@ def _file_diff(store: Store, path: str, old_path: str | None, old: bytes | None,
         change = "moved"
     else:
         change = "modified"
+    lines, cut, binary = text
+    return FileDiff(path, old_path, change, lines, cut, binary)
+
+
+def _diff_text(store: Store, old: bytes | None, new: bytes | None) -> DiffText:
+    """The unified diff lines between two blobs (None: absent), without the file header."""
     texts = []
     for blob in (old, new):
         data = store.repo[blob].as_raw_string() if blob is not None else b""
         try:
             texts.append(data.decode("utf-8"))
         except UnicodeDecodeError:
-            return FileDiff(path, old_path, change, (), binary=True)
+            return (), 0, True
     lines = list(difflib.unified_diff(texts[0].splitlines(), texts[1].splitlines(), n=3, lineterm=""))[2:]
-    cut = max(0, len(lines) - MAX_DIFF_LINES)
-    return FileDiff(path, old_path, change, tuple(lines[:MAX_DIFF_LINES]), cut)
+    return tuple(lines[:MAX_DIFF_LINES]), max(0, len(lines) - MAX_DIFF_LINES), False

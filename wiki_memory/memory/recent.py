@@ -69,37 +69,22 @@ def _commits_with_changes(store: Store, head: bytes) -> Iterator[tuple[Any, list
         yield commit, list(_changed_files(repo, parent_tree, commit.tree, trees))
 
 
-def _changed_files(
-    repo: Any, old: bytes | None, new: bytes | None, trees: Trees, prefix: str = "", *, deleted: bool = False
-) -> Iterable[str]:
-    """Files added or changed from tree `old` to tree `new` (and, with `deleted`, removed),
-    descending only into folders that differ. Why not dulwich's `tree_changes`: it walks
-    every entry of a changed folder through Python objects, 20 ms a commit in a 10,000-page
-    wiki; this compares two dicts."""
+def _changed_files(repo: Any, old: bytes | None, new: bytes, trees: Trees, prefix: str = "") -> Iterable[str]:
+    """Files added or changed from tree `old` to tree `new`, descending only into folders
+    that differ. Why not dulwich's `tree_changes`: it walks every entry of a changed folder
+    through Python objects, 20 ms a commit in a 10,000-page wiki; this compares two dicts."""
     if old == new:
         return
     before = _tree_dict(repo, old, trees) if old else {}
-    after = _tree_dict(repo, new, trees) if new else {}
-    for name, (mode, sha) in after.items():
+    for name, (mode, sha) in _tree_dict(repo, new, trees).items():
         was = before.get(name)
         if was == (mode, sha):
             continue
         path = prefix + name.decode("utf-8", "surrogateescape")
         if mode == TREE_MODE:
-            old_sub = was[1] if was and was[0] == TREE_MODE else None
-            yield from _changed_files(repo, old_sub, sha, trees, path + "/", deleted=deleted)
+            yield from _changed_files(repo, was[1] if was and was[0] == TREE_MODE else None, sha, trees, path + "/")
         else:
             yield path
-    if deleted:
-        for name, (mode, sha) in before.items():
-            now = after.get(name)
-            if now is not None and (mode == TREE_MODE) == (now[0] == TREE_MODE):
-                continue  # still there, of the same kind: seen above
-            path = prefix + name.decode("utf-8", "surrogateescape")
-            if mode == TREE_MODE:
-                yield from _changed_files(repo, sha, None, trees, path + "/", deleted=True)
-            else:
-                yield path
 
 
 def _tree_dict(repo: Any, tree_id: bytes, trees: Trees) -> dict[bytes, tuple[int, bytes]]:
