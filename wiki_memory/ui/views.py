@@ -18,7 +18,7 @@ from wiki_memory.ui.actions import VERDICTS
 from wiki_memory.ui.app import viewer_of
 
 ACTIVITY = 60  # commits on the home page
-SEARCH_K = 20
+SEARCH_K = 12
 HISTORY = 30  # a page's commits shown with their diffs
 GRAPH_LIMIT = 300  # pages drawn at once
 

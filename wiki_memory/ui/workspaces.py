@@ -20,12 +20,15 @@ log = logging.getLogger("wiki_memory.ui")
 T = TypeVar("T")
 P = ParamSpec("P")
 
+HISTORY_SLICE_S = 0.2  # the longest a request waits behind the history being worked out
+
 
 class Workspace:
     def __init__(self, project: Project):
         self.project = project
         self.memory = Memory(project)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"wiki-memory-ui-{project.id}")
+        self._closed = False
 
     async def run(self, fn: Callable[Concatenate[Memory, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """`fn(memory, *args, **kwargs)` on the project's thread."""
@@ -37,10 +40,28 @@ class Workspace:
         return self._executor.submit(fn, self.memory, *args, **kwargs).result()
 
     def warm(self) -> None:
-        """Open the store and index and load the embedding model before the first request."""
+        """Before the first request: open the store and index, load the embedding model;
+        then work out what each commit changed, a slice at a time between requests, so that
+        activity and history are ready when asked for."""
         self._executor.submit(_warm, self.memory)
+        self._executor.submit(self._history_slice)
+
+    def _history_slice(self) -> None:
+        if self._closed:
+            return
+        try:
+            more = self.memory.warm_history(HISTORY_SLICE_S)
+        except Exception:
+            log.debug("working out the history of %s failed", self.project.id, exc_info=True)
+            return
+        if more:
+            try:
+                self._executor.submit(self._history_slice)  # behind the requests already waiting
+            except RuntimeError:  # shut down
+                pass
 
     def close(self) -> None:
+        self._closed = True
         try:
             self.call(lambda memory: memory.close())
         finally:
