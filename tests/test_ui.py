@@ -5,7 +5,14 @@ person. The same viewer in a real browser: test_ui_browser.py."""
 from __future__ import annotations
 
 import html
+import os
 import re
+import stat
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -340,3 +347,39 @@ def test_the_command_refuses_an_open_address_without_a_token_in_one_line(code_re
     assert result.exit_code == 1 and "refusing to serve on 0.0.0.0 without a token" in result.output
     assert "Traceback" not in result.output
     assert "--no-open" in CliRunner().invoke(main, ["ui", "--help"]).output
+
+
+def test_the_command_opens_the_browser_through_a_private_file(code_repo, memory, tmp_path):
+    """The token reaches the browser in a file only the person can read, never on a command
+    line other users can list; the viewer serves the address the file forwards to."""
+    seen = tmp_path / "browser-was-given"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\necho "$1" > {seen}\n')
+    browser.chmod(0o755)
+    env = {**os.environ, "BROWSER": f"{browser} %s"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wiki_memory", "ui", "--port", "0"],
+        cwd=code_repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        address = re.search(r"(http://127\.0\.0\.1:\d+/\?token=[\w-]+)", proc.stdout.readline())
+        assert address
+        deadline = time.monotonic() + 20
+        while not (seen.exists() and seen.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        given = seen.read_text().strip()
+        assert given.startswith("file://") and "token=" not in given
+        forwarder = Path(given.removeprefix("file://"))
+        assert stat.S_IMODE(forwarder.stat().st_mode) == 0o600
+        assert f'content="0;url={address.group(1)}"' in html.unescape(forwarder.read_text())
+        with urllib.request.urlopen(address.group(1), timeout=10) as landing:
+            assert landing.status == 200 and "HttpOnly" in landing.headers["Set-Cookie"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+    assert not forwarder.exists()  # removed when the viewer stops

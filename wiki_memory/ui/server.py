@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import os
 import secrets
+import signal
 import sys
 import tempfile
 import threading
@@ -64,6 +65,10 @@ def open_in_browser(url: str, say: Callable[[str], None]) -> Path | None:
     return path
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
 def run(
     project: Project,
     *,
@@ -97,11 +102,15 @@ def run(
         timer.daemon = True
         timer.start()
     config = uvicorn.Config(build_app(viewer), log_level="warning", lifespan="on")
+    # uvicorn stops gracefully on SIGTERM, then raises it again with the handler it found:
+    # this one ends the process through the `finally` below, so the forwarding file goes too.
+    previous = signal.signal(signal.SIGTERM, _stop)
     try:
         uvicorn.Server(config).run(sockets=[sock])
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         pass
     finally:
+        signal.signal(signal.SIGTERM, previous)
         sock.close()
         for path in opener:
             if path is not None:
