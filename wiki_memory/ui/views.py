@@ -35,7 +35,8 @@ async def home(request: Request) -> Response:
     def work(memory: Memory) -> tuple[Any, list[Any]]:
         if not memory.exists:
             return None, []
-        return memory.handoff(), memory.activity(ACTIVITY, who=who)
+        # The handoff as it stands: rebuilding a stale one is the handoff page's job (~1 s).
+        return memory.handoff(refresh=False), memory.activity(ACTIVITY, who=who)
 
     handoff, items = await viewer.workspace(request).run(work)
     people = sorted({(item.who, item.kind in ("agent", "session", "handoff")) for item in items})
@@ -144,7 +145,7 @@ async def go(request: Request) -> Response:
     viewer = viewer_of(request)
     ref = _param(request, "ref")
     if ref is None:
-        raise NotFoundError("no page named")
+        raise NotFoundError("give `ref`: a page's title, path or id")
     path = await viewer.workspace(request).run(lambda memory: memory.find(ref))
     return RedirectResponse(render.page_url(path), status_code=303)
 

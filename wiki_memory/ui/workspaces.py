@@ -86,10 +86,12 @@ class Workspaces:
         self._open: dict[str, Workspace] = {}
 
     def get(self, project: Project) -> Workspace:
+        """The project's workspace; one opened now starts warming up (see Workspace.warm)."""
         with self._lock:
             ws = self._open.get(project.id)
             if ws is None:
                 ws = self._open[project.id] = Workspace(project)
+                ws.warm()
             return ws
 
     def close(self) -> None:
