@@ -129,6 +129,21 @@ def test_review_lists_broken_pages_conflict_copies_and_marked_pages(memory):
     assert [i.kind for i in memory.review_items()] == ["conflict", "stale"]
 
 
+def test_review_without_the_index_reads_every_page(memory):
+    (memory.wiki / "notes" / "deploy.md").write_text("---\ntitle: [x\n---\n# Deploy\n")
+    memory.commit_hand_edits()
+    memory.edit("Retry policy", "set_status", status="wrong")
+    memory.close()
+    memory.project.index_path.unlink()
+    memory.project.index_path.mkdir()  # an index that cannot be opened
+    with Memory(memory.project) as blind:
+        assert blind.index is None
+        assert [(i.kind, i.path) for i in blind.review_items()] == [
+            ("broken", "notes/deploy.md"),
+            ("wrong", "decisions/retry-policy.md"),
+        ]
+
+
 def test_anchors_say_whether_their_file_changed(memory, code_repo):
     (code_repo / "src").mkdir()
     (code_repo / "src" / "client.py").write_text("def refresh():\n    pass\n")

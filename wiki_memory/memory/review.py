@@ -83,12 +83,12 @@ class Reviewing(Reading):
 
     def _review_by_scan(self) -> list[ReviewItem]:
         """The same without the index (it could not be opened): every page parsed."""
+        from wiki_memory.pages import parse_page
+
         items: list[ReviewItem] = []
         marked: list[ReviewItem] = []
         store = self.store()
         for path, blob in store.page_files():
-            from wiki_memory.pages import parse_page
-
             text = store.repo[blob].as_raw_string().decode("utf-8", "replace")
             try:
                 page = parse_page(text, path)

@@ -49,7 +49,7 @@ class Viewer:
     port: int = 8766
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     workspaces: Workspaces = field(default_factory=Workspaces)
-    _projects: tuple[float, list[Project]] = (0.0, [])
+    _projects: tuple[float, list[Project]] = field(default_factory=lambda: (0.0, []))  # (when read, what)
 
     @property
     def project_cookie(self) -> str:
