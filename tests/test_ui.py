@@ -241,6 +241,9 @@ def test_review_and_graph(client, memory):
     memory.commit_hand_edits()
     review = client.get("/review").text
     assert "notes/broken.md" in review and "invalid YAML front matter" in review
+    broken = client.get("/page/notes/broken.md")  # shown as it is, with the way to fix it
+    assert broken.status_code == 200 and "title: [unclosed" in broken.text
+    assert 'href="/edit/notes/broken.md"' in broken.text
     graph = client.get("/graph").text
     data = re.search(r'<script type="application/json" id="graph-data">(.*?)</script>', graph, re.S)
     assert data and '"path": "decisions/retry-policy.md"' in data.group(1) and '"edges": [[' in data.group(1)

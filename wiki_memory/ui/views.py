@@ -10,7 +10,7 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from wiki_memory.errors import NotFoundError
+from wiki_memory.errors import NotFoundError, PageError
 from wiki_memory.memory import Memory
 from wiki_memory.pages import HIDDEN, PAGE_TYPES, STATUSES
 from wiki_memory.ui import render
@@ -63,10 +63,19 @@ async def page(request: Request) -> Response:
     rev = _param(request, "rev")
 
     def work(memory: Memory) -> tuple[Any, Any]:
-        view = memory.read(ref, rev)
+        try:
+            view = memory.read(ref, rev)
+        except PageError as e:
+            # Its front matter does not parse: show the file as it is, and how to fix it.
+            return None, (memory.page_source(ref) if rev is None else None, str(e))
         return view, memory.anchor_states(view.page)
 
     view, anchors = await viewer.workspace(request).run(work)
+    if view is None:
+        source, error = anchors
+        if source is None:
+            raise PageError(error)
+        return viewer.page(request, "broken.html", status=200, source=source, error=error)
     if view.path != ref:  # a title or an id: show it under its path
         return RedirectResponse(render.page_url(view.path, rev=rev), status_code=303)
     links = {link.target: link.path for link in view.links} if view.rev is None else None
