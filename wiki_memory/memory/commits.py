@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 import re
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -24,7 +25,9 @@ if TYPE_CHECKING:
     from wiki_memory.store import CommitInfo
 
 TREE_MODE = 0o040000
-MAX_TREES = 4096  # folder listings kept between commits (a 1,700-page folder is ~0.3 MB)
+# Folder listings kept while walking (a 1,700-page folder's is ~0.3 MB): enough for a commit
+# and its parent, which the walk meets next; dropped once the history is worked out.
+MAX_TREES = 64
 MAX_RENAME_CANDIDATES = 50  # deleted pages compared with a new one to find where it came from
 
 Change = tuple["bytes | None", "bytes | None"]  # (blob before, blob after); None: absent
@@ -64,7 +67,7 @@ class CommitLog:
         self._headers: dict[str, CommitHeader] = {}
         self._tree_of: dict[str, bytes] = {}  # commit -> its tree
         self._changes: dict[str, tuple[Changes, ...]] = {}
-        self._trees: dict[bytes, dict[bytes, tuple[int, bytes]]] = {}
+        self._trees: OrderedDict[bytes, dict[bytes, tuple[int, bytes]]] = OrderedDict()  # least recent first
 
     def header(self, commit_id: str) -> CommitHeader:
         found = self._headers.get(commit_id)
@@ -123,6 +126,7 @@ class CommitLog:
             if time.monotonic() > deadline:
                 return True
             self.changes(header.id)
+        self._trees.clear()  # every commit worked out: a new one needs its own folders only
         return False
 
     def page_changes(
@@ -172,14 +176,15 @@ class CommitLog:
 
     def _entries(self, tree_id: bytes) -> dict[bytes, tuple[int, bytes]]:
         found = self._trees.get(tree_id)
-        if found is None:
-            from dulwich.objects import ObjectID
+        if found is not None:
+            self._trees.move_to_end(tree_id)
+            return found
+        from dulwich.objects import ObjectID
 
-            tree = self.repo[ObjectID(tree_id)]
-            found = {name: tree[name] for name in tree}
-            if len(self._trees) >= MAX_TREES:
-                self._trees.clear()
-            self._trees[tree_id] = found
+        tree = self.repo[ObjectID(tree_id)]
+        found = self._trees[tree_id] = {name: tree[name] for name in tree}
+        if len(self._trees) > MAX_TREES:
+            self._trees.popitem(last=False)
         return found
 
     def _diff(self, old: bytes | None, new: bytes | None, prefix: str = "") -> Iterator[tuple[str, Change]]:
