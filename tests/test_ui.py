@@ -153,7 +153,7 @@ def test_raw_html_in_a_page_is_shown_as_text(client, memory):
     text = client.get("/page/decisions/retry-policy.md").text
     assert "&lt;script&gt;alert('x')&lt;/script&gt;" in text
     assert "<script>alert" not in text and "<img src=x" not in text and "&lt;img src=x onerror=alert(1)&gt;" in text
-    memory.write("Links", "[a](javascript:alert(1)) [b](data:text/html,x) [[x\" onmouseover=\"alert(1)]]", "note")
+    memory.write("Links", '[a](javascript:alert(1)) [b](data:text/html,x) [[x" onmouseover="alert(1)]]', "note")
     links = client.get("/page/notes/links.md").text
     assert 'href="javascript:' not in links and 'href="data:' not in links
     assert 'onmouseover="alert' not in links and "x&#34; onmouseover=&#34;alert(1)" in links
