@@ -426,6 +426,8 @@ def test_filters_and_status(tmp_path, model):
     for mode in ("fts", "vector"):
         assert idx.search("retry", status="superseded", mode=mode) == []
         assert "decisions/old-retry-policy.md" in paths(idx.search("retry five times", status="active", mode=mode))
+    idx.sync(store, full=True)  # a new file, a new connection: the kept filters go with the old one
+    assert "decisions/old-retry-policy.md" in paths(idx.search("retry five times", status="active", mode="fts"))
     idx.close()
 
 
