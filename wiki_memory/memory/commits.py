@@ -194,10 +194,10 @@ class CommitLog:
             return
         before = self._entries(old) if old else {}
         after = self._entries(new) if new else {}
-        for name in sorted(before.keys() | after.keys()):
+        # The entries that differ, as a set operation (in C): a 1,700-page folder's listing
+        # changes by one entry a commit.
+        for name in sorted({name for name, _ in before.items() ^ after.items()}):
             was, now = before.get(name), after.get(name)
-            if was == now:
-                continue
             path = prefix + name.decode("utf-8", "surrogateescape")
             old_tree = was[1] if was and was[0] == TREE_MODE else None
             new_tree = now[1] if now and now[0] == TREE_MODE else None
