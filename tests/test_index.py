@@ -421,6 +421,13 @@ def test_filters_and_status(tmp_path, model):
     assert paths(idx.search("connections", tag="db", mode="vector")) == ["facts/database-connection-pooling.md"]
     assert idx.search("retry", since="2999-01-01") == []
     assert len(idx.search("retry", since="1d")) >= 2
+    # What a filter lets through is kept between searches, until the wiki changes.
+    store.write(store.read("decisions/old-retry-policy.md").with_meta(status="active", superseded_by=None), AGENT)
+    for mode in ("fts", "vector"):
+        assert idx.search("retry", status="superseded", mode=mode) == []
+        assert "decisions/old-retry-policy.md" in paths(idx.search("retry five times", status="active", mode=mode))
+    idx.sync(store, full=True)  # a new file, a new connection: the kept filters go with the old one
+    assert "decisions/old-retry-policy.md" in paths(idx.search("retry five times", status="active", mode="fts"))
     idx.close()
 
 

@@ -29,6 +29,7 @@ BELOW_MEMORY = {
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
     "config": {"errors"},
+    "serving": {"errors"},
     "pages": {"errors"},
     "capture": {"pages", "config", "errors"},
     "store": {"pages", "config", "errors"},
@@ -41,8 +42,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "recall": {"index", "capture", "pages", "config", "errors"},
     "memory": BELOW_MEMORY,
     "hook": {"memory", "consolidate", "recall", "capture", "pages", "config", "errors"},
-    "mcp": {"memory", *BELOW_MEMORY} - {"install"},  # an agent's server never rewrites agents' config
-    "cli": {"memory", *BELOW_MEMORY},
+    "mcp": {"memory", "serving", *BELOW_MEMORY} - {"install"},  # an agent's server never rewrites agents' config
+    "ui": {"memory", "serving", *BELOW_MEMORY},
+    "cli": {"memory", "serving", *BELOW_MEMORY},
     "entry": {"cli", "hook"},
     "__main__": {"entry"},
     "__init__": set(),
@@ -52,6 +54,7 @@ LAUNCHES = {
     ("wiki_memory.cli.serve", "wiki_memory.mcp.server"),
     ("wiki_memory.cli.serve", "wiki_memory.mcp.transport"),
     ("wiki_memory.cli.install", "wiki_memory.hook.main"),
+    ("wiki_memory.cli.ui", "wiki_memory.ui.server"),
 }
 MODULE_NAME = re.compile(r"^wiki_memory(\.[a-z_]+)+\.?$")
 #: Modules the hook path loads on every call: none may import a third-party module at the top.

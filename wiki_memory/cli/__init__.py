@@ -95,3 +95,4 @@ from wiki_memory.cli import search as _search  # noqa: E402,F401
 from wiki_memory.cli import secrets as _secrets  # noqa: E402,F401
 from wiki_memory.cli import serve as _serve  # noqa: E402,F401
 from wiki_memory.cli import sync as _sync  # noqa: E402,F401
+from wiki_memory.cli import ui as _ui  # noqa: E402,F401

@@ -439,12 +439,54 @@ class Index:
         with self._lock:
             for start in range(0, len(paths), 500):
                 part = list(paths[start : start + 500])
-                for path, pid, title, ptype, tags, status, created, updated in self.conn.execute(
-                    "SELECT path, id, title, type, tags, status, created, updated FROM pages "
-                    f"WHERE path IN ({', '.join('?' * len(part))})",
-                    part,
-                ):
-                    found[path] = PageMeta(
-                        path, pid, title, ptype, status or "active", tuple(json.loads(tags or "[]")), created, updated
-                    )
+                for row in self.conn.execute(f"{_META} WHERE path IN ({', '.join('?' * len(part))})", part):
+                    found[row[0]] = _page_meta(row)
         return found
+
+    # Browsing the whole wiki (the web viewer's graph and review) -------------------------
+
+    def link_pairs(self) -> list[tuple[str, str]]:
+        """Every link from one page to another that exists: (source, target), each pair once."""
+        with self._lock:
+            self._catch_up()
+            rows = self.conn.execute(
+                "SELECT DISTINCT source, resolved FROM links WHERE resolved IS NOT NULL AND resolved != source"
+            ).fetchall()
+        return [(source, target) for source, target in rows]
+
+    def pages_where(
+        self,
+        *,
+        statuses: Sequence[str] = (),
+        without_id: bool = False,
+        path_glob: str | None = None,
+        limit: int | None = None,
+    ) -> list[PageMeta]:
+        """Pages whose status is one of `statuses`, or that have no id (written by hand, or
+        whose front matter did not parse), or whose path matches `path_glob` (SQLite GLOB),
+        sorted by path; the first `limit` of them when given."""
+        clauses: list[str] = []
+        params: list[str] = []
+        if statuses:
+            clauses.append(f"status IN ({', '.join('?' * len(statuses))})")
+            params.extend(statuses)
+        if without_id:
+            clauses.append("(id IS NULL OR id = '')")
+        if path_glob:
+            clauses.append("path GLOB ?")
+            params.append(path_glob)
+        if not clauses:
+            return []
+        with self._lock:
+            self._catch_up()
+            sql = f"{_META} WHERE {' OR '.join(clauses)} ORDER BY path" + (f" LIMIT {int(limit)}" if limit else "")
+            rows = self.conn.execute(sql, params).fetchall()
+        return [_page_meta(row) for row in rows]
+
+
+_META = "SELECT path, id, title, type, tags, status, created, updated FROM pages"
+
+
+def _page_meta(row: Sequence[Any]) -> PageMeta:
+    path, pid, title, ptype, tags, status, created, updated = row
+    return PageMeta(path, pid, title, ptype, status or "active", tuple(json.loads(tags or "[]")), created, updated)

@@ -16,7 +16,6 @@ to switch, only these inputs, read afresh for each call.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -24,6 +23,7 @@ from urllib.parse import unquote, urlparse
 
 from wiki_memory.config import Project, home, resolve_project
 from wiki_memory.errors import NotFoundError
+from wiki_memory.memory.projects import load_project, project_dirs, read_info
 
 NO_PROJECT = (
     "no project for this call: pass `project` (the project's directory, an absolute path), "
@@ -64,10 +64,10 @@ def project_from_argument(value: str, env: Mapping[str, str] | None = None) -> P
         raise NotFoundError(f"project directory {value} does not exist")
     projects = home(env) / "projects"
     if (projects / value / "project.json").is_file() and "/" not in value:
-        return _load_project(projects / value)
-    named = [d for d in _project_dirs(projects) if _read_info(d).get("name") == value]
+        return load_project(projects / value)
+    named = [d for d in project_dirs(env) if read_info(d).get("name") == value]
     if len(named) == 1:
-        return _load_project(named[0])
+        return load_project(named[0])
     if len(named) > 1:
         ids = ", ".join(sorted(d.name for d in named))
         raise NotFoundError(f"{len(named)} projects are named {value!r} ({ids}); give the id or the directory")
@@ -87,34 +87,6 @@ def project_from_roots(uris: Iterable[str], env: Mapping[str, str] | None = None
         if path.is_dir():
             return resolve_project(path, env)
     return None
-
-
-def _project_dirs(projects: Path) -> list[Path]:
-    try:
-        return [d for d in projects.iterdir() if (d / "project.json").is_file()]
-    except FileNotFoundError:
-        return []
-
-
-def _read_info(project_home: Path) -> dict[str, object]:
-    try:
-        data = json.loads((project_home / "project.json").read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def _load_project(project_home: Path) -> Project:
-    info = _read_info(project_home)
-    root = info.get("root")
-    return Project(
-        id=project_home.name,
-        name=str(info.get("name") or project_home.name),
-        home=project_home,
-        wiki=Path(str(info.get("wiki") or project_home / "wiki")),
-        root=Path(str(root)) if root else None,
-        identity=str(info.get("identity") or ""),
-    )
 
 
 # Who is calling ------------------------------------------------------------------------

@@ -4,18 +4,16 @@
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
-import socket
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from wiki_memory.errors import WikiMemoryError
+from wiki_memory.serving import DEFAULT_HOST, bind, check_bind, shown_host, warn_short_token
 
-DEFAULT_HOST = "127.0.0.1"
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "check_bind", "http_app", "serve_http", "serve_stdio"]
+
 DEFAULT_PORT = 8765
-MIN_TOKEN_LENGTH = 16
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -33,28 +31,6 @@ def serve_stdio(server: Any) -> None:
         pass
     finally:
         server.close()
-
-
-def is_loopback(host: str) -> bool:
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # a host name: it may resolve to anything
-
-
-def check_bind(host: str, token: str | None) -> None:
-    """Refuse to serve memory beyond this machine without a token."""
-    if token is not None and not token.strip():
-        raise WikiMemoryError("the token is empty; give a long random one (or none, on 127.0.0.1)")
-    if not token and not is_loopback(host):
-        raise WikiMemoryError(
-            f"refusing to serve on {host} without a token: anyone who can reach it could read and change "
-            "the memory. Give --token (or WIKI_MEMORY_TOKEN), e.g. "
-            "`--token \"$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')\"`, "
-            "or serve on 127.0.0.1"
-        )
 
 
 class BearerGate:
@@ -111,24 +87,6 @@ def http_app(server: Any, *, host: str = DEFAULT_HOST, token: str | None = None)
     return BearerGate(app, token)
 
 
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on (host, port); port 0 picks a free one."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[0]
-    except socket.gaierror as e:
-        raise WikiMemoryError(f"cannot serve on {host}: {e.strerror}") from None
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-    except OSError as e:
-        sock.close()
-        raise WikiMemoryError(f"cannot serve on {host}:{port}: {e.strerror}") from None
-    sock.listen(128)
-    sock.set_inheritable(True)
-    return sock
-
-
 def serve_http(
     server: Any,
     *,
@@ -141,15 +99,11 @@ def serve_http(
     import uvicorn
 
     check_bind(host, token)
-    if token and len(token) < MIN_TOKEN_LENGTH:
-        print(
-            f"wiki-memory: warning: the token is {len(token)} characters; use {MIN_TOKEN_LENGTH} or more random ones",
-            file=sys.stderr,
-        )
+    warn_short_token(token)
     app = http_app(server, host=host, token=token)
     sock = bind(host, port)
     bound = sock.getsockname()[1]
-    shown = f"[{host.strip('[]')}]" if ":" in host.strip("[]") else host
+    shown = shown_host(host)
     (announce or (lambda line: print(line, file=sys.stderr, flush=True)))(
         f"wiki-memory: serving MCP at http://{shown}:{bound}/mcp (health: /health)"
         + (", bearer token required" if token else "")

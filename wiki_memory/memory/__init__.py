@@ -6,8 +6,11 @@ operations; it calls `store`, `index`, `consolidate` and `sync`.
 
 from wiki_memory.memory.base import NoMemoryError, write_project_file
 from wiki_memory.memory.edits import OPERATIONS, EditError
+from wiki_memory.memory.history import Activity, CommitView, FileDiff, Graph, GraphNode, PageChange, PageHistory
 from wiki_memory.memory.imports import import_transcripts
 from wiki_memory.memory.memory import Memory
+from wiki_memory.memory.pagetext import PageText
+from wiki_memory.memory.projects import known_projects
 from wiki_memory.memory.records import (
     Actor,
     Deleted,
@@ -19,26 +22,38 @@ from wiki_memory.memory.records import (
     SearchReport,
     Written,
 )
+from wiki_memory.memory.review import AnchorState, ReviewItem
 from wiki_memory.memory.rules import InputError
 from wiki_memory.memory.secrets import Forgotten, ScanReport
 
 __all__ = [
     "OPERATIONS",
+    "Activity",
     "Actor",
+    "AnchorState",
+    "CommitView",
     "Deleted",
     "EditError",
+    "FileDiff",
     "Forgotten",
+    "Graph",
+    "GraphNode",
     "History",
     "InputError",
     "LinksView",
     "Memory",
     "NoMemoryError",
+    "PageChange",
+    "PageHistory",
     "PageRow",
+    "PageText",
     "PageView",
     "RecentPage",
+    "ReviewItem",
     "ScanReport",
     "SearchReport",
     "Written",
     "import_transcripts",
+    "known_projects",
     "write_project_file",
 ]

@@ -9,7 +9,7 @@ from functools import lru_cache
 from markdown_it import MarkdownIt
 
 # [[Target]], [[Target|alias]], [[Target#Heading]], ![[embedded]]
-_WIKI_LINK = re.compile(r"!?\[\[([^\[\]\n|#]*)(?:#([^\[\]\n|]*))?(?:\|([^\[\]\n]*))?\]\]")
+WIKI_LINK = re.compile(r"!?\[\[([^\[\]\n|#]*)(?:#([^\[\]\n|]*))?(?:\|([^\[\]\n]*))?\]\]")
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def wiki_links(body: str) -> list[WikiLink]:
             elif child.type == "code_inline":
                 parts.append(" ")  # `[[x]]` in a code span is not a link
         text = "".join(parts)
-        for m in _WIKI_LINK.finditer(text):
+        for m in WIKI_LINK.finditer(text):
             target = m.group(1).strip()
             if target:
                 links.append(WikiLink(target, (m.group(2) or "").strip() or None, (m.group(3) or "").strip() or None))

@@ -58,10 +58,26 @@ class History(Reader):
         if path is None:
             walker = self.repo.get_walker(include=[start.id], max_entries=n)
             return [self.commit_info(entry.commit) for entry in walker]
-        return [self.commit_info(commit) for commit in self._page_history(start, normalize_path(path), n)]
+        return [self.commit_info(commit) for commit, _, _ in self._page_history(start, normalize_path(path), n)]
 
-    def _page_history(self, start: Commit, path: str, n: int | None) -> Iterator[Commit]:
-        """The commits that changed `path`, newest first, following renames back in time.
+    def page_log(
+        self, path: str, n: int | None = 20, *, rev: str | None = None
+    ) -> list[tuple[CommitInfo, str, str | None]]:
+        """The commits that changed one page, newest first, following its renames: each with
+        the page's path in that commit and in its parent (None where the commit created the
+        page; the old path where it moved). The commits' `paths` are left empty: a commit
+        that wrote 10,000 pages would cost a walk of all of them."""
+        start = self._commit_obj(rev)
+        if start is None:
+            return []
+        return [
+            (self.commit_info(commit, with_paths=False), current, before)
+            for commit, current, before in self._page_history(start, normalize_path(path), n)
+        ]
+
+    def _page_history(self, start: Commit, path: str, n: int | None) -> Iterator[tuple[Commit, str, str | None]]:
+        """The commits that changed `path`, newest first, following renames back in time:
+        (commit, the page's path in it, its path in the first parent or None).
 
         Why not dulwich's `follow=True` walker: it diffs every commit's whole tree, seconds
         for a long history. This compares one path's blob id with the parents' and runs
@@ -87,9 +103,6 @@ class History(Reader):
             if same:
                 follow = [(same[0], current)]  # TREESAME to a parent: the change came from there
             else:
-                if mine is not None or parents:  # a change, or the commit that deleted it
-                    yield commit
-                    emitted += 1
                 for parent in parents:
                     if self.tree_entry(parent.tree, current) is not None:
                         follow.append((parent, current))
@@ -97,6 +110,10 @@ class History(Reader):
                         source = self._rename_source(parent.tree, commit.tree, current)
                         if source:
                             follow.append((parent, source))
+                if mine is not None or parents:  # a change, or the commit that deleted it
+                    before = next((p for parent, p in follow if parent.id == parents[0].id), None) if parents else None
+                    yield commit, current, before
+                    emitted += 1
             for parent, parent_path in follow:
                 heapq.heappush(queue, (-parent.commit_time, counter, parent.id, parent_path))
                 counter += 1

@@ -1,0 +1,177 @@
+"""Who may use the viewer, as an ASGI middleware in front of every route and asset.
+
+- **The token.** `wiki-memory ui` makes a fresh token per launch (or takes `--token`) and
+  opens the browser on `/?token=...`, as Jupyter does. That request gets the token back as
+  an HttpOnly, SameSite=Strict cookie and a page that forwards to the same address without
+  it, so the token leaves the address bar and the history. Every other request needs the cookie (or
+  `Authorization: Bearer <token>`, for scripts); without it, 401.
+- **The Host header** must name the address the viewer serves (a loopback name, or the
+  host given), else 403: a page on another site whose name was pointed at 127.0.0.1 (DNS
+  rebinding) gets nothing.
+- **A POST** from another origin (its `Origin` or `Sec-Fetch-Site` says so), or of more
+  than 4 MB, is refused here; every action also checks its form's CSRF token (`actions.py`).
+- **Every response** carries a strict Content-Security-Policy (scripts and styles from the
+  viewer itself only, no inline script, no frames), `nosniff`, no referrer to other sites and
+  no caching.
+"""
+
+from __future__ import annotations
+
+import hmac
+import html
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from wiki_memory.serving import is_loopback
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    # Not no-referrer: with it, Chromium sends `Origin: null` on the viewer's own forms.
+    (b"referrer-policy", b"same-origin"),
+    (b"x-frame-options", b"DENY"),
+    (b"cache-control", b"no-store"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+]
+UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+MAX_BODY = 4 * 1024 * 1024  # a form: a page's text (2 MB at most, encoded) and a few fields
+
+
+def cookie_name(port: int) -> str:
+    """Cookies are kept per host, not per port: two viewers on two ports need two names."""
+    return f"wiki_memory_ui_{port}"
+
+
+class Gate:
+    """The checks above, around `app`, for a viewer serving on `host`:`port`."""
+
+    def __init__(self, app: ASGIApp, *, token: str, host: str, port: int):
+        self.app = app
+        self.token = token.encode("utf-8")
+        self.port = port
+        self.cookie = cookie_name(port)
+        bare = host.strip("[]").lower()
+        self.any_host = bare in ("0.0.0.0", "::", "")  # every address of the machine: names unknown
+        names = set(LOOPBACK_NAMES) if is_loopback(host) else {*LOOPBACK_NAMES, f"[{bare}]" if ":" in bare else bare}
+        self.hosts = {f"{name}:{port}" for name in names} | ({*names} if port == 80 else set())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+        host = headers.get("host", "").strip().lower()
+        if not self.any_host and host not in self.hosts:
+            await _plain(send, 403, "refused: this viewer answers only to its own address, not to this Host")
+            return
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+        given = query.get("token")
+        if given is not None:
+            if not self._matches(given.encode("utf-8")):
+                await _plain(send, 401, "the token in the address is not this viewer's; open the address it printed")
+                return
+            await self._set_cookie(scope, query, send)
+            return
+        if not (self._matches(_cookie(headers.get("cookie", ""), self.cookie)) or self._bearer(headers)):
+            await _plain(
+                send,
+                401,
+                "this viewer needs its token: open the address `wiki-memory ui` printed (it ends in ?token=...)",
+            )
+            return
+        if scope.get("method", "GET") in UNSAFE:
+            if not _same_origin(headers, host):
+                await _plain(send, 403, "refused: a change must come from the viewer's own pages")
+                return
+            size = headers.get("content-length", "")
+            if not size.isdigit() or int(size) > MAX_BODY:
+                await _plain(send, 413, f"refused: a form is at most {MAX_BODY // (1024 * 1024)} MB, with its length")
+                return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+    def _matches(self, given: bytes) -> bool:
+        return bool(given) and hmac.compare_digest(given, self.token)
+
+    def _bearer(self, headers: dict[str, str]) -> bool:
+        scheme, _, value = headers.get("authorization", "").strip().partition(" ")
+        return scheme.lower() == "bearer" and self._matches(value.strip().encode("utf-8"))
+
+    async def _set_cookie(self, scope: Scope, query: dict[str, str], send: Send) -> None:
+        """The token becomes a cookie; the browser goes on to the same address without it.
+
+        Why a page that forwards rather than a redirect: the browser may arrive from a file or
+        another site (the launcher's forwarding file), and a SameSite=Strict cookie is not sent
+        along a redirect chain that started elsewhere; a page of ours forwarding is same-site.
+        The refresh replaces the history entry, so the token leaves the address bar."""
+        rest = urlencode({k: v for k, v in query.items() if k != "token"})
+        location = html.escape(scope.get("path", "/") + (f"?{rest}" if rest else ""), quote=True)
+        body = (
+            f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={location}">'
+            f'<title>wiki-memory</title><p><a href="{location}">Continue to the viewer</a></p>\n'
+        ).encode()
+        cookie = f"{self.cookie}={self.token.decode()}; HttpOnly; SameSite=Strict; Path=/"
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/html; charset=utf-8"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"set-cookie", cookie.encode("utf-8")),
+                    *SECURITY_HEADERS,
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+def _cookie(header: str, name: str) -> bytes:
+    for part in header.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            return value.strip().encode("utf-8")
+    return b""
+
+
+def _same_origin(headers: dict[str, str], host: str) -> bool:
+    """False when the browser says the request comes from another site or origin."""
+    site = headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return False
+    origin = headers.get("origin")
+    return origin is None or origin.lower() in (f"http://{host}", f"https://{host}")
+
+
+async def _plain(send: Send, status: int, text: str) -> None:
+    body = (text + "\n").encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                *SECURITY_HEADERS,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
