@@ -1,13 +1,17 @@
 """The page model: front matter, Markdown body, links, slugs and chunks.
 
 Names are loaded on first use (PEP 562), so that a command that only needs `Page` does
-not pay for markdown-it (45 ms) or PyYAML.
+not pay for markdown-it (45 ms) or PyYAML, and the hook path can read `anchors`, `drift`
+and `status` without `typing`.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _EXPORTS = {
     "Chunk": "chunk",
@@ -24,6 +28,11 @@ _EXPORTS = {
     "DATED_TYPES": "model",
     "FOLDERS": "model",
     "PAGE_TYPES": "model",
+    "Anchor": "anchors",
+    "parse_anchors": "anchors",
+    "Drift": "drift",
+    "drifted": "drift",
+    "drift_note": "drift",
     "STATUSES": "status",
     "HIDDEN": "status",
     "handed_out": "status",
