@@ -7,16 +7,22 @@ operations; it calls `store`, `index`, `consolidate` and `sync`.
 from wiki_memory.memory.base import NoMemoryError, write_project_file
 from wiki_memory.memory.edits import OPERATIONS, EditError
 from wiki_memory.memory.imports import import_transcripts
+from wiki_memory.memory.knowledge import DistilledPage, DistillReport
+from wiki_memory.memory.lifecycle import VERDICTS
 from wiki_memory.memory.memory import Memory
 from wiki_memory.memory.records import (
     Actor,
     Deleted,
     History,
     LinksView,
+    Marked,
     PageRow,
     PageView,
     RecentPage,
+    Review,
+    ReviewItem,
     SearchReport,
+    Superseded,
     Written,
 )
 from wiki_memory.memory.rules import InputError
@@ -24,20 +30,27 @@ from wiki_memory.memory.secrets import Forgotten, ScanReport
 
 __all__ = [
     "OPERATIONS",
+    "VERDICTS",
     "Actor",
     "Deleted",
+    "DistillReport",
+    "DistilledPage",
     "EditError",
     "Forgotten",
     "History",
     "InputError",
     "LinksView",
+    "Marked",
     "Memory",
     "NoMemoryError",
     "PageRow",
     "PageView",
     "RecentPage",
+    "Review",
+    "ReviewItem",
     "ScanReport",
     "SearchReport",
+    "Superseded",
     "Written",
     "import_transcripts",
     "write_project_file",

@@ -16,10 +16,10 @@ thread of its own).
 
 from __future__ import annotations
 
+from wiki_memory.memory.knowledge import Knowledge
 from wiki_memory.memory.recent import Recent
 from wiki_memory.memory.sessions import Sessions
-from wiki_memory.memory.writing import Writing
 
 
-class Memory(Writing, Recent, Sessions):
+class Memory(Knowledge, Recent, Sessions):
     """One project's memory (see the module docstring); `Memory(project)` or `Memory.at(dir)`."""
