@@ -34,6 +34,7 @@ from wiki_memory.errors import WikiMemoryError
 
 PROPOSED_TYPES = ("decision", "gotcha", "procedure", "preference", "fact")
 DEFAULT_BUDGET = 6000
+MIN_CALL = 1000  # tokens: less than this left of a session's budget, and no call is made
 CHARS_PER_TOKEN = 3.5
 
 
@@ -194,7 +195,7 @@ def distill_with_llm(
     session_id = summary.session.session_id
     left = config.budget - spent(project, session_id)
     answer_tokens = min(1500, max(200, left // 3))
-    if left < 800:
+    if left < MIN_CALL:
         return LLMOutcome(candidates, f"evidence (llm budget of {config.budget} tokens spent)")
     prompt = prompt_for(summary, candidates, nearest, int((left - answer_tokens) * CHARS_PER_TOKEN))
     tokens = 0
