@@ -52,7 +52,8 @@ if mode == "garbage":
     text = "Sure! Here are my thoughts on the session: it went well."
 if name == "claude":
     if mode == "refuse":
-        print(json.dumps({{"type": "result", "subtype": "success", "is_error": True, "result": "I can't help with that."}}))
+        refusal = "I can't help with that."
+        print(json.dumps({{"type": "result", "subtype": "success", "is_error": True, "result": refusal}}))
     else:
         print(json.dumps({{"type": "result", "subtype": "success", "is_error": False, "result": text,
                           "usage": {{"input_tokens": 700, "output_tokens": 120}}}}))
