@@ -21,6 +21,7 @@ def _line(body: str, limit: int = 240) -> str:
     from wiki_memory.consolidate.extract import clean
 
     text = re.sub(r"^#.*$", "", body, flags=re.M)
+    text = re.sub(r"^>\s?", "", text, flags=re.M)
     text = re.sub(r"\[\[([^\]|]+)\|([^\]]+)\]\]", r"\2", text)
     text = re.sub(r"\[\[([^\]]+)\]\]", r"\1", text)
     return clean(text, limit)
@@ -59,18 +60,21 @@ def _entry(path: str, text: str) -> dict[str, Any] | None:
             "compact": handoff_text(meta, page.body, path, compact=True),
             "terms": terms(page.title, page.body),
         }
+    from wiki_memory.consolidate.distill.pages import FOOTER
     from wiki_memory.pages.anchors import parse_anchors
 
     anchors = [{"path": a.path, "blob": a.blob} for a in parse_anchors(page.meta.get("anchors"))]
     if anchors:
         base["anchors"] = anchors
+    body = page.body.replace(FOOTER, "") if meta.get("distilled") else page.body
     if page.type == "preference" or path.startswith("preferences/"):
         pinned = bool(meta.get("pinned")) or "pinned" in page.tags
-        return {**base, "line": _line(page.body, 300), "pinned": pinned}
+        return {**base, "line": _line(body, 300), "pinned": pinned}
     if page.type == "procedure" or path.startswith("procedures/"):
         # Distilled procedures (one per purpose: tests, lint, build, ...) open with their command.
-        return {**base, "line": _line(page.body, 300), "purpose": str(meta.get("purpose") or "")}
-    return {**base, "line": _line(page.body), "terms": terms(page.title, " ".join(page.tags), page.body)}
+        opening = re.sub(r"^#.*$", "", body, flags=re.M).strip().split("\n\n", 1)[0]
+        return {**base, "line": _line(opening, 300), "purpose": str(meta.get("purpose") or "")}
+    return {**base, "line": _line(body), "terms": terms(page.title, " ".join(page.tags), body)}
 
 
 def refresh(project: Project, store: Any, index: Any = None) -> dict[str, Any]:

@@ -44,15 +44,22 @@ def _sources(*groups: Sequence[str]) -> list[str]:
 
 
 def _merge_commands(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The commands that worked, the most recent first; on the same day, this session's first."""
     by_key: dict[tuple[str, str], dict[str, Any]] = {}
-    for entry in [*old, *new]:
-        if not isinstance(entry, Mapping) or not entry.get("command"):
-            continue
-        key = (str(entry["command"]), str(entry.get("dir") or "."))
-        known = by_key.get(key)
-        if known is None or str(entry.get("last_worked") or "") >= str(known.get("last_worked") or ""):
-            by_key[key] = dict(entry)
-    return sorted(by_key.values(), key=lambda e: str(e.get("last_worked") or ""), reverse=True)
+    fresh: set[tuple[str, str]] = set()
+    for entries, is_new in ((old, False), (new, True)):
+        for entry in entries:
+            if not isinstance(entry, Mapping) or not entry.get("command"):
+                continue
+            key = (str(entry["command"]), str(entry.get("dir") or "."))
+            known = by_key.get(key)
+            if known is None or str(entry.get("last_worked") or "") >= str(known.get("last_worked") or ""):
+                by_key[key] = dict(entry)
+                if is_new:
+                    fresh.add(key)
+    ordered = sorted(by_key, key=lambda k: k not in fresh)
+    ordered.sort(key=lambda k: str(by_key[k].get("last_worked") or ""), reverse=True)
+    return [by_key[k] for k in ordered]
 
 
 def _merge_failures(
