@@ -6,7 +6,7 @@ EVENT` processes fed the payloads Claude Code and Codex send (the files really c
 disk; the commands' outputs are given), each ending in the background consolidation the
 SessionEnd hook starts:
 
-1. claude-code: the user picks SQLite; `python -m pytest -q` fails with KeyError
+1. claude-code: the user picks SQLite; `uv run pytest -q` fails with KeyError
    'SHOP_DB_URL', src/config.py is fixed, the tests pass.
 2. codex: the user reverses the decision (Postgres, not SQLite); the same KeyError comes
    back after an edit, is fixed again, the tests pass.
@@ -213,14 +213,14 @@ def run(ev: Eval) -> None:
     s1 = "c1a0de00-0000-4000-8000-000000000001"
     ev.session_start("claude-code", s1)
     ev.say("claude-code", s1, "UserPromptSubmit", prompt="Build the orders API. Let's go with SQLite for the database.")
-    ev.claude_bash(s1, "python -m pytest -q", "E   KeyError: 'SHOP_DB_URL'\n1 failed in 0.12s", ok=False)
+    ev.claude_bash(s1, "uv run pytest -q", "E   KeyError: 'SHOP_DB_URL'\n1 failed in 0.12s", ok=False)
     ev.claude_edit(
         s1, "src/config.py", "os.environ['SHOP_DB_URL']", "os.environ.get('SHOP_DB_URL', 'sqlite:///shop.db')"
     )
     ev.say("claude-code", s1, "Stop", last_assistant_message=(
         "The tests failed because SHOP_DB_URL was not set in the test run; src/config.py now falls back to a local "
         "SQLite file. Running the tests again."))  # fmt: skip
-    ev.claude_bash(s1, "python -m pytest -q", "6 passed in 0.20s", ok=True)
+    ev.claude_bash(s1, "uv run pytest -q", "6 passed in 0.20s", ok=True)
     ev.say("claude-code", s1, "Stop", last_assistant_message="The orders API is in place and the tests pass.")
     ev.say("claude-code", s1, "SessionEnd", reason="prompt_input_exit")
     ev.wait_distilled(s1)
@@ -228,7 +228,7 @@ def run(ev: Eval) -> None:
     ev.check("session 1: the failure fixed by an edit is one gotcha page", bool(ev.page(GOTCHA)))
     ev.check(
         "session 1: the test command that worked is the procedure",
-        ev.page(PROCEDURE).get("body", "").splitlines()[2:3] == ["Run `python -m pytest -q` in `.`."],
+        ev.page(PROCEDURE).get("body", "").splitlines()[2:3] == ["Run `uv run pytest -q` in `.`."],
     )
     ev.check(
         "session 1: the user's decision is a page", ev.page(OLD_DECISION).get("meta", {}).get("status") == "active"
@@ -248,11 +248,11 @@ def run(ev: Eval) -> None:
     ev.codex_patch(
         s2, "src/config.py", "os.environ.get('SHOP_DB_URL', 'sqlite:///shop.db')", "os.environ['SHOP_DB_URL']"
     )
-    ev.codex_bash(s2, "python -m pytest -q", "E   KeyError: 'SHOP_DB_URL'\n1 failed in 0.31s", 1)
+    ev.codex_bash(s2, "uv run pytest -q", "E   KeyError: 'SHOP_DB_URL'\n1 failed in 0.31s", 1)
     ev.codex_patch(
         s2, "src/config.py", "os.environ['SHOP_DB_URL']", "os.environ.get('SHOP_DB_URL', 'postgresql://localhost/shop')"
     )
-    ev.codex_bash(s2, "python -m pytest -q", "6 passed in 0.22s", 0)
+    ev.codex_bash(s2, "uv run pytest -q", "6 passed in 0.22s", 0)
     ev.say(
         "codex", s2, "Stop", last_assistant_message="Switched to Postgres; SHOP_DB_URL defaults to the local server."
     )
@@ -288,11 +288,11 @@ def run(ev: Eval) -> None:
     s3 = "d3e5a1f0-0000-4000-8000-000000000003"
     ev.session_start("claude-code", s3)
     ev.say("claude-code", s3, "UserPromptSubmit", prompt="Add a Makefile target for the tests.")
-    (ev.code / "Makefile").write_text("test:\n\tpython -m pytest -q\n")
+    (ev.code / "Makefile").write_text("test:\n\tuv run pytest -q\n")
     ev.hook("claude-code", "PostToolUse", {"session_id": s3, "tool_name": "Write",
             "tool_input": {"file_path": str(ev.code / "Makefile"), "content": "test:\n"},
             "tool_response": {"type": "create", "filePath": str(ev.code / "Makefile")}})  # fmt: skip
-    ev.claude_bash(s3, "make test", "python -m pytest -q\n6 passed in 0.21s", ok=True)
+    ev.claude_bash(s3, "make test", "uv run pytest -q\n6 passed in 0.21s", ok=True)
     ev.say("claude-code", s3, "Stop", last_assistant_message="`make test` runs the suite now.")
     ev.say("claude-code", s3, "SessionEnd", reason="prompt_input_exit")
     ev.wait_distilled(s3)
@@ -301,7 +301,7 @@ def run(ev: Eval) -> None:
     first_line = procedure["body"].splitlines()[2]
     ev.check("session 3: the procedure page holds the current command first", first_line == "Run `make test` in `.`.")
     ev.check("session 3: ... and keeps the one that worked before",
-             [c["command"] for c in procedure["meta"]["commands"]] == ["make test", "python -m pytest -q"])  # fmt: skip
+             [c["command"] for c in procedure["meta"]["commands"]] == ["make test", "uv run pytest -q"])  # fmt: skip
     ev.check("session 3: SessionStart hands out the current command", "Run `make test`" in third["session_start"])
 
     # A person edits the anchored file ---------------------------------------------------------------

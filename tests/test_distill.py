@@ -46,18 +46,18 @@ def subjects(project) -> list[str]:
 
 def test_a_command_that_worked_makes_one_page_per_purpose_updated_in_place(project):
     s = Session(project, "s-proc-0001", start="2026-11-30T08:00:00").start().prompt("Add the orders endpoint")
-    s.edit("src/api.py").bash("cd src && cd .. && FLASK_ENV=test pytest -q", "12 passed in 0.41s")
-    s.bash("ruff check .", "All checks passed!").stop("Added.").end().write()
+    line = "cd src && source ../.venv/bin/activate && cd .. && FLASK_ENV=test pytest -q"
+    s.edit("src/api.py").bash(line, "12 passed in 0.41s")
+    s.bash("ruff check src tests", "All checks passed!").stop("Added.").end().write()
     consolidate_session(project, "s-proc-0001")
     meta, body = page(project, "procedures/how-to-run-the-tests.md")
     assert meta["distilled"] == "procedure" and meta["purpose"] == "tests" and meta["evidence"] == 1
     assert meta["sources"] == ["claude-code:sproc000"]
-    assert meta["commands"][0] | {"env": None} == {
-        "command": "cd src && cd .. && FLASK_ENV=test pytest -q", "dir": ".", "env": None,
-        "last_worked": "2026-11-30", "by": "claude-code", "session": "claude-code:sproc000",
-    }  # fmt: skip
-    assert meta["commands"][0]["env"] == ["FLASK_ENV=test"]
-    assert "Run `cd src && cd .. && FLASK_ENV=test pytest -q` in `.`, after `FLASK_ENV=test`." in body
+    assert meta["commands"] == [
+        {"command": "FLASK_ENV=test pytest -q", "dir": ".", "env": ["source ../.venv/bin/activate"],
+         "last_worked": "2026-11-30", "by": "claude-code", "session": "claude-code:sproc000"},
+    ]  # fmt: skip
+    assert "Run `FLASK_ENV=test pytest -q` in `.`, after `source ../.venv/bin/activate`." in body
     assert (project.wiki / "procedures/how-to-lint-the-code.md").exists()
 
     # A later session, another agent, a changed command: the same page, the new command first.
@@ -65,10 +65,7 @@ def test_a_command_that_worked_makes_one_page_per_purpose_updated_in_place(proje
     s.edit("src/api.py").bash("python -m pytest -q -x", "12 passed in 0.30s").stop("Faster.").end().write()
     consolidate_session(project, "s-proc-0002")
     meta, body = page(project, "procedures/how-to-run-the-tests.md")
-    assert [c["command"] for c in meta["commands"]] == [
-        "python -m pytest -q -x",
-        "cd src && cd .. && FLASK_ENV=test pytest -q",
-    ]
+    assert [c["command"] for c in meta["commands"]] == ["python -m pytest -q -x", "FLASK_ENV=test pytest -q"]
     assert body.splitlines()[2] == "Run `python -m pytest -q -x` in `.`."
     assert "It last worked on 2026-12-03 (codex, codex:sproc000)." in body
     assert meta["sources"] == ["claude-code:sproc000", "codex:sproc000"] and meta["evidence"] == 2
@@ -76,40 +73,54 @@ def test_a_command_that_worked_makes_one_page_per_purpose_updated_in_place(proje
     assert len(list((project.wiki / "procedures").glob("*.md"))) == 2  # tests and lint, no new page
 
 
-def test_a_failure_alone_makes_no_page_and_a_recorded_command_failing_again_is_noted(project):
+def test_a_failure_alone_or_a_default_run_makes_no_page_and_a_recorded_command_failing_again_is_noted(project):
     s = Session(project, "s-fail-0001").start().prompt("Run the suite")
-    s.bash("make test", "make: *** No rule to make target 'test'.  Stop.", error=True).stop("No make target.").end()
-    s.write()
+    s.bash("make test", "make: *** No rule to make target 'test'.  Stop.", error=True)
+    s.bash("python -m pytest -q", "3 passed").bash("npm test", "5 passing")  # what everyone tries first
+    s.stop("Ran them.").end().write()
     consolidate_session(project, "s-fail-0001")
     assert durable(project) == []
 
     Session(project, "s-fail-0002", start="2026-12-01T08:00:00").start().prompt("Test").bash(
-        "pytest -q", "3 passed"
+        "tox -e py312", "3 passed"
     ).stop("ok").end().write()
     consolidate_session(project, "s-fail-0002")
     for sid, day in (("s-again-01", "2026-12-02"), ("s-later-01", "2026-12-03")):
         s = Session(project, sid, start=f"{day}T08:00:00").start().prompt("Test again")
-        s.bash("pytest -q", "ImportError: cannot import name 'orders' from 'src.api'", error=True).stop("Broken.")
+        s.bash("tox -e py312", "ImportError: cannot import name 'orders' from 'src.api'", error=True).stop("Broken.")
         s.end().write()
         consolidate_session(project, sid)
     meta, body = page(project, "procedures/how-to-run-the-tests.md")
-    assert [c["command"] for c in meta["commands"]] == ["pytest -q"]  # the failure never replaced it
+    assert [c["command"] for c in meta["commands"]] == ["tox -e py312"]  # the failure never replaced it
     assert meta["failures"][0]["times"] == 2
-    assert "`pytest -q` failed (2 times): ImportError: cannot import name 'orders' from 'src.api'" in body
+    assert "`tox -e py312` failed (2 times): ImportError: cannot import name 'orders' from 'src.api'" in body
+    # A default run that works updates the page that exists.
+    Session(project, "s-fail-0005", start="2026-12-04T08:00:00").start().prompt("Test").bash(
+        "python -m pytest -q", "3 passed"
+    ).stop("ok").end().write()
+    consolidate_session(project, "s-fail-0005")
+    meta, body = page(project, "procedures/how-to-run-the-tests.md")
+    assert [c["command"] for c in meta["commands"]] == ["python -m pytest -q", "tox -e py312"]
 
 
-def test_narrow_piped_and_outside_runs_are_not_procedures(project):
+def test_narrow_runs_are_parts_and_piped_or_outside_runs_are_not_procedures(project):
     s = Session(project, "s-narrow-001").start().prompt("Check one test")
-    s.bash("pytest tests/test_api.py::test_orders -q", "1 passed")
-    s.bash("pytest -q -k orders", "1 passed")
+    s.bash("cd tests && pytest test_api.py::test_orders -q", "1 passed")
+    s.bash("pytest -q -k orders", "1 failed", error=True)  # a part failing says nothing of the suite
     s.bash("pytest -q 2>&1 | tail -3", "=== 2 failed, 9 passed in 1.2s ===")  # exit 0: tail's
     s.bash("cd /opt/other && npm test", "5 passing")
-    s.bash("npm run build 2>&1 | tail -5", "webpack compiled successfully")  # the output vouches
+    s.bash("npm run build:prod 2>&1 | tail -5", "webpack compiled successfully")  # the output vouches
     s.stop("Checked.").end().write()
     consolidate_session(project, "s-narrow-001")
-    assert durable(project) == ["procedures/how-to-build-the-project.md"]
+    assert durable(project) == ["procedures/how-to-build-the-project.md", "procedures/how-to-run-the-tests.md"]
     meta, _ = page(project, "procedures/how-to-build-the-project.md")
-    assert [c["command"] for c in meta["commands"]] == ["npm run build"]
+    assert [c["command"] for c in meta["commands"]] == ["npm run build:prod"]
+    meta, body = page(project, "procedures/how-to-run-the-tests.md")
+    assert [(c["command"], c["dir"], c.get("part")) for c in meta["commands"]] == [
+        ("pytest test_api.py::test_orders -q", "tests", True)
+    ]
+    assert meta["failures"] == []
+    assert body.splitlines()[2] == "Run one part of it: `pytest test_api.py::test_orders -q` in `tests`."
 
 
 def _keyerror_session(project, sid: str, *, agent: str, day: str, line: int) -> None:
@@ -224,10 +235,10 @@ def test_a_decision_the_user_reverses_is_superseded_and_never_handed_out(project
 
 
 def test_a_page_a_person_edited_is_never_rewritten(project):
-    Session(project, "s-hand-0001").start().prompt("Test").bash("pytest -q", "3 passed").stop("ok").end().write()
+    Session(project, "s-hand-0001").start().prompt("Test").bash("uv run pytest -q", "3 passed").stop("ok").end().write()
     consolidate_session(project, "s-hand-0001")
     path = project.wiki / "procedures/how-to-run-the-tests.md"
-    path.write_text(path.read_text().replace("Run `pytest -q`", "Run `pytest -q` (needs Docker running)"))
+    path.write_text(path.read_text().replace("Run `uv run pytest -q`", "Run `uv run pytest -q` (needs Docker running)"))
     Session(project, "s-hand-0002", start="2026-12-02T08:00:00").start().prompt("Test").bash(
         "tox -e py312", "3 passed"
     ).stop("ok").end().write()
@@ -236,7 +247,7 @@ def test_a_page_a_person_edited_is_never_rewritten(project):
     assert "(needs Docker running)" in body and body.rstrip().endswith(
         "- 2026-12-02: `tox -e py312` in `.` worked (claude-code)"
     )
-    assert [c["command"] for c in meta["commands"]] == ["tox -e py312", "pytest -q"]
+    assert [c["command"] for c in meta["commands"]] == ["tox -e py312", "uv run pytest -q"]
     log = git(project.wiki, "log", "--format=%an %s")
     assert "Test Person edit: procedures/how-to-run-the-tests.md" in log  # the person's words, as theirs
 

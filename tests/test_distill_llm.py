@@ -93,7 +93,7 @@ def calls(log: Path) -> list[dict[str, Any]]:
 
 def session(project, sid: str = "s-llm-0001") -> str:
     s = Session(project, sid).start().prompt("Add cursor pagination to the orders endpoint")
-    s.edit("src/orders.py").bash("pytest -q", "8 passed").stop("Orders now page with a cursor.").end().write()
+    s.edit("src/orders.py").bash("uv run pytest -q", "8 passed").stop("Orders now page with a cursor.").end().write()
     return sid
 
 

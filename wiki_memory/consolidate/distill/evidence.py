@@ -24,7 +24,7 @@ _PURPOSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "tests",
             r"^(pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|ava|rspec|phpunit|ctest)( |$)|"
-            r"^(npm|pnpm|yarn|bun)( run)? test(:\S+)?( |$)|^(npm|pnpm|yarn|bun) -\S+ \S+ test( |$)|"
+            r"^(npm|pnpm|yarn|bun)( run)? test(:\S+)?( |$)|"
             r"^cargo (test|nextest)( |$)|^go test( |$)|^(make|just) (test|tests|check)( |$)|"
             r"^(mvn|\./mvnw) (test|verify)( |$)|^(gradle|\./gradlew) test( |$)|^dotnet test( |$)|"
             r"^bundle exec (rspec|rake test)( |$)|^mix test( |$)|^deno test( |$)|^swift test( |$)|"
@@ -63,7 +63,7 @@ _PURPOSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 # A run narrowed to one test or one file says how to run that test, not the suite.
 _NARROW = re.compile(
-    r"::|(^| )(-k|-t|--testNamePattern|--grep|-run|--filter|-m)( |=)|(^| )(--collect-only|--co|--dry-run|"
+    r"::|(^| )(-k|-t|--testNamePattern|--grep|-run|-m)( |=)|(^| )(--collect-only|--co|--dry-run|"
     r"--list-tests|--listTests|--watch)( |$)|"
     r"(^| )\S+\.(py|ts|tsx|js|jsx|mjs|rs|go|rb|java|kt|php|ex|exs|swift|cs)(:\d+)?( |$)"
 )
@@ -72,11 +72,18 @@ _FILTER_TAIL = re.compile(r"\s*(2>&1\s*)?(\|\s*(tail|head|grep|less|more|cat|tee
 _SETUP = re.compile(r"^(source|\.)\s+\S*(venv|env)\S*/bin/activate\b|^(nvm|fnm|pyenv|conda) (use|activate|shell)\b")
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 _PASS_MARKERS = re.compile(
-    r"\b\d+ passed\b|\btest result: ok\b|^ok\s+\S+|\bTests?:\s+\d+ passed|\bAll checks passed\b|\b0 errors\b|"
-    r"\bSuccess: no issues found\b|\bBuild succeeded\b|\bcompiled successfully\b",
+    r"\b\d+ (passed|passing)\b|\b0 (failures?|failed|errors?)\b|\btest result: ok\b|^ok\s+\S+|\bAll checks passed\b|"
+    r"\bSuccess: no issues found\b|\bBuild succeeded\b|\bcompiled successfully\b|\bfound no issues\b|"
+    r"\bno (issues|problems|offenses) (found|detected)\b",
     re.M | re.IGNORECASE,
 )
-_FAIL_MARKERS = re.compile(r"\b\d+ (failed|errors?)\b|\bFAILED\b|\bERROR\b|Traceback", re.M)
+_FAIL_MARKERS = re.compile(
+    r"\b[1-9]\d* (failed|failures?|errors?|failing)\b|\bFAILED\b|\bFAIL\b|\bERROR\b|Traceback", re.M
+)
+# A package manager's options that pick a package or a folder, not what runs (`pnpm --filter app lint`).
+_PM_OPTIONS = re.compile(
+    r" (--filter|-F|-C|--dir|--prefix|--workspace|-w|--cwd|workspace)(=\S+| \S+)| (-r|--recursive|--silent|-s)(?= )"
+)
 
 
 @dataclass(frozen=True)
@@ -85,10 +92,10 @@ class Run:
 
     index: int  # the step's index in the session
     time: str
-    command: str  # as run, output filters (`| tail`) left out
+    command: str  # the part of the shell line that did the work (no `cd x &&`, no `| tail`)
     words: tuple[str, ...]  # the words that do the work
     directory: str  # where it ran, relative to the project's root ("." at the root)
-    env: tuple[str, ...]  # what it needed set up first: assignments, an activated virtualenv
+    env: tuple[str, ...]  # what ran before it on the line: exports, an activated virtualenv, ...
     ok: bool
     error: str  # the telling line of its output when it failed
     purpose: str | None  # tests | typecheck | lint | format | build | deploy
@@ -138,6 +145,8 @@ def purpose_of(words: Sequence[str]) -> str | None:
     text = " ".join(words)
     if any(w in ("--help", "-h", "--version", "-V") for w in words):
         return None
+    if words and words[0] in ("npm", "pnpm", "yarn", "bun"):
+        text = _PM_OPTIONS.sub("", text + " ").strip()
     for name, pattern in _PURPOSES:
         if pattern.search(text):
             return name
@@ -168,38 +177,36 @@ def _segments(command: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def _where_and_env(command: str, cwd: str | None, root: str | None) -> tuple[str, tuple[str, ...], bool]:
-    """(directory relative to the root, setup it needed, ran outside the project?)."""
+def _where_and_setup(command: str, cwd: str | None, root: str | None) -> tuple[str, str, tuple[str, ...], bool]:
+    """(the command that did the work, its directory relative to the root, what ran before
+    it that it may need, ran outside the project?) for a shell line: `cd app && source
+    .venv/bin/activate && FOO=1 pytest -q` is `FOO=1 pytest -q` in `app` after `source
+    .venv/bin/activate`."""
     here = os.path.normpath(cwd) if cwd else (root or "")
-    env: list[str] = []
-    for part in _segments(command)[:-1]:
+    setup: list[str] = []
+    parts = _segments(command) or [command]
+    for part in parts[:-1]:
         if part.startswith("cd "):
             target = part[3:].strip().strip("'\"")
             if target and not target.startswith(("~", "$", "-")):
                 here = os.path.normpath(os.path.join(here, target))
-        elif _SETUP.match(part):
-            env.append(part)
         elif part.startswith("export "):
-            env.extend(a for a in part[7:].split() if _ASSIGN.match(a))
-    last = _segments(command)[-1] if _segments(command) else command
-    for word in last.split():
-        if _ASSIGN.match(word):
-            env.append(word)
-        else:
-            break
+            setup.extend(a for a in part[7:].split() if _ASSIGN.match(a))
+        elif _SETUP.match(part):
+            setup.append(part)  # an activated virtualenv, a chosen Node: what it needs set up
     base = os.path.normpath(root) if root else here
     rel = os.path.relpath(here, base) if here and base else "."
     outside = rel == ".." or rel.startswith("../") or os.path.isabs(rel)
-    return ("." if rel in ("", ".") else rel), tuple(dict.fromkeys(env)), outside
+    return parts[-1], ("." if rel in ("", ".") else rel), tuple(dict.fromkeys(setup)), outside
 
 
 def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
-    command = _FILTER_TAIL.sub("", run.command.strip())
+    line = _FILTER_TAIL.sub("", run.command.strip())
+    command, directory, env, outside = _where_and_setup(line, cwd, root)
     words = tuple(command_words(command))
-    directory, env, outside = _where_and_env(command, cwd, root)
     output = run.step.output or ""
     ok = run.ok and not run.step.rejected and not run.step.interrupted
-    if ok and command != run.command.strip():
+    if ok and line != run.command.strip():
         # Piped into `tail`: the exit code was the filter's; only the output can vouch.
         ok = bool(_PASS_MARKERS.search(output)) and not _FAIL_MARKERS.search(output)
     narrow = bool(_NARROW.search(" ".join(words[1:]))) if words else False
@@ -233,7 +240,13 @@ def gather(summary: Summary, root: str | None = None) -> Evidence:
     """The evidence of a summarised session; `root` is the project's code repository (the
     session's working directory when not given)."""
     s = summary.session
-    root = os.path.normpath(root) if root else (os.path.normpath(s.cwd) if s.cwd else None)
+    cwd = os.path.normpath(s.cwd) if s.cwd else None
+    if root is None or (cwd and os.path.relpath(cwd, os.path.normpath(root)).startswith("..")):
+        # No root, or a session recorded elsewhere (an imported transcript of another
+        # machine): paths are read against the session's own directory.
+        root = cwd
+    else:
+        root = os.path.normpath(root)
     runs = tuple(_run(r, s.cwd, root) for r in summary.commands)
     edits: list[Edit] = []
     reads: set[str] = set()

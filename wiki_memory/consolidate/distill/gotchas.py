@@ -71,18 +71,23 @@ def _explanation(evidence: Evidence, run: Run, fixed_by: int, sig: str, files: l
 
 def _refusal(evidence: Evidence, run: Run, sig: str) -> str | None:
     """Why this failure makes no gotcha page (None: it may)."""
-    program = os.path.basename(run.words[0]) if run.words else ""
+    if not_a_run(run):
+        return "not a command that runs the project"
     if not sig or not is_telling(sig):
         return "no telling error line"
     if is_assertion(sig):
         return "a test assertion"
     if is_static_finding(sig) or run.purpose in ("lint", "typecheck", "format"):
         return "a linter, type checker or compiler finding"
-    if is_probe(run.command) or program in _NOT_A_GOTCHA or _INSTALLS.match(" ".join(run.words)):
-        return "not a command that runs the project"
-    if run.outside:
-        return "ran outside the project"
     return None
+
+
+def not_a_run(run: Run) -> bool:
+    """A command that looks around, asks git, installs or ran elsewhere: its failure is no trap of the project."""
+    program = os.path.basename(run.words[0]) if run.words else ""
+    return (
+        is_probe(run.command) or program in _NOT_A_GOTCHA or bool(_INSTALLS.match(" ".join(run.words))) or run.outside
+    )
 
 
 def gotchas(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
@@ -108,7 +113,8 @@ def gotchas(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
             seen.add(sig)
             out.append(candidate)
             continue
-        refused.append(f"`{one_line(run.command, 80)}` ({sig[:80]}): {refusal}")
+        if not not_a_run(run):  # (looking around failing is noise, not worth a line)
+            refused.append(f"`{one_line(run.command, 80)}` ({sig[:80]}): {refusal}")
         if is_telling(sig) and not is_assertion(sig) and not is_static_finding(sig):
             seen.add(sig)
             out.append(_hit(evidence, run, sig, fixed=later is not None))

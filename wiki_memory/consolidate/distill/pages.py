@@ -22,6 +22,7 @@ from wiki_memory.pages.anchors import Anchor
 
 FOOTER = "_Distilled by wiki-memory from the sessions' evidence (see `sources`); edit freely._"
 MAX_FAILURES = 5
+MAX_PARTS = 3  # runs of one test or one file kept as examples
 MAX_OCCURRENCES = 12
 
 
@@ -59,7 +60,9 @@ def _merge_commands(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str,
                     fresh.add(key)
     ordered = sorted(by_key, key=lambda k: k not in fresh)
     ordered.sort(key=lambda k: str(by_key[k].get("last_worked") or ""), reverse=True)
-    return [by_key[k] for k in ordered]
+    whole = [by_key[k] for k in ordered if not by_key[k].get("part")]
+    parts = [by_key[k] for k in ordered if by_key[k].get("part")][:MAX_PARTS]
+    return whole + parts
 
 
 def _merge_failures(
@@ -85,11 +88,12 @@ def _merge_failures(
     return sorted(merged.values(), key=lambda e: str(e.get("date") or ""), reverse=True)[:MAX_FAILURES]
 
 
-def _command_line(entry: Mapping[str, Any]) -> str:
+def _command_line(entry: Mapping[str, Any], *, marked: bool = True) -> str:
     where = f" in `{entry.get('dir') or '.'}`"
     env = entry.get("env") or []
     needs = f", after `{'`, `'.join(env)}`" if env else ""
-    return f"`{entry['command']}`{where}{needs}"
+    part = " (one part of it)" if entry.get("part") and marked else ""
+    return f"`{entry['command']}`{where}{needs}{part}"
 
 
 def procedure_body(title: str, meta: Mapping[str, Any]) -> str:
@@ -99,7 +103,9 @@ def procedure_body(title: str, meta: Mapping[str, Any]) -> str:
     if commands:
         current = commands[0]
         lines += [
-            f"Run {_command_line(current)}.",
+            f"Run one part of it: {_command_line(current, marked=False)}."
+            if current.get("part")
+            else f"Run {_command_line(current)}.",
             f"It last worked on {current.get('last_worked')} ({current.get('by')}, {current.get('session')}).",
         ]
         if len(commands) > 1:
@@ -186,7 +192,7 @@ def _new_meta(candidate: Candidate, anchors: Sequence[Anchor]) -> dict[str, Any]
     f = candidate.facts
     meta: dict[str, Any] = {"distilled": candidate.kind if candidate.kind != "gotcha-hit" else "gotcha"}
     if candidate.type == "procedure":
-        meta |= {"purpose": f["purpose"], "commands": list(f["commands"]), "failures": []}
+        meta |= {"purpose": f["purpose"], "commands": _merge_commands([], f["commands"]), "failures": []}
         meta["failures"] = _merge_failures([], f.get("failures") or [], meta["commands"])
         meta["evidence"] = 1
     elif candidate.type == "gotcha":
