@@ -243,10 +243,11 @@ class Knowledge(Reviewing):
         if not undecided or not index.embedder.available():
             return None
         vectors = index.first_vectors(undecided)
+        missing = [p for p in undecided if p not in vectors]
+        if missing:  # not embedded yet (written by a process without the model): embed them now
+            vectors.update(zip(missing, index.embedder.embed([texts.get(p, "") for p in missing]), strict=True))
         mine_vector = index.embedder.embed_query(mine)
         for path in undecided:
-            if path not in vectors:
-                continue
             cosine = float(vectors[path] @ mine_vector)
             pair = dedup.pair(mine, texts.get(path, ""), cosine, negated)
             if dedup.same_page(pair):

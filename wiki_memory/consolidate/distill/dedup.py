@@ -5,11 +5,17 @@ the same type in the index and asks `same_page`; `scripts/eval_dedup.py` measure
 on labelled pairs (tuned on one half, reported on the other).
 
 The rule, in order:
-1. both name things (tools, libraries, `code`, identifiers) and share none of them: not the
-   same page ("Use Postgres" is not "Use SQLite", however alike the sentences);
+1. both name things (tools, libraries, `code`, identifiers) and share none of them, or both
+   carry codes (`SHOP_DB_URL`, `ERESOLVE`) and share none: not the same page ("Use Postgres"
+   is not "Use SQLite", `KeyError: 'SHOP_API_KEY'` is not `KeyError: 'SHOP_DB_URL'`);
 2. one turns down what the other chose ("not SQLite" against "go with SQLite"): not the same;
-3. nearly the same words (`WORDS_ALONE`): the same page;
+3. the same words (`WORDS_ALONE`): the same page;
 4. close in meaning (`MEANING`) and sharing enough words (`MEANING_WORDS`): the same page.
+
+The thresholds are the ones `scripts/eval_dedup.py` picks on its tuning half: the most
+recall at a precision of 1.0 with a margin (held out: precision 1.00, recall 0.35; see
+docs/lifecycle.md). Words alone merge only texts of the same words: a paraphrase needs
+the model's meaning too.
 
 A contradiction, for `review`: two active decisions on one topic (close in meaning,
 `TOPIC`) whose choices differ (each names something the other does not choose) or where one
@@ -24,10 +30,10 @@ from dataclasses import dataclass
 
 from wiki_memory.consolidate.distill.statements import content_words, names_of
 
-#: Measured by scripts/eval_dedup.py on its tuning half (see docs/lifecycle.md).
-WORDS_ALONE = 0.8
-MEANING = 0.8
-MEANING_WORDS = 0.3
+#: Picked by scripts/eval_dedup.py on its tuning half (see the module docstring).
+WORDS_ALONE = 1.0
+MEANING = 0.78
+MEANING_WORDS = 0.35
 TOPIC = 0.55
 
 
@@ -68,6 +74,16 @@ def names(text: str) -> set[str]:
     return set(names_of(text))
 
 
+_CODE = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[A-Z][A-Z0-9]{3,}\b|\b[a-z]+_[a-z0-9_]+\b")
+_NOT_CODES = {"ERROR", "FAIL", "FAILED", "WARN", "WARNING", "NOTE", "TODO", "HTTP", "HTTPS", "JSON", "YAML", "HTML",
+              "UTF8", "ASCII", "NULL", "TRUE", "FALSE", "README"}  # fmt: skip
+
+
+def codes(text: str) -> set[str]:
+    """Error codes and identifiers (`SHOP_DB_URL`, `ERESOLVE`, `max_retries`)."""
+    return {c for c in _CODE.findall(text) if c not in _NOT_CODES}
+
+
 @dataclass(frozen=True)
 class Pair:
     """What `same_page` weighs for two texts."""
@@ -77,6 +93,7 @@ class Pair:
     names_a: frozenset[str]
     names_b: frozenset[str]
     turned_down: bool  # one turns down what the other chose
+    disjoint_codes: bool = False  # both carry codes, and none in common
 
     @property
     def disjoint_names(self) -> bool:
@@ -92,12 +109,15 @@ def pair(
 ) -> Pair:
     na, nb = names(a) - set(negated_a), names(b) - set(negated_b)
     turned_down = bool(set(negated_a) & nb) or bool(set(negated_b) & na)
-    return Pair(word_similarity(a, b), cosine, frozenset(na), frozenset(nb), turned_down)
+    ca, cb = codes(a), codes(b)
+    return Pair(
+        word_similarity(a, b), cosine, frozenset(na), frozenset(nb), turned_down, bool(ca and cb and not ca & cb)
+    )
 
 
 def same_page(p: Pair, t: Thresholds = DEFAULT) -> bool:
     """Are the two texts one page (see the module docstring)?"""
-    if p.disjoint_names or p.turned_down:
+    if p.disjoint_names or p.turned_down or p.disjoint_codes:
         return False
     if p.words >= t.words_alone:
         return True
@@ -106,7 +126,7 @@ def same_page(p: Pair, t: Thresholds = DEFAULT) -> bool:
 
 def needs_meaning(p: Pair, t: Thresholds = DEFAULT) -> bool:
     """Would the cosine change the verdict? (Words alone settle it otherwise: no model load.)"""
-    if p.disjoint_names or p.turned_down or p.words >= t.words_alone:
+    if p.disjoint_names or p.turned_down or p.disjoint_codes or p.words >= t.words_alone:
         return False
     return p.words >= t.meaning_words
 
