@@ -97,6 +97,10 @@ def build_wiki(project: Any, pages: int, blobs: dict[str, str], rng: random.Rand
     return anchored
 
 
+class _NoView:
+    shown: tuple[str, ...] = ()
+
+
 def hook(payload: str) -> float:
     t = time.perf_counter()
     subprocess.run(
@@ -150,7 +154,13 @@ def main() -> None:
             context_build.refresh(project, memory.store(), memory.index)
             rows = memory.require_index().lifecycle_rows()
         setup_s = time.perf_counter() - t
-        for path in rng.sample(sorted(blobs), args.drifted):
+        # The files of the pages SessionStart hands out drift for sure (their notes are the
+        # work measured), and `--drifted` others at random.
+        from wiki_memory.consolidate.handoff import handoff_for_next_session
+
+        shown = set((handoff_for_next_session(project, session_id="bench-new") or _NoView()).shown)
+        edited = {a["path"] for r in rows if r.path in shown and r.anchors for a in json.loads(r.anchors)}
+        for path in sorted(edited) + rng.sample(sorted(blobs), args.drifted):
             with open(code / path, "a") as f:
                 f.write("# edited by hand\n")
         # The git index alone, then every anchor of the wiki (review's drift pass).
