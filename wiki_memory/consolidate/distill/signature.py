@@ -67,9 +67,19 @@ def signature(error: str, limit: int = 160) -> str:
     return text
 
 
+#: A build tool's own line about a step that failed: the cause is on another line.
+_WRAPPER = re.compile(r"^(make(\[\d+\])?: \*\*\*|ELIFECYCLE|error: Recipe `)")
+#: `package.module.SomethingWrong: message`, an exception named by its dotted path.
+_DOTTED_EXCEPTION = re.compile(r"\b[a-z_][\w]*(\.[a-z_][\w]*)+\.[A-Z]\w+: \S")
+
+
 def is_telling(error: str) -> bool:
-    """Does the line name an error (not just a last line of output)?"""
-    return bool(_EXCEPTION.search(error or "") or _TELLING.search(error or ""))
+    """Does the line name an error (not just a last line of output, or a build tool's line
+    that a step failed)?"""
+    text = error or ""
+    if _WRAPPER.match(text):
+        return False
+    return bool(_EXCEPTION.search(text) or _DOTTED_EXCEPTION.search(text) or _TELLING.search(text))
 
 
 def is_assertion(error: str) -> bool:

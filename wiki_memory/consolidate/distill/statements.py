@@ -142,6 +142,8 @@ def judge(sentence: str) -> tuple[str | None, str]:
         return None, "a condition"
     if not 4 <= len(words) <= 30:
         return None, "too short or too long for a rule"
+    if re.match(r"^never ?mind\b", text, re.IGNORECASE):
+        return None, "no statement of how things are done"
     kind = "decision" if _DECISION.match(text) else ("preference" if _PREFERENCE.match(text) else None)
     if kind is None:
         return None, "no statement of how things are done"
