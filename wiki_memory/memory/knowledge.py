@@ -186,8 +186,10 @@ class Knowledge(Reviewing):
         same = self._same_key(candidate, planned)
         if same is not None:
             return same
-        if candidate.kind in ("gotcha-hit", "procedure"):
-            return None  # these match on their key only: a near page is not the same procedure
+        if candidate.kind in ("gotcha-hit", "procedure", "proposal"):
+            # These match on their key only: a near page is not the same procedure, and the
+            # model was shown the closest pages and chose a new page over an addition.
+            return None
         return self._near(candidate)
 
     def _same_key(self, candidate: Candidate, planned: dict[str, Any]) -> tuple[str, str] | None:
