@@ -90,12 +90,7 @@ def session_events(project, session_id: str, events: int, start_hour: int = 8, p
     obs("session-start", meta={"source": "startup", "model": "claude-opus-4-8"})
     n = 1
     turn = 0
-    statements = [
-        "Always run the suite with uv before you commit."
-        if paraphrase
-        else "From now on, always run the tests with uv before committing.",
-        "Let's go with Postgres for the orders database.",
-    ]
+    statements = [PARAPHRASE if paraphrase else PREFERENCE, DECISION]
     while len(items) < events - 2:
         w = WORDS[turn % len(WORDS)]
         obs(
@@ -103,15 +98,7 @@ def session_events(project, session_id: str, events: int, start_hour: int = 8, p
             text=f"Turn {turn}: fix the {w} handling in the {WORDS[(turn * 3) % len(WORDS)]} module, "
             "and make the tests pass. " + " ".join(WORDS[:20]) + (f". {statements[turn]}" if turn < 2 else ""),
         )
-        # A failure fixed by an edit (a gotcha per turn), and the suite passing (a procedure).
-        n += 3
-        obs("tool", tool="Bash", input="uv run pytest -q", error=True, meta={"tool_use_id": f"t{n}"},
-            output=f"E   KeyError: '{w.upper()}_URL'\n1 failed in 0.3s")  # fmt: skip
-        path = f"{cwd}/src/{w}/settings.py"
-        obs("tool", tool="Edit", input=path, output="ok", files=(path,), meta={"tool_use_id": f"t{n + 1}"})
-        obs(
-            "tool", tool="Bash", input="uv run pytest -q", output="42 passed in 1.2s", meta={"tool_use_id": f"t{n + 2}"}
-        )
+        n = fixed_failure(obs, cwd, w, n)
         for k in range(12):
             n += 1
             kind = k % 6
@@ -170,6 +157,23 @@ def session_events(project, session_id: str, events: int, start_hour: int = 8, p
     old = time.time() - 60
     os.utime(path, (old, old))
     return path
+
+
+#: What the user states in the first two turns (the paraphrase: in a later session).
+PREFERENCE = "From now on, always run the tests with uv before committing."
+PARAPHRASE = "Always run the suite with uv before you commit."
+DECISION = "Let's go with Postgres for the orders database."
+
+
+def fixed_failure(obs: Any, cwd: str, word: str, n: int) -> int:
+    """A failure fixed by an edit (a gotcha per turn), and the suite passing (a procedure);
+    returns the last tool call number used."""
+    obs("tool", tool="Bash", input="uv run pytest -q", error=True, meta={"tool_use_id": f"t{n + 1}"},
+        output=f"E   KeyError: '{word.upper()}_URL'\n1 failed in 0.3s")  # fmt: skip
+    path = f"{cwd}/src/{word}/settings.py"
+    obs("tool", tool="Edit", input=path, output="ok", files=(path,), meta={"tool_use_id": f"t{n + 2}"})
+    obs("tool", tool="Bash", input="uv run pytest -q", output="42 passed in 1.2s", meta={"tool_use_id": f"t{n + 3}"})
+    return n + 3
 
 
 def consolidate_session(project: Any, session_id: str, **options: Any) -> Any:

@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -113,6 +112,105 @@ def hook(payload: str) -> float:
     return time.perf_counter() - t
 
 
+def setup(work: Path, args: argparse.Namespace, rng: random.Random) -> tuple[Any, Path, list[Any], dict[str, Any]]:
+    """The repository, the wiki (with a consolidated session for a handoff), the index, the
+    SessionStart context; then the files of the pages SessionStart hands out, and
+    `--drifted` others at random, are edited (their drift notes are the work measured)."""
+    from bench_consolidate import consolidate_session, session_events
+
+    from wiki_memory.config import resolve_project
+    from wiki_memory.consolidate import context_build
+    from wiki_memory.consolidate.handoff import handoff_for_next_session
+    from wiki_memory.memory import Memory
+
+    code = work / "code"
+    t = time.perf_counter()
+    blobs = build_code(code, args.files)
+    project = resolve_project(code)
+    anchored = build_wiki(project, args.pages, blobs, rng)
+    session_events(project, "bench-drift-session", 500)
+    consolidate_session(project, "bench-drift-session", llm=False)
+    with Memory(project) as memory:
+        memory.reindex(embed=False)
+        context_build.refresh(project, memory.store(), memory.index)
+        rows = memory.require_index().lifecycle_rows()
+    setup_s = time.perf_counter() - t
+    shown = set((handoff_for_next_session(project, session_id="bench-new") or _NoView()).shown)
+    edited = {a["path"] for r in rows if r.path in shown and r.anchors for a in json.loads(r.anchors)}
+    for path in sorted(edited) + rng.sample(sorted(blobs), args.drifted):
+        with open(code / path, "a") as f:
+            f.write("# edited by hand\n")
+    return project, code, rows, {"anchored_pages": anchored, "setup_s": round(setup_s, 1)}
+
+
+def time_anchors(code: Path, rows: list[Any]) -> dict[str, Any]:
+    """Reading the git index alone, then every anchor of the wiki (review's drift pass)."""
+    from wiki_memory.pages.anchors import anchors_from_json
+    from wiki_memory.pages.drift import GitIndex, drifted
+
+    t = time.perf_counter()
+    GitIndex(code)
+    index_ms = (time.perf_counter() - t) * 1000
+    all_anchors = [anchors_from_json(r.anchors) for r in rows if r.anchors]
+    t = time.perf_counter()
+    drifting = sum(1 for anchors in all_anchors if drifted(code, anchors))
+    all_ms = (time.perf_counter() - t) * 1000
+    return {
+        "anchors": sum(len(a) for a in all_anchors),
+        "drifted_pages": drifting,
+        "git_index_read_ms": round(index_ms, 1),
+        "all_anchors_checked_ms": round(all_ms, 1),
+    }
+
+
+def time_session_start(project: Any, code: Path, work: Path, runs: int) -> dict[str, Any]:
+    """SessionStart in process, and as the hook process beside a hook with no memory and
+    `python -c pass`, interleaved."""
+    from wiki_memory.hook import startup
+
+    in_process: list[float] = []
+    text = ""
+    for _ in range(runs):
+        t = time.perf_counter()
+        text = startup.session_start_text(project, "codex", "bench-new", "startup") or ""
+        in_process.append(time.perf_counter() - t)
+    empty = work / "empty"
+    empty.mkdir()
+    base = {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup"}
+    payload, empty_payload = json.dumps({**base, "cwd": str(code)}), json.dumps({**base, "cwd": str(empty)})
+    fresh, bare_hook, bare = [], [], []
+    for _ in range(runs):
+        fresh.append(hook(payload))
+        bare_hook.append(hook(empty_payload))
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        bare.append(time.perf_counter() - t)
+    ms = lambda values, q: round(pct(values, q) * 1000, 1)  # noqa: E731
+    return {
+        "session_start_chars": len(text),
+        "session_start_drift_notes": text.count("may be stale ("),
+        "in_process_p50_ms": ms(in_process, 0.5),
+        "in_process_p95_ms": ms(in_process, 0.95),
+        "hook_p50_ms": ms(fresh, 0.5),
+        "hook_p95_ms": ms(fresh, 0.95),
+        "hook_no_memory_p50_ms": ms(bare_hook, 0.5),
+        "hook_no_memory_p95_ms": ms(bare_hook, 0.95),
+        "python_pass_p50_ms": ms(bare, 0.5),
+    }
+
+
+def time_review(project: Any) -> dict[str, Any]:
+    from wiki_memory.memory import Memory
+
+    with Memory(project) as memory:
+        memory.review()  # warm: the index file opened once
+        t = time.perf_counter()
+        found = memory.review()
+        review_s = time.perf_counter() - t
+    kinds = ("drift", "duplicate", "contradiction", "wrong-link")
+    return {"review_s": round(review_s, 2), "review_items": {k: len(found.of_kind(k)) for k in kinds}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=10000)
@@ -129,98 +227,13 @@ def main() -> None:
     import wiki_memory
 
     compileall.compile_dir(str(Path(wiki_memory.__file__).parent), quiet=1)
-    rng = random.Random(15)
     with tempfile.TemporaryDirectory(prefix="wm-bench-drift-") as tmp:
         work = Path(tmp)
         os.environ["WIKI_MEMORY_HOME"] = str(work / "home")
-        from bench_consolidate import consolidate_session, session_events
-
-        from wiki_memory.config import resolve_project
-        from wiki_memory.consolidate import context_build
-        from wiki_memory.hook import startup
-        from wiki_memory.memory import Memory
-        from wiki_memory.pages.anchors import anchors_from_json
-        from wiki_memory.pages.drift import GitIndex, drifted
-
-        code = work / "code"
-        t = time.perf_counter()
-        blobs = build_code(code, args.files)
-        project = resolve_project(code)
-        anchored = build_wiki(project, args.pages, blobs, rng)
-        session_events(project, "bench-drift-session", 500)
-        consolidate_session(project, "bench-drift-session", llm=False)
-        with Memory(project) as memory:
-            memory.reindex(embed=False)
-            context_build.refresh(project, memory.store(), memory.index)
-            rows = memory.require_index().lifecycle_rows()
-        setup_s = time.perf_counter() - t
-        # The files of the pages SessionStart hands out drift for sure (their notes are the
-        # work measured), and `--drifted` others at random.
-        from wiki_memory.consolidate.handoff import handoff_for_next_session
-
-        shown = set((handoff_for_next_session(project, session_id="bench-new") or _NoView()).shown)
-        edited = {a["path"] for r in rows if r.path in shown and r.anchors for a in json.loads(r.anchors)}
-        for path in sorted(edited) + rng.sample(sorted(blobs), args.drifted):
-            with open(code / path, "a") as f:
-                f.write("# edited by hand\n")
-        # The git index alone, then every anchor of the wiki (review's drift pass).
-        t = time.perf_counter()
-        GitIndex(code)
-        index_ms = (time.perf_counter() - t) * 1000
-        all_anchors = [(r.path, anchors_from_json(r.anchors)) for r in rows if r.anchors]
-        t = time.perf_counter()
-        drifting = sum(1 for _, anchors in all_anchors if drifted(code, anchors))
-        all_ms = (time.perf_counter() - t) * 1000
-        # SessionStart, in process and as the hook process.
-        in_process: list[float] = []
-        text = ""
-        for _ in range(args.runs):
-            t = time.perf_counter()
-            text = startup.session_start_text(project, "codex", "bench-new", "startup") or ""
-            in_process.append(time.perf_counter() - t)
-        notes = text.count("may be stale (")
-        empty = work / "empty"
-        empty.mkdir()
-        payload = json.dumps(
-            {"session_id": "s", "cwd": str(code), "hook_event_name": "SessionStart", "source": "startup"}
-        )
-        empty_payload = json.dumps(
-            {"session_id": "s", "cwd": str(empty), "hook_event_name": "SessionStart", "source": "startup"}
-        )
-        fresh, bare_hook, bare = [], [], []
-        for _ in range(args.runs):
-            fresh.append(hook(payload))
-            bare_hook.append(hook(empty_payload))
-            t = time.perf_counter()
-            subprocess.run([sys.executable, "-c", "pass"], check=True)
-            bare.append(time.perf_counter() - t)
-        with Memory(project) as memory:
-            memory.review()  # warm: the index file opened once
-            t = time.perf_counter()
-            found = memory.review()
-            review_s = time.perf_counter() - t
-        result = {
-            "pages": args.pages,
-            "files": args.files,
-            "anchored_pages": anchored,
-            "anchors": sum(len(a) for _, a in all_anchors),
-            "drifted_pages": drifting,
-            "git_index_read_ms": round(index_ms, 1),
-            "all_anchors_checked_ms": round(all_ms, 1),
-            "session_start_chars": len(text),
-            "session_start_drift_notes": notes,
-            "in_process_p50_ms": round(statistics.median(in_process) * 1000, 1),
-            "in_process_p95_ms": round(pct(in_process, 0.95) * 1000, 1),
-            "hook_p50_ms": round(statistics.median(fresh) * 1000, 1),
-            "hook_p95_ms": round(pct(fresh, 0.95) * 1000, 1),
-            "hook_no_memory_p50_ms": round(statistics.median(bare_hook) * 1000, 1),
-            "hook_no_memory_p95_ms": round(pct(bare_hook, 0.95) * 1000, 1),
-            "python_pass_p50_ms": round(statistics.median(bare) * 1000, 1),
-            "review_s": round(review_s, 2),
-            "review_items": {k: len(found.of_kind(k)) for k in ("drift", "duplicate", "contradiction", "wrong-link")},
-            "setup_s": round(setup_s, 1),
-            "load": round(os.getloadavg()[0], 1),
-        }
+        project, code, rows, made = setup(work, args, random.Random(15))
+        result = {"pages": args.pages, "files": args.files, **made, **time_anchors(code, rows)}
+        result |= time_session_start(project, code, work, args.runs) | time_review(project)
+        result["load"] = round(os.getloadavg()[0], 1)
     for key, value in result.items():
         print(f"{key:>28}: {value}")
     if args.json:

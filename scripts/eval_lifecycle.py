@@ -209,7 +209,14 @@ class Eval:
 
 def run(ev: Eval) -> None:
     ev.setup()
-    # Session 1 (claude-code) -----------------------------------------------------------------
+    session_one(ev)
+    session_two(ev)
+    session_three(ev)
+    hand_edit(ev)
+
+
+def session_one(ev: Eval) -> None:
+    """claude-code: the user picks SQLite; a KeyError fixed by an edit; the tests pass."""
     s1 = "c1a0de00-0000-4000-8000-000000000001"
     ev.session_start("claude-code", s1)
     ev.say("claude-code", s1, "UserPromptSubmit", prompt="Build the orders API. Let's go with SQLite for the database.")
@@ -235,7 +242,9 @@ def run(ev: Eval) -> None:
     )
     ev.check("session 1: the gotcha is handed to the next session", GOTCHA in first["session_start"])
 
-    # Session 2 (codex): the decision reversed, the failure again ------------------------------------
+
+def session_two(ev: Eval) -> None:
+    """codex: the decision reversed; the same KeyError again, fixed again."""
     s2 = "019ad1c0-0000-7000-8000-0000000000c2"
     handed = ev.session_start("codex", s2)
     ev.check("session 2: codex is handed the gotcha before it hits the error", GOTCHA in handed)
@@ -284,7 +293,9 @@ def run(ev: Eval) -> None:
     found = ev.wm("search", "go with SQLite for the database", "--status", "superseded", "--json")
     ev.check("session 2: search still finds it when asked", OLD_DECISION in found)
 
-    # Session 3 (claude-code): the test command changed ----------------------------------------------
+
+def session_three(ev: Eval) -> None:
+    """claude-code: the test command changes to `make test`."""
     s3 = "d3e5a1f0-0000-4000-8000-000000000003"
     ev.session_start("claude-code", s3)
     ev.say("claude-code", s3, "UserPromptSubmit", prompt="Add a Makefile target for the tests.")
@@ -304,7 +315,9 @@ def run(ev: Eval) -> None:
              [c["command"] for c in procedure["meta"]["commands"]] == ["make test", "uv run pytest -q"])  # fmt: skip
     ev.check("session 3: SessionStart hands out the current command", "Run `make test`" in third["session_start"])
 
-    # A person edits the anchored file ---------------------------------------------------------------
+
+def hand_edit(ev: Eval) -> None:
+    """A person edits the file the gotcha is anchored to; another page anchored elsewhere."""
     ev.wm(
         "write",
         "-t",
@@ -337,6 +350,7 @@ def run(ev: Eval) -> None:
     ev.wm("mark", GOTCHA, "active", "--reason", "checked: POOL_SIZE does not touch SHOP_DB_URL")
     ev.check("hand edit: marked active (checked), it is no longer flagged",
              not [i for i in json.loads(ev.wm("review", "--json"))["items"] if i["kind"] == "drift"])  # fmt: skip
+    wiki = Path(json.loads(ev.wm("path", "--json"))["wiki"])
     log = ev.git("log", "--format=%an|%s", cwd=wiki)
     ev.check("every change is a commit by its author",
              "Pat Person|mark: active gotchas/keyerror-shop-db-url-when-running-the-tests" in log

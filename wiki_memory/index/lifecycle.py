@@ -71,19 +71,18 @@ def first_vectors(conn: sqlite3.Connection, model: str, paths: Sequence[str]) ->
 
 def first_texts(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
     """path -> the text of the page's first chunk (its opening words)."""
-    found: dict[str, str] = {}
-    for start in range(0, len(paths), 500):
-        part = list(paths[start : start + 500])
-        sql = f"SELECT page, text FROM chunks WHERE ordinal = 0 AND page IN ({', '.join('?' * len(part))})"
-        found.update(dict(conn.execute(sql, part)))
-    return found
+    return _by_path(conn, "SELECT page, text FROM chunks WHERE ordinal = 0 AND page IN ({})", paths)
 
 
 def anchors_of(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
     """path -> its anchors' JSON, for those of `paths` that have anchors."""
+    return _by_path(conn, "SELECT path, anchors FROM pages WHERE anchors IS NOT NULL AND path IN ({})", paths)
+
+
+def _by_path(conn: sqlite3.Connection, sql: str, paths: Sequence[str]) -> dict[str, str]:
+    """{path: value} of a two-column query whose `IN ({})` takes the paths, 500 at a time."""
     found: dict[str, str] = {}
     for start in range(0, len(paths), 500):
         part = list(paths[start : start + 500])
-        sql = f"SELECT path, anchors FROM pages WHERE anchors IS NOT NULL AND path IN ({', '.join('?' * len(part))})"
-        found.update(dict(conn.execute(sql, part)))
+        found.update(dict(conn.execute(sql.format(", ".join("?" * len(part))), part)))
     return found
