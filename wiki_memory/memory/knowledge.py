@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.memory.lifecycle_review import LifecycleReview
 from wiki_memory.memory.records import Actor
-from wiki_memory.memory.review import Reviewing
 from wiki_memory.pages import HIDDEN, Page, path_for
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def distill_enabled() -> bool:
     return load_settings().get("distill", "enabled", True) is not False
 
 
-class Knowledge(Reviewing):
+class Knowledge(LifecycleReview):
     def _after_consolidation(self, outcomes: Sequence[Outcome], llm: bool | None) -> bool:
         """Distil each session just consolidated; never raises (the session's pages are
         committed whatever happens here, and the log says what went wrong)."""
@@ -297,7 +297,7 @@ class Knowledge(Reviewing):
         return tuple(out)
 
     def _flag(self, flags: Any, mode: str) -> None:
-        from wiki_memory.memory.review import FLAGS_FILE, append_flags
+        from wiki_memory.memory.lifecycle_review import FLAGS_FILE, append_flags
 
         rows = [{"paths": list(paths), "note": note, "by": mode} for paths, note in flags]
         if rows:

@@ -189,7 +189,7 @@ class Superseded:
 
 
 @dataclass(frozen=True)
-class ReviewItem:
+class ReviewAction:
     """One thing that needs a person or an agent: its kind (drift, expired, duplicate,
     contradiction, wrong-link, lifecycle, flag), the pages, one line and the command
     that resolves it."""
@@ -205,13 +205,13 @@ class ReviewItem:
 
 @dataclass(frozen=True)
 class Review:
-    """What `review` found, in the order of `ReviewItem.kind`s above."""
+    """What `review` found, in the order of `ReviewAction.kind`s above."""
 
-    items: tuple[ReviewItem, ...]
+    items: tuple[ReviewAction, ...]
     pages: int  # pages looked at
     note: str | None = None  # about the review itself (no index, no model)
 
-    def of_kind(self, kind: str) -> list[ReviewItem]:
+    def of_kind(self, kind: str) -> list[ReviewAction]:
         return [i for i in self.items if i.kind == kind]
 
     def as_dict(self) -> dict[str, object]:

@@ -1,6 +1,7 @@
-"""`review`: what in the wiki needs a person or an agent, each item with the command that
-resolves it. Read from the index (no page is parsed), the code repository's git index (for
-drift) and the embedding vectors the index already holds (for duplicates and contradictions).
+"""`Memory.review()`: what in the wiki's lifecycle needs a person or an agent, each item
+with the command that resolves it (a `Review` of `ReviewAction`s). Read from the index (no
+page is parsed), the code repository's git index (for drift) and the embedding vectors the
+index already holds (for duplicates and contradictions).
 
 Kinds, in order:
 - `drift`: an active page whose anchored code file changed, went or moved since;
@@ -20,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wiki_memory.memory.lifecycle import Lifecycle
-from wiki_memory.memory.records import Review, ReviewItem
+from wiki_memory.memory.records import Review, ReviewAction
 from wiki_memory.pages import HIDDEN, STATUSES, handed_out
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def _q(path: str) -> str:
     return path if all(c.isalnum() or c in "/._-" for c in path) else json.dumps(path)
 
 
-class Reviewing(Lifecycle):
+class LifecycleReview(Lifecycle):
     def review(self, *, today: str | None = None) -> Review:
         """Everything that needs a look (see the module docstring)."""
         from wiki_memory.pages.lifecycle import is_expired
@@ -46,12 +47,12 @@ class Reviewing(Lifecycle):
         index = self.require_index()
         rows = index.lifecycle_rows()
         by_path = {r.path: r for r in rows}
-        items: list[ReviewItem] = []
+        items: list[ReviewAction] = []
         items += self._drift_items(rows)
         for r in rows:
             if handed_out(r.status) and r.expires and is_expired(r.expires, today):
                 items.append(
-                    ReviewItem(
+                    ReviewAction(
                         "expired",
                         (r.path,),
                         f"{r.path} expired on {r.expires}",
@@ -71,7 +72,7 @@ class Reviewing(Lifecycle):
 
     # Drift ------------------------------------------------------------------------------
 
-    def _drift_items(self, rows: Sequence[LifecycleRow]) -> list[ReviewItem]:
+    def _drift_items(self, rows: Sequence[LifecycleRow]) -> list[ReviewAction]:
         from wiki_memory.pages.drift import drift_note, drifted
 
         root = self.project.root
@@ -85,7 +86,7 @@ class Reviewing(Lifecycle):
             note = drift_note(drifted(root, r.anchors))
             if note:
                 items.append(
-                    ReviewItem(
+                    ReviewAction(
                         "drift",
                         (r.path,),
                         f"{r.path} {note}",
@@ -118,7 +119,7 @@ class Reviewing(Lifecycle):
 
     def _duplicate_items(
         self, index: Index, rows: Sequence[LifecycleRow], vectors: dict[str, Any] | None
-    ) -> list[ReviewItem]:
+    ) -> list[ReviewAction]:
         from wiki_memory.consolidate.distill import dedup
 
         live = [r for r in rows if r.type in DURABLE and handed_out(r.status)]
@@ -132,7 +133,7 @@ class Reviewing(Lifecycle):
             old, new = sorted((a, b), key=lambda r: (r.updated or "", r.path))
             meaning = f", meaning {cosine:.2f}" if cosine is not None else ""
             items.append(
-                ReviewItem(
+                ReviewAction(
                     "duplicate",
                     (old.path, new.path),
                     f"{old.path} and {new.path} say the same (words {pair.words:.2f}{meaning})",
@@ -143,7 +144,7 @@ class Reviewing(Lifecycle):
 
     def _contradiction_items(
         self, index: Index, rows: Sequence[LifecycleRow], vectors: dict[str, Any] | None
-    ) -> list[ReviewItem]:
+    ) -> list[ReviewAction]:
         from wiki_memory.consolidate.distill import dedup
 
         decisions = [r for r in rows if r.type == "decision" and r.status == "active"]
@@ -159,7 +160,7 @@ class Reviewing(Lifecycle):
                 continue
             old, new = sorted((a, b), key=lambda r: (r.updated or "", r.path))
             items.append(
-                ReviewItem(
+                ReviewAction(
                     "contradiction",
                     (old.path, new.path),
                     f"{old.path} and {new.path} are active decisions on one topic that choose differently",
@@ -170,13 +171,13 @@ class Reviewing(Lifecycle):
 
     # Links, fields, flags ------------------------------------------------------------------
 
-    def _link_items(self, index: Index, by_path: dict[str, LifecycleRow]) -> list[ReviewItem]:
+    def _link_items(self, index: Index, by_path: dict[str, LifecycleRow]) -> list[ReviewAction]:
         items = []
         for source, target, status in index.links_into(["wrong", "superseded"]):
             successor = by_path[target].superseded_by if target in by_path else None
             instead = f"; point it at {successor}" if successor else "; remove or fix the link"
             items.append(
-                ReviewItem(
+                ReviewAction(
                     "wrong-link",
                     (source, target),
                     f"{source} links to {target}, which is {status}{instead}",
@@ -185,7 +186,7 @@ class Reviewing(Lifecycle):
             )
         return items
 
-    def _lifecycle_items(self, rows: Sequence[LifecycleRow], by_path: dict[str, LifecycleRow]) -> list[ReviewItem]:
+    def _lifecycle_items(self, rows: Sequence[LifecycleRow], by_path: dict[str, LifecycleRow]) -> list[ReviewAction]:
         items = []
         for r in rows:
             problem = None
@@ -199,17 +200,17 @@ class Reviewing(Lifecycle):
                 problem = f"its superseded_by {r.superseded_by} is not a page"
                 command = f"wiki-memory supersede {_q(r.path)} NEW-PAGE"
             if problem:
-                items.append(ReviewItem("lifecycle", (r.path,), f"{r.path}: {problem}", command))
+                items.append(ReviewAction("lifecycle", (r.path,), f"{r.path}: {problem}", command))
         return items
 
-    def _flag_items(self, by_path: dict[str, LifecycleRow]) -> list[ReviewItem]:
+    def _flag_items(self, by_path: dict[str, LifecycleRow]) -> list[ReviewAction]:
         items = []
         for flag in read_flags(self.project.home / FLAGS_FILE):
             paths = tuple(p for p in flag.get("paths", []) if isinstance(p, str))
             if len(paths) < 2 or not all(p in by_path and by_path[p].status not in HIDDEN for p in paths):
                 continue  # resolved since: a page went or was marked
             items.append(
-                ReviewItem(
+                ReviewAction(
                     "flag",
                     paths,
                     f"{' and '.join(paths)} may contradict each other ({flag.get('by', 'an LLM')}: "
