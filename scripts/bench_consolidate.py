@@ -2,9 +2,13 @@
 """Benchmark: consolidation and the SessionStart handoff.
 
 1. Extractive consolidation of sessions of 50, 500 and 5,000 events (a realistic mix of
-   prompts, commands that fail and pass, edits, reads, plan updates and answers): wall time
-   in process and as the `wiki-memory consolidate --session` process a SessionEnd hook starts,
-   with peak memory (Python allocations in process; the process's max RSS).
+   prompts, commands that fail and pass, edits, reads, plan updates and answers, with the
+   user stating a preference and a decision and one failure per turn fixed by an edit, so
+   that distillation has procedures, gotchas and statements to write): wall time in
+   process and as the `wiki-memory consolidate --session` process a SessionEnd hook starts,
+   with peak memory (Python allocations in process; the process's max RSS); the same
+   without distillation; and a second session whose statement is a paraphrase of a page
+   that exists, so that the duplicate check loads the embedding model.
 2. SessionStart in wikis of 1,000 and 10,000 pages: `session_start_text` in process (what
    the hook runner calls) and the whole `wiki-memory hook codex SessionStart` process (what
    Codex runs: interpreter, imports, journal line, handoff, envelope), p50/p95, beside
@@ -67,8 +71,9 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-def session_events(project, session_id: str, events: int, start_hour: int = 8) -> Path:
-    """A journal of `events` observations shaped like a real working session."""
+def session_events(project, session_id: str, events: int, start_hour: int = 8, paraphrase: bool = False) -> Path:
+    """A journal of `events` observations shaped like a real working session (`paraphrase`:
+    its preference in other words than the default session's)."""
     from wiki_memory.capture import journal
     from wiki_memory.capture.observation import Observation, PlanItem
 
@@ -85,13 +90,15 @@ def session_events(project, session_id: str, events: int, start_hour: int = 8) -
     obs("session-start", meta={"source": "startup", "model": "claude-opus-4-8"})
     n = 1
     turn = 0
+    statements = [PARAPHRASE if paraphrase else PREFERENCE, DECISION]
     while len(items) < events - 2:
         w = WORDS[turn % len(WORDS)]
         obs(
             "prompt",
             text=f"Turn {turn}: fix the {w} handling in the {WORDS[(turn * 3) % len(WORDS)]} module, "
-            "and make the tests pass. " + " ".join(WORDS[:20]),
+            "and make the tests pass. " + " ".join(WORDS[:20]) + (f". {statements[turn]}" if turn < 2 else ""),
         )
+        n = fixed_failure(obs, cwd, w, n)
         for k in range(12):
             n += 1
             kind = k % 6
@@ -152,6 +159,23 @@ def session_events(project, session_id: str, events: int, start_hour: int = 8) -
     return path
 
 
+#: What the user states in the first two turns (the paraphrase: in a later session).
+PREFERENCE = "From now on, always run the tests with uv before committing."
+PARAPHRASE = "Always run the suite with uv before you commit."
+DECISION = "Let's go with Postgres for the orders database."
+
+
+def fixed_failure(obs: Any, cwd: str, word: str, n: int) -> int:
+    """A failure fixed by an edit (a gotcha per turn), and the suite passing (a procedure);
+    returns the last tool call number used."""
+    obs("tool", tool="Bash", input="uv run pytest -q", error=True, meta={"tool_use_id": f"t{n + 1}"},
+        output=f"E   KeyError: '{word.upper()}_URL'\n1 failed in 0.3s")  # fmt: skip
+    path = f"{cwd}/src/{word}/settings.py"
+    obs("tool", tool="Edit", input=path, output="ok", files=(path,), meta={"tool_use_id": f"t{n + 2}"})
+    obs("tool", tool="Bash", input="uv run pytest -q", output="42 passed in 1.2s", meta={"tool_use_id": f"t{n + 3}"})
+    return n + 3
+
+
 def consolidate_session(project: Any, session_id: str, **options: Any) -> Any:
     """What the SessionEnd hook's background process does, in this process."""
     from wiki_memory.memory import Memory
@@ -205,6 +229,30 @@ def bench_consolidation(sizes: list[int], work: Path) -> list[dict[str, object]]
         _, status, usage = os.wait4(process.pid, 0)
         process_wall = time.perf_counter() - t
         assert status == 0
+        kinds = ("gotchas", "procedures", "preferences", "decisions")
+        distilled = len([p for p in project.wiki.rglob("*.md") if p.parts[-2] in kinds])
+        # The same session without distillation, in a project of its own.
+        plain = work / f"plain-{events}"
+        plain.mkdir()
+        plain_project = resolve_project(plain)
+        session_events(plain_project, f"bench-plain-{events}", events)
+        open_store(plain_project).close()
+        config = Path(os.environ["WIKI_MEMORY_HOME"]) / "config.toml"
+        config.write_text("[distill]\nenabled = false\n")
+        t = time.perf_counter()
+        consolidate_session(plain_project, f"bench-plain-{events}", llm=False)
+        without = time.perf_counter() - t
+        config.unlink()
+        # A later session whose statement paraphrases a page that exists: the model is loaded.
+        sid_e = f"bench-e-{events}"
+        session_events(project, sid_e, events, start_hour=20, paraphrase=True)
+        t = time.perf_counter()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "wiki_memory.hook.worker", project_arg(project), "session", sid_e]
+        )
+        _, status, _usage = os.wait4(process.pid, 0)
+        near_wall = time.perf_counter() - t
+        assert status == 0
         rows.append(
             {
                 "events": events,
@@ -213,6 +261,9 @@ def bench_consolidation(sizes: list[int], work: Path) -> list[dict[str, object]]
                 "peak_python_mb": round(peak / 2**20, 1),
                 "process_s": round(process_wall, 3),
                 "process_max_rss_mb": round(usage.ru_maxrss / 1024, 1),
+                "distilled_pages": distilled,
+                "without_distillation_s": round(without, 3),
+                "process_near_duplicate_s": round(near_wall, 3),
             }
         )
     return rows
@@ -374,12 +425,16 @@ def main() -> None:
         os.environ.pop("WIKI_MEMORY_STORE", None)
         consolidation = bench_consolidation(args.events, work)
         start = bench_session_start(args.pages, args.runs, work)
-    print("Extractive consolidation (one session -> session page + handoff page, one commit)")
-    print(f"{'events':>7} {'journal':>8} {'in process':>11} {'peak (py)':>10} {'as process':>11} {'max RSS':>8}")
+    print("Consolidation with distillation (session and handoff pages, then the distilled pages), target < 2 s")
+    print(
+        f"{'events':>7} {'journal':>8} {'in process':>11} {'peak (py)':>10} {'as process':>11} {'max RSS':>8} "
+        f"{'pages':>6} {'no distill':>11} {'near dup':>9}"
+    )
     for r in consolidation:
         print(
             f"{r['events']:>7} {r['journal_kb']:>6}KB {r['in_process_s']:>10.3f}s {r['peak_python_mb']:>8.1f}MB "
-            f"{r['process_s']:>10.3f}s {r['process_max_rss_mb']:>6.1f}MB"
+            f"{r['process_s']:>10.3f}s {r['process_max_rss_mb']:>6.1f}MB {r['distilled_pages']:>6} "
+            f"{r['without_distillation_s']:>10.3f}s {r['process_near_duplicate_s']:>8.3f}s"
         )
     print()
     print("SessionStart handoff (session_start_text), target p95 <= 150 ms")

@@ -14,7 +14,10 @@ import anyio
 
 from wiki_memory.mcp.scope import SESSION_ENV
 
-PAGE_TOOLS = {"search", "read", "write", "edit", "delete", "recent", "history", "links", "handoff", "handoff_write"}
+PAGE_TOOLS = {
+    *("search", "read", "write", "edit", "delete", "recent", "history", "links", "handoff", "handoff_write"),
+    *("feedback", "supersede"),
+}
 
 
 def run(fn: Callable[[], Awaitable[Any]]) -> Any:

@@ -170,7 +170,7 @@ def test_consolidation_commits_both_pages_once_and_is_idempotent(project):
     log = git(project.wiki, "log", "--format=%an|%s|%b")
     assert log.count("consolidate: claude-code session sidem000") == 1
     assert "Session-Id: s-idem-0001" in log and "Agent: claude-code" in log
-    shown = git(project.wiki, "show", "--name-only", "--format=", "HEAD").split()
+    shown = git(project.wiki, "show", "--name-only", "--format=", first.commit).split()
     assert sorted(shown) == sorted(first.pages)  # both pages in one commit
     before = {p: wiki_file(project, p) for p in first.pages}
 

@@ -182,8 +182,10 @@ def test_edit_operations(server, code_repo):
             page = await call(client, "read", page=path)
             assert page["status"] == "superseded"
             assert page["extra"]["superseded_by"] == "decisions/celery-tasks-run-eagerly-only-in-unit-tests.md"
-            # A search result names the page that replaced it, in the data and in the text.
-            result = await client.call_tool("search", {"query": "Celery eager mode tests hang"})
+            # Asked for (status any), a search result names the page that replaced it, in the data and the text.
+            default = await call(client, "search", query="Celery eager mode tests hang")
+            assert path not in [hit["path"] for hit in default["results"]]  # not handed out unasked
+            result = await client.call_tool("search", {"query": "Celery eager mode tests hang", "status": "any"})
             hits = {hit["path"]: hit for hit in result.structured_content["results"]}
             replacement = "decisions/celery-tasks-run-eagerly-only-in-unit-tests.md"
             assert hits[path]["superseded_by"] == replacement and hits[replacement]["superseded_by"] is None

@@ -84,7 +84,7 @@ def test_doctor_starts_the_installed_server_and_lists_its_tools(cli, code_repo):
     checks = {(c["agent"], c["name"]): c for c in json.loads(result.output)}
     for agent in ("claude-code", "cursor"):
         assert checks[(agent, "mcp server")]["status"] == "ok"
-        assert "starts and lists its 10 tools" in checks[(agent, "mcp server")]["detail"]
+        assert "starts and lists its 12 tools" in checks[(agent, "mcp server")]["detail"]
 
 
 def test_doctor_fails_when_the_entry_does_not_start_a_server(cli, code_repo):

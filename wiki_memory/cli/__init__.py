@@ -89,6 +89,7 @@ def main(ctx: click.Context, project_dir: str | None) -> None:
 # Command modules register themselves on `main` when imported.
 from wiki_memory.cli import handoff as _handoff  # noqa: E402,F401
 from wiki_memory.cli import install as _install  # noqa: E402,F401
+from wiki_memory.cli import lifecycle as _lifecycle  # noqa: E402,F401
 from wiki_memory.cli import pages as _pages  # noqa: E402,F401
 from wiki_memory.cli import recall as _recall  # noqa: E402,F401
 from wiki_memory.cli import search as _search  # noqa: E402,F401

@@ -180,13 +180,17 @@ def show(app: App, page: str, rev: str | None, as_json: bool) -> None:
     """
     from wiki_memory.pages import render_page
 
-    found = app.memory.read(page, rev).page
+    view = app.memory.read(page, rev)
+    found = view.page
     if as_json:
         echo_json(
             {"path": found.path, "title": found.title, "type": found.type, "meta": dict(found.meta), "body": found.body}
+            | {"drift": view.drift}
         )
     else:
         click.echo(render_page(found), nl=False)
+        if view.drift:
+            click.echo(f"wiki-memory: this page {view.drift}", err=True)
 
 
 @main.command(name="list")

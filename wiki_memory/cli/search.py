@@ -29,7 +29,11 @@ SNIPPET_CHARS = 300  # in the plain-text listing; --json and --max-chars give wh
     help="Only pages of this type (repeat for several).",
 )
 @click.option("--tag", "tags", multiple=True, help="Only pages with this tag (repeat: any of them).")
-@click.option("--status", type=click.Choice(STATUSES), help="Only pages with this status.")
+@click.option(
+    "--status",
+    type=click.Choice((*STATUSES, "any")),
+    help="Only pages with this status (any: every status). Default: all but wrong, superseded and archived.",
+)
 @click.option("--since", metavar="WHEN", help="Only pages updated since WHEN (2026-11-01, 7d, 2w).")
 @click.option(
     "--max-chars",
@@ -54,8 +58,9 @@ def search(
     """Search memory by words and by meaning; print the best pages with their best passage.
 
     Any text is a query: quotes, `*`, `-`, NEAR are plain words. Decisions, gotchas and
-    procedures rank above session and handoff logs unless you ask what happened; superseded
-    and archived pages rank below active ones (a superseded page names its replacement).
+    procedures rank above session and handoff logs unless you ask what happened. Wrong,
+    superseded and archived pages are left out unless --status asks for them (a superseded
+    page names its replacement); a page whose anchored code changed says "may be stale".
     Without an embedding model, searches by words alone.
 
     \b
@@ -63,6 +68,7 @@ def search(
       wiki-memory search "tests hang on the build server"
       wiki-memory search ERR_CONN_RESET --mode fts --json
       wiki-memory search "auth retries" --type decision --since 30d --max-chars 4000
+      wiki-memory search "release with goreleaser" --status any
     """
     memory = app.memory
     with warnings_to_stderr():
@@ -83,7 +89,7 @@ def search(
         click.echo(f"no match: no wiki yet for this project ({memory.wiki}); run `wiki-memory init`", err=True)
         return
     if as_json:
-        echo_json([r.as_dict() for r in results])
+        echo_json([r.as_dict() | {"drift": report.drift.get(r.path)} for r in results])
         return
     if not results:
         click.echo("no match", err=True)
@@ -94,6 +100,8 @@ def search(
         click.echo(f"{n}. {r.title}{status_note}  [{r.type}] {r.path}  ({found} {r.score:.4f})")
         if r.superseded_by:
             click.echo(f"   superseded by {r.superseded_by}")
+        if r.path in report.drift:
+            click.echo(f"   {report.drift[r.path]}")
         if r.heading and r.heading != r.title:
             click.echo(f"   § {r.heading}")
         snippet = r.snippet if max_chars else _short(r.snippet, SNIPPET_CHARS)

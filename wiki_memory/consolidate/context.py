@@ -102,32 +102,53 @@ def compose(
     *,
     session_id: str | None = None,
     budget: int = BUDGET,
+    root: str | None = None,
+    shown: list[str] | None = None,
 ) -> tuple[str | None, list[str]]:
     """The text a starting session is given, and the handoff pages it draws on.
 
     Handoffs come first (the newest in full; others that ended within a day of it, in
-    short), then preferences, then related decisions and gotchas, each added only while
-    the whole stays within `budget` characters.
+    short), then preferences, then the procedures that worked, then related decisions and
+    gotchas, each added only while the whole stays within `budget` characters. A page whose
+    anchored code files (in the repository at `root`) changed since it was written says
+    "may be stale (...)". `shown`, when given, receives the paths of the other pages used.
     """
     ctx = ctx or {}
     chosen = _candidates(ctx, inline, session_id)
     notes: Mapping[str, Mapping[str, Any]] = ctx.get("notes") or {}
-    text = _Text(budget)
+    text = _Text(budget, root)
     paths = _handoff_blocks(text, chosen)
     _preferences_block(text, [p for p in ctx.get("preferences") or [] if isinstance(p, dict)], ctx)
+    _procedures_block(text, [p for p in ctx.get("procedures") or [] if isinstance(p, dict)])
     _related_block(text, _related(chosen[: len(paths)], notes, ctx.get("recent") or []), notes)
     if not text.parts:
         return None, []
+    if shown is not None:
+        shown.extend(text.shown)
     return text.render(OPEN_TAG if chosen else OPEN_TAG_NO_HANDOFF), paths
 
 
 class _Text:
-    """The blocks of the text so far and the characters they use, against the budget."""
+    """The blocks of the text so far and the characters they use, against the budget; the
+    code repository (`root`) that anchored pages are checked against."""
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, root: str | None = None) -> None:
         self.budget = budget
+        self.root = root
         self.parts: list[str] = []
+        self.shown: list[str] = []
         self.used = len(OPEN_TAG) + len(CLOSE_TAG) + 4
+
+    def caveat(self, entry: Mapping[str, Any]) -> str:
+        """ " (may be stale (src/x.py changed since))" for a page whose anchors drifted, or
+        " (marked stale)"; "" for a page that holds as far as can be seen."""
+        if entry.get("anchors") and self.root:
+            from wiki_memory.pages.drift import drift_note, drifted
+
+            note = drift_note(drifted(self.root, entry["anchors"]))
+            if note:
+                return f" ({note})"
+        return " (marked stale)" if entry.get("status") == "stale" else ""
 
     def add(self, block: str, separator: int = 2) -> None:
         self.parts.append(block)
@@ -197,9 +218,11 @@ def _preferences_block(text: _Text, prefs: list[dict[str, Any]], ctx: Mapping[st
     shown = 0
     for p in prefs:
         line = _fence_safe(f"- {p.get('title')}: {p.get('line')}" if p.get("line") else f"- {p.get('title')}")
+        line += text.caveat(p)
         if len(line) + 1 > room or shown >= MAX_PREFERENCES:
             break
         lines.append(line)
+        text.shown.append(str(p.get("path")))
         room -= len(line) + 1
         shown += 1
     total = max(len(prefs), int(ctx.get("preferences_total") or 0))
@@ -207,6 +230,20 @@ def _preferences_block(text: _Text, prefs: list[dict[str, Any]], ctx: Mapping[st
         lines.append(f"- … and {total - shown} more (`wiki-memory list --type preference`)")
     if len(lines) > 1:
         text.add("\n".join(lines))
+
+
+def _procedures_block(text: _Text, procedures: list[dict[str, Any]]) -> None:
+    """How the project is tested, linted and built: the commands that last worked."""
+    lines = ["Procedures that worked in earlier sessions:"]
+    for p in procedures:
+        line = _fence_safe(f"- {p.get('title')}: {p.get('line')} ({p.get('path')})") + text.caveat(p)
+        if text.used + len(line) + 1 > text.budget - 400:
+            break
+        lines.append(line)
+        text.shown.append(str(p.get("path")))
+        text.used += len(line) + 1
+    if len(lines) > 1:
+        text.parts.append("\n".join(lines))
 
 
 def _related_block(text: _Text, related: list[str], notes: Mapping[str, Mapping[str, Any]]) -> None:
@@ -219,9 +256,11 @@ def _related_block(text: _Text, related: list[str], notes: Mapping[str, Mapping[
             f"- [{note.get('type', 'note')}] {note.get('title', path)} ({path})"
             + (f": {note['line']}" if note.get("line") else "")
         )
+        line += text.caveat(note)
         if text.used + len(line) + 1 > text.budget:
             break
         lines.append(line)
+        text.shown.append(path)
         text.used += len(line) + 1
     if len(lines) > 1:
         text.parts.append("\n".join(lines))

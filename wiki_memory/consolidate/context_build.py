@@ -13,6 +13,7 @@ from typing import Any
 
 from wiki_memory.config import Project
 from wiki_memory.consolidate.context import CACHE_FILE, KEEP_HANDOFFS, VERSION, context_path, terms
+from wiki_memory.pages.status import handed_out
 
 
 def _line(body: str, limit: int = 240) -> str:
@@ -20,6 +21,7 @@ def _line(body: str, limit: int = 240) -> str:
     from wiki_memory.consolidate.extract import clean
 
     text = re.sub(r"^#.*$", "", body, flags=re.M)
+    text = re.sub(r"^>\s?", "", text, flags=re.M)
     text = re.sub(r"\[\[([^\]|]+)\|([^\]]+)\]\]", r"\2", text)
     text = re.sub(r"\[\[([^\]]+)\]\]", r"\1", text)
     return clean(text, limit)
@@ -58,10 +60,21 @@ def _entry(path: str, text: str) -> dict[str, Any] | None:
             "compact": handoff_text(meta, page.body, path, compact=True),
             "terms": terms(page.title, page.body),
         }
+    from wiki_memory.consolidate.distill.pages import FOOTER
+    from wiki_memory.pages.anchors import parse_anchors
+
+    anchors = [{"path": a.path, "blob": a.blob} for a in parse_anchors(page.meta.get("anchors"))]
+    if anchors:
+        base["anchors"] = anchors
+    body = page.body.replace(FOOTER, "") if meta.get("distilled") else page.body
     if page.type == "preference" or path.startswith("preferences/"):
         pinned = bool(meta.get("pinned")) or "pinned" in page.tags
-        return {**base, "line": _line(page.body, 300), "pinned": pinned}
-    return {**base, "line": _line(page.body), "terms": terms(page.title, " ".join(page.tags), page.body)}
+        return {**base, "line": _line(body, 300), "pinned": pinned}
+    if page.type == "procedure" or path.startswith("procedures/"):
+        # Distilled procedures (one per purpose: tests, lint, build, ...) open with their command.
+        opening = re.sub(r"^#.*$", "", body, flags=re.M).strip().split("\n\n", 1)[0]
+        return {**base, "line": _line(opening, 300), "purpose": str(meta.get("purpose") or "")}
+    return {**base, "line": _line(body), "terms": terms(page.title, " ".join(page.tags), body)}
 
 
 def refresh(project: Project, store: Any, index: Any = None) -> dict[str, Any]:
@@ -119,7 +132,7 @@ class _Pages:
     """The handoff, preference, decision and gotcha pages at a revision, each read once
     (from the cache of entries by blob, when it has them)."""
 
-    WANTED = ("handoffs/", "preferences/", "decisions/", "gotchas/")
+    WANTED = ("handoffs/", "preferences/", "decisions/", "gotchas/", "procedures/")
 
     def __init__(self, store: Any, entries: Mapping[str, Any]) -> None:
         import hashlib  # here, not at the top: the SessionStart hook reads the built file only
@@ -128,6 +141,7 @@ class _Pages:
         self.entries = entries
         self.fresh: dict[str, Any] = {}
         self.preferences: list[dict[str, Any]] = []
+        self.procedures: list[dict[str, Any]] = []
         self.notes: dict[str, dict[str, Any]] = {}
         self.handoff_files: list[tuple[str, bytes]] = []
         self.notes_digest = hashlib.sha1()
@@ -142,13 +156,19 @@ class _Pages:
             if path.startswith("handoffs/"):
                 self.handoff_files.append((path, blob))
                 continue
-            if not path.startswith("preferences/"):
+            if path.startswith("procedures/") and "/" in path[len("procedures/") :]:
+                continue  # only the top folder: one page per purpose lives there
+            if not path.startswith(("preferences/", "procedures/")):
                 self.notes_digest.update(f"{path}:{blob.decode()}\n".encode())
             entry = self.entry(path, blob)
-            if entry is None or entry.get("status") != "active":
+            # Stale pages are handed out with their note; wrong, superseded, archived never.
+            if entry is None or not handed_out(entry.get("status")):
                 continue
             if path.startswith("preferences/"):
                 self.preferences.append(entry)
+            elif path.startswith("procedures/"):
+                if entry.get("purpose"):
+                    self.procedures.append(entry)
             else:
                 self.notes[path] = entry
         self.preferences.sort(key=lambda e: str(e.get("updated") or ""), reverse=True)
@@ -200,11 +220,15 @@ def _contents(
             | {"related": related_by.get(e["path"], []), "terms": e["terms"][:40]}
             for e in handoffs
         ],
-        "preferences": [{k: e[k] for k in ("path", "title", "line", "pinned")} for e in pages.preferences[:40]],
+        "preferences": [_lifecycle(e, ("path", "title", "line", "pinned")) for e in pages.preferences[:40]],
         "preferences_total": len(pages.preferences),
+        "procedures": [
+            _lifecycle(e, ("path", "title", "line", "purpose"))
+            for e in sorted(pages.procedures, key=lambda e: (_PURPOSES.get(str(e.get("purpose")), 9), e["path"]))[:8]
+        ],
         "notes": {
             p: {
-                **{k: note.get(k) for k in ("title", "type", "updated", "line")},
+                **_lifecycle(note, ("title", "type", "updated", "line")),
                 "terms": (note.get("terms") or [])[:40],
             }
             for p, note in pages.notes.items()
@@ -212,6 +236,20 @@ def _contents(
         },
         "recent": recent,
     }
+
+
+_PURPOSES = {"tests": 0, "lint": 1, "typecheck": 2, "format": 3, "build": 4, "deploy": 5}
+
+
+def _lifecycle(entry: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The entry's `keys`, and what SessionStart needs to note a page that may be stale:
+    its anchors (checked against the code at start) and a `stale` status."""
+    out = {k: entry.get(k) for k in keys}
+    if entry.get("anchors"):
+        out["anchors"] = entry["anchors"]
+    if entry.get("status") == "stale":
+        out["status"] = "stale"
+    return out
 
 
 def _cached(store: Any, entries: Mapping[str, Any], fresh: dict[str, Any], path: str, blob: bytes) -> Any:

@@ -32,14 +32,17 @@ INLINE_TIME_BUDGET = 0.06
 INLINE_MAX_TRANSCRIPT_BYTES = 1024 * 1024
 
 
-class HandoffView(namedtuple("HandoffView", "text handoffs pending stale waiting", defaults=((), False, False))):
+class HandoffView(
+    namedtuple("HandoffView", "text handoffs pending stale waiting shown", defaults=((), False, False, ()))
+):
     """What a session starting now would be handed.
 
     `text`: exactly what SessionStart gives the agent (None when memory has nothing to
     say); `handoffs`: the handoff pages it draws on, newest first; `pending`: sessions
     summarised on the spot, not consolidated yet; `stale`: the wiki moved on since the
     context was built; `waiting`: journals wait to be consolidated (`stale` or `waiting`:
-    there is background work to start).
+    there is background work to start); `shown`: the other pages it hands out
+    (preferences, procedures, decisions, gotchas).
     (A named tuple, not a dataclass: `dataclasses` costs the hook path a fifth of its start.)
     """
 
@@ -152,9 +155,11 @@ def next_session_view(
         project, settle=state.settle_seconds(), exclude=(session_id,) if session_id else ()
     )
     inline = _inline_entries(project, waiting, session_id)
-    text, paths = context.compose(ctx, inline, session_id=session_id, budget=budget)
+    shown: list[str] = []
+    root = str(project.root) if project.root else None
+    text, paths = context.compose(ctx, inline, session_id=session_id, budget=budget, root=root, shown=shown)
     pending = tuple(str(e["session_id"]) for e in inline if e["path"] in paths)
-    return HandoffView(text, tuple(paths), pending, stale, bool(waiting))
+    return HandoffView(text, tuple(paths), pending, stale, bool(waiting), tuple(shown))
 
 
 def _slug(text: str) -> str:

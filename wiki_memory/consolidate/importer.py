@@ -45,6 +45,7 @@ class ImportReport:
     wikis: dict[str, str] = field(default_factory=dict)
     embedded: dict[str, int] = field(default_factory=dict)  # project id -> chunks embedded after the import
     index_errors: dict[str, str] = field(default_factory=dict)  # project id -> why its index was not updated
+    distilled: dict[str, list[Any]] = field(default_factory=dict)  # project id -> what distillation wrote
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +58,7 @@ class ImportReport:
             "wikis": self.wikis,
             "embedded": self.embedded,
             "index_errors": self.index_errors,
+            "distilled": {pid: [r.as_dict() for r in reports] for pid, reports in self.distilled.items()},
         }
 
     def lines(self) -> list[str]:
@@ -68,6 +70,9 @@ class ImportReport:
                 f"{pid}: {new} session{'s' if new != 1 else ''} imported{commit}, "
                 f"{old} already there  [{self.wikis.get(pid, '')}]"
             )
+            pages = {p.path for r in self.distilled.get(pid, []) for p in r.pages if p.action != "unchanged"}
+            if pages:
+                out.append(f"  distilled: {', '.join(sorted(pages))}")
             if pid in self.index_errors:
                 out.append(
                     f"  the search index was not updated ({self.index_errors[pid]}); `wiki-memory reindex` catches up"

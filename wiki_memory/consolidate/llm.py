@@ -195,6 +195,17 @@ def _post(url: str, payload: Mapping[str, Any], headers: Mapping[str, str], time
 
 def complete(config: LLMConfig, system: str, user: str) -> str:
     """The model's text answer to one request."""
+    return complete_counted(config, system, user)[0]
+
+
+def _tokens(usage: Any, *keys: str) -> int:
+    if not isinstance(usage, dict):
+        return 0
+    return sum(int(usage.get(k) or 0) for k in keys if isinstance(usage.get(k), int))
+
+
+def complete_counted(config: LLMConfig, system: str, user: str) -> tuple[str, int]:
+    """The model's text answer to one request, and the tokens it cost (0 when not said)."""
     key = os.environ.get(config.api_key_env or "") if config.api_key_env else None
     if config.provider == "anthropic":
         if not key:
@@ -222,7 +233,7 @@ def complete(config: LLMConfig, system: str, user: str) -> str:
         ]
         if not texts:
             raise LLMError("the model's answer has no text")
-        return "".join(texts)
+        return "".join(texts), _tokens(data.get("usage"), "input_tokens", "output_tokens")
     headers = {"authorization": f"Bearer {key}"} if key else {}
     payload: dict[str, Any] = {
         "model": config.model,
@@ -245,7 +256,7 @@ def complete(config: LLMConfig, system: str, user: str) -> str:
         content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     if not isinstance(content, str) or not content.strip():
         raise LLMError("the model's answer is empty")
-    return content
+    return content, _tokens(data.get("usage"), "total_tokens")
 
 
 # The answer ------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,8 @@ class Outcome:
     handoff: str | None = None
     mode: str = "extractive"  # extractive | llm:<provider>:<model> | extractive (llm failed: ...)
     message: str = ""
+    # The session's summary when it was consolidated now (for distillation); not part of the record.
+    summary: Summary | None = field(default=None, compare=False, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -361,7 +363,7 @@ def _consolidate_journal(
              "mode": outcome.mode, "status": outcome.status},
             st.st_mtime,
         )  # fmt: skip
-        return outcome
+        return replace(outcome, summary=summary)
 
 
 def _worded(summary: Summary, llm: bool | None) -> tuple[Any, str]:

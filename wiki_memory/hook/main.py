@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
 
+DISABLE_VAR = "WIKI_MEMORY_DISABLE"  # set (not "0"): every hook call records nothing and prints nothing
 MAX_PAYLOAD = 64 * 1024 * 1024  # bytes read from stdin; a larger payload is drained and skipped
 LOG_LIMIT = 1024 * 1024  # the hook log is rotated past this size
 
@@ -49,6 +50,10 @@ def main(
         if stdin is None:
             stdin = sys.stdin.buffer if sys.stdin is not None and not sys.stdin.isatty() else None
         raw = read_payload(stdin)
+        if env.get(DISABLE_VAR, "").strip() not in ("", "0"):
+            # Trigger: an agent CLI that wiki-memory itself runs as a model (LLM distillation).
+            # Why: its hooks are ours too; recording it would start a consolidation from inside one.
+            return 0
         output = run(agent, event, raw, env)
         if output is not None:
             out = stdout or sys.stdout.buffer

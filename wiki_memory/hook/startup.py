@@ -30,6 +30,10 @@ def session_start_text(project: Project, agent: str, session_id: str, source: st
             from wiki_memory.hook import background
 
             background.start_pending(project)
+        if view is not None:
+            from wiki_memory.consolidate import usage
+
+            usage.record(project, "handed", [*view.handoffs, *view.shown], agent=agent)
         return view.text if view is not None else None
     except Exception as e:  # noqa: BLE001 - the agent starts anyway; the reason is in the log
         from wiki_memory.consolidate.state import log

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from wiki_memory.config import read_head
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.index import schema, snippets
+from wiki_memory.index import lifecycle, schema, snippets
 from wiki_memory.index.db import Database
 from wiki_memory.index.embed import Embedder
 from wiki_memory.index.links import Link
@@ -312,11 +312,13 @@ class Index:
         status: Filter = None,
         since: str | None = None,
         max_chars: int | None = None,
+        not_status: Filter = None,
     ) -> list[SearchResult]:
         """The `k` best pages for `query`, each once with its best passage.
 
         `mode`: "hybrid" (bm25 and vector rankings fused), "fts" or "vector"; without a model,
-        FTS alone. Filters: `type`, `tag` (any of), `status`, `since` (`7d`, `2026-11-01`).
+        FTS alone. Filters: `type`, `tag` (any of), `status` (any of), `not_status` (none
+        of), `since` (`7d`, `2026-11-01`).
         `max_chars` caps the total length of the snippets: the best context that fits.
         """
         if mode not in MODES:
@@ -325,12 +327,12 @@ class Index:
             return []
         with self._lock:
             try:
-                return self._search(query, k, mode, type, tag, status, since, max_chars)
+                return self._search(query, k, mode, type, tag, status, since, max_chars, not_status)
             except sqlite3.DatabaseError as e:
                 if not schema.is_damage(e):
                     raise WikiMemoryError(f"the search index is busy or unavailable ({e}); try again") from None
                 self.db.reopen_fresh(f"unreadable ({e})")
-                return self._search(query, k, mode, type, tag, status, since, max_chars)
+                return self._search(query, k, mode, type, tag, status, since, max_chars, not_status)
 
     def _search(
         self,
@@ -342,11 +344,12 @@ class Index:
         status: Filter,
         since: str | None,
         max_chars: int | None,
+        not_status: Filter = None,
     ) -> list[SearchResult]:
         self._catch_up()
         asked = parse_query(text)
         query = self.ranker.without_common_words(asked)
-        where, params = filters(type_, tag, status, since)
+        where, params = filters(type_, tag, status, since, not_status)
         depth = max(self.tuning.depth, k * 8)
         rankings: dict[str, Ranking] = {}
         vectors = mode != "fts" and self._vectors_usable() and bool(text.strip())
@@ -432,6 +435,35 @@ class Index:
         return sorted(
             path for path, page_id, title in rows if page_id == ref.strip() or (title or "").casefold() == wanted
         )
+
+    # The lifecycle ----------------------------------------------------------------------
+
+    def lifecycle_rows(self, types: Sequence[str] | None = None) -> list[lifecycle.LifecycleRow]:
+        """Every page's status, successor, anchors and expiry (of `types`, when given)."""
+        with self._lock:
+            self._catch_up()
+            return lifecycle.rows(self.conn, types)
+
+    def links_into(self, statuses: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(source, target, target's status): links from other pages to pages of `statuses`."""
+        with self._lock:
+            self._catch_up()
+            return lifecycle.links_into(self.conn, statuses)
+
+    def anchors_of(self, paths: Sequence[str]) -> dict[str, str]:
+        """path -> its anchors as JSON (`pages.anchors.anchors_json`), for pages that have some."""
+        with self._lock:
+            return lifecycle.anchors_of(self.conn, paths)
+
+    def first_vectors(self, paths: Sequence[str]) -> dict[str, Any]:
+        """path -> its first chunk's vector for this index's model (pages that have one)."""
+        with self._lock:
+            return lifecycle.first_vectors(self.conn, self.embedder.name, paths)
+
+    def first_texts(self, paths: Sequence[str]) -> dict[str, str]:
+        """path -> its first chunk's text."""
+        with self._lock:
+            return lifecycle.first_texts(self.conn, paths)
 
     def page_meta(self, paths: Sequence[str]) -> dict[str, PageMeta]:
         """What the index knows of those of `paths` that are pages (no page is parsed)."""

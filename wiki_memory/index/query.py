@@ -107,10 +107,12 @@ def _scored_by(matching: str, scoring: Sequence[str]) -> str:
 Filter = str | Sequence[str] | None  # one value, comma-separated values, or a list of them
 
 
-def filters(type_: Filter, tag: Filter, status: Filter, since: str | None) -> tuple[str, list[str]]:
+def filters(
+    type_: Filter, tag: Filter, status: Filter, since: str | None, not_status: Filter = None
+) -> tuple[str, list[str]]:
     """(SQL condition on the pages `p`, its parameters) for a search's filters: any of the
-    types, any of the tags, any of the statuses, updated (or created) since `since`; "1"
-    when there is none."""
+    types, any of the tags, any of the statuses and none of `not_status`, updated (or
+    created) since `since`; "1" when there is none."""
     conds: list[str] = []
     params: list[str] = []
     types = _as_list(type_)
@@ -125,6 +127,10 @@ def filters(type_: Filter, tag: Filter, status: Filter, since: str | None) -> tu
     if statuses:
         conds.append(f"p.status IN ({', '.join('?' * len(statuses))})")
         params += statuses
+    excluded = _as_list(not_status)
+    if excluded:
+        conds.append(f"p.status NOT IN ({', '.join('?' * len(excluded))})")
+        params += excluded
     cutoff = parse_since(since)
     if cutoff:
         conds.append("COALESCE(p.updated, p.created, '') >= ?")

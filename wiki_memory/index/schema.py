@@ -1,8 +1,8 @@
 """The index's SQLite file: one per project, derived from the git store, rebuilt rather
 than migrated.
 
-Tables: `pages` (one row per page, with the git blob id it was indexed from and its
-anchors as JSON), `page_tags`,
+Tables: `pages` (one row per page, with the git blob id it was indexed from, its
+anchors as JSON and its lifecycle: status, superseded_by, expires), `page_tags`,
 `chunks` (search-sized pieces of a page), `chunks_fts` (FTS5 over title, heading and text;
 porter + unicode61; rowid = chunk id), `vectors` (one float32 blob per chunk and model),
 `links` (`[[...]]` links with their resolved path) and `meta` (schema version, the store
@@ -43,6 +43,10 @@ ADDED_COLUMNS = (
     # The code files a page is about (pages.anchors), as JSON. Nothing to refill: no page
     # had anchors before the column existed, and a page written since fills its own row.
     ("pages", "anchors", "TEXT", ()),
+    # The date after which a page needs a look (`expires`, YYYY-MM-DD). Nothing to refill:
+    # the key came with the lifecycle, and a page written since fills its own row
+    # (`reindex --full` reads a hand-written one from before).
+    ("pages", "expires", "TEXT", ()),
 )
 
 DDL = """
@@ -58,7 +62,8 @@ CREATE TABLE pages(
     updated TEXT,
     blob TEXT NOT NULL,
     superseded_by TEXT,
-    anchors TEXT
+    anchors TEXT,
+    expires TEXT
 );
 CREATE INDEX pages_type ON pages(type);
 CREATE INDEX pages_updated ON pages(updated);

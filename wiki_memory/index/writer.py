@@ -151,6 +151,7 @@ def put_page(
     from wiki_memory.errors import PageError
     from wiki_memory.pages import Page, chunk_text, parse_page, wiki_links
     from wiki_memory.pages.anchors import anchors_json, parse_anchors
+    from wiki_memory.pages.lifecycle import expires_on
 
     try:
         page = parse_page(text, path)
@@ -170,12 +171,13 @@ def put_page(
     tags = list(page.tags)
     successor = page.meta.get("superseded_by")
     c.execute(
-        "INSERT INTO pages(path, id, title, type, tags, status, created, updated, blob, superseded_by, anchors) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO pages(path, id, title, type, tags, status, created, updated, blob, superseded_by, anchors, "
+        "expires) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             *(path, page.id, title, page.type, json.dumps(tags), page.status, page.created, page.updated, blob),
             str(successor) if successor else None,
             anchors_json(parse_anchors(page.meta.get("anchors"))),
+            expires_on(page.meta.get("expires")),
         ),
     )
     c.executemany("INSERT OR IGNORE INTO page_tags VALUES (?, ?)", [(path, t) for t in tags])

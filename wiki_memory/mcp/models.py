@@ -33,6 +33,10 @@ class SearchHit(BaseModel):
     status: str = "active"
     updated: str | None = None
     superseded_by: str | None = Field(None, description="The page that replaced this one, if it is superseded.")
+    drift: str | None = Field(
+        None,
+        description='Set when the code files the page is about changed since: "may be stale (src/x.py changed since)".',
+    )
 
 
 class SearchOutput(BaseModel):
@@ -51,6 +55,8 @@ class SearchOutput(BaseModel):
             lines.append(f"\n{i}. {hit.title} [{hit.type}{status}] {hit.path}")
             if hit.superseded_by:
                 lines.append(f"   superseded by {hit.superseded_by}")
+            if hit.drift:
+                lines.append(f"   {hit.drift}")
             if hit.heading and hit.heading != hit.title:
                 lines.append(f"   § {hit.heading}")
             lines.extend("   " + line for line in hit.snippet.strip().splitlines())
@@ -81,6 +87,9 @@ class PageOutput(BaseModel):
     links: list[LinkOut] = Field(default_factory=list, description="The pages this one links to.")
     backlinks: list[str] = Field(default_factory=list, description="The pages that link to this one.")
     note: str | None = None
+    drift: str | None = Field(
+        None, description="Set when the code files the page is about changed since it was written."
+    )
 
     def front_matter(self) -> dict[str, Any]:
         """The front matter in the usual order (what the page file says)."""
@@ -116,6 +125,8 @@ class PageOutput(BaseModel):
             parts += ["", "Linked from: " + ", ".join(self.backlinks)]
         if self.note:
             parts += ["", f"({self.note})"]
+        if self.drift:
+            parts += ["", f"(This page {self.drift}: check it against the code before relying on it.)"]
         return "\n".join(parts)
 
 
@@ -239,3 +250,28 @@ class HandoffOutput(BaseModel):
         if not self.text:
             return f"No handoff yet in {self.project.name}: no earlier session left one."
         return self.text
+
+
+class FeedbackOutput(BaseModel):
+    project: ProjectRef
+    path: str
+    verdict: str
+    status: str = Field(description="The page's status after the mark.")
+    commit: str | None = Field(description="The commit that records the mark; null when the page already read so.")
+    reason: str | None = None
+
+    def render(self) -> str:
+        done = f"commit {self.commit[:8]}" if self.commit else "it already read so; nothing committed"
+        return f"{self.path} marked {self.verdict} (status {self.status}; {done})."
+
+
+class SupersedeOutput(BaseModel):
+    project: ProjectRef
+    old: str
+    new: str
+    commit: str | None
+    reason: str | None = None
+
+    def render(self) -> str:
+        done = f"commit {self.commit[:8]}" if self.commit else "it already read so; nothing committed"
+        return f"{self.old} is superseded by {self.new} ({done}); it is no longer handed out."

@@ -197,6 +197,7 @@ def build_server(
         tools.register_log_tools,
         tools.register_writing_tools,
         tools.register_edit_tools,
+        tools.register_lifecycle_tools,
         tools.register_handoff_tools,
         tools.register_resources,
     ):

@@ -19,6 +19,7 @@ from wiki_memory.config import Project
 from wiki_memory.mcp.models import (
     CommitOut,
     DeleteOutput,
+    FeedbackOutput,
     HandoffOutput,
     HistoryOutput,
     LinkOut,
@@ -29,6 +30,7 @@ from wiki_memory.mcp.models import (
     RecentPage,
     SearchHit,
     SearchOutput,
+    SupersedeOutput,
     WriteOutput,
 )
 from wiki_memory.memory import Actor, Memory, PageView, Written
@@ -177,6 +179,7 @@ def _page_output(ws: Workspace, view: PageView) -> PageOutput:
         links=[LinkOut(target=link.target, path=link.path) for link in view.links],
         backlinks=list(view.backlinks),
         note=view.note,
+        drift=view.drift,
     )
 
 
@@ -205,8 +208,9 @@ def search(
     type: str | None = None,
     tag: str | None = None,
     max_chars: int | None = None,
+    status: str | None = None,
 ) -> SearchOutput:
-    report = ws.memory.search(query, k=k, type=type, tag=tag, max_chars=max_chars)
+    report = ws.memory.search(query, k=k, type=type, tag=tag, max_chars=max_chars, status=status)
     hits = [
         SearchHit(
             path=r.path,
@@ -220,6 +224,7 @@ def search(
             status=r.status or "active",
             updated=r.updated,
             superseded_by=r.superseded_by,
+            drift=report.drift.get(r.path),
         )
         for r in report.results
     ]
@@ -345,6 +350,27 @@ def handoff_write(
         summary, done, failed, next_steps, open_questions, files, actor=_actor(agent, session_id)
     )
     return _write_output(ws, written)
+
+
+def feedback(
+    ws: Workspace, agent: str | None, session_id: str | None, page: str, verdict: str, reason: str | None = None
+) -> FeedbackOutput:
+    marked = ws.memory.mark(page, verdict, reason=reason, actor=_actor(agent, session_id))
+    return FeedbackOutput(
+        project=ws.ref,
+        path=marked.path,
+        verdict=marked.verdict,
+        status=marked.status,
+        commit=marked.commit,
+        reason=marked.reason,
+    )
+
+
+def supersede(
+    ws: Workspace, agent: str | None, session_id: str | None, old: str, new: str, reason: str | None = None
+) -> SupersedeOutput:
+    done = ws.memory.supersede(old, new, reason=reason, actor=_actor(agent, session_id))
+    return SupersedeOutput(project=ws.ref, old=done.old, new=done.new, commit=done.commit, reason=done.reason)
 
 
 def page_text(ws: Workspace, path: str) -> str:

@@ -18,12 +18,14 @@ from wiki_memory.errors import NotFoundError, WikiMemoryError
 from wiki_memory.mcp import service
 from wiki_memory.mcp.models import (
     DeleteOutput,
+    FeedbackOutput,
     HandoffOutput,
     HistoryOutput,
     LinksOutput,
     PageOutput,
     RecentOutput,
     SearchOutput,
+    SupersedeOutput,
     WriteOutput,
 )
 from wiki_memory.mcp.server import MemoryServer
@@ -92,14 +94,21 @@ def register_reading_tools(server: MemoryServer) -> None:
                 description=("A budget for the snippets' total length, so the results fit your context."),
             ),
         ] = None,
+        status: Annotated[
+            Literal["active", "stale", "wrong", "superseded", "archived", "any"] | None,
+            Field(
+                description="Only pages of this status; `any` for every status. By default wrong, superseded and "
+                "archived pages are left out."
+            ),
+        ] = None,
         project: ProjectArg = None,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search this project's long-term memory (decisions, gotchas, procedures, facts, preferences, notes,
         past sessions and handoffs) by meaning and by exact words. Use it before working on something that may
         have come up before, when an error or identifier looks familiar, or when the user refers to earlier
         work. Returns the best pages, one passage each: path, title, type, heading, snippet and score; `read` a
-        path for the whole page."""
-        return _result(await server.run_on(project, roots, service.search, query, k, type, tag, max_chars))
+        path for the whole page. A page whose code changed since it was written says "may be stale"."""
+        return _result(await server.run_on(project, roots, service.search, query, k, type, tag, max_chars, status))
 
     @server.tool_from(READ_ONLY)
     async def read(
@@ -279,6 +288,49 @@ def register_edit_tools(server: MemoryServer) -> None:
         `history` with its path still shows it). When a newer page replaces it, prefer `edit` with
         set_status superseded."""
         return _result(await server.run_on(project, roots, service.delete, *server.caller(ctx), page))
+
+
+def register_lifecycle_tools(server: MemoryServer) -> None:
+    """feedback, supersede."""
+
+    @server.tool_from(WRITES)
+    async def feedback(
+        page: PageArg,
+        verdict: Annotated[
+            Literal["helpful", "wrong", "stale", "archived", "active"],
+            Field(
+                description="helpful: it helped you (counted); wrong: it misled you, it is not true; stale: it may no "
+                "longer hold (the code moved on); archived: withdraw it; active: you checked it and it holds."
+            ),
+        ],
+        roots: Roots,
+        ctx: Context,
+        reason: Annotated[
+            str | None, Field(description="Why, in a sentence: what was wrong, what you checked.", max_length=500)
+        ] = None,
+        project: ProjectArg = None,
+    ) -> Annotated[CallToolResult, FeedbackOutput]:
+        """Tell the memory what a page was worth, as one git commit by you with your reason. Use `wrong` when a
+        memory page misled you (it says something the code or the user contradicts), `stale` when it may no
+        longer hold, `helpful` when it saved you work, `active` when you checked a page marked stale or said to
+        "may be stale" and it still holds. Wrong and archived pages are no longer handed to any agent."""
+        return _result(
+            await server.run_on(project, roots, service.feedback, *server.caller(ctx), page, verdict, reason)
+        )
+
+    @server.tool_from(WRITES)
+    async def supersede(
+        old: Annotated[str, Field(description="The page that no longer holds: path, title or id.")],
+        new: Annotated[str, Field(description="The page that replaces it (write it first): path, title or id.")],
+        roots: Roots,
+        ctx: Context,
+        reason: Annotated[str | None, Field(description="Why it changed, in a sentence.", max_length=500)] = None,
+        project: ProjectArg = None,
+    ) -> Annotated[CallToolResult, SupersedeOutput]:
+        """Replace a memory page by a newer one, in one git commit: use it when a decision changed (the user chose
+        otherwise, the code moved on) or a procedure was replaced. The old page is kept in history, names its
+        replacement and is no longer handed out; `search` with status `superseded` still finds it."""
+        return _result(await server.run_on(project, roots, service.supersede, *server.caller(ctx), old, new, reason))
 
 
 def register_handoff_tools(server: MemoryServer) -> None:

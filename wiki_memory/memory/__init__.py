@@ -8,6 +8,8 @@ from wiki_memory.memory.base import NoMemoryError, write_project_file
 from wiki_memory.memory.edits import OPERATIONS, EditError
 from wiki_memory.memory.history import Activity, CommitView, FileDiff, Graph, GraphNode, PageChange, PageHistory
 from wiki_memory.memory.imports import import_transcripts
+from wiki_memory.memory.knowledge import DistilledPage, DistillReport
+from wiki_memory.memory.lifecycle import VERDICTS
 from wiki_memory.memory.memory import Memory
 from wiki_memory.memory.pagetext import PageText
 from wiki_memory.memory.projects import known_projects
@@ -16,10 +18,14 @@ from wiki_memory.memory.records import (
     Deleted,
     History,
     LinksView,
+    Marked,
     PageRow,
     PageView,
     RecentPage,
+    Review,
+    ReviewAction,
     SearchReport,
+    Superseded,
     Written,
 )
 from wiki_memory.memory.review import AnchorState, ReviewItem
@@ -28,11 +34,14 @@ from wiki_memory.memory.secrets import Forgotten, ScanReport
 
 __all__ = [
     "OPERATIONS",
+    "VERDICTS",
     "Activity",
     "Actor",
     "AnchorState",
     "CommitView",
     "Deleted",
+    "DistillReport",
+    "DistilledPage",
     "EditError",
     "FileDiff",
     "Forgotten",
@@ -41,6 +50,7 @@ __all__ = [
     "History",
     "InputError",
     "LinksView",
+    "Marked",
     "Memory",
     "NoMemoryError",
     "PageChange",
@@ -49,9 +59,12 @@ __all__ = [
     "PageText",
     "PageView",
     "RecentPage",
+    "Review",
+    "ReviewAction",
     "ReviewItem",
     "ScanReport",
     "SearchReport",
+    "Superseded",
     "Written",
     "import_transcripts",
     "known_projects",

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wiki_memory.memory.knowledge import distill_enabled
 from wiki_memory.memory.memory import Memory
 
 if TYPE_CHECKING:
@@ -22,8 +23,10 @@ def import_transcripts(
     index_progress: Callable[[str, int, int], None] | None = None,
 ) -> ImportReport:
     """Import transcripts as session pages: one commit per project; sessions that already
-    have a page are skipped. Each project's search index takes the new pages and embeds
-    them (on every core: an import is waited for) before this returns."""
+    have a page are skipped. Each session is then distilled from its evidence (no LLM: an
+    import may hold hundreds of sessions), in a commit of its own per session that yields
+    pages. Each project's search index takes the new pages and embeds them (on every core:
+    an import is waited for) before this returns."""
     from wiki_memory.consolidate.importer import import_into, read_sessions
 
     report, by_project = read_sessions(agent, files, project=project, progress=progress)
@@ -32,6 +35,8 @@ def import_transcripts(
             import_into(agent, report, pid, target, memory.store(create=True), summaries)
             if not report.imported.get(pid):
                 continue
+            if distill_enabled():
+                report.distilled[pid] = [memory.distill(summary, llm=False) for summary in summaries]
             if pid in report.commits:
                 memory.auto_sync()
             try:

@@ -17,13 +17,13 @@ thread of its own).
 from __future__ import annotations
 
 from wiki_memory.memory.history import Browsing
+from wiki_memory.memory.knowledge import Knowledge
 from wiki_memory.memory.pagetext import PageTexts
 from wiki_memory.memory.recalling import Recalling
 from wiki_memory.memory.recent import Recent
 from wiki_memory.memory.review import Reviewing
 from wiki_memory.memory.sessions import Sessions
-from wiki_memory.memory.writing import Writing
 
 
-class Memory(Writing, Recent, Sessions, Recalling, Browsing, Reviewing, PageTexts):
+class Memory(Knowledge, Recent, Sessions, Recalling, Browsing, Reviewing, PageTexts):
     """One project's memory (see the module docstring); `Memory(project)` or `Memory.at(dir)`."""

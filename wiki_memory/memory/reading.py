@@ -88,9 +88,14 @@ class Reading(MemoryBase):
         page = store.read(path, commit)
         if commit is not None:
             return PageView(page, commit)
+        from wiki_memory.consolidate import usage
+        from wiki_memory.pages.drift import drift_note, drifted
+
         note = PENDING_NOTE if store.pending([path]) else None
         links, backlinks = self._links_of(path)
-        return PageView(page, None, links, backlinks, note)
+        drift = drift_note(drifted(self.project.root, page.meta.get("anchors"))) if self.project.root else None
+        usage.record(self.project, "read", [path])
+        return PageView(page, None, links, backlinks, note, drift)
 
     def page_text(self, ref: str) -> str:
         """A page's file text: front matter and body."""
@@ -180,8 +185,18 @@ class Reading(MemoryBase):
         since: str | None = None,
         max_chars: int | None = None,
     ) -> SearchReport:
-        """The `k` best pages for `query` by words and meaning, each with its best passage."""
+        """The `k` best pages for `query` by words and meaning, each with its best passage.
+
+        Wrong, superseded and archived pages are left out unless `status` asks for them
+        (`status="any"`: every status); a result whose anchored code drifted carries a note."""
+        from wiki_memory.consolidate import usage
+        from wiki_memory.pages import HIDDEN
+
         query = check_query(query)
+        statuses = [status] if isinstance(status, str) else list(status or [])
+        not_status = sorted(HIDDEN) if not statuses else None
+        if "any" in statuses:
+            statuses, not_status = [], None
         if k < 1:
             raise InputError("`k` is how many pages: 1 or more")
         if max_chars is not None and max_chars < 1:
@@ -190,12 +205,36 @@ class Reading(MemoryBase):
             return SearchReport(query, [], "this project has no memory yet")
         index = self.require_index()
         results = index.search(
-            query, k=k, mode=mode, type=type, tag=tag, status=status, since=since, max_chars=max_chars
+            query,
+            k=k,
+            mode=mode,
+            type=type,
+            tag=tag,
+            status=statuses or None,
+            since=since,
+            max_chars=max_chars,
+            not_status=not_status,
         )
         note = None
         if index.embedder.error:
             note = f"searched by words only: no embedding model ({index.embedder.error[:160]})"
-        return SearchReport(query, results, note)
+        usage.record(self.project, "found", [r.path for r in results])
+        return SearchReport(query, results, note, self.drift_notes([r.path for r in results]))
+
+    def drift_notes(self, paths: Sequence[str]) -> dict[str, str]:
+        """path -> "may be stale (src/x.py changed since)" for those of `paths` whose anchored
+        code files changed since (from the index's anchors: no page is parsed)."""
+        from wiki_memory.pages.drift import drift_note, drifted
+
+        index = self.index
+        if index is None or self.project.root is None or not paths:
+            return {}
+        notes: dict[str, str] = {}
+        for path, anchors in index.anchors_of(list(paths)).items():
+            note = drift_note(drifted(self.project.root, anchors))
+            if note:
+                notes[path] = note
+        return notes
 
     def status(self) -> dict[str, Any]:
         """The project, its wiki, pages by type, the last commit, pending hand edits and how

@@ -82,6 +82,7 @@ class PageView:
     links: list[Link] = field(default_factory=list)
     backlinks: list[str] = field(default_factory=list)
     note: str | None = None
+    drift: str | None = None  # "may be stale (src/x.py changed since)" when its anchors drifted
 
     @property
     def path(self) -> str:
@@ -125,6 +126,7 @@ class SearchReport:
     query: str
     results: list[SearchResult]
     note: str | None = None
+    drift: dict[str, str] = field(default_factory=dict)  # path -> "may be stale (...)" for results that drifted
 
 
 @dataclass(frozen=True)
@@ -149,3 +151,68 @@ class PageRow:
             "updated": self.updated,
             "id": self.id,
         }
+
+
+@dataclass(frozen=True)
+class Marked:
+    """A page marked (helpful, wrong, stale, archived, active): the commit that says so."""
+
+    path: str
+    verdict: str
+    status: str  # the page's status after the mark
+    commit: str | None  # None when the page already read so (nothing to commit)
+    reason: str | None = None
+    helpful: int = 0  # how many times it was marked helpful, this one included
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "verdict": self.verdict,
+            "status": self.status,
+            "commit": self.commit,
+            "reason": self.reason,
+            "helpful": self.helpful,
+        }
+
+
+@dataclass(frozen=True)
+class Superseded:
+    """`old` replaced by `new`, both changed in one commit."""
+
+    old: str
+    new: str
+    commit: str | None
+    reason: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {"old": self.old, "new": self.new, "commit": self.commit, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class ReviewAction:
+    """One thing that needs a person or an agent: its kind (drift, expired, duplicate,
+    contradiction, wrong-link, lifecycle, flag), the pages, one line and the command
+    that resolves it."""
+
+    kind: str
+    paths: tuple[str, ...]
+    message: str
+    command: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "paths": list(self.paths), "message": self.message, "command": self.command}
+
+
+@dataclass(frozen=True)
+class Review:
+    """What `review` found, in the order of `ReviewAction.kind`s above."""
+
+    items: tuple[ReviewAction, ...]
+    pages: int  # pages looked at
+    note: str | None = None  # about the review itself (no index, no model)
+
+    def of_kind(self, kind: str) -> list[ReviewAction]:
+        return [i for i in self.items if i.kind == kind]
+
+    def as_dict(self) -> dict[str, object]:
+        return {"items": [i.as_dict() for i in self.items], "pages": self.pages, "note": self.note}

@@ -82,7 +82,8 @@ class Sessions(Sharing):
         outcome = consolidate_session(
             self.project, session_id, store=self._writable, index=lambda: self.index, llm=llm, force=force
         )
-        if outcome.commit:
+        distilled = self._after_consolidation([outcome], llm)
+        if outcome.commit or distilled:
             self.auto_sync()
         return outcome
 
@@ -95,9 +96,15 @@ class Sessions(Sharing):
         outcomes = consolidate_pending(
             self.project, store=self._writable, index=lambda: self.index, settle=settle, llm=llm, exclude=exclude
         )
-        if any(o.commit for o in outcomes):
+        distilled = self._after_consolidation(outcomes, llm)
+        if any(o.commit for o in outcomes) or distilled:
             self.auto_sync()
         return outcomes
+
+    def _after_consolidation(self, outcomes: Sequence[Outcome], llm: bool | None) -> bool:
+        """What runs on the sessions just consolidated (the memory's distillation); True when
+        it committed something."""
+        return False
 
     def _writable(self) -> Any:
         return self.store(create=True)

@@ -10,23 +10,38 @@ In front matter::
 `path` is relative to the code repository's root, with forward slashes; `blob` is what
 `git hash-object <file>` printed when the page was written (None when not known). The index
 keeps them as JSON (`anchors_json`), so the hook path can read them with the standard library.
+Whether an anchored file changed since is `pages.drift`'s question.
+
+Light on purpose (the hook path reads anchors at SessionStart): no `dataclasses`, no
+`typing` at run time.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from collections import namedtuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any, NamedTuple
+
+    class _Anchor(NamedTuple):
+        path: str
+        blob: str | None = None
+
+else:
+    _Anchor = namedtuple("Anchor", "path blob", defaults=(None,))
 
 _BLOB = re.compile(r"^[0-9a-f]{40}$|^[0-9a-f]{64}$")
 
 
-@dataclass(frozen=True)
-class Anchor:
-    path: str
-    blob: str | None = None
+class Anchor(_Anchor):
+    """A code file a page is about: `path` (repository-relative) and the `blob` id it was
+    written against (None: not recorded). `Anchor(path, blob)`; immutable."""
+
+    __slots__ = ()
 
     def as_meta(self) -> dict[str, str] | str:
         """How it is written in front matter: a mapping with its blob, or the bare path."""
@@ -53,7 +68,7 @@ def parse_anchors(value: Any) -> tuple[Anchor, ...]:
     skipped (a hand edit must not make the page unreadable). Each path appears once."""
     if value is None:
         return ()
-    items: Iterable[Any] = value if isinstance(value, list | tuple) else [value]
+    items: Iterable[Any] = value if isinstance(value, (list, tuple)) else [value]
     out: dict[str, Anchor] = {}
     for item in items:
         raw_path: Any

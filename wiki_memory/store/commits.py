@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from dulwich.objects import Blob, Commit, Tree
@@ -63,6 +63,7 @@ class Committer(WorkTree):
         parents_extra: tuple[bytes, ...] = (),
         modes: Mapping[str, int] | None = None,
         from_files: bool = False,
+        trailers: Sequence[tuple[str, str]] = (),
     ) -> str | None:
         """Apply `changes` (path -> bytes, or None to delete) as one commit; None if nothing changed.
 
@@ -86,7 +87,9 @@ class Committer(WorkTree):
             if tree_id == base_tree and not parents_extra:
                 return None
             parents = ([head] if head else []) + list(parents_extra)
-            commit = _new_commit(tree_id, parents, author, commit_message(subject, session_id, agent, body, self.host))
+            commit = _new_commit(
+                tree_id, parents, author, commit_message(subject, session_id, agent, body, self.host, trailers)
+            )
             objects.append(commit)
             for obj in objects:
                 self.repo.object_store.add_object(obj)

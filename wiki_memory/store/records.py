@@ -6,7 +6,7 @@ import getpass
 import hashlib
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -129,12 +129,20 @@ def machine_name() -> str:
 
 
 def commit_message(
-    subject: str, session_id: str | None, agent: str | None, body: str = "", host: str | None = None
+    subject: str,
+    session_id: str | None,
+    agent: str | None,
+    body: str = "",
+    host: str | None = None,
+    trailers_first: Sequence[tuple[str, str]] = (),
 ) -> bytes:
+    """The message of a commit: subject, body, then the trailers (`trailers_first`, such as
+    `Reason:`, before `Session-Id:`, `Agent:` and `Host:`), one line each."""
     text = subject.strip()
     if body.strip():
         text += "\n\n" + body.strip()
-    trailers = [
+    trailers = [f"{key}: {' '.join(value.split())}" for key, value in trailers_first if value and value.strip()]
+    trailers += [
         f"Session-Id: {session_id}" if session_id else "",
         f"Agent: {agent}" if agent else "",
         f"Host: {host}" if host else "",

@@ -15,7 +15,7 @@ change to a page is one commit, written with dulwich.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from wiki_memory.errors import ConflictError, NotFoundError, PageError, PathError
@@ -50,9 +50,13 @@ class Store(HandEdits, History):
         session_id: str | None = None,
         agent: str | None = None,
         message: str | None = None,
+        body: str = "",
+        trailers: Sequence[tuple[str, str]] = (),
     ) -> WriteResult:
         """Create or update one page: `updated` set now, `id` and `created` kept."""
-        return self.write_many([page], author, session_id=session_id, agent=agent, message=message)[0]
+        return self.write_many(
+            [page], author, session_id=session_id, agent=agent, message=message, body=body, trailers=trailers
+        )[0]
 
     def write_many(
         self,
@@ -62,8 +66,12 @@ class Store(HandEdits, History):
         session_id: str | None = None,
         agent: str | None = None,
         message: str | None = None,
+        body: str = "",
+        trailers: Sequence[tuple[str, str]] = (),
     ) -> list[WriteResult]:
-        """Create or update several pages in one commit (a session page and its handoff)."""
+        """Create or update several pages in one commit (a session page and its handoff);
+        `message` is the subject, `body` what follows it, `trailers` extra trailer lines
+        (`("Reason", "...")`) before Session-Id, Agent and Host."""
         pages = [page.with_path(normalize_path(page.path)) for page in pages]
         for page in pages:
             check_inside(self.root, page.path)
@@ -79,7 +87,16 @@ class Store(HandEdits, History):
                 results.append((path, created, merged))
             subject = message or self._subject(results, changes)
             commit = (
-                self.commit(changes, subject, author, session_id=session_id, agent=agent, commit_hand_edits=False)
+                self.commit(
+                    changes,
+                    subject,
+                    author,
+                    session_id=session_id,
+                    agent=agent,
+                    body=body,
+                    commit_hand_edits=False,
+                    trailers=trailers,
+                )
                 if changes
                 else None
             )

@@ -53,7 +53,7 @@ async def search(request: Request) -> Response:
             lambda memory: memory.search(query, k=SEARCH_K, **filters)  # type: ignore[arg-type]
         )
     return viewer.page(
-        request, "search.html", q=query, report=report, filters=filters, types=PAGE_TYPES, statuses=STATUSES
+        request, "search.html", q=query, report=report, filters=filters, types=PAGE_TYPES, statuses=(*STATUSES, "any")
     )
 
 

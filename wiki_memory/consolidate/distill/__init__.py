@@ -1,0 +1,49 @@
+"""Distillation: the durable knowledge in a finished session, found from its evidence alone
+(no LLM, no tokens), as candidate pages.
+
+- `evidence`: the session's commands (where they ran, what they needed, how they ended, what
+  they were for), edits, prompts and answers.
+- `procedures`: commands that test, type-check, lint, format, build or deploy and worked.
+- `gotchas`: a failure, then edits, then the same command passing (`signature`: the error
+  as it reads on any run).
+- `statements`: preferences and decisions in the user's own words.
+- `candidate`: what they propose; `pages`: a candidate rendered or merged into its page;
+  `dedup`: which existing page a candidate duplicates, and contradictions.
+- `llm`: the optional LLM pass (an API, or the agent CLI the user is signed in to).
+
+Precision beats recall throughout: each distiller refuses what it cannot stand behind, and
+says why (`Distilled.refused`). The memory layer (`Memory.distill`) writes the pages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from wiki_memory.consolidate.distill.candidate import Candidate
+from wiki_memory.consolidate.distill.evidence import Evidence, gather
+from wiki_memory.consolidate.extract import Summary
+
+
+@dataclass(frozen=True)
+class Distilled:
+    """What a session yields: candidates, and what was refused with why."""
+
+    evidence: Evidence
+    candidates: tuple[Candidate, ...]
+    refused: tuple[str, ...] = field(default_factory=tuple)
+
+
+def distill(summary: Summary, root: str | None = None) -> Distilled:
+    """The candidate pages of a summarised session (`root`: the project's code repository)."""
+    from wiki_memory.consolidate.distill.gotchas import gotchas
+    from wiki_memory.consolidate.distill.procedures import procedures
+    from wiki_memory.consolidate.distill.statements import statements
+
+    evidence = gather(summary, root)
+    found_gotchas, refused_gotchas = gotchas(evidence)
+    found_statements, refused_statements = statements(evidence)
+    candidates = [*procedures(evidence), *found_gotchas, *found_statements]
+    return Distilled(evidence, tuple(candidates), tuple(refused_gotchas + refused_statements))
+
+
+__all__ = ["Candidate", "Distilled", "Evidence", "distill", "gather"]

@@ -1,0 +1,288 @@
+"""A session's evidence as the distillers read it: each shell command with where it ran,
+what it needed, how it ended and what it was for; the edits, with the files each made new;
+the user's prompts and the agent's answers, in order.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from wiki_memory.consolidate.commands import CommandRun, command_words, is_probe
+from wiki_memory.consolidate.extract import Summary
+from wiki_memory.consolidate.oneline import clean, error_line
+from wiki_memory.consolidate.session import Answer, Prompt, Step, iso, time_key
+
+# What a command is for, by the words that do the work (after `cd`, env, wrappers, `python -m`).
+_PURPOSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern))
+    for name, pattern in (
+        (
+            "tests",
+            r"^(pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|ava|rspec|phpunit|ctest)( |$)|"
+            r"^(npm|pnpm|yarn|bun)( run)? test(:\S+)?( |$)|"
+            r"^cargo (test|nextest)( |$)|^go test( |$)|^(make|just) (test|tests|check)( |$)|"
+            r"^(mvn|\./mvnw) (test|verify)( |$)|^(gradle|\./gradlew) test( |$)|^dotnet test( |$)|"
+            r"^bundle exec (rspec|rake test)( |$)|^mix test( |$)|^deno test( |$)|^swift test( |$)|"
+            r"^bazel test( |$)|^(npx )?playwright test( |$)",
+        ),
+        (
+            "typecheck",
+            r"^(mypy|pyright|basedpyright)( |$)|^tsc( .*)? --noEmit( |$)|"
+            r"^(npm|pnpm|yarn|bun)( run)? (typecheck|type-check|check-types|tsc)( |$)|"
+            r"^(make|just) (typecheck|type-check|mypy)( |$)",
+        ),
+        (
+            "lint",
+            r"^ruff( check)?( |$)(?!.*\bformat\b)|^(flake8|pylint|eslint|golangci-lint|shellcheck|rubocop)( |$)|"
+            r"^(npm|pnpm|yarn|bun)( run)? lint(:\S+)?( |$)|^cargo clippy( |$)|^(make|just) lint( |$)|"
+            r"^pre-commit run( |$)",
+        ),
+        (
+            "format",
+            r"^ruff format( |$)|^black( |$)|^prettier( |$)|^cargo fmt( |$)|^gofmt( |$)|"
+            r"^(npm|pnpm|yarn|bun)( run)? (format|fmt)( |$)|^(make|just) (format|fmt)( |$)",
+        ),
+        (
+            "build",
+            r"^(npm|pnpm|yarn|bun)( run)? build(:\S+)?( |$)|^cargo build( |$)|^go build( |$)|"
+            r"^make( build| all)?$|^(make|just) build( |$)|^python\d* -m build( |$)|^build( |$)|"
+            r"^(mvn|\./mvnw) (package|install)( |$)|^(gradle|\./gradlew) (build|assemble)( |$)|"
+            r"^dotnet build( |$)|^tsc( -b| --build| -p \S+)?$|^cmake --build( |$)|^zig build( |$)",
+        ),
+        (
+            "deploy",
+            r"^(make|just) deploy( |$)|^(npm|pnpm|yarn|bun)( run)? deploy(:\S+)?( |$)|^fly deploy( |$)|"
+            r"^flyctl deploy( |$)|^vercel (deploy|--prod)( |$)",
+        ),
+    )
+)
+# A run narrowed to one test or one file says how to run that test, not the suite.
+_NARROW = re.compile(
+    r"::|(^| )(-k|-t|--testNamePattern|--grep|-run|-m)( |=)|(^| )(--collect-only|--co|--dry-run|"
+    r"--list-tests|--listTests|--watch)( |$)|"
+    r"(^| )\S+\.(py|ts|tsx|js|jsx|mjs|rs|go|rb|java|kt|php|ex|exs|swift|cs)(:\d+)?( |$)"
+)
+# Output filters that change nothing of what runs (`2>&1 | tail -30`).
+_FILTER_TAIL = re.compile(r"\s*(2>&1\s*)?(\|\s*(tail|head|grep|less|more|cat|tee)\b[^|;&]*)+\s*$")
+_SETUP = re.compile(r"^(source|\.)\s+\S*(venv|env)\S*/bin/activate\b|^(nvm|fnm|pyenv|conda) (use|activate|shell)\b")
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
+_PASS_MARKERS = re.compile(
+    r"\b\d+ (passed|passing)\b|\b0 (failures?|failed|errors?)\b|\btest result: ok\b|^ok\s+\S+|\bAll checks passed\b|"
+    r"\bSuccess: no issues found\b|\bBuild succeeded\b|\bcompiled successfully\b|\bfound no issues\b|"
+    r"\bno (issues|problems|offenses) (found|detected)\b",
+    re.M | re.IGNORECASE,
+)
+_FAIL_MARKERS = re.compile(
+    r"\b[1-9]\d* (failed|failures?|errors?|failing)\b|\bFAILED\b|\bFAIL\b|\bERROR\b|Traceback", re.M
+)
+# A package manager's options that pick a package or a folder, not what runs (`pnpm --filter app lint`).
+_PM_OPTIONS = re.compile(
+    r" (--filter|-F|-C|--dir|--prefix|--workspace|-w|--cwd|workspace)(=\S+| \S+)| (-r|--recursive|--silent|-s)(?= )"
+)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One shell command of the session, as the distillers read it."""
+
+    index: int  # the step's index in the session
+    time: str
+    command: str  # the part of the shell line that did the work (no `cd x &&`, no `| tail`)
+    words: tuple[str, ...]  # the words that do the work
+    directory: str  # where it ran, relative to the project's root ("." at the root)
+    env: tuple[str, ...]  # what ran before it on the line: exports, an activated virtualenv, ...
+    ok: bool
+    error: str  # the telling line of its output when it failed
+    purpose: str | None  # tests | typecheck | lint | format | build | deploy
+    narrow: bool  # one test or one file, not the suite
+    outside: bool  # it ran outside the project
+    output: str
+    fixed_by: int | None  # the step index of the later run that passed
+
+    @property
+    def date(self) -> str:
+        return iso(time_key(self.time))[:10] if time_key(self.time) else ""
+
+
+@dataclass(frozen=True)
+class Edit:
+    index: int
+    files: tuple[str, ...]  # relative to the project's root
+    created: tuple[str, ...]  # of those, files this edit made new
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything the distillers look at, for one session."""
+
+    agent: str
+    session_id: str
+    source: str  # `claude-code:2624e4c8`, the pages' sources entry
+    date: str  # the session's day, YYYY-MM-DD
+    root: str | None  # the project's root (the code repository), absolute
+    runs: tuple[Run, ...]
+    edits: tuple[Edit, ...]
+    reads: frozenset[str]  # files read before being changed: they existed
+    prompts: tuple[Prompt, ...]
+    answers: tuple[Answer, ...]
+    steps: tuple[Step, ...]
+
+    def edits_between(self, start: int, end: int) -> list[Edit]:
+        return [e for e in self.edits if start < e.index < end]
+
+    def new_files_before(self, index: int) -> set[str]:
+        """Files the session made new before step `index` (and had not read before)."""
+        return {f for e in self.edits if e.index < index for f in e.created if f not in self.reads}
+
+
+def purpose_of(words: Sequence[str]) -> str | None:
+    """tests, typecheck, lint, format, build or deploy; None for anything else."""
+    text = " ".join(words)
+    if any(w in ("--help", "-h", "--version", "-V") for w in words):
+        return None
+    if words and words[0] in ("npm", "pnpm", "yarn", "bun"):
+        text = _PM_OPTIONS.sub("", text + " ").strip()
+    for name, pattern in _PURPOSES:
+        if pattern.search(text):
+            return name
+    return None
+
+
+def _segments(command: str) -> list[str]:
+    """The parts of a shell line (`a && b; c`), each stripped; quotes respected roughly."""
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(command):
+        ch = command[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif command[i : i + 2] in ("&&", "||") or ch in ";\n":
+            parts.append("".join(current).strip())
+            current = []
+            i += 2 if command[i : i + 2] in ("&&", "||") else 1
+            continue
+        current.append(ch)
+        i += 1
+    parts.append("".join(current).strip())
+    return [p for p in parts if p]
+
+
+def _where_and_setup(command: str, cwd: str | None, root: str | None) -> tuple[str, str, tuple[str, ...], bool]:
+    """(the command that did the work, its directory relative to the root, what ran before
+    it that it may need, ran outside the project?) for a shell line: `cd app && source
+    .venv/bin/activate && FOO=1 pytest -q` is `FOO=1 pytest -q` in `app` after `source
+    .venv/bin/activate`."""
+    here = os.path.normpath(cwd) if cwd else (root or "")
+    setup: list[str] = []
+    parts = _segments(command) or [command]
+    for part in parts[:-1]:
+        if part.startswith("cd "):
+            target = part[3:].strip().strip("'\"")
+            if target and not target.startswith(("~", "$", "-")):
+                here = os.path.normpath(os.path.join(here, target))
+        elif part.startswith("export "):
+            setup.extend(a for a in part[7:].split() if _ASSIGN.match(a))
+        elif _SETUP.match(part):
+            setup.append(part)  # an activated virtualenv, a chosen Node: what it needs set up
+    base = os.path.normpath(root) if root else here
+    rel = os.path.relpath(here, base) if here and base else "."
+    outside = rel == ".." or rel.startswith("../") or os.path.isabs(rel)
+    return parts[-1], ("." if rel in ("", ".") else rel), tuple(dict.fromkeys(setup)), outside
+
+
+def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
+    line = _FILTER_TAIL.sub("", run.command.strip())
+    command, directory, env, outside = _where_and_setup(line, cwd, root)
+    words = tuple(command_words(command))
+    output = run.step.output or ""
+    ok = run.ok and not run.step.rejected and not run.step.interrupted
+    if ok and line != run.command.strip():
+        # Piped into `tail`: the exit code was the filter's; only the output can vouch.
+        ok = bool(_PASS_MARKERS.search(output)) and not _FAIL_MARKERS.search(output)
+    narrow = bool(_NARROW.search(" ".join(words[1:]))) if words else False
+    return Run(
+        index=run.step.index,
+        time=run.step.time,
+        command=command,
+        words=words,
+        directory=directory,
+        env=env,
+        ok=ok,
+        error="" if ok else (run.error or error_line(output)),
+        purpose=None if is_probe(command) else purpose_of(words),
+        narrow=narrow,
+        outside=outside,
+        output=output,
+        fixed_by=run.fixed_by,
+    )
+
+
+def _relative(path: str, cwd: str | None, root: str | None) -> str:
+    full = path if os.path.isabs(path) else os.path.join(cwd or root or "", path)
+    base = root or cwd
+    if not base:
+        return path
+    rel = os.path.relpath(os.path.normpath(full), os.path.normpath(base))
+    return path if rel.startswith("..") else rel
+
+
+def gather(summary: Summary, root: str | None = None) -> Evidence:
+    """The evidence of a summarised session; `root` is the project's code repository (the
+    session's working directory when not given)."""
+    s = summary.session
+    cwd = os.path.normpath(s.cwd) if s.cwd else None
+    if root is None or (cwd and os.path.relpath(cwd, os.path.normpath(root)).startswith("..")):
+        # No root, or a session recorded elsewhere (an imported transcript of another
+        # machine): paths are read against the session's own directory.
+        root = cwd
+    else:
+        root = os.path.normpath(root)
+    runs = tuple(_run(r, s.cwd, root) for r in summary.commands)
+    edits: list[Edit] = []
+    reads: set[str] = set()
+    for step in s.steps:
+        if step.kind == "read" and step.input and not step.error:
+            reads.add(_relative(step.input, s.cwd, root))
+        if step.kind != "edit" or step.error:
+            continue
+        files = tuple(_relative(f, s.cwd, root) for f in step.files)
+        # Claude Code's Write says "create" for a file it made; Codex's patch says "Add File".
+        created = files if step.output.strip() == "create" or "Add File" in step.output else ()
+        edits.append(Edit(step.index, files, created))
+    return Evidence(
+        agent=s.agent,
+        session_id=s.session_id,
+        source=f"{s.agent}:{s.short_id}",
+        date=s.date,
+        root=root,
+        runs=runs,
+        edits=tuple(edits),
+        reads=frozenset(reads),
+        prompts=tuple(s.real_prompts),
+        answers=tuple(s.answers),
+        steps=tuple(s.steps),
+    )
+
+
+def answer_between(evidence: Evidence, start: int, end: int | None) -> list[Answer]:
+    """The agent's answers given between two steps (by time), and the first after `end`."""
+    steps = evidence.steps
+    t0 = time_key(steps[start].time) if start < len(steps) else 0.0
+    t1 = time_key(steps[end].time) if end is not None and end < len(steps) else float("inf")
+    inside = [a for a in evidence.answers if t0 <= time_key(a.time) <= t1]
+    after = [a for a in evidence.answers if time_key(a.time) > t1][:1]
+    return inside + after
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    return clean(text, limit)
