@@ -123,12 +123,14 @@ class MemoryBase:
                 f"no memory yet for project {self.project.name} ({self.project.wiki}): nothing has been "
                 "written; run `wiki-memory init`, or write a page"
             )
+        from wiki_memory.store.create import clean_unfinished
         from wiki_memory.store.lock import WriterLock
 
         # Trigger: two sessions of a new project end at once, and both find no wiki.
         # Why: each would build a repository; the lock makes the second open the first's.
         self.project.home.mkdir(parents=True, exist_ok=True)
-        with WriterLock(self.project.home / ".create-wiki.lock"):
+        wiki = self.project.wiki
+        with WriterLock(self.project.home / ".create-wiki.lock", recover=lambda since: clean_unfinished(wiki, since)):
             store = Store.create(self.project.wiki)
         write_project_file(self.project)
         return store

@@ -26,7 +26,7 @@ from pathlib import Path
 from dulwich.objects import Blob, Commit, Tree
 
 from wiki_memory.errors import ConflictError, PathError
-from wiki_memory.store import gitindex
+from wiki_memory.store import gitindex, litter
 from wiki_memory.store.paths import check_inside, normalize_path
 from wiki_memory.store.reading import BRANCH, HEAD, oid
 from wiki_memory.store.records import TREE_MODE, Author, commit_message
@@ -88,8 +88,7 @@ class Committer(WorkTree):
             parents = ([head] if head else []) + list(parents_extra)
             commit = _new_commit(tree_id, parents, author, commit_message(subject, session_id, agent, body, self.host))
             objects.append(commit)
-            for obj in objects:
-                self.repo.object_store.add_object(obj)
+            self._add_objects(objects)
             self._land(head, commit.id, {p: (entries[p], changes[p]) for p in changes}, from_files=from_files)
             self._maybe_pack()
         self._notify(commit.id, tuple(changes))
@@ -102,9 +101,13 @@ class Committer(WorkTree):
         objects: list[Blob | Tree | Commit] = []
         entries = self._blob_entries(changes, modes or {}, objects)
         tree_id = self._apply(base_tree, entries, objects)
-        for obj in objects:
-            self.repo.object_store.add_object(obj)
+        self._add_objects(objects)
         return tree_id
+
+    def _add_objects(self, objects: list[Blob | Tree | Commit]) -> None:
+        """Write loose objects; a stale lock on one (a killed writer's) is broken, see `litter`."""
+        for obj in objects:
+            litter.add_object(self.repo.object_store, obj)
 
     def _blob_entries(
         self, changes: Changes, modes: Mapping[str, int], objects: list[Blob | Tree | Commit]

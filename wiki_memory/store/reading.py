@@ -41,7 +41,7 @@ class Reader:
         self.git_dir = self.root / ".git"
         self._state_dir = self.git_dir / "wiki-memory"
         self._state_dir.mkdir(exist_ok=True)
-        self.lock = WriterLock(self.git_dir / "wiki-memory.lock")
+        self.lock = WriterLock(self.git_dir / "wiki-memory.lock", recover=self._after_dead_writer)
         # Which machine wrote a commit (a `Host:` trailer): sync names conflict copies by it.
         self.host = machine_name()
         self._trees: dict[bytes, Tree] = {}
@@ -50,6 +50,13 @@ class Reader:
 
     def close(self) -> None:
         self.repo.close()
+
+    def _after_dead_writer(self, since: float) -> None:
+        """A writer died holding the lock: its lock files and temporary files go (see
+        `litter`); what it had committed is finished by the next commit (`_recover`)."""
+        from wiki_memory.store.litter import clean_after_dead_owner
+
+        clean_after_dead_owner(self.git_dir, self.root, since)
 
     # Objects -------------------------------------------------------------------------
 

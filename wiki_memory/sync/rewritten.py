@@ -44,7 +44,7 @@ from typing import Any
 from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref
 
-from wiki_memory.store import Store
+from wiki_memory.store import Store, litter
 from wiki_memory.store.reading import BRANCH
 from wiki_memory.store.records import TREE_MODE
 from wiki_memory.store.rewrite import FORGOTTEN, prune
@@ -440,7 +440,7 @@ def _replay(
     new.message = _scrub(commit.message, texts)
     if new.gpgsig is not None:
         new.gpgsig = None
-    repo.object_store.add_object(new)
+    litter.add_object(repo.object_store, new)
     replayed.new = new.id.decode()
     return new.id
 

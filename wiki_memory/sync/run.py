@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -23,6 +24,7 @@ from dulwich.refs import Ref
 
 from wiki_memory.config import Settings
 from wiki_memory.store import Author, Edit, Store
+from wiki_memory.store.litter import clean_temporary_packs
 from wiki_memory.store.lock import WriterLock
 from wiki_memory.store.rewrite import Finding, Rules, scan
 from wiki_memory.sync import rewritten, transport
@@ -329,7 +331,7 @@ def sync(
     author = author or Author.person(store.root)
     report = SyncReport(chosen.name, chosen.shown)
     # Two syncs of one wiki (a person's and an automatic one) take turns.
-    with WriterLock(store.git_dir / "wiki-memory" / "sync.lock", timeout=600):
+    with WriterLock(store.git_dir / "wiki-memory" / "sync.lock", timeout=600, recover=_after_dead_sync(store)):
         try:
             report.edits.extend(store.commit_edits(author=author))
             if keep_history and rewritten.recorded(store, chosen.name) is not None:
@@ -355,6 +357,17 @@ def sync(
         except Exception as e:  # noqa: BLE001 - the index is derived data: the sync itself succeeded
             report.index_warning = f"the search index was not updated ({e}); `wiki-memory reindex` catches up"
     return report
+
+
+def _after_dead_sync(store: Store) -> Callable[[float], None]:
+    """What a sync killed mid-fetch left (temporary packs) goes when the next one starts;
+    under the writer lock, which a writer packing its objects holds."""
+
+    def recover(since: float) -> None:
+        with store.lock:
+            clean_temporary_packs(store.git_dir, since)
+
+    return recover
 
 
 def _rounds(

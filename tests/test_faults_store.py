@@ -1,0 +1,170 @@
+"""Faults the store must survive: what a killed writer leaves, damaged files, links, page
+names that collide, and input it must refuse (issue 21). Each test fails on the code before
+the fix it names."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+from wiki_memory.pages import Page
+from wiki_memory.store import Author, Store
+
+CLAUDE = Author.agent("claude-code")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store.create(tmp_path / "wiki")
+
+
+def assert_clean(store: Store) -> None:
+    git(store.root, "fsck", "--strict")
+    assert git(store.root, "status", "--porcelain") == ""
+
+
+def litter_of(root: Path) -> list[str]:
+    """Lock and temporary files anywhere in a repository (working tree and .git)."""
+    found = []
+    for path in root.rglob("*"):
+        name = path.name
+        if name in ("wiki-memory.lock", "wiki-memory-push.lock", "sync.lock"):
+            continue  # the writer locks themselves: empty and unlocked between writers
+        if name.endswith(".lock") or name.startswith(("tmp_pack_", "tmp")) or ".wm-tmp-" in name:
+            found.append(str(path.relative_to(root)))
+    return sorted(found)
+
+
+# A writer that dies holding the lock, having made the files a kill -9 mid-write leaves.
+DIE_HOLDING_THE_LOCK = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    from wiki_memory.store import Store
+    store = Store(sys.argv[1])
+    with store.lock:
+        for rel in sys.argv[2:]:
+            path = store.root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"")
+        os.kill(os.getpid(), signal.SIGKILL)
+""")
+
+
+def die_holding_the_lock(store: Store, tmp_path: Path, *litter: str) -> None:
+    script = tmp_path / "die.py"
+    script.write_text(DIE_HOLDING_THE_LOCK)
+    proc = subprocess.run([sys.executable, str(script), str(store.root), *litter], capture_output=True)
+    assert proc.returncode == -9, proc.stderr.decode()
+
+
+# 1. A stale lock wedges every later write ------------------------------------------------
+
+
+def test_a_writer_killed_writing_an_object_does_not_wedge_the_next_writes(store, tmp_path):
+    """Killed while dulwich wrote a loose object, a writer left `objects/xx/<sha>.lock`; a
+    hand edit making the same blob then failed with FileLocked on every write, watch and
+    sync. Its git lock files are the dead owner's: the next writer removes them."""
+    from dulwich.objects import Blob
+
+    text = b"# Hand\n\nwritten by hand\n"
+    sha = Blob.from_string(text).id.decode()
+    die_holding_the_lock(
+        store,
+        tmp_path,
+        f".git/objects/{sha[:2]}/{sha[2:]}.lock",
+        ".git/index.lock",
+        ".git/refs/heads/main.lock",
+        ".git/objects/pack/tmpabc123.pack",
+        "notes/.page.md.wm-tmp-4242",
+    )
+    (store.root / "notes").mkdir(exist_ok=True)
+    (store.root / "notes" / "hand.md").write_bytes(text)
+    survivor = Store(store.root)
+    edits = survivor.commit_edits()
+    assert [e.paths for e in edits] == [("notes/hand.md",)]
+    survivor.write(Page.new("After the kill", "note", "still works"), CLAUDE)
+    assert litter_of(store.root) == []
+    assert_clean(store)
+
+
+def test_a_stale_object_lock_without_an_owner_record_is_broken(store):
+    """A loose object's lock with no dead owner on record (another tool, an older version):
+    objects are named by their content, so a lock older than a few seconds guards nothing."""
+    from dulwich.objects import Blob
+
+    text = b"# Stale\n\nsame bytes\n"
+    sha = Blob.from_string(text).id.decode()
+    lock = store.git_dir / "objects" / sha[:2] / f"{sha[2:]}.lock"
+    lock.parent.mkdir(exist_ok=True)
+    lock.write_bytes(b"")
+    old = time.time() - 60
+    os.utime(lock, (old, old))
+    (store.root / "stale.md").write_bytes(text)
+    assert store.commit_pending() is not None
+    assert not lock.exists()
+    assert_clean(store)
+
+
+def test_a_lock_taken_by_a_live_writer_is_never_broken(store, tmp_path):
+    """The owner record only counts once its owner is gone: while a writer holds the lock,
+    another waits, and finds its files untouched."""
+    index_lock = store.git_dir / "index.lock"
+    with store.lock:
+        index_lock.write_bytes(b"")
+        other = Store(store.root)
+        other.lock.timeout = 0.2
+        from wiki_memory.errors import ConflictError
+
+        with pytest.raises(ConflictError):
+            other.write(Page.new("Waits", "note", "x"), CLAUDE)
+        assert index_lock.exists()
+        index_lock.unlink()
+
+
+DIE_HOLDING_A_LOCK = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    from wiki_memory.store.lock import WriterLock
+    lock, top = Path(sys.argv[1]), Path(sys.argv[2])
+    with WriterLock(lock):
+        for rel in sys.argv[3:]:
+            (top / rel).write_bytes(b"")
+        os.kill(os.getpid(), signal.SIGKILL)
+""")
+
+
+def test_a_sync_killed_mid_push_does_not_wedge_the_remote_or_the_wiki(tmp_path, code_repo):
+    """A sync killed while pushing into a bare repository on this machine left
+    `refs/heads/main.lock` and an empty temporary pack there, and every later sync failed;
+    one killed mid-fetch left a temporary pack in the wiki. The next sync removes both."""
+    from wiki_memory.memory import Memory
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    with Memory.at(code_repo) as memory:
+        memory.write("First", "before the kill", "note")
+        memory.add_remote("origin", str(remote))
+        memory.sync()
+        wiki = memory.wiki
+    script = tmp_path / "die.py"
+    script.write_text(DIE_HOLDING_A_LOCK)
+    for lock, top, files in (
+        (remote / "wiki-memory-push.lock", remote, ["refs/heads/main.lock", "objects/pack/tmpk1ll3d.pack"]),
+        (wiki / ".git/wiki-memory/sync.lock", wiki / ".git", ["objects/tmp_pack_k1ll3d"]),
+    ):
+        proc = subprocess.run([sys.executable, str(script), str(lock), str(top), *files], capture_output=True)
+        assert proc.returncode == -9, proc.stderr.decode()
+    with Memory.at(code_repo) as memory:
+        memory.write("Second", "after the kill", "note")
+        report = memory.sync()
+    assert report.sent_commits == 1
+    assert litter_of(remote) == [] and litter_of(wiki) == []
+    git(remote, "fsck", "--strict")
+    assert "remember: notes/second" in git(remote, "log", "--format=%s", "main")
