@@ -1,0 +1,106 @@
+"""Hostile pages and input (issue 21): front matter that would exhaust memory or that
+Python refuses to build, titles whose slugs collide, text that would close the handoff's
+fence, NUL bytes. Each test fails on the code before the fix it names."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import git
+
+from wiki_memory.memory import Memory
+
+BOMB = "\n".join(
+    ["title: Bomb", "a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    + ["tags: *a9"]
+)
+
+
+def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """The real `wiki-memory` command, in a process of its own (a hang is a timeout)."""
+    return subprocess.run(
+        [sys.executable, "-m", "wiki_memory", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def no_traceback(result: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in result.stderr, result.stderr
+
+
+@pytest.fixture
+def hostile_wiki(code_repo: Path) -> Path:
+    """A project whose wiki holds one good page and, committed by hand as a person would,
+    a page with an alias bomb in its front matter and one with a 5,000-digit integer."""
+    with Memory.at(code_repo) as memory:
+        memory.write("Retry policy", "Retry twice, then fail.", "decision", tags=["http"])
+        wiki = memory.wiki
+    (wiki / "notes").mkdir(exist_ok=True)
+    (wiki / "notes" / "bomb.md").write_text(f"---\n{BOMB}\n---\n# Bomb\n\nalias bomb\n")
+    (wiki / "notes" / "digits.md").write_text(f"---\ntitle: Digits\ncount: {'9' * 5000}\n---\n# Digits\n\nbig\n")
+    git(wiki, "add", "-A")
+    git(wiki, "commit", "-q", "-m", "hostile pages")
+    return code_repo
+
+
+# 2. A YAML alias bomb; 7. a 5,000-digit integer --------------------------------------------
+
+
+def test_front_matter_with_an_alias_bomb_or_a_huge_integer_is_one_broken_page(hostile_wiki):
+    """Nine levels of nine aliases (1 KB) made list, search, reindex, handoff and watch hang
+    with RSS past 1 GB; a 5,000-digit integer made them fail with a traceback. Each is now
+    a page reported broken, and every command goes on with the others."""
+    listed = cli("list", "--json", cwd=hostile_wiki, timeout=60)
+    no_traceback(listed)
+    assert listed.returncode == 0
+    assert "decisions/retry-policy.md" in listed.stdout
+    assert "notes/bomb.md" in listed.stderr and "aliases" in listed.stderr
+    assert "notes/digits.md" in listed.stderr and "cannot be read" in listed.stderr
+    for args in (("reindex", "--no-embed"), ("search", "retry", "--mode", "fts"), ("handoff",), ("watch", "--once")):
+        result = cli(*args, cwd=hostile_wiki, timeout=60)
+        no_traceback(result)
+        assert result.returncode == 0, (args, result.stderr)
+    assert "decisions/retry-policy.md" in cli("search", "retry", "--mode", "fts", cwd=hostile_wiki).stdout
+
+
+def test_the_loader_refuses_bombs_before_building_anything():
+    from wiki_memory.errors import PageError
+    from wiki_memory.pages.document import MAX_VALUES, load_front_matter, parse_page
+
+    with pytest.raises(PageError, match="aliases"):
+        load_front_matter(BOMB, "notes/bomb.md")
+    loop = "a: &a [x, *a]"  # a list that holds itself: endless once expanded
+    with pytest.raises(PageError, match="aliases"):
+        load_front_matter(loop, "notes/loop.md")
+    with pytest.raises(PageError, match="over the"):
+        load_front_matter("title: " + "x" * 300_000, "notes/long.md")
+    with pytest.raises(PageError, match="cannot be read"):
+        parse_page(f"---\nn: {'1' * 5000}\n---\nbody\n", "notes/n.md")
+    # Under the limits, aliases work as YAML says.
+    ok = load_front_matter("base: &b [a, b]\ntags: *b\nlist: [" + ", ".join(["1"] * (MAX_VALUES - 20)) + "]", "x.md")
+    assert ok["tags"] == ["a", "b"]
+
+
+def test_the_mcp_server_answers_beside_a_bomb(hostile_wiki):
+    """The MCP server stopped answering every call of every project (3.7 GB): now a search
+    and a listing of the hostile project answer, and reading the broken page is one error."""
+    from mcp import Client, StdioServerParameters
+    from mcp_helpers import call, clean_env, fail, run, serve_command
+
+    command = serve_command()
+    params = StdioServerParameters(command=command[0], args=command[1:], cwd=str(hostile_wiki), env=clean_env())
+
+    async def body():
+        with anyio.fail_after(120):
+            async with Client(params) as client:
+                found = await call(client, "search", query="retry", k=5)
+                assert any(r["path"] == "decisions/retry-policy.md" for r in found["results"])
+                assert "aliases" in await fail(client, "read", page="notes/bomb.md")
+                recent = await call(client, "recent", n=10)
+                assert "decisions/retry-policy.md" in {p["path"] for p in recent["pages"]}
+
+    run(body)
