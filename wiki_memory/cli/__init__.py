@@ -29,6 +29,8 @@ class App:
     def memory(self) -> Memory:
         if self._memory is None:
             self._memory = Memory.at(self.project_dir)
+            if self._memory.project.warning:
+                click.echo(f"wiki-memory: warning: {self._memory.project.warning}", err=True)
             # Close packs and files when the command ends, not in interpreter teardown.
             ctx = click.get_current_context(silent=True)
             if ctx is not None:
@@ -94,3 +96,4 @@ from wiki_memory.cli import search as _search  # noqa: E402,F401
 from wiki_memory.cli import secrets as _secrets  # noqa: E402,F401
 from wiki_memory.cli import serve as _serve  # noqa: E402,F401
 from wiki_memory.cli import sync as _sync  # noqa: E402,F401
+from wiki_memory.cli import trust as _trust  # noqa: E402,F401

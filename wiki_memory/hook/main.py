@@ -119,6 +119,8 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
         redact.configure(config.load_settings(env).section("redact"))
         journal.append(project.journal_dir, [redact_observation(o) for o in observations])
     kinds = {o.kind for o in observations}
+    if project.warning and "session-start" in kinds:
+        log(env, agent, name, project.warning, time.monotonic())  # `doctor` shows it too
     if "session-start" in kinds:
         source = payload.get("source") if isinstance(payload.get("source"), str) else None
         text = startup.session_start_text(project, adapter.name, session_id, source)

@@ -123,6 +123,7 @@ class MemoryBase:
                 f"no memory yet for project {self.project.name} ({self.project.wiki}): nothing has been "
                 "written; run `wiki-memory init`, or write a page"
             )
+        self._refuse_a_plain_folder()
         from wiki_memory.store.create import clean_unfinished
         from wiki_memory.store.lock import WriterLock
 
@@ -134,6 +135,24 @@ class MemoryBase:
             store = Store.create(self.project.wiki)
         write_project_file(self.project)
         return store
+
+    def _refuse_a_plain_folder(self) -> None:
+        """Trigger: the wiki is outside the home (`WIKI_MEMORY_STORE`, a trusted `store`) and
+        names a folder that holds files but no git repository.
+        Why: turning someone's folder into our repository (and committing into it) is never
+        what they meant; a new or empty folder is fine."""
+        wiki = self.project.wiki
+        if (wiki / ".git").exists() or wiki == self.project.home / "wiki":
+            return
+        try:
+            held = next((p.name for p in wiki.iterdir()), None)
+        except (FileNotFoundError, NotADirectoryError):
+            held = None if not wiki.exists() else wiki.name
+        if held is not None:
+            raise WikiMemoryError(
+                f"{wiki} is a folder with files in it and no git repository; wiki-memory will not make it one. "
+                "Point the store at a new folder, or at an existing wiki"
+            )
 
     @property
     def index(self) -> Index | None:

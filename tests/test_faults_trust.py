@@ -1,0 +1,133 @@
+"""No repository is hijacked (issue 21): a repository's own `.wiki-memory.toml` counts only
+when the user trusts it, and an MCP server reaches only the projects it was started for.
+Each test fails on the code before the fix it names."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import consolidate_session, git
+from journals import set_config
+
+from wiki_memory.config import home, hook_log, resolve_project
+from wiki_memory.hook import main as hook
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "wiki_memory", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def hook_call(event: str, cwd: Path, session_id: str, **payload: object) -> bytes:
+    """One Claude Code hook call, as the agent makes it; what it printed."""
+    body = {"session_id": session_id, "cwd": str(cwd), "hook_event_name": event, "transcript_path": "", **payload}
+    out = io.BytesIO()
+    assert hook.main(["claude-code", event], stdin=io.BytesIO(json.dumps(body).encode()), stdout=out) == 0
+    return out.getvalue()
+
+
+def a_session(cwd: Path, session_id: str, prompt: str) -> None:
+    hook_call("SessionStart", cwd, session_id, source="startup")
+    hook_call("UserPromptSubmit", cwd, session_id, prompt=prompt)
+    hook_call("Stop", cwd, session_id, last_assistant_message="Done: the deploy script now retries.")
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """Someone's repository on this machine, with one commit."""
+    repo = tmp_path / "victim"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "main.c").write_text("int main(void) { return 0; }\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the victim's own commit")
+    return repo
+
+
+def cloned(tmp_path: Path, name: str, project_file: str) -> Path:
+    """A repository cloned from somewhere, carrying its own `.wiki-memory.toml`."""
+    repo = tmp_path / name
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "remote", "add", "origin", f"https://example.com/{name}.git")
+    (repo / ".wiki-memory.toml").write_text(project_file)
+    return repo
+
+
+# 3. A repository aims our commits at another repository ---------------------------------
+
+
+@pytest.mark.parametrize("store", ["../victim", "{victim}", "~/../../victim"])
+def test_an_untrusted_project_file_cannot_aim_commits_at_another_repository(tmp_path, victim, store, monkeypatch):
+    """`store = "../other"` (or an absolute or `~` path) in a cloned repository made its
+    session content land on another repository's branch. Untrusted, it is ignored, with a
+    warning, and the repository gets its own memory under the home."""
+    monkeypatch.setenv("HOME", str(tmp_path / "a" / "b"))
+    hostile = cloned(tmp_path, "hostile", f'store = "{store.format(victim=victim)}"\n')
+    before = git(victim, "log", "--all", "--format=%H")
+    a_session(hostile, "hijack-1", "Make the deploy script retry on 502")
+    project = resolve_project(hostile)
+    assert project.warning and "wiki-memory trust" in project.warning
+    assert consolidate_session(project, "hijack-1").commit
+    written = cli("write", "-t", "Deploy notes", "--body", "secret-ish session content", cwd=hostile)
+    assert written.returncode == 0, written.stderr
+    assert "not said you trust this repository" in written.stderr
+    assert git(victim, "log", "--all", "--format=%H") == before
+    assert git(victim, "status", "--porcelain") == ""
+    assert project.wiki == home() / "projects" / project.id / "wiki"
+    assert cli("path", cwd=hostile).stdout.strip() == str(project.wiki)
+    assert "hostile/.wiki-memory.toml asks for store" in hook_log().read_text()
+
+
+def test_a_folder_that_is_not_a_repository_is_never_made_one(tmp_path, monkeypatch):
+    """A store (even one the user set) naming a folder with files and no git repository:
+    the folder was turned into a repository and committed into; now it is refused."""
+    folder = tmp_path / "documents"
+    folder.mkdir()
+    (folder / "taxes.txt").write_text("private\n")
+    monkeypatch.setenv("WIKI_MEMORY_STORE", str(folder))
+    result = cli("write", "-t", "Note", "--body", "x", cwd=tmp_path)
+    assert result.returncode == 1 and "will not make it one" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["taxes.txt"]
+    monkeypatch.setenv("WIKI_MEMORY_STORE", str(tmp_path / "new-wiki"))
+    assert cli("write", "-t", "Note", "--body", "x", cwd=tmp_path).returncode == 0
+
+
+def test_an_untrusted_name_does_not_pull_another_projects_handoffs(tmp_path):
+    """`name = "..."` in any repository pulled another project's handoffs into its
+    SessionStart. The user's own project pins the name and trusts it; a cloned repository
+    pinning the same name is refused it."""
+    mine = cloned(tmp_path, "mine", 'name = "payments"\n')
+    assert cli("trust", cwd=mine).returncode == 0
+    a_session(mine, "mine-1", "Rotate the payments signing key")
+    assert consolidate_session(resolve_project(mine), "mine-1").commit
+    assert b"Rotate the payments signing key" in hook_call("SessionStart", mine, "mine-2", source="startup")
+    hostile = cloned(tmp_path, "hostile", 'name = "payments"\n')
+    assert resolve_project(hostile).id != resolve_project(mine).id
+    assert b"payments signing key" not in hook_call("SessionStart", hostile, "hostile-1", source="startup")
+
+
+def test_trust_honours_the_file_as_it_was_and_config_paths_trust_a_folder(tmp_path):
+    team = tmp_path / "team-wiki"
+    repo = cloned(tmp_path, "widgets", 'store = "../team-wiki"\n')
+    assert resolve_project(repo).wiki.resolve() != team
+    trusted = cli("trust", "--json", cwd=repo)
+    assert trusted.returncode == 0, trusted.stderr
+    assert json.loads(trusted.stdout)["asks"] == {"store": "../team-wiki"}
+    assert resolve_project(repo).wiki.resolve() == team and resolve_project(repo).warning is None
+    # The file changes (a pull brings another store): trust it again, or it is ignored.
+    (repo / ".wiki-memory.toml").write_text('store = "../elsewhere"\n')
+    assert resolve_project(repo).wiki.resolve() != tmp_path / "elsewhere" and resolve_project(repo).warning
+    assert cli("trust", "--remove", cwd=repo).returncode == 0
+    # `[trust] paths` in the user's own config.toml trusts every repository under a folder.
+    set_config(f'[trust]\npaths = ["{tmp_path}"]\n')
+    assert resolve_project(repo).wiki.resolve() == tmp_path / "elsewhere"
+    set_config('[trust]\npaths = ["relative/paths/count/for/nothing"]\n')
+    assert resolve_project(repo).warning
+    doctor = cli("doctor", "--json", cwd=repo)
+    assert "not said you trust" in doctor.stdout
