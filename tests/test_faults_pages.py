@@ -104,3 +104,68 @@ def test_the_mcp_server_answers_beside_a_bomb(hostile_wiki):
                 assert "decisions/retry-policy.md" in {p["path"] for p in recent["pages"]}
 
     run(body)
+
+
+# 4. Different titles overwrite each other's page -------------------------------------------
+
+LONG = "How the nightly ingest job recovers after the upstream feed sends a partial file and "
+COLLIDING = [
+    ("C++ build flags", "C build flags"),
+    ("C# tips", "C tips"),
+    ("Café", "Cafe"),
+    ("Foo", "foo"),
+    (LONG + "the checksum fails", LONG + "the schema changed"),
+]
+
+
+@pytest.mark.parametrize("first,second", COLLIDING, ids=lambda t: t[:12])
+def test_titles_that_make_one_slug_are_two_pages(code_repo, first, second):
+    """The second title wrote to the first one's file (`created: false`) and the first page
+    was gone from HEAD. A file name belongs to one page: the second gets `<slug>-2.md`."""
+    with Memory.at(code_repo) as memory:
+        a = memory.write(first, f"body of {first}", "note")
+        b = memory.write(second, f"body of {second}", "note")
+        assert b.created and b.path != a.path
+        assert b.path == a.path.removesuffix(".md") + "-2.md"
+        assert f"body of {first}" in memory.read(a.path).page.body
+        again = memory.write(first, f"new body of {first}", "note")
+        assert (again.path, again.created) == (a.path, False)
+        assert memory.read(b.path).page.title == second
+        for title, path in ((first, a.path), (second, b.path)):
+            assert memory.find(title) == path  # through the index
+            assert memory.store().find(title) == path  # and the store's own lookup
+        assert memory.read(first).page.id != memory.read(second).page.id
+        wiki = memory.wiki
+    assert set(git(wiki, "ls-tree", "-r", "--name-only", "HEAD").split()) >= {a.path, b.path}
+
+
+def test_a_retitled_page_takes_a_name_no_other_page_holds(code_repo):
+    with Memory.at(code_repo) as memory:
+        memory.write("C build flags", "for C", "note")
+        other = memory.write("Compiler notes", "for C++", "note")
+        moved = memory.move(other.path, title="C++ build flags")
+        assert moved.path == "notes/c-build-flags-2.md"
+        assert "for C" in memory.read("notes/c-build-flags.md").page.body
+        same = memory.move(moved.path, title="c++ Build Flags")  # the same name: it stays put
+        assert same.path == moved.path
+
+
+def test_paths_that_differ_only_in_case_are_refused(code_repo):
+    """`Notes/x.md` beside `notes/x.md` was committed; on macOS and Windows the two are one
+    file. A write is refused; a hand edit of that name is left on disk and reported."""
+    from wiki_memory.errors import PathError
+
+    with Memory.at(code_repo) as memory:
+        memory.write("Deploy", "steps", "note")
+        with pytest.raises(PathError, match="differs only in case"):
+            memory.write("Deploy again", "other steps", "note", path="notes/DEPLOY.md")
+        with pytest.raises(PathError, match="differs only in case"):
+            memory.write("Elsewhere", "x", "note", path="Notes/elsewhere.md")
+        wiki = memory.wiki
+        (wiki / "notes" / "Deploy.md").write_text("# Deploy\n\nby hand\n")
+        (wiki / "notes" / "kept.md").write_text("# Kept\n\nby hand\n")
+        refused: dict[str, str] = {}
+        edits = memory.store().commit_edits(refused=refused)
+        assert [e.paths for e in edits] == [("notes/kept.md",)]
+        assert "differs only in case" in refused["notes/Deploy.md"]
+    assert "notes/Deploy.md" not in git(wiki, "ls-tree", "-r", "--name-only", "HEAD")

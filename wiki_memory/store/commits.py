@@ -80,6 +80,8 @@ class Committer(WorkTree):
                 check_inside(self.root, path)
             head = self.head()
             base_tree = self._commit(head).tree if head else None
+            if not parents_extra:  # a merge takes what the other side has, as it is
+                self._refuse_case_clashes(base_tree, changes)
             objects: list[Blob | Tree | Commit] = []
             entries = self._blob_entries(changes, modes or {}, objects)
             tree_id = self._apply(base_tree, entries, objects)
@@ -93,6 +95,24 @@ class Committer(WorkTree):
             self._maybe_pack()
         self._notify(commit.id, tuple(changes))
         return commit.id.decode()
+
+    def _refuse_case_clashes(self, base_tree: bytes | None, changes: Changes) -> None:
+        """PathError for a new path that differs only in case from one in the tree or in
+        the same change (see `case_clash`)."""
+        seen: dict[str, str] = {}
+        deleted = {path for path, data in changes.items() if data is None}
+        for path, data in changes.items():
+            if data is None:
+                continue
+            clash = seen.get(path.casefold())
+            if clash is None and base_tree is not None and self.tree_entry(base_tree, path) is None:
+                clash = self.case_clash(base_tree, path)
+            if clash is not None and clash != path and clash not in deleted:
+                raise PathError(
+                    f"{path!r} differs only in case from {clash!r}, and on macOS and Windows the two are one file; "
+                    f"write to {clash!r} or choose another name"
+                )
+            seen[path.casefold()] = path
 
     def write_tree(self, base_tree: bytes | None, changes: Changes, modes: Mapping[str, int] | None = None) -> bytes:
         """The id of `base_tree` with `changes` (path -> bytes, or None to delete) applied,

@@ -119,14 +119,23 @@ class HandEdits(Committer):
 
     def _committable(self, changes: dict[str, bytes | None]) -> tuple[dict[str, bytes | None], dict[str, str]]:
         """(changes that can be committed, {path: why not} for files whose names git or we
-        refuse: a backslash, a control character). Those stay on disk, untouched, and never
-        block the other edits or an agent's write."""
+        refuse: a backslash, a control character, a name that differs only in case from a
+        committed one). Those stay on disk, untouched, and never block the other edits or an
+        agent's write."""
         refused: dict[str, str] = {}
+        head = self.head()
+        tree = self._commit(head).tree if head else None
         for path in list(changes):
             try:
-                if normalize_path(path, page=False) == path:
+                if normalize_path(path, page=False) != path:
+                    refused[path] = f"{path!r} is not a clean wiki path"
+                elif changes[path] is not None and tree is not None and self.tree_entry(tree, path) is None:
+                    clash = self.case_clash(tree, path)
+                    if clash is None or changes.get(clash, b"") is None:
+                        continue
+                    refused[path] = f"{path!r} differs only in case from {clash!r} (one file on macOS and Windows)"
+                else:
                     continue
-                refused[path] = f"{path!r} is not a clean wiki path"
             except PathError as e:
                 refused[path] = str(e)
             del changes[path]
