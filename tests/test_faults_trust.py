@@ -131,3 +131,28 @@ def test_trust_honours_the_file_as_it_was_and_config_paths_trust_a_folder(tmp_pa
     assert resolve_project(repo).warning
     doctor = cli("doctor", "--json", cwd=repo)
     assert "not said you trust" in doctor.stdout
+
+
+# 5. DNS rebinding ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["127.0.0.2", "[::1]", "127.0.0.1"])
+def test_a_loopback_server_answers_to_its_own_names_only(code_repo, host):
+    """`serve --http --host '[::1]'` or `--host 127.0.0.2` without a token accepted a foreign
+    `Host` and `Origin` (the SDK guards only the names it knows): a web page that rebinds
+    its name to this machine read a page through it. Every loopback bind is gated now."""
+    from test_mcp_http import INITIALIZE, MCP_HEADERS, http_server, request
+
+    with http_server(code_repo, "--host", host) as base:
+        port = base.rsplit(":", 1)[1]
+        mcp = base + "/mcp"
+        for bad in (f"evil.example:{port}", "evil.example", f"127.0.0.1.evil.example:{port}"):
+            status, body = request(mcp, "POST", {**MCP_HEADERS, "Host": bad}, INITIALIZE)
+            assert status == 421, (bad, status, body)
+        for origin in ("http://evil.example", "null", f"http://evil.example:{port}"):
+            status, _ = request(mcp, "POST", {**MCP_HEADERS, "Origin": origin}, INITIALIZE)
+            assert status == 403, origin
+        assert request(base + "/health", headers={"Host": f"evil.example:{port}"})[0] == 421
+        for good in (base.split("//", 1)[1], f"localhost:{port}", f"127.0.0.1:{port}"):
+            status, body = request(mcp, "POST", {**MCP_HEADERS, "Host": good, "Origin": f"http://{good}"}, INITIALIZE)
+            assert status == 200, (good, body)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import socket
 import sys
@@ -12,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.memory.serving import HostGate, is_loopback
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -33,15 +33,6 @@ def serve_stdio(server: Any) -> None:
         pass
     finally:
         server.close()
-
-
-def is_loopback(host: str) -> bool:
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # a host name: it may resolve to anything
 
 
 def check_bind(host: str, token: str | None) -> None:
@@ -96,7 +87,8 @@ class BearerGate:
 
 
 def http_app(server: Any, *, host: str = DEFAULT_HOST, token: str | None = None) -> Any:
-    """The ASGI app: the MCP endpoint at `/mcp`, `GET /health`, the bearer gate around both."""
+    """The ASGI app: the MCP endpoint at `/mcp`, `GET /health`, the bearer gate around both,
+    and on a loopback address the Host gate around that."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
@@ -107,8 +99,9 @@ def http_app(server: Any, *, host: str = DEFAULT_HOST, token: str | None = None)
         # Unauthenticated by design (load balancers, `curl`), so it says nothing about the memory.
         return JSONResponse({"status": "ok", "server": "wiki-memory", "version": __version__})
 
-    app = server.streamable_http_app(host=host, streamable_http_path="/mcp")
-    return BearerGate(app, token)
+    app = BearerGate(server.streamable_http_app(host=host, streamable_http_path="/mcp"), token)
+    # A loopback server answers to its own names only (DNS rebinding: see `serving`).
+    return HostGate(app, host) if is_loopback(host) else app
 
 
 def bind(host: str, port: int) -> socket.socket:
