@@ -156,3 +156,105 @@ def test_a_loopback_server_answers_to_its_own_names_only(code_repo, host):
         for good in (base.split("//", 1)[1], f"localhost:{port}", f"127.0.0.1:{port}"):
             status, body = request(mcp, "POST", {**MCP_HEADERS, "Host": good, "Origin": f"http://{good}"}, INITIALIZE)
             assert status == 200, (good, body)
+
+
+# 11. What an MCP server may reach ---------------------------------------------------------------
+
+
+@pytest.fixture
+def two_projects(tmp_path: Path) -> tuple[Path, Path]:
+    from wiki_memory.memory import Memory
+
+    repos = []
+    for name in ("alpha", "beta"):
+        repo = tmp_path / name
+        repo.mkdir()
+        git(repo, "init", "-q")
+        with Memory.at(repo) as memory:
+            memory.write(f"Only in {name}", f"the {name} secret", "fact")
+        repos.append(repo)
+    return repos[0], repos[1]
+
+
+def test_a_server_reaches_its_own_project_unless_started_for_more(two_projects, tmp_path):
+    """Any caller could read and write any project of the home by path, id or name, and
+    create wikis for any directory. Now a server reaches its own project; others only
+    with `--projects` or `[mcp] projects`."""
+    from mcp import Client
+    from mcp_helpers import call, fail, run
+
+    from wiki_memory.mcp.server import build_server
+
+    alpha, beta = two_projects
+    stranger = tmp_path / "stranger"
+    stranger.mkdir()
+    beta_project = resolve_project(beta)
+
+    async def confined(server):
+        async with Client(server) as client:
+            assert (await call(client, "read", page="Only in alpha"))["body"].strip().endswith("the alpha secret")
+            for ref in (str(beta), beta_project.id, beta_project.name):
+                assert "out of this server's reach" in await fail(client, "read", page="Only in beta", project=ref)
+            refused = await fail(client, "write", title="Planted", type="note", body="x", project=str(stranger))
+            assert "out of this server's reach" in refused
+            with pytest.raises(Exception, match="out of this server's reach"):
+                await client.read_resource(f"wiki://page/facts/only-in-beta.md?project={beta}")
+
+    server = build_server(project_dir=str(alpha))
+    run(lambda: confined(server))
+    server.close()
+    assert not resolve_project(stranger).wiki.exists()  # no wiki made for a directory out of reach
+
+    async def reaching(server):
+        async with Client(server) as client:
+            read = await call(client, "read", page="Only in beta", project=str(beta))
+            assert read["body"].strip().endswith("the beta secret")
+            by_path = await client.read_resource(f"wiki://page/facts/only-in-beta.md?project={beta}")
+            assert "the beta secret" in by_path.contents[0].text  # `?project=<path>` was "Unknown resource"
+            by_id = await client.read_resource(f"wiki://page/facts/only-in-beta.md?project={beta_project.id}")
+            assert "the beta secret" in by_id.contents[0].text
+
+    for server in (build_server(project_dir=str(alpha), projects=[str(beta)]), build_server(projects=["all"])):
+        run(lambda server=server: reaching(server))
+        server.close()
+    set_config(f'[mcp]\nprojects = ["{beta_project.id}"]\n')
+    server = build_server(project_dir=str(alpha))
+    run(lambda: reaching(server))
+    server.close()
+
+
+def test_an_http_server_ignores_roots_and_reaches_what_it_was_started_for(two_projects):
+    """A token holder of an HTTP server reached every project of the home; roots are the
+    client's word, so over HTTP only the server's own project and `--projects` count."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp_helpers import call, fail, run
+    from mcp_types import ListRootsResult, Root
+    from test_mcp_http import TOKEN, http_server
+
+    alpha, beta = two_projects
+
+    async def list_roots(ctx):
+        return ListRootsResult(roots=[Root(uri=beta.resolve().as_uri(), name="beta")])
+
+    def client(base: str) -> Client:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
+        return Client(streamable_http_client(base + "/mcp", http_client=http), list_roots_callback=list_roots)
+
+    with http_server(alpha, "--token", TOKEN) as base:
+
+        async def confined():
+            async with client(base) as c:
+                assert (await call(c, "recent"))["project"]["root"] == str(alpha.resolve())
+                assert "out of this server's reach" in await fail(c, "read", page="Only in beta", project=str(beta))
+
+        run(confined)
+    with http_server(alpha, "--token", TOKEN, "--projects", str(beta)) as base:
+
+        async def reaching():
+            async with client(base) as c:
+                read = await call(c, "read", page="Only in beta", project=str(beta))
+                assert read["body"].strip().endswith("the beta secret")
+
+        run(reaching)
