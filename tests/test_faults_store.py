@@ -168,3 +168,70 @@ def test_a_sync_killed_mid_push_does_not_wedge_the_remote_or_the_wiki(tmp_path, 
     assert litter_of(remote) == [] and litter_of(wiki) == []
     git(remote, "fsck", "--strict")
     assert "remember: notes/second" in git(remote, "log", "--format=%s", "main")
+
+
+# 6. Symlinks -----------------------------------------------------------------------------------
+
+
+def test_stray_symlinks_in_the_wiki_are_never_followed_nor_committed(tmp_path, code_repo):
+    """One stray, uncommitted symlink made every commit of hand edits fail, and `watch`
+    retried it forever. Links are not memory: left alone, never committed or followed."""
+    from wiki_memory.memory import Memory
+
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Outside\n\nnot memory\n")
+    with Memory.at(code_repo) as memory:
+        memory.write("First", "hello", "note")
+        wiki = memory.wiki
+    (wiki / "notes" / "evil.md").symlink_to(outside)
+    (wiki / "loop").symlink_to(wiki / "notes")
+    (wiki / "notes" / "dangling.md").symlink_to(tmp_path / "nowhere.md")
+    (wiki / "notes" / "hand.md").write_text("# Hand\n\nwritten by hand\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "wiki_memory", "watch", "--once"], cwd=code_repo, capture_output=True, text=True
+    )
+    assert result.returncode == 0 and "retrying" not in result.stderr, result.stderr
+    with Memory.at(code_repo) as memory:
+        assert memory.status()["pending_edits"] == []
+        memory.write("Second", "after the links", "note")
+    tree = git(wiki, "ls-tree", "-r", "HEAD")
+    assert "notes/hand.md" in tree and "120000" not in tree and "evil" not in tree and "loop" not in tree
+    assert outside.read_text() == "# Outside\n\nnot memory\n"
+
+
+def test_a_remote_commit_adding_a_symlink_is_refused_and_sync_recovers(tmp_path, code_repo):
+    """A remote commit adding a symlink was checked out by `sync` (an editor opening the
+    page then edited the file it points at), and every later sync failed. It is refused
+    with one line, nothing changes here, and once the remote drops it sync works again."""
+    from wiki_memory.memory import Memory
+    from wiki_memory.sync import SyncError
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    with Memory.at(code_repo) as memory:
+        memory.write("First", "hello", "note")
+        memory.add_remote("origin", str(remote))
+        memory.sync()
+        wiki = memory.wiki
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(remote), str(clone))
+    (clone / "notes" / "link.md").symlink_to("/etc/passwd")
+    git(clone, "add", "-A")
+    git(clone, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "add a link")
+    git(clone, "push", "-q", "origin", "main")
+    with Memory.at(code_repo) as memory:
+        head = memory.store().head()
+        with pytest.raises(SyncError, match="symbolic link"):
+            memory.sync()
+        assert memory.store().head() == head
+        assert not (wiki / "notes" / "link.md").is_symlink()
+    git(clone, "rm", "-q", "notes/link.md")
+    (clone / "notes" / "link.md").write_text("# Link\n\nnow a page\n")
+    git(clone, "add", "-A")
+    git(clone, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "a page instead")
+    git(clone, "push", "-q", "origin", "main")
+    with Memory.at(code_repo) as memory:
+        memory.sync()
+    assert (wiki / "notes" / "link.md").read_text() == "# Link\n\nnow a page\n"
+    assert not (wiki / "notes" / "link.md").is_symlink()
+    assert_clean(Store(wiki))

@@ -26,7 +26,8 @@ class HandEdits(Committer):
 
     def pending(self, paths: Iterable[str] | None = None, *, refresh: bool = False) -> dict[str, bytes | None]:
         """Files a person changed in the working tree and did not commit (path -> bytes or
-        None if deleted): all of them, or only those among `paths`.
+        None if deleted): all of them, or only those among `paths`. Symbolic links are never
+        followed nor committed.
 
         With `refresh` (writer lock held), files whose stat data changed but whose content
         did not (a copy, a `touch`) get fresh index entries, as `git status` does, so the
@@ -47,13 +48,13 @@ class HandEdits(Committer):
             entry = entries.get(name)
             if entry is not None and gitindex.stat_matches(entry, st):
                 continue
-            if stat_mod.S_ISDIR(st.st_mode):
+            if stat_mod.S_ISDIR(st.st_mode) or stat_mod.S_ISLNK(st.st_mode):
+                # Trigger: a symbolic link anywhere in the wiki (a stray `ln -s`, a synced folder).
+                # Why: it is never memory; committed, it would point a checkout outside the wiki,
+                # and refused at commit it failed every write and watch retried it forever.
                 continue
-            if stat_mod.S_ISLNK(st.st_mode):
-                data = os.readlink(full).encode("utf-8", "surrogateescape")
-            else:
-                with open(full, "rb") as f:
-                    data = f.read()
+            with open(full, "rb") as f:
+                data = f.read()
             if entry is not None and gitindex.entry_sha(entry) == blob_id(data):
                 refreshed[name] = gitindex.make_entry(name, st, gitindex.entry_sha(entry), gitindex.entry_mode(entry))
                 continue

@@ -9,7 +9,7 @@ import stat as stat_mod
 import time
 from pathlib import Path
 
-from wiki_memory.errors import ConflictError
+from wiki_memory.errors import ConflictError, PathError
 from wiki_memory.store import gitindex
 from wiki_memory.store.reading import Reader
 from wiki_memory.store.records import EXEC_MODE, FILE_MODE, LINK_MODE, blob_id
@@ -107,12 +107,13 @@ class WorkTree(Reader):
     # Files ---------------------------------------------------------------------------------
 
     def _write_file(self, target: Path, data: bytes, mode: int) -> os.stat_result:
-        """Write a file whole (a temporary file renamed over it) or a symlink; its lstat."""
-        target.parent.mkdir(parents=True, exist_ok=True)
+        """Write a file whole (a temporary file renamed over it); its lstat. A symbolic link
+        is never made: a checked-out link would let an editor or a later write reach outside
+        the wiki (a remote's commit that adds one is refused before it gets here)."""
         if mode == LINK_MODE:
-            target.unlink(missing_ok=True)
-            os.symlink(data.decode("utf-8", "surrogateescape"), target)
-            return os.lstat(target)
+            where = target.relative_to(self.root)
+            raise PathError(f"{where} is a symbolic link in git; wiki-memory does not make links")
+        target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.parent / f".{target.name}.wm-tmp-{os.getpid()}"
         with open(tmp, "wb") as f:
             f.write(data)

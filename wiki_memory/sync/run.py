@@ -26,6 +26,7 @@ from wiki_memory.config import Settings
 from wiki_memory.store import Author, Edit, Store
 from wiki_memory.store.litter import clean_temporary_packs
 from wiki_memory.store.lock import WriterLock
+from wiki_memory.store.records import EXEC_MODE, FILE_MODE, LINK_MODE
 from wiki_memory.store.rewrite import Finding, Rules, scan
 from wiki_memory.sync import rewritten, transport
 from wiki_memory.sync.merge import MergeResult, merge_trees
@@ -151,22 +152,39 @@ def _check_incoming(store: Store, remote: Remote, theirs: bytes | None, before: 
         return
     ours = store.head()
     ours_tree = _tree(store, ours) if ours else None
-    for path, _old, _new in store.changed_files(ours_tree, _tree(store, theirs)):
+    their_tree = _tree(store, theirs)
+    for path, _old, new in store.changed_files(ours_tree, their_tree):
         try:
             clean = normalize_path(path, page=False) == path
         except PathError:
             clean = False
+        entry = store.tree_entry(their_tree, path) if clean and new is not None else None
+        if entry is not None and entry[0] not in (FILE_MODE, EXEC_MODE):
+            # A symbolic link (or a submodule): checked out, a link would let an editor, or our
+            # next write, reach outside the wiki; and every later sync failed on it.
+            what = "a symbolic link" if entry[0] == LINK_MODE else "a submodule"
+            _forget_tracking(store, remote, before)
+            raise SyncError(
+                f"remote {remote.name!r} has a commit ({theirs.decode()[:8]}) that makes {path!r} {what}, which "
+                "wiki-memory will not check out; nothing was changed here. Replace it with a file in the remote "
+                "repository with git, then sync again."
+            )
         if not clean:
-            ref = transport.tracking_ref(remote)
-            if before is None:
-                store.repo.refs.remove_if_equals(Ref(ref), None)
-            else:
-                store.repo.refs[Ref(ref)] = ObjectID(before)
+            _forget_tracking(store, remote, before)
             raise SyncError(
                 f"remote {remote.name!r} has a commit ({theirs.decode()[:8]}) with the path {path!r}, "
                 "which wiki-memory will not write; nothing was changed here. Fix the remote "
                 "repository with git, then sync again."
             )
+
+
+def _forget_tracking(store: Store, remote: Remote, before: bytes | None) -> None:
+    """The remote-tracking ref back to what it was, so nothing here refers to a refused commit."""
+    ref = transport.tracking_ref(remote)
+    if before is None:
+        store.repo.refs.remove_if_equals(Ref(ref), None)
+    else:
+        store.repo.refs[Ref(ref)] = ObjectID(before)
 
 
 def _integrate(
