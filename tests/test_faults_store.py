@@ -235,3 +235,66 @@ def test_a_remote_commit_adding_a_symlink_is_refused_and_sync_recovers(tmp_path,
     assert (wiki / "notes" / "link.md").read_text() == "# Link\n\nnow a page\n"
     assert not (wiki / "notes" / "link.md").is_symlink()
     assert_clean(Store(wiki))
+
+
+# 8. Damage healed -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["flipped", "cut", "garbage", "empty"])
+def test_a_damaged_git_index_is_rebuilt_from_head(store, damage):
+    """A corrupted `.git/index` made every write fail (a deleted one was handled). It is a
+    mirror of HEAD: rebuilt from it, and the write goes through."""
+    store.write(Page.new("Before", "note", "x"), CLAUDE)
+    index = store.git_dir / "index"
+    data = bytearray(index.read_bytes())
+    if damage == "flipped":
+        data[len(data) // 2] ^= 0xFF
+    elif damage == "cut":
+        data = data[: len(data) // 2]
+    elif damage == "garbage":
+        data = bytearray(b"DIRC" + os.urandom(200))
+    else:
+        data = bytearray()
+    index.write_bytes(bytes(data))
+    survivor = Store(store.root)
+    survivor.write(Page.new("After", "note", "still works"), CLAUDE)
+    assert survivor.pending() == {}
+    assert_clean(store)
+    assert "notes/after.md" in git(store.root, "ls-files")
+
+
+def test_any_damage_to_the_search_index_is_rebuilt(code_repo):
+    """Some corruptions of index.sqlite fail inside a PRAGMA with text that is not UTF-8
+    (`Could not decode to UTF-8`, or UnicodeDecodeError), which was not taken for damage:
+    the index was never rebuilt and every search failed. Flipped bytes anywhere in the
+    file, a damaged name in its schema among them, leave search working."""
+    import random
+    import sqlite3
+
+    from wiki_memory.memory import Memory
+
+    with Memory.at(code_repo) as memory:
+        for i in range(30):
+            memory.write(f"Runbook {i}", f"Drain queue q{i}, then restart ingest worker {i}.", "procedure")
+        assert memory.search("restart ingest worker", mode="fts").results
+        path = memory.project.index_path
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    good = path.read_bytes()
+    damaged = []
+    schema_at = good.find(b"superseded_by TEXT")
+    damaged.append(good[: schema_at + 3] + b"\xff" + good[schema_at + 4 :])  # a column's name, not UTF-8
+    rng = random.Random(21)
+    for _ in range(25):
+        data = bytearray(good)
+        for _flip in range(rng.choice((1, 4, 32))):
+            data[rng.randrange(100, len(data))] ^= 1 << rng.randrange(8)
+        damaged.append(bytes(data))
+    for data in damaged:
+        for suffix in ("-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        path.write_bytes(data)
+        with Memory.at(code_repo) as memory:
+            found = memory.search("restart ingest worker 7", mode="fts").results
+            assert found and found[0].path == "procedures/runbook-7.md"

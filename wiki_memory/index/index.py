@@ -88,7 +88,7 @@ class Index:
         self._own_store = False
         try:
             self.db = Database(self.path, self.tuning.chunk_words)
-        except (sqlite3.Error, schema.IndexCorrupt, OSError) as e:
+        except (*schema.DAMAGE, sqlite3.Error, OSError) as e:
             raise WikiMemoryError(f"cannot open the search index {self.path}: {e}") from None
         self.vectors = Vectors(self.db, self.embedder)
         self.writer = Writer(self.db, self.tuning.chunk_words, self.vectors)
@@ -200,7 +200,7 @@ class Index:
             complete = self.vectors.known_complete()
             try:
                 written = self.writer.apply_commit(store, commit_id, paths)
-            except sqlite3.DatabaseError as e:
+            except schema.DAMAGE as e:
                 if not schema.is_damage(e):
                     raise
                 self.db.reopen_fresh(f"unreadable ({e})")
@@ -237,7 +237,7 @@ class Index:
                 self.writer.carried = self._vectors_by_hash()
             try:
                 stats = self._sync(store, stats, progress, full)
-            except sqlite3.DatabaseError as e:
+            except schema.DAMAGE as e:
                 if not schema.is_damage(e):
                     raise
                 self.db.reopen_fresh(f"unreadable ({e})")
@@ -326,7 +326,7 @@ class Index:
         with self._lock:
             try:
                 return self._search(query, k, mode, type, tag, status, since, max_chars)
-            except sqlite3.DatabaseError as e:
+            except schema.DAMAGE as e:
                 if not schema.is_damage(e):
                     raise WikiMemoryError(f"the search index is busy or unavailable ({e}); try again") from None
                 self.db.reopen_fresh(f"unreadable ({e})")

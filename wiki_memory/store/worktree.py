@@ -41,9 +41,16 @@ class WorkTree(Reader):
         cached = self._index_cache
         if cached is not None and cached[0] == key and cached[1] == head:
             return cached[2], dict(cached[3])
-        version, entries = gitindex.read_index(path)
+        try:
+            version, entries = gitindex.read_index(path)
+            damaged = False
+        except gitindex.IndexDamaged:
+            # Trigger: a damaged `.git/index` (a crash mid-write by another tool, a bad disk).
+            # Why: every write failed on it; it is a mirror of HEAD, so it is rebuilt from
+            # HEAD, with no stat data (each file is read once to see whether it changed).
+            version, entries, damaged = 2, {}, True
         recorded = self._index_head_file.read_text().strip() if self._index_head_file.exists() else ""
-        if head is None or recorded != head.decode():
+        if damaged or head is None or recorded != head.decode():
             fresh: gitindex.Entries = {}
             if head is not None:
                 for rel, mode, sha in self._tree_files(self._commit(head).tree):
