@@ -243,3 +243,47 @@ def test_the_fence_leaves_other_text_as_it_is(text):
     from wiki_memory.pages.fence import fence_safe
 
     assert fence_safe(text) == text
+
+
+# 10. NUL bytes and lone surrogates -------------------------------------------------------------
+
+
+def test_nul_characters_are_refused_in_what_is_written(code_repo):
+    """NUL bytes were accepted in titles and bodies (git then shows the page as binary)."""
+    from wiki_memory.memory import InputError
+
+    with Memory.at(code_repo) as memory:
+        for kwargs in (
+            {"title": "Bad\x00title", "body": "x"},
+            {"title": "Bad body", "body": "before\x00after"},
+            {"title": "Bad tag", "body": "x", "tags": ["a\x00b"]},
+        ):
+            with pytest.raises(InputError, match="NUL"):
+                memory.write(kwargs["title"], kwargs["body"], "note", tags=kwargs.get("tags"))
+        with pytest.raises(InputError, match="NUL"):
+            memory.handoff_write("summary", done=["one\x00two"])
+        assert not memory.exists or memory.list_pages()[0] == []
+    result = subprocess.run(
+        [sys.executable, "-m", "wiki_memory", "write", "-t", "From stdin"],
+        input=b"body with a \x00 in it",
+        cwd=code_repo,
+        capture_output=True,
+    )
+    assert result.returncode == 1 and b"NUL" in result.stderr and b"Traceback" not in result.stderr
+
+
+def test_a_lone_surrogate_in_a_prompt_keeps_the_observation(code_repo):
+    """A lone UTF-16 surrogate (valid JSON: "\\ud800") dropped the whole observation."""
+    import io
+    import json
+
+    from wiki_memory.capture import journal
+    from wiki_memory.config import resolve_project
+    from wiki_memory.hook import main as hook
+
+    head = json.dumps({"session_id": "s-sur", "cwd": str(code_repo), "hook_event_name": "UserPromptSubmit"})
+    raw = (head[:-1] + ', "prompt": "fix the \\ud800 parser and the \\ud83d\\ude00 emoji"}').encode()
+    assert hook.main(["claude-code", "UserPromptSubmit"], stdin=io.BytesIO(raw), stdout=io.BytesIO()) == 0
+    path = journal.journal_file(resolve_project(code_repo).journal_dir, "s-sur")
+    prompts = [o.text for o in journal.read(path) if o.kind == "prompt"]
+    assert prompts == ["fix the \ufffd parser and the \U0001f600 emoji"]
