@@ -287,3 +287,30 @@ def test_a_lone_surrogate_in_a_prompt_keeps_the_observation(code_repo):
     path = journal.journal_file(resolve_project(code_repo).journal_dir, "s-sur")
     prompts = [o.text for o in journal.read(path) if o.kind == "prompt"]
     assert prompts == ["fix the \ufffd parser and the \U0001f600 emoji"]
+
+
+# 10. A huge page -------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("embedding_model")
+def test_a_huge_page_embeds_its_first_chunks_and_is_found_by_words_beyond(code_repo):
+    """`watch --once` on a 1.2 MB page embedded every chunk (over two minutes). A page gets
+    vectors for its first EMBEDDED_CHUNKS chunks; the rest are found by their words, and
+    nothing stays pending."""
+    from conftest import runbook_body
+
+    from wiki_memory.index.vectors import EMBEDDED_CHUNKS
+
+    with Memory.at(code_repo) as memory:
+        written = memory.write("Ingest runbook", runbook_body(EMBEDDED_CHUNKS + 150), "procedure")
+        stats = memory.reindex()
+        assert stats.pending == 0
+        index = memory.require_index()
+        vectors = index.conn.execute(
+            "SELECT count(*) FROM vectors v JOIN chunks c ON c.id = v.chunk WHERE c.page = ?", (written.path,)
+        ).fetchone()[0]
+        chunks = index.conn.execute("SELECT count(*) FROM chunks WHERE page = ?", (written.path,)).fetchone()[0]
+        assert chunks > EMBEDDED_CHUNKS + 100 and vectors == EMBEDDED_CHUNKS
+        assert not index.may_lack_vectors() or not index.embed_some(0.1)
+        late = memory.search("restart ingest worker 200", k=3).results
+        assert late and late[0].path == written.path and "worker 200" in late[0].snippet
