@@ -309,12 +309,7 @@ def trust(root: Path, env: Mapping[str, str] | None = None, *, remove: bool = Fa
         entries[str(root)] = {"sha256": digest, **{k: str(v) for k, v in asks.items()}}
     path = _trust_path(env)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{TRUST_FILE}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(entries, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    replace_file(path, json.dumps(entries, indent=2, sort_keys=True) + "\n")
     return asks
 
 
@@ -373,6 +368,22 @@ def resolve_project(cwd: str | os.PathLike[str] | None = None, env: Mapping[str,
     pid = f"{_name_slug(name)}-{_short_hash(identity)}"
     project_home = home(env) / "projects" / pid
     return Project(pid, name, project_home, project_home / "wiki", root, identity, warning)
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Write `text` (UTF-8) to `path` whole: a temporary file beside it (`.NAME.PID.tmp`),
+    renamed over it. Whatever fails (a full disk), the temporary file does not stay."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def model_cache_dir(env: Mapping[str, str] | None = None) -> str:

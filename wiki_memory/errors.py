@@ -20,3 +20,22 @@ class NotFoundError(WikiMemoryError):
 
 class ConflictError(WikiMemoryError):
     """The change cannot be applied without overwriting something else."""
+
+
+class DiskFullError(WikiMemoryError):
+    """The disk (or the quota) is full."""
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Is this OSError a full disk or quota (ENOSPC, EDQUOT)?"""
+    import errno
+
+    return isinstance(error, OSError) and error.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+def disk_full(error: OSError, where: object) -> DiskFullError:
+    """The one line a full disk is, whatever was being written."""
+    return DiskFullError(
+        f"no space left on device ({error.filename or where}): free some space and run it again; "
+        "nothing half-written is left behind (a commit that had landed is finished by the next write)"
+    )

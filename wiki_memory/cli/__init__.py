@@ -13,7 +13,7 @@ import click
 
 from wiki_memory import __version__
 from wiki_memory.config import Project
-from wiki_memory.errors import WikiMemoryError
+from wiki_memory.errors import WikiMemoryError, disk_full, is_disk_full
 from wiki_memory.memory import Memory
 
 
@@ -52,6 +52,10 @@ class WikiGroup(click.Group):
             raise click.ClickException(str(e)) from None
         except PermissionError as e:
             raise click.ClickException(f"permission denied: {e.filename}") from None
+        except OSError as e:
+            if is_disk_full(e):
+                raise click.ClickException(str(disk_full(e, "the wiki-memory home"))) from None
+            raise
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)

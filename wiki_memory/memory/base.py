@@ -10,7 +10,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
-from wiki_memory.config import Project, resolve_project
+from wiki_memory.config import Project, replace_file, resolve_project
 from wiki_memory.errors import NotFoundError, WikiMemoryError
 
 if TYPE_CHECKING:
@@ -49,9 +49,7 @@ def write_project_file(project: Project) -> None:
             return
     except (OSError, UnicodeDecodeError):
         pass
-    tmp = path.with_name(f".project.json.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    replace_file(path, text)
 
 
 class MemoryBase:

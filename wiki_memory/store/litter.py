@@ -103,22 +103,49 @@ def _remove_since(paths: Iterable[Path], since: float) -> list[Path]:
 
 
 def add_object(object_store: Any, obj: Any) -> None:
-    """`object_store.add_object(obj)`, breaking a stale lock on the object's file (see the
-    module docstring); a fresh one is waited for until it is stale or gone."""
-    from dulwich.file import FileLocked
+    """Write `obj` as a loose object of `object_store` (a dulwich DiskObjectStore), as git
+    does: its compressed bytes into `<sha>.lock`, renamed to `<sha>`.
 
+    Why not dulwich's `add_object`: on a full disk its lock file's close fails again inside
+    its own clean-up, so the `.lock` stayed (and the failure was printed twice more as the
+    file object was collected). Here the lock is removed whatever fails. A stale lock on
+    the same object is broken (see the module docstring); a fresh one is waited for.
+    """
+    sha = obj.id.decode("ascii")
+    folder = os.path.join(object_store.path, sha[:2])
+    path = os.path.join(folder, sha[2:])
+    lock = Path(path + ".lock")
+    try:
+        os.utime(path, None)  # there already: freshen it, as dulwich and git do
+        return
+    except FileNotFoundError:
+        pass
+    data = obj.as_legacy_object(compression_level=getattr(object_store, "loose_compression_level", -1))
+    os.makedirs(folder, exist_ok=True)
     for _attempt in range(3):
         try:
-            object_store.add_object(obj)
-            return
-        except FileLocked as e:
-            lock = Path(os.fsdecode(e.lockfilename))
-        try:
-            age = time.time() - lock.stat().st_mtime
-        except FileNotFoundError:
-            continue  # its writer just finished
-        if age < STALE_OBJECT_LOCK_S:
-            time.sleep(STALE_OBJECT_LOCK_S - age)  # a writer of the same bytes, or a dead one
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        except FileExistsError:
+            try:
+                age = time.time() - lock.stat().st_mtime
+            except FileNotFoundError:
+                continue  # its writer just finished
+            if age < STALE_OBJECT_LOCK_S:
+                time.sleep(STALE_OBJECT_LOCK_S - age)  # a writer of the same bytes, or a dead one
+            else:
+                lock.unlink(missing_ok=True)
             continue
-        lock.unlink(missing_ok=True)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.close(fd)
+            fd = -1
+            os.replace(lock, path)
+            return
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            lock.unlink(missing_ok=True)
+            raise
     raise ConflictError(f"{lock} keeps coming back: another process is writing the wiki's objects; try again")

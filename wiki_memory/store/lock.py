@@ -30,6 +30,9 @@ except ImportError:  # pragma: no cover - Windows
 
 #: Called, under the lock, with the time a dead owner took it.
 Recover = Callable[[float], object]
+#: The owner record's size: padded with spaces, and blanked (not removed) on release.
+RECORD_SIZE = 256
+BLANK = b" " * RECORD_SIZE
 
 
 class WriterLock:
@@ -64,7 +67,7 @@ class WriterLock:
             fd, self._fd = self._fd, None
             try:
                 try:
-                    os.ftruncate(fd, 0)  # let go cleanly: no owner record left behind
+                    os.pwrite(fd, BLANK, 0)  # let go cleanly: no owner record left behind
                 except OSError:
                     pass
                 if fcntl is not None:
@@ -108,7 +111,7 @@ class WriterLock:
     def _take_over(self, fd: int) -> None:
         """Recover after a dead owner, if there was one; then record this process as owner."""
         try:
-            left = os.pread(fd, 4096, 0)
+            left = os.pread(fd, RECORD_SIZE, 0)
         except OSError:
             left = b""
         if left.strip() and self.recover is not None:
@@ -118,8 +121,12 @@ class WriterLock:
             except Exception:  # noqa: BLE001 - litter left: the write may still work, or says why not
                 pass
         record = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "time": time.time()}).encode()
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, record, 0)
+        try:
+            # Written over the same bytes every time, never truncated: on a full disk the
+            # record still fits in the space the file already has.
+            os.pwrite(fd, record.ljust(RECORD_SIZE)[:RECORD_SIZE], 0)
+        except OSError:
+            pass  # no room even for that (a new lock file on a full disk): the lock holds without it
 
 
 def dead_owner_time(record: bytes) -> float:

@@ -291,7 +291,8 @@ class Reader:
 
     def find_by_slug(self, title: str, rev: str | bytes | None = None) -> str | None:
         """The page titled `title` among those its slug names in the undated folders: the
-        one with exactly that title, else the one whose title differs only in case."""
+        one with exactly that title, else the one whose title differs only in case; when no
+        page has that title, the page whose file name is its slug."""
         matches: list[str] = []
         titles: dict[str, str] = {}
         wanted = " ".join(title.split())
@@ -303,10 +304,12 @@ class Reader:
                     matches.append(path)
                     titles[path] = " ".join(page_title.split())
         if not matches:
-            # A file name without its folder (`retry-policy`) names that file.
-            stems = [p for _kind, folder in FOLDERS.items() for p, _ in self.slug_family(folder, wanted, rev)]
-            matches = [p for p in stems if p.rsplit("/", 1)[-1] == f"{wanted}.md"]
-        if not matches:
+            # No page has that title: a name whose slug is a page's file name (`retry-policy`,
+            # `Retry policy!`) names that page, as it always did.
+            slug = slugify(wanted)
+            for kind, folder in FOLDERS.items():
+                if kind not in DATED_TYPES and self.blob_at(f"{folder}/{slug}.md", rev):
+                    return f"{folder}/{slug}.md"
             return None
         try:
             return one_match(wanted, matches, titles)

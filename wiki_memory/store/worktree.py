@@ -122,11 +122,15 @@ class WorkTree(Reader):
             raise PathError(f"{where} is a symbolic link in git; wiki-memory does not make links")
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.parent / f".{target.name}.wm-tmp-{os.getpid()}"
-        with open(tmp, "wb") as f:
-            f.write(data)
-        if mode == EXEC_MODE:
-            os.chmod(tmp, 0o755)
-        os.replace(tmp, target)
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+            if mode == EXEC_MODE:
+                os.chmod(tmp, 0o755)
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # a full disk: no half-written file left beside the page
+            raise
         return os.lstat(target)
 
     def _remove_file(self, target: Path) -> None:

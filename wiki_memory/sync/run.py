@@ -22,7 +22,7 @@ from typing import Any
 from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref
 
-from wiki_memory.config import Settings
+from wiki_memory.config import Settings, replace_file
 from wiki_memory.store import Author, Edit, Store
 from wiki_memory.store.litter import clean_temporary_packs
 from wiki_memory.store.lock import WriterLock
@@ -309,9 +309,7 @@ def _record(store: Store, remote: Remote, error: str | None) -> None:
     entry["last_error"] = error
     if error is None:
         entry["last_success"] = now
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, indent=2))
-    tmp.replace(path)
+    replace_file(path, json.dumps(state, indent=2))
 
 
 def sync_state(store: Store) -> dict[str, dict[str, Any]]:
