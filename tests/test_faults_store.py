@@ -140,19 +140,26 @@ DIE_HOLDING_A_LOCK = textwrap.dedent("""
 """)
 
 
+def synced_with_a_bare_remote(tmp_path: Path, code_repo: Path) -> tuple[Path, Path]:
+    """(a bare remote, the project's wiki) after a first page and a first sync."""
+    from wiki_memory.memory import Memory
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    with Memory.at(code_repo) as memory:
+        memory.write("First", "before the faults", "note")
+        memory.add_remote("origin", str(remote))
+        memory.sync()
+        return remote, memory.wiki
+
+
 def test_a_sync_killed_mid_push_does_not_wedge_the_remote_or_the_wiki(tmp_path, code_repo):
     """A sync killed while pushing into a bare repository on this machine left
     `refs/heads/main.lock` and an empty temporary pack there, and every later sync failed;
     one killed mid-fetch left a temporary pack in the wiki. The next sync removes both."""
     from wiki_memory.memory import Memory
 
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    with Memory.at(code_repo) as memory:
-        memory.write("First", "before the kill", "note")
-        memory.add_remote("origin", str(remote))
-        memory.sync()
-        wiki = memory.wiki
+    remote, wiki = synced_with_a_bare_remote(tmp_path, code_repo)
     script = tmp_path / "die.py"
     script.write_text(DIE_HOLDING_A_LOCK)
     for lock, top, files in (
@@ -206,13 +213,7 @@ def test_a_remote_commit_adding_a_symlink_is_refused_and_sync_recovers(tmp_path,
     from wiki_memory.memory import Memory
     from wiki_memory.sync import SyncError
 
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    with Memory.at(code_repo) as memory:
-        memory.write("First", "hello", "note")
-        memory.add_remote("origin", str(remote))
-        memory.sync()
-        wiki = memory.wiki
+    remote, wiki = synced_with_a_bare_remote(tmp_path, code_repo)
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(remote), str(clone))
     (clone / "notes" / "link.md").symlink_to("/etc/passwd")

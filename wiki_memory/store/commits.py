@@ -25,7 +25,7 @@ from pathlib import Path
 
 from dulwich.objects import Blob, Commit, Tree
 
-from wiki_memory.errors import ConflictError, PathError, disk_full, is_disk_full
+from wiki_memory.errors import ConflictError, PathError, full_disk_is_one_line
 from wiki_memory.store import gitindex, litter
 from wiki_memory.store.paths import check_inside, normalize_path
 from wiki_memory.store.reading import BRANCH, HEAD, oid
@@ -71,39 +71,7 @@ class Committer(WorkTree):
         the changes were read from the working tree (hand edits), so the files are left
         exactly as they are rather than rewritten: a person saving again meanwhile, or
         an editor holding the file open, is never disturbed. A full disk is DiskFullError."""
-        try:
-            return self._commit_changes(
-                changes,
-                subject,
-                author,
-                session_id=session_id,
-                agent=agent,
-                body=body,
-                commit_hand_edits=commit_hand_edits,
-                parents_extra=parents_extra,
-                modes=modes,
-                from_files=from_files,
-            )
-        except OSError as e:
-            if is_disk_full(e):
-                raise disk_full(e, self.root) from None
-            raise
-
-    def _commit_changes(
-        self,
-        changes: Changes,
-        subject: str,
-        author: Author,
-        *,
-        session_id: str | None,
-        agent: str | None,
-        body: str,
-        commit_hand_edits: bool,
-        parents_extra: tuple[bytes, ...],
-        modes: Mapping[str, int] | None,
-        from_files: bool,
-    ) -> str | None:
-        with self.lock:
+        with self.lock, full_disk_is_one_line(self.root):
             if commit_hand_edits:
                 self._prepare(changes)
             for path in changes:
