@@ -156,7 +156,9 @@ def synced_with_a_bare_remote(tmp_path: Path, code_repo: Path) -> tuple[Path, Pa
 def test_a_sync_killed_mid_push_does_not_wedge_the_remote_or_the_wiki(tmp_path, code_repo):
     """A sync killed while pushing into a bare repository on this machine left
     `refs/heads/main.lock` and an empty temporary pack there, and every later sync failed;
-    one killed mid-fetch left a temporary pack in the wiki. The next sync removes both."""
+    one killed mid-fetch left a temporary pack in the wiki, or its remote-tracking ref's
+    lock, on which every later sync failed with a traceback (found by scripts/soak.py).
+    The next sync removes them."""
     from wiki_memory.memory import Memory
 
     remote, wiki = synced_with_a_bare_remote(tmp_path, code_repo)
@@ -164,7 +166,11 @@ def test_a_sync_killed_mid_push_does_not_wedge_the_remote_or_the_wiki(tmp_path, 
     script.write_text(DIE_HOLDING_A_LOCK)
     for lock, top, files in (
         (remote / "wiki-memory-push.lock", remote, ["refs/heads/main.lock", "objects/pack/tmpk1ll3d.pack"]),
-        (wiki / ".git/wiki-memory/sync.lock", wiki / ".git", ["objects/tmp_pack_k1ll3d"]),
+        (
+            wiki / ".git/wiki-memory/sync.lock",
+            wiki / ".git",
+            ["objects/tmp_pack_k1ll3d", "refs/remotes/origin/main.lock"],
+        ),
     ):
         proc = subprocess.run([sys.executable, str(script), str(lock), str(top), *files], capture_output=True)
         assert proc.returncode == -9, proc.stderr.decode()

@@ -80,12 +80,14 @@ def clean_after_dead_owner(git_dir: Path, work_tree: Path | None, since: float) 
     return _remove_since(_candidates(git_dir, work_tree), since)
 
 
-def clean_temporary_packs(git_dir: Path, since: float) -> list[Path]:
-    """Remove the temporary packs made at or after `since` (a sync killed mid-fetch);
-    call it under the writer lock, which a writer packing its objects holds."""
+def clean_after_dead_sync(git_dir: Path, since: float) -> list[Path]:
+    """Remove what a sync killed since `since` left: temporary packs (mid-fetch) and the
+    locks of remote-tracking refs (`refs/remotes/origin/main.lock`: every later sync failed
+    on it). Call it under the writer lock, which a writer packing its objects holds."""
     objects = git_dir / "objects"
     found = list(_walk(objects, lambda name: name.startswith("tmp_pack_"), recurse=False))
     found += _walk(objects / "pack", lambda name: name.startswith("tmp"), recurse=False)
+    found += _walk(git_dir / "refs" / "remotes", lambda name: name.endswith(".lock"))
     return _remove_since(found, since)
 
 

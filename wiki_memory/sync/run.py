@@ -13,18 +13,20 @@ are reported (`SyncReport.secrets`), for `scan` and `forget` to deal with.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from dulwich.file import FileLocked
 from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref
 
 from wiki_memory.config import Settings, replace_file
 from wiki_memory.store import Author, Edit, Store
-from wiki_memory.store.litter import clean_temporary_packs
+from wiki_memory.store.litter import clean_after_dead_sync
 from wiki_memory.store.lock import WriterLock
 from wiki_memory.store.records import EXEC_MODE, FILE_MODE, LINK_MODE
 from wiki_memory.store.rewrite import Finding, Rules, scan
@@ -358,6 +360,14 @@ def sync(
             else:
                 _refuse_old_history(store, chosen)
                 _rounds(store, chosen, report, author, host, attempts, find)
+        except FileLocked as e:
+            # A lock of git's that is not a dead sync's of ours (another git command's).
+            lock = os.fsdecode(e.lockfilename)
+            _record(store, chosen, f"{lock} exists")
+            raise SyncError(
+                f"{lock} exists: a git command is writing the wiki (remove the file if none is running); "
+                "your local memory is intact"
+            ) from None
         except Exception as e:
             _record(store, chosen, str(e).splitlines()[0] if str(e) else type(e).__name__)
             raise
@@ -376,12 +386,13 @@ def sync(
 
 
 def _after_dead_sync(store: Store) -> Callable[[float], None]:
-    """What a sync killed mid-fetch left (temporary packs) goes when the next one starts;
-    under the writer lock, which a writer packing its objects holds."""
+    """What a sync killed midway left (temporary packs, a remote-tracking ref's lock) goes
+    when the next one starts; under the writer lock, which a writer packing its objects
+    holds."""
 
     def recover(since: float) -> None:
         with store.lock:
-            clean_temporary_packs(store.git_dir, since)
+            clean_after_dead_sync(store.git_dir, since)
 
     return recover
 
