@@ -308,7 +308,7 @@ class Soak:
 
     def litter(self) -> list[str]:
         found = []
-        for top in (self.wiki, self.remote, self.root / "wm-home"):
+        for top in (self.remote, self.root / "wm-home"):  # (the wiki is in the home)
             for path in top.rglob("*"):
                 name = path.name
                 if name in WRITER_LOCKS or path.parent.name == "consolidate":
