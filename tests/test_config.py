@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from wiki_memory.config import home, normalize_remote, resolve_project
+from wiki_memory.config import home, normalize_remote, resolve_project, trust
 
 
 def test_home_defaults_to_xdg_data_home(monkeypatch, tmp_path):
@@ -93,12 +93,15 @@ def test_project_file_pins_a_name(code_repo, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     (other / ".wiki-memory.toml").write_text('name = "Shared Memory"\n')
+    trust(code_repo)  # a repository's own file counts once the user trusts it (tests/test_faults_trust.py)
+    trust(other)
     assert resolve_project(code_repo).id == resolve_project(other).id
     assert resolve_project(code_repo).id.startswith("shared-memory-")
 
 
 def test_project_file_points_at_another_store(code_repo, tmp_path):
     (code_repo / ".wiki-memory.toml").write_text('store = "../team-wiki"\n')
+    trust(code_repo)
     project = resolve_project(code_repo)
     assert project.wiki == (code_repo / "../team-wiki").absolute()
 

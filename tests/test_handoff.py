@@ -208,7 +208,7 @@ def test_the_budget_and_the_fence_hold_against_huge_and_hostile_sessions(project
     text = startup.session_start_text(project, "codex", "new", "startup")
     assert len(text) <= 8000
     assert text.count("</wiki-memory handoff>") == 1 and text.endswith("</wiki-memory handoff>")
-    assert "‹/wiki-memory handoff>" in text  # noqa: RUF001 - the hostile closing tag was defused
+    assert "&lt;/wiki-memory handoff>" in text  # the hostile closing tag was defused
     assert "Goal: Refactor everything" in text and "Preferences recorded" in text
     # Preferences get a share of what is left, and say how many more there are.
     shown = (

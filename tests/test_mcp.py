@@ -367,6 +367,17 @@ def test_two_servers_for_two_projects_never_see_each_others_pages(tmp_path, monk
             assert [p["title"] for p in (await call(a, "recent"))["pages"]] == ["Only in A"]
             assert [p["title"] for p in (await call(b, "recent"))["pages"]] == ["Only in B"]
             assert "no page" in await fail(a, "read", page="Only in B")
+            # Naming the other project is refused: a server reaches its own project (and its
+            # client's roots) unless started for more (tests/test_faults_trust.py).
+            assert "out of this server's reach" in await fail(a, "read", page="Only in B", project=str(repo_b))
+
+    run(body)
+    server_a.close()
+    server_b.close()
+    server_a = build_server(project_dir=str(repo_a), projects=[str(repo_b)])
+
+    async def reaching():
+        async with Client(server_a) as a:
             # An explicit project reaches the other one, for that call only.
             other = await call(a, "read", page="Only in B", project=str(repo_b))
             assert other["project"]["root"] == str(repo_b.resolve())
@@ -374,9 +385,8 @@ def test_two_servers_for_two_projects_never_see_each_others_pages(tmp_path, monk
             assert by_id["body"].strip().endswith("beta")
             assert "no page" in await fail(a, "read", page="Only in B")
 
-    run(body)
+    run(reaching)
     server_a.close()
-    server_b.close()
 
 
 def test_without_a_project_directory_the_clients_roots_decide(tmp_path, monkeypatch):
@@ -408,7 +418,10 @@ def test_without_a_project_directory_the_clients_roots_decide(tmp_path, monkeypa
         async with Client(srv) as no_roots:
             message = await fail(no_roots, "recent")
             assert "no project for this call" in message and "`project`" in message
-            assert (await call(no_roots, "recent", project=str(repo_a)))["project"]["root"] == str(repo_a.resolve())
+            assert "out of this server's reach" in await fail(no_roots, "recent", project=str(repo_a))
+        async with Client(srv, list_roots_callback=roots_of(repo_a)) as a:
+            assert "out of this server's reach" in await fail(a, "recent", project=str(repo_b))
+            assert (await call(a, "recent", project=str(repo_a)))["project"]["root"] == str(repo_a.resolve())
 
     run(body)
     srv.close()

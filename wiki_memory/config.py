@@ -35,12 +35,13 @@ def home(env: Mapping[str, str] | None = None) -> Path:
 # `dataclasses` imports `inspect` (with `ast` and `dis`), a fifth of a hook's start-up.
 
 
-class Project(namedtuple("Project", "id name home wiki root identity", defaults=(None, ""))):
+class Project(namedtuple("Project", "id name home wiki root identity warning", defaults=(None, "", None))):
     """A project's memory: its wiki repository and the derived files beside it.
 
     `home` is WIKI_MEMORY_HOME/projects/<id>; `wiki` the git repository of pages; `root` the
     code repository (or directory) it was resolved from; `identity` what the id hashes
-    (remote URL, absolute path, pinned name or store).
+    (remote URL, absolute path, pinned name or store); `warning` what the user should be
+    told about how it was resolved (a `.wiki-memory.toml` ignored), or None.
     """
 
     __slots__ = ()
@@ -228,6 +229,104 @@ def read_project_file(root: Path) -> dict[str, Any]:
     return _read_toml(root / PROJECT_FILE) or {}
 
 
+# Trust -------------------------------------------------------------------------------------
+#
+# A repository's own `.wiki-memory.toml` is written by whoever wrote the repository: honoured
+# blindly, `store = "../other"` aimed this machine's commits (session content) at another
+# repository, and `name = "..."` pulled another project's handoffs into this one's
+# SessionStart. So `store` and `name` count only for a repository the user trusts, in one of
+# two ways: `[trust] paths` in their own `config.toml` (a repository at or under one of those
+# directories), or `wiki-memory trust` in it (`trust.json` in the home records the file's
+# digest: a changed file is no longer trusted). Otherwise the file is ignored with a warning,
+# and the repository gets its own memory under the home.
+
+TRUST_FILE = "trust.json"
+PINNED_KEYS = ("store", "name")
+
+
+def _trust_path(env: Mapping[str, str] | None) -> Path:
+    return home(env) / TRUST_FILE
+
+
+def _trusted_files(env: Mapping[str, str] | None) -> dict[str, Any]:
+    import json
+
+    try:
+        with open(_trust_path(env), "rb") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _digest_of(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return _sha256(f.read())
+    except OSError:
+        return None
+
+
+def _under_trusted_path(root: Path, env: Mapping[str, str] | None) -> bool:
+    paths = load_settings(env).get("trust", "paths", [])
+    if isinstance(paths, str):
+        paths = [paths]
+    for entry in paths if isinstance(paths, list) else []:
+        if not isinstance(entry, str) or not entry.strip():
+            continue
+        trusted = Path(entry).expanduser()
+        if not trusted.is_absolute():
+            continue  # relative to what? only absolute paths (or ~) count
+        trusted = trusted.resolve()
+        if root == trusted or trusted in root.parents:
+            return True
+    return False
+
+
+def is_trusted(root: Path, env: Mapping[str, str] | None = None) -> bool:
+    """Does the user trust the `.wiki-memory.toml` of the repository at `root` (see above)?"""
+    root = root.resolve()
+    if _under_trusted_path(root, env):
+        return True
+    entry = _trusted_files(env).get(str(root))
+    digest = _digest_of(root / PROJECT_FILE)
+    return isinstance(entry, dict) and digest is not None and entry.get("sha256") == digest
+
+
+def trust(root: Path, env: Mapping[str, str] | None = None, *, remove: bool = False) -> dict[str, Any]:
+    """Trust (or, with `remove`, stop trusting) the `.wiki-memory.toml` of the repository at
+    `root` as it is now; returns what the file asks for (its `store` and `name`)."""
+    import json
+
+    root = root.resolve()
+    asks = {k: v for k, v in read_project_file(root).items() if k in PINNED_KEYS}
+    digest = _digest_of(root / PROJECT_FILE)
+    if digest is None and not remove:
+        raise WikiMemoryError(f"{root} has no {PROJECT_FILE}: there is nothing to trust")
+    entries = _trusted_files(env)
+    if remove:
+        entries.pop(str(root), None)
+    else:
+        entries[str(root)] = {"sha256": digest, **{k: str(v) for k, v in asks.items()}}
+    path = _trust_path(env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    replace_file(path, json.dumps(entries, indent=2, sort_keys=True) + "\n")
+    return asks
+
+
+def _pinned(root: Path, env: Mapping[str, str] | None) -> tuple[dict[str, Any], str | None]:
+    """What the repository's `.wiki-memory.toml` pins that may be honoured, and a warning
+    when it asks for something that is refused."""
+    asks = {k: v for k, v in read_project_file(root).items() if k in PINNED_KEYS and v}
+    if not asks or is_trusted(root, env):
+        return asks, None
+    what = " and ".join(f"{k} = {str(v)!r}" for k, v in asks.items())
+    return {}, (
+        f"{root / PROJECT_FILE} asks for {what}; ignored, as you have not said you trust this repository: "
+        f"run `wiki-memory trust {root}` if you do (its memory stays its own until then)"
+    )
+
+
 def project_for_store(wiki: Path, env: Mapping[str, str] | None = None) -> Project:
     """The project whose wiki is the repository at `wiki`, wherever it lives."""
     wiki = wiki.expanduser().absolute()
@@ -242,7 +341,9 @@ def resolve_project(cwd: str | os.PathLike[str] | None = None, env: Mapping[str,
 
     `WIKI_MEMORY_STORE` wins outright. Otherwise the directory's git top-level (or the
     directory itself) is the project root; a `.wiki-memory.toml` there may pin `name` or
-    point `store` at another wiki; the identity is the first remote URL, else the path.
+    point `store` at another wiki, if the user trusts the repository (see "Trust" above;
+    else `Project.warning` says it was ignored); the identity is the first remote URL,
+    else the path.
     """
     env = os.environ if env is None else env
     if env.get("WIKI_MEMORY_STORE"):
@@ -250,7 +351,7 @@ def resolve_project(cwd: str | os.PathLike[str] | None = None, env: Mapping[str,
     # resolve(): a checkout reached through a symlink is still the same project.
     start = (Path(cwd) if cwd is not None else Path.cwd()).resolve()
     root = find_code_root(start) or start
-    pinned = read_project_file(root)
+    pinned, warning = _pinned(root, env)
     if pinned.get("store"):
         store = Path(str(pinned["store"])).expanduser()
         return project_for_store(store if store.is_absolute() else root / store, env)
@@ -267,7 +368,23 @@ def resolve_project(cwd: str | os.PathLike[str] | None = None, env: Mapping[str,
             name = root.name
     pid = f"{_name_slug(name)}-{_short_hash(identity)}"
     project_home = home(env) / "projects" / pid
-    return Project(pid, name, project_home, project_home / "wiki", root, identity)
+    return Project(pid, name, project_home, project_home / "wiki", root, identity, warning)
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Write `text` (UTF-8) to `path` whole: a temporary file beside it (`.NAME.PID.tmp`),
+    renamed over it. Whatever fails (a full disk), the temporary file does not stay."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def model_cache_dir(env: Mapping[str, str] | None = None) -> str:

@@ -25,6 +25,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def journal_file(journal_dir: Path, session_id: str) -> Path:
@@ -39,9 +40,13 @@ def append(journal_dir: Path, observations: Iterable[Observation]) -> Path | Non
     if not observations:
         return None
     path = journal_file(journal_dir, observations[0].session_id)
-    data = "".join(
-        json.dumps(o.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n" for o in observations
-    ).encode("utf-8")
+    text = "".join(json.dumps(o.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n" for o in observations)
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Trigger: a lone UTF-16 surrogate in a payload (JSON's "\ud800" alone is valid JSON).
+        # Why: it cannot be written as UTF-8, and the whole observation was dropped for it.
+        data = _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
     journal_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:

@@ -13,7 +13,7 @@ import click
 
 from wiki_memory import __version__
 from wiki_memory.config import Project
-from wiki_memory.errors import WikiMemoryError
+from wiki_memory.errors import WikiMemoryError, disk_full, is_disk_full
 from wiki_memory.memory import Memory
 
 
@@ -29,6 +29,8 @@ class App:
     def memory(self) -> Memory:
         if self._memory is None:
             self._memory = Memory.at(self.project_dir)
+            if self._memory.project.warning:
+                click.echo(f"wiki-memory: warning: {self._memory.project.warning}", err=True)
             # Close packs and files when the command ends, not in interpreter teardown.
             ctx = click.get_current_context(silent=True)
             if ctx is not None:
@@ -50,6 +52,10 @@ class WikiGroup(click.Group):
             raise click.ClickException(str(e)) from None
         except PermissionError as e:
             raise click.ClickException(f"permission denied: {e.filename}") from None
+        except OSError as e:
+            if is_disk_full(e):
+                raise click.ClickException(str(disk_full(e, "the wiki-memory home"))) from None
+            raise
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
@@ -96,4 +102,5 @@ from wiki_memory.cli import search as _search  # noqa: E402,F401
 from wiki_memory.cli import secrets as _secrets  # noqa: E402,F401
 from wiki_memory.cli import serve as _serve  # noqa: E402,F401
 from wiki_memory.cli import sync as _sync  # noqa: E402,F401
+from wiki_memory.cli import trust as _trust  # noqa: E402,F401
 from wiki_memory.cli import ui as _ui  # noqa: E402,F401

@@ -38,6 +38,14 @@ from wiki_memory.errors import WikiMemoryError
     "--agent", metavar="NAME", help="Attribute writes to this agent (default: the MCP client's name, e.g. claude-code)."
 )
 @click.option("--session", "session_id", metavar="ID", help="Session id for the writes' Session-Id trailer.")
+@click.option(
+    "--projects",
+    "projects",
+    multiple=True,
+    metavar="DIR|ID|all",
+    help="Let calls reach this project too (repeat it; `all`: every project). By default a server reaches its "
+    "own project and, over stdio, its client's roots.",
+)
 @pass_app
 def serve(
     app: App,
@@ -47,18 +55,22 @@ def serve(
     token: str | None,
     agent: str | None,
     session_id: str | None,
+    projects: tuple[str, ...],
 ) -> None:
     """Run the MCP server: this project's memory as tools for any agent.
 
     Over stdio by default (what an agent spawns; `wiki-memory install` writes the entry).
     Each call reaches the project named by its `project` argument, else the project of
     the directory the server runs in (or `--project DIR`), else the client's MCP roots.
+    A `project` argument reaches only the server's own project, its client's roots
+    (stdio only) and those named by `--projects` or `[mcp] projects` in config.toml.
 
     \b
     Examples:
       wiki-memory serve                                    # stdio, for an agent
       wiki-memory serve --http --port 8765                 # http://127.0.0.1:8765/mcp
       wiki-memory serve --http --host 0.0.0.0 --token "$WIKI_MEMORY_TOKEN"
+      wiki-memory serve --projects ~/src/api               # calls may name that project too
     """
     from wiki_memory.mcp.transport import DEFAULT_HOST, DEFAULT_PORT, check_bind
 
@@ -71,7 +83,12 @@ def serve(
     from wiki_memory.mcp.transport import serve_http, serve_stdio
 
     server = build_server(
-        project_dir=app.project_dir, agent=agent, session_id=session_id, session_from_env=not use_http
+        project_dir=app.project_dir,
+        agent=agent,
+        session_id=session_id,
+        session_from_env=not use_http,
+        projects=projects,
+        roots=not use_http,
     )
     if use_http:
         serve_http(server, host=host or DEFAULT_HOST, port=DEFAULT_PORT if port is None else port, token=token)

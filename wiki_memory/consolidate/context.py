@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from wiki_memory.config import Project, read_head
+from wiki_memory.pages.fence import fence_safe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no runtime `typing` import on the hook path
@@ -81,12 +82,6 @@ def terms(*texts: str) -> list[str]:
             if low not in _STOP and not low.isdigit():
                 seen.setdefault(low, None)
     return list(seen)[:80]
-
-
-def _fence_safe(text: str) -> str:
-    # Trigger: a prompt or command output that contains our closing tag.
-    # Why: it would end the reference block early and what follows would read as instructions.
-    return re.sub(r"<(/?)wiki-memory", r"‹\1wiki-memory", text)  # noqa: RUF001 - the look-alike is the point
 
 
 def _fit(text: str, limit: int, path: str) -> str:
@@ -190,13 +185,13 @@ def _handoff_blocks(text: _Text, chosen: list[dict[str, Any]]) -> list[str]:
     if not chosen:
         return []
     first = chosen[0]
-    text.add(_fit(_fence_safe(str(first["text"])), text.budget - text.used - 200, str(first.get("path"))))
+    text.add(_fit(fence_safe(str(first["text"])), text.budget - text.used - 200, str(first.get("path"))))
     paths = [str(first.get("path"))]
     newest = float(first.get("ended_ts") or 0)
     others = [c for c in chosen[1:] if newest - float(c.get("ended_ts") or 0) <= 86400][:2]
     lines = ["Also recent (shorter):"]
     for other in others:
-        compact = _fence_safe(str(other.get("compact") or other["text"]))
+        compact = fence_safe(str(other.get("compact") or other["text"]))
         if len(compact.splitlines()) <= 2:
             continue  # a header and nothing else says nothing
         if text.used + len(compact) + 40 > text.budget - 600:
@@ -217,7 +212,7 @@ def _preferences_block(text: _Text, prefs: list[dict[str, Any]], ctx: Mapping[st
     room = min(text.budget - text.used - 700, PREFERENCES_BUDGET)
     shown = 0
     for p in prefs:
-        line = _fence_safe(f"- {p.get('title')}: {p.get('line')}" if p.get("line") else f"- {p.get('title')}")
+        line = fence_safe(f"- {p.get('title')}: {p.get('line')}" if p.get("line") else f"- {p.get('title')}")
         line += text.caveat(p)
         if len(line) + 1 > room or shown >= MAX_PREFERENCES:
             break
@@ -236,7 +231,7 @@ def _procedures_block(text: _Text, procedures: list[dict[str, Any]]) -> None:
     """How the project is tested, linted and built: the commands that last worked."""
     lines = ["Procedures that worked in earlier sessions:"]
     for p in procedures:
-        line = _fence_safe(f"- {p.get('title')}: {p.get('line')} ({p.get('path')})") + text.caveat(p)
+        line = fence_safe(f"- {p.get('title')}: {p.get('line')} ({p.get('path')})") + text.caveat(p)
         if text.used + len(line) + 1 > text.budget - 400:
             break
         lines.append(line)
@@ -252,7 +247,7 @@ def _related_block(text: _Text, related: list[str], notes: Mapping[str, Mapping[
     lines = ["Decisions and gotchas that may bear on this work:"]
     for path in related:
         note = notes.get(path) or {}
-        line = _fence_safe(
+        line = fence_safe(
             f"- [{note.get('type', 'note')}] {note.get('title', path)} ({path})"
             + (f": {note['line']}" if note.get("line") else "")
         )

@@ -5,13 +5,12 @@ relate to each handoff. Not on the hook path: consolidation and the memory layer
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from wiki_memory.config import Project
+from wiki_memory.config import Project, replace_file
 from wiki_memory.consolidate.context import CACHE_FILE, KEEP_HANDOFFS, VERSION, context_path, terms
 from wiki_memory.pages.status import handed_out
 
@@ -323,6 +322,4 @@ def _relate_by_search(
 
 def _write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
-    os.replace(tmp, path)
+    replace_file(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from wiki_memory.capture import journal
-from wiki_memory.config import Project, find_code_root, load_settings
+from wiki_memory.config import Project, find_code_root, load_settings, replace_file
 from wiki_memory.consolidate.extract import Summary, summarize
 from wiki_memory.consolidate.render import (
     content_from_summary,
@@ -82,9 +82,7 @@ def read_state(project: Project, journal_path: Path) -> dict[str, Any] | None:
 def _write_state(project: Project, journal_path: Path, state: dict[str, Any], journal_mtime: float) -> None:
     path = _state_path(project, journal_path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+    replace_file(path, json.dumps(state, indent=1))
     # The journal's time as read: a line appended since makes the journal newer than this.
     os.utime(path, (journal_mtime, journal_mtime))
 

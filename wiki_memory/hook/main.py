@@ -125,6 +125,8 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
         redact.configure(config.load_settings(env).section("redact"))
         journal.append(project.journal_dir, [redact_observation(o) for o in observations])
     kinds = {o.kind for o in observations}
+    if project.warning and "session-start" in kinds:
+        log(env, agent, name, project.warning, time.monotonic())  # `doctor` shows it too
     if any(o.kind == "tool" and "wiki" in f"{o.tool} {o.input}".lower() for o in observations):
         from wiki_memory.hook import recall
 

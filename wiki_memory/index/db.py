@@ -32,8 +32,16 @@ class Database:
 
     def _open(self) -> sqlite3.Connection:
         conn, reason = schema.open_db(self.path)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'chunking'").fetchone()
+        except schema.DAMAGE as e:
+            conn.close()
+            if not schema.is_damage(e):
+                raise
+            schema.remove_files(self.path)
+            conn, _ = schema.open_db(self.path)
+            reason, row = f"unreadable ({e})", None
         self.rebuilt = reason
-        row = conn.execute("SELECT value FROM meta WHERE key = 'chunking'").fetchone()
         if row is None:
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('chunking', ?)", (self.chunking,))
         elif row[0] != self.chunking:

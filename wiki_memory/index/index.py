@@ -10,6 +10,7 @@ and `snippets` (what a result shows of its page).
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import sys
 import threading
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wiki_memory.config import read_head
-from wiki_memory.errors import WikiMemoryError
+from wiki_memory.errors import DiskFullError, WikiMemoryError, is_disk_full
 from wiki_memory.index import lifecycle, schema, snippets
 from wiki_memory.index.db import Database
 from wiki_memory.index.embed import Embedder
@@ -58,6 +59,17 @@ def _in_background(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     return _background.submit(fn, *args)
 
 
+def _disk_full(error: BaseException, path: Path) -> bool:
+    """Is this failure a full disk? SQLite says "database or disk is full", or only "disk
+    I/O error" when it cannot grow its shared-memory file: then the free space decides."""
+    if is_disk_full(error) or "disk is full" in str(error).lower():
+        return True
+    try:
+        return "i/o error" in str(error).lower() and shutil.disk_usage(path.parent).free < 1024 * 1024
+    except OSError:
+        return False
+
+
 class Index:
     """A project's search index: SQLite (FTS5 + vectors as blobs) beside its wiki.
 
@@ -88,7 +100,9 @@ class Index:
         self._own_store = False
         try:
             self.db = Database(self.path, self.tuning.chunk_words)
-        except (sqlite3.Error, schema.IndexCorrupt, OSError) as e:
+        except (*schema.DAMAGE, sqlite3.Error, OSError) as e:
+            if _disk_full(e, self.path):
+                raise DiskFullError(f"cannot open the search index {self.path}: the disk is full ({e})") from None
             raise WikiMemoryError(f"cannot open the search index {self.path}: {e}") from None
         self.vectors = Vectors(self.db, self.embedder)
         self.writer = Writer(self.db, self.tuning.chunk_words, self.vectors)
@@ -200,7 +214,7 @@ class Index:
             complete = self.vectors.known_complete()
             try:
                 written = self.writer.apply_commit(store, commit_id, paths)
-            except sqlite3.DatabaseError as e:
+            except schema.DAMAGE as e:
                 if not schema.is_damage(e):
                     raise
                 self.db.reopen_fresh(f"unreadable ({e})")
@@ -237,9 +251,9 @@ class Index:
                 self.writer.carried = self._vectors_by_hash()
             try:
                 stats = self._sync(store, stats, progress, full)
-            except sqlite3.DatabaseError as e:
+            except schema.DAMAGE as e:
                 if not schema.is_damage(e):
-                    raise
+                    raise self._unavailable(e) from None
                 self.db.reopen_fresh(f"unreadable ({e})")
                 stats = self._sync(store, SyncStats(rebuilt=self.rebuilt), progress, full)
             finally:
@@ -255,6 +269,13 @@ class Index:
                     pass  # a reader holds it; SQLite checkpoints later by itself
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _unavailable(self, error: BaseException) -> WikiMemoryError:
+        """The one line for an SQLite error that is not damage: a full disk says so (it
+        read as "busy"), anything else is passing trouble."""
+        if _disk_full(error, self.path):
+            return DiskFullError(f"the disk is full: the search index cannot be written ({error}); free some space")
+        return WikiMemoryError(f"the search index is busy or unavailable ({error}); try again")
 
     def _vectors_by_hash(self) -> dict[str, list[tuple[str, int, bytes]]]:
         """Every vector, by the hash of the text it was computed from (none if unreadable)."""
@@ -328,9 +349,9 @@ class Index:
         with self._lock:
             try:
                 return self._search(query, k, mode, type, tag, status, since, max_chars, not_status)
-            except sqlite3.DatabaseError as e:
+            except schema.DAMAGE as e:
                 if not schema.is_damage(e):
-                    raise WikiMemoryError(f"the search index is busy or unavailable ({e}); try again") from None
+                    raise self._unavailable(e) from None
                 self.db.reopen_fresh(f"unreadable ({e})")
                 return self._search(query, k, mode, type, tag, status, since, max_chars, not_status)
 

@@ -112,14 +112,21 @@ class IndexCorrupt(Exception):
     """The file is not a usable index: rebuild it."""
 
 
+#: What reading a damaged file can raise: SQLite's errors, and text that is not UTF-8 any
+#: more (a flipped byte in a table or column name fails inside a PRAGMA).
+DAMAGE = (sqlite3.DatabaseError, IndexCorrupt, UnicodeDecodeError)
+
+
 def is_damage(error: BaseException) -> bool:
     """True when an SQLite error means the file is damaged (rebuild it), False when it is
     passing trouble such as another process holding the lock (never delete for that)."""
-    if isinstance(error, IndexCorrupt):
+    if isinstance(error, (IndexCorrupt, UnicodeDecodeError)):
         return True
     if not isinstance(error, sqlite3.DatabaseError):
         return False
     message = str(error).lower()
+    if "could not decode" in message:
+        return True  # text that is not UTF-8 in the file (Python's sqlite3 says so this way too)
     if any(
         word in message
         for word in (
@@ -190,7 +197,7 @@ def open_db(path: Path) -> tuple[sqlite3.Connection, str | None]:
                 _create(conn)
                 return conn, reason
             reason = f"schema version {version or '?'} is not {SCHEMA_VERSION}"
-        except (sqlite3.DatabaseError, IndexCorrupt) as e:
+        except DAMAGE as e:
             if not is_damage(e):
                 if conn is not None:
                     conn.close()

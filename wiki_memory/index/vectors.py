@@ -23,8 +23,15 @@ from wiki_memory.index.results import Progress
 # is caught up over several searches or by `reindex`, never one long wait (what is left is
 # still found by its words).
 PENDING_IN_SEARCH = 256
-# Where chunk `c` has no vector for the model given as the parameter.
-NO_VECTOR = "NOT EXISTS (SELECT 1 FROM vectors v INDEXED BY vectors_by_model WHERE v.model = ? AND v.chunk = c.id)"
+# A page's first chunks get vectors, this many at most; the rest are found by their words.
+# Why: a 1.2 MB page (3,000 chunks) kept `watch --once` embedding for over two minutes, and
+# a page of that size is a log or a dump, whose meaning its beginning carries.
+EMBEDDED_CHUNKS = 64
+# Where chunk `c` should have a vector for the model given as the parameter, and has none.
+NO_VECTOR = (
+    f"c.ordinal < {EMBEDDED_CHUNKS} AND NOT EXISTS "
+    "(SELECT 1 FROM vectors v INDEXED BY vectors_by_model WHERE v.model = ? AND v.chunk = c.id)"
+)
 
 
 def embed_text(title: str, heading: str, text: str) -> str:
@@ -49,10 +56,11 @@ class Vectors:
         self._complete: Kept[bool] = Kept(db)  # kept (True) when no chunk lacks a vector
 
     def pending_count(self) -> int:
-        """Chunks without a vector for the current model."""
+        """Chunks without a vector for the current model (among those that get one)."""
         count: int = self.db.conn.execute(
-            "SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM vectors v INDEXED BY vectors_by_model "
-            "JOIN chunks c ON c.id = v.chunk WHERE v.model = ?)",
+            f"SELECT (SELECT count(*) FROM chunks WHERE ordinal < {EMBEDDED_CHUNKS}) - (SELECT count(*) FROM vectors v "
+            f"INDEXED BY vectors_by_model JOIN chunks c ON c.id = v.chunk WHERE v.model = ? "
+            f"AND c.ordinal < {EMBEDDED_CHUNKS})",
             (self.embedder.name,),
         ).fetchone()[0]
         return count

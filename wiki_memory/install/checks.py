@@ -39,6 +39,8 @@ def check_store(ctx: Context) -> Check:
     if (wiki / ".git").is_dir() and not os.access(wiki / ".git", os.W_OK):
         return Check("wiki-memory", "store writable", "fail", f"{wiki} is not writable")
     state = "exists" if (wiki / ".git").is_dir() else "not created yet (`wiki-memory init`)"
+    if project.warning:
+        return Check("wiki-memory", "store writable", "warn", f"wiki {wiki} {state}; {project.warning}")
     return Check("wiki-memory", "store writable", "ok", f"home {home}; wiki {wiki} {state}")
 
 

@@ -37,7 +37,11 @@ def backup(path: Path) -> Path:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` in one rename, keeping the old file's mode."""
+    """Replace `path` with `text` in one rename, keeping the old file's mode. A symbolic
+    link is written through: the file it points at changes, the link stays (a dotfiles
+    repository's `~/.claude/settings.json` was replaced by a regular file)."""
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -64,7 +68,11 @@ class ConfigFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.existed = path.exists()
-        self.original_text = path.read_text(encoding="utf-8") if self.existed else ""
+        try:
+            self.original_text = path.read_text(encoding="utf-8") if self.existed else ""
+        except (OSError, UnicodeDecodeError) as e:
+            what = "is a directory, not a settings file" if path.is_dir() else f"cannot be read ({e})"
+            raise WikiMemoryError(f"{path} {what}; move it aside, then run this again (nothing was changed)") from None
         self.data = self.parse(self.original_text) if self.original_text.strip() else self.empty()
         self.original = self.snapshot()
 
@@ -105,9 +113,9 @@ class ConfigFile:
         if not dry_run:
             if self.existed:
                 saved = backup(self.path)
-            if action == "delete":
+            if action == "delete" and not self.path.is_symlink():
                 self.path.unlink()
-            else:
+            else:  # (a link's file is emptied, not deleted: the link is someone's)
                 write_atomic(self.path, self.render())
         return Change(self.path, action, lines, saved)
 

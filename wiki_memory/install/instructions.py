@@ -96,7 +96,6 @@ def apply(change: Change) -> None:
     if change.new_text is None:
         change.path.unlink()
         return
-    change.path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = change.path.with_name(f".{change.path.name}.wiki-memory-tmp")
-    tmp.write_text(change.new_text, encoding="utf-8")
-    tmp.replace(change.path)
+    from wiki_memory.install.configfile import write_atomic
+
+    write_atomic(change.path, change.new_text)  # (through a symlinked AGENTS.md, to its file)

@@ -8,7 +8,10 @@ A call's project comes from, in order:
    `WIKI_MEMORY_STORE`, `CLAUDE_PROJECT_DIR`, else the directory the server was started in,
    unless that is the home directory or `/` (where Claude Desktop and other apps start
    their servers: that is no project);
-3. the client's MCP roots (the first `file://` root that is a directory).
+3. the client's MCP roots (the first `file://` root that is a directory; not over HTTP).
+
+The `project` argument reaches only what the server may reach (`memory.reach.Reach`):
+its own project, its client's roots (over stdio), and the projects it was started for.
 
 Nothing a call does changes what another call resolves to: there is no "current project"
 to switch, only these inputs, read afresh for each call.
@@ -77,16 +80,17 @@ def project_from_argument(value: str, env: Mapping[str, str] | None = None) -> P
     )
 
 
-def project_from_roots(uris: Iterable[str], env: Mapping[str, str] | None = None) -> Project | None:
-    """The project of the first `file://` root that is a directory."""
+def projects_from_roots(uris: Iterable[str], env: Mapping[str, str] | None = None) -> list[Project]:
+    """The projects of the client's `file://` roots that are directories, in order."""
+    found: list[Project] = []
     for uri in uris:
         parsed = urlparse(str(uri))
         if parsed.scheme != "file":
             continue
         path = Path(unquote(parsed.path))
         if path.is_dir():
-            return resolve_project(path, env)
-    return None
+            found.append(resolve_project(path, env))
+    return found
 
 
 # Who is calling ------------------------------------------------------------------------

@@ -12,7 +12,7 @@ can fix come back as tool errors with one clear message; nothing is written.
 import asyncio
 import inspect
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -21,7 +21,7 @@ from mcp_types import ListRootsResult, ToolAnnotations
 from pydantic import ValidationError
 
 from wiki_memory import __version__
-from wiki_memory.config import Project, resolve_project
+from wiki_memory.config import Project, load_settings, resolve_project
 from wiki_memory.errors import NotFoundError, WikiMemoryError
 from wiki_memory.mcp import service
 from wiki_memory.mcp.scope import (
@@ -29,10 +29,11 @@ from wiki_memory.mcp.scope import (
     SESSION_ENV,
     agent_from_client,
     project_from_argument,
-    project_from_roots,
+    projects_from_roots,
     server_project_dir,
 )
 from wiki_memory.mcp.service import Workspaces
+from wiki_memory.memory.reach import Reach
 
 INSTRUCTIONS = """\
 wiki-memory is this project's long-term memory, shared by every coding agent that works on it \
@@ -66,6 +67,8 @@ class MemoryServer(MCPServer):
         session_id: str | None = None,
         env: dict[str, str] | None = None,
         session_from_env: bool = True,
+        projects: Sequence[str] = (),
+        roots: bool = True,
     ):
         super().__init__(
             name="wiki-memory",
@@ -82,6 +85,7 @@ class MemoryServer(MCPServer):
         self.session_id = session_id or (
             next((self.env[k] for k in SESSION_ENV if self.env.get(k)), None) if session_from_env else None
         )
+        self.reach = Reach(projects, roots=roots)
         self.workspaces = Workspaces()
         self._arguments: dict[str, set[str]] | None = None  # tool -> its argument names
 
@@ -116,15 +120,20 @@ class MemoryServer(MCPServer):
         return resolve_project(self.project_dir, self.env) if self.project_dir is not None else None
 
     def project_for(self, project: str | None, roots: ListRootsResult | None = None) -> Project:
-        if project is not None and project.strip():
-            return project_from_argument(project, self.env)
+        """The call's project: its `project` argument, if the server reaches it (see
+        `Reach`), else the server's own project, else the first of the client's roots."""
         default = self.default_project()
+        root_projects = (
+            projects_from_roots([str(r.uri) for r in roots.roots], self.env)
+            if roots is not None and self.reach.roots
+            else []
+        )
+        if project is not None and project.strip():
+            return self.reach.check(project_from_argument(project, self.env), default, root_projects)
         if default is not None:
             return default
-        if roots is not None:
-            found = project_from_roots([str(r.uri) for r in roots.roots], self.env)
-            if found is not None:
-                return found
+        if root_projects:
+            return root_projects[0]
         raise NotFoundError(NO_PROJECT)
 
     def caller(self, ctx: Context | None) -> tuple[str | None, str | None]:
@@ -184,10 +193,25 @@ def build_server(
     session_id: str | None = None,
     env: dict[str, str] | None = None,
     session_from_env: bool = True,
+    projects: Sequence[str] = (),
+    roots: bool = True,
 ) -> MemoryServer:
-    """The wiki-memory MCP server, ready for `run_stdio_async` or the HTTP app."""
+    """The wiki-memory MCP server, ready for `run_stdio_async` or the HTTP app.
+
+    `projects`: what it reaches besides its own project (and, with `roots`, its client's
+    roots): directories, project ids or names, or `all`; `[mcp] projects` in config.toml
+    adds to them. An HTTP server is built with `roots=False`."""
+    configured = load_settings(env).get("mcp", "projects", [])
+    if isinstance(configured, str):
+        configured = [configured]
     server = MemoryServer(
-        project_dir=project_dir, agent=agent, session_id=session_id, env=env, session_from_env=session_from_env
+        project_dir=project_dir,
+        agent=agent,
+        session_id=session_id,
+        env=env,
+        session_from_env=session_from_env,
+        projects=[*projects, *(str(c) for c in configured if isinstance(configured, list))],
+        roots=roots,
     )
 
     from wiki_memory.mcp import tools

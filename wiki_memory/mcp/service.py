@@ -51,6 +51,8 @@ class Workspace:
         self.project = project
         self.ref = ProjectRef(id=project.id, name=project.name, root=str(project.root) if project.root else None)
         self.memory = Memory(project)
+        if project.warning:
+            log.warning("wiki-memory: %s", project.warning)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"wiki-memory-{project.id}")
         self._closed = False
         self._vectors_queued = False  # touched on the workspace thread only

@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, ListRoots, Resolve, UserMessage
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.resources import ResourceSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
@@ -37,7 +38,8 @@ ProjectArg = Annotated[
     str | None,
     Field(
         description="Which project's memory: its directory (absolute path) or project id. Omit it to use the "
-        "project this server runs in."
+        "project this server runs in. Only the server's own project, your workspace roots and the projects it "
+        "was started for are reachable."
     ),
 ]
 PageArg = Annotated[
@@ -50,9 +52,14 @@ DELETES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempoten
 
 
 def client_roots(project: str | None, ctx: Context) -> ListRoots | None:
-    """Ask the client for its MCP roots, only when nothing else names the call's project."""
+    """Ask the client for its MCP roots when they decide the call's project (nothing else
+    names it), or whether it may reach the one its `project` names; never over HTTP."""
     server = ctx.mcp_server
-    if (project is not None and project.strip()) or getattr(server, "project_dir", None) is not None:
+    reach = getattr(server, "reach", None)
+    if reach is not None and not reach.roots:
+        return None
+    named = project is not None and project.strip()
+    if not named and getattr(server, "project_dir", None) is not None:
         return None
     caps = ctx.client_capabilities
     return ListRoots() if caps is not None and caps.roots is not None else None
@@ -386,6 +393,9 @@ def register_resources(server: MemoryServer) -> None:
         description="A memory page as its Markdown file (front matter and body), by its path in "
         "the wiki; `?project=` names another project.",
         mime_type="text/markdown",
+        # The SDK refuses absolute paths in every parameter; `project` may be a directory (an
+        # absolute path), and `Reach` decides what it may name. The page path stays guarded.
+        security=ResourceSecurity(exempt_params={"project"}),
     )
     async def page_resource(path: str, project: str | None = None) -> str:
         try:

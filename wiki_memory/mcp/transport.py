@@ -9,7 +9,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from wiki_memory.serving import DEFAULT_HOST, bind, check_bind, shown_host, warn_short_token
+from wiki_memory.serving import DEFAULT_HOST, HostGate, bind, check_bind, is_loopback, shown_host, warn_short_token
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "check_bind", "http_app", "serve_http", "serve_stdio"]
 
@@ -72,7 +72,8 @@ class BearerGate:
 
 
 def http_app(server: Any, *, host: str = DEFAULT_HOST, token: str | None = None) -> Any:
-    """The ASGI app: the MCP endpoint at `/mcp`, `GET /health`, the bearer gate around both."""
+    """The ASGI app: the MCP endpoint at `/mcp`, `GET /health`, the bearer gate around both,
+    and on a loopback address the Host gate around that."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
@@ -83,8 +84,9 @@ def http_app(server: Any, *, host: str = DEFAULT_HOST, token: str | None = None)
         # Unauthenticated by design (load balancers, `curl`), so it says nothing about the memory.
         return JSONResponse({"status": "ok", "server": "wiki-memory", "version": __version__})
 
-    app = server.streamable_http_app(host=host, streamable_http_path="/mcp")
-    return BearerGate(app, token)
+    app = BearerGate(server.streamable_http_app(host=host, streamable_http_path="/mcp"), token)
+    # A loopback server answers to its own names only (DNS rebinding: see `serving`).
+    return HostGate(app, host) if is_loopback(host) else app
 
 
 def serve_http(

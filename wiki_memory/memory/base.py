@@ -10,7 +10,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
-from wiki_memory.config import Project, resolve_project
+from wiki_memory.config import Project, replace_file, resolve_project
 from wiki_memory.errors import NotFoundError, WikiMemoryError
 
 if TYPE_CHECKING:
@@ -49,9 +49,7 @@ def write_project_file(project: Project) -> None:
             return
     except (OSError, UnicodeDecodeError):
         pass
-    tmp = path.with_name(f".project.json.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    replace_file(path, text)
 
 
 class MemoryBase:
@@ -123,15 +121,36 @@ class MemoryBase:
                 f"no memory yet for project {self.project.name} ({self.project.wiki}): nothing has been "
                 "written; run `wiki-memory init`, or write a page"
             )
+        self._refuse_a_plain_folder()
+        from wiki_memory.store.create import clean_unfinished
         from wiki_memory.store.lock import WriterLock
 
         # Trigger: two sessions of a new project end at once, and both find no wiki.
         # Why: each would build a repository; the lock makes the second open the first's.
         self.project.home.mkdir(parents=True, exist_ok=True)
-        with WriterLock(self.project.home / ".create-wiki.lock"):
+        wiki = self.project.wiki
+        with WriterLock(self.project.home / ".create-wiki.lock", recover=lambda since: clean_unfinished(wiki, since)):
             store = Store.create(self.project.wiki)
         write_project_file(self.project)
         return store
+
+    def _refuse_a_plain_folder(self) -> None:
+        """Trigger: the wiki is outside the home (`WIKI_MEMORY_STORE`, a trusted `store`) and
+        names a folder that holds files but no git repository.
+        Why: turning someone's folder into our repository (and committing into it) is never
+        what they meant; a new or empty folder is fine."""
+        wiki = self.project.wiki
+        if (wiki / ".git").exists() or wiki == self.project.home / "wiki":
+            return
+        try:
+            held = next((p.name for p in wiki.iterdir()), None)
+        except (FileNotFoundError, NotADirectoryError):
+            held = None if not wiki.exists() else wiki.name
+        if held is not None:
+            raise WikiMemoryError(
+                f"{wiki} is a folder with files in it and no git repository; wiki-memory will not make it one. "
+                "Point the store at a new folder, or at an existing wiki"
+            )
 
     @property
     def index(self) -> Index | None:

@@ -10,8 +10,8 @@ from wiki_memory.errors import NotFoundError, PageError, PathError
 from wiki_memory.memory.base import MemoryBase
 from wiki_memory.memory.records import History, LinksView, PageRow, PageView, SearchReport
 from wiki_memory.memory.rules import InputError, check_query, check_ref, utf8
-from wiki_memory.pages import FOLDERS, Page, slugify
-from wiki_memory.pages.model import DATED_TYPES
+from wiki_memory.pages import Page
+from wiki_memory.store.reading import one_match
 
 PENDING_NOTE = (
     "a person has edited this page and not committed it yet; this is the committed text "
@@ -62,17 +62,15 @@ class Reading(MemoryBase):
                 continue
         if not candidates or any((store.root / c).is_file() and not store.exists(c) for c in candidates):
             return None  # refused (`../x.md`), or written by hand and not committed: the store says so
-        slug = slugify(ref)
-        candidates += [f"{folder}/{slug}.md" for kind, folder in FOLDERS.items() if kind not in DATED_TYPES]
         for path in candidates:
             if store.exists(path):
                 return path
+        found = store.find_by_slug(ref)
+        if found is not None:
+            return found
         matches = index.named(ref)
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            raise NotFoundError(f"{ref!r} names {len(matches)} pages: {', '.join(matches)}; give a path")
-        raise NotFoundError(f"no page with path, title or id {ref!r}")
+        titles = {path: meta.title for path, meta in index.page_meta(matches).items()} if len(matches) > 1 else {}
+        return one_match(ref, matches, titles)
 
     def resolve_rev(self, rev: str) -> str:
         """The commit id a revision names (`HEAD~2`, a short id)."""

@@ -36,17 +36,21 @@ def check_text(name: str, value: str | None, *, limit: int = MAX_BODY_BYTES) -> 
 
 
 def utf8(name: str, value: str) -> bytes:
-    """`value` as UTF-8, or InputError.
+    """`value` as UTF-8, or InputError; a NUL character is refused too.
 
     Why: a command-line argument or a file that is not UTF-8 reaches Python as text with
     lone surrogates (`\\udcff`); written to a page it would fail deep in the commit, with a
-    traceback instead of a reason.
+    traceback instead of a reason. A NUL makes git (and every diff tool) take the page for
+    a binary file.
     """
     try:
-        return value.encode("utf-8")
+        data = value.encode("utf-8")
     except UnicodeEncodeError as e:
         bad = value[e.start : e.end].encode("utf-8", "surrogateescape")
         raise InputError(f"`{name}` is not valid UTF-8 text (bytes {bad!r} at character {e.start})") from None
+    if "\0" in value:
+        raise InputError(f"`{name}` holds a NUL character (at character {value.index(chr(0))}); text only")
+    return data
 
 
 def check_title(title: str | None) -> str:

@@ -6,6 +6,7 @@ as theirs before anyone writes over it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from glob import escape as glob_escape
 from typing import TYPE_CHECKING
 
 from wiki_memory.errors import ConflictError
@@ -23,7 +24,7 @@ from wiki_memory.memory.rules import (
     check_type,
     utf8,
 )
-from wiki_memory.pages import FOLDERS, STATUSES, Page, path_for, slugify
+from wiki_memory.pages import FOLDERS, STATUSES, Page, folder_for, slugify
 from wiki_memory.pages.model import DATED_TYPES
 
 if TYPE_CHECKING:
@@ -75,11 +76,11 @@ class Writing(Reading, MemoryBase):
         if path:
             utf8("path", path)
         explicit = bool(path and path.strip())
-        target = normalize_path(path) if path and explicit else path_for(title, type)
+        target = normalize_path(path) if path and explicit else ""
         store = self.store(create=True)
         with store.lock:
-            if not explicit and type not in DATED_TYPES and not store.exists(target):
-                self._refuse_other_type(title, type)
+            if not explicit:
+                target = self._path_for_title(title, type)
             # A person's uncommitted edit of this page first, as theirs, so none is overwritten.
             # Why only this page: scanning the whole wiki for edits costs every write time that
             # grows with the wiki; other pages' edits are not at risk and wait for `watch`.
@@ -97,14 +98,30 @@ class Writing(Reading, MemoryBase):
             result = store.write(page, actor.author(self.wiki), session_id=actor.session_id, agent=actor.agent)
         return Written.of(result, redacted=scrub.found)
 
+    def _path_for_title(self, title: str, page_type: str) -> str:
+        """The page titled exactly `title` in its type's folder, or where a new one goes (a
+        file name belongs to one page: see `Store.titled_path`). Called under the lock."""
+        store = self.store()
+        folder = folder_for(page_type)
+        # A person's uncommitted pages of this name first, as theirs, so the name chosen sees them.
+        slug = slugify(title)
+        on_disk = [p.relative_to(store.root).as_posix() for p in (store.root / folder).glob(f"{glob_escape(slug)}*.md")]
+        if on_disk:
+            store.commit_pending(paths=on_disk)
+        target, exists = store.titled_path(folder, title)
+        if not exists and page_type not in DATED_TYPES:
+            self._refuse_other_type(title, page_type)
+        return target
+
     def _refuse_other_type(self, title: str, page_type: str) -> None:
         # Trigger: the same title already has a page of another type (gotchas/x.md vs notes/x.md).
         # Why: writing would make a second page of that title; updating it would change its type.
         store = self.store()
-        slug = slugify(title)
         for other_type, folder in FOLDERS.items():
-            other = f"{folder}/{slug}.md"
-            if other_type != page_type and store.exists(other):
+            if other_type == page_type or other_type in DATED_TYPES:
+                continue
+            other, exists = store.titled_path(folder, title)
+            if exists:
                 raise ConflictError(
                     f"a {other_type} page titled like this exists: {other}; pass path={other!r} (--path) to "
                     "update it, or choose another title"

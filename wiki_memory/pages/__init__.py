@@ -1,13 +1,11 @@
 """The page model: front matter, Markdown body, links, slugs and chunks.
 
 Names are loaded on first use (PEP 562), so that a command that only needs `Page` does
-not pay for markdown-it or PyYAML, and the hook path can read `anchors`, `drift` and
-`status` without `typing`.
+not pay for markdown-it or PyYAML. Nothing is imported at the top either: the hook path
+imports the light modules (`anchors`, `drift`, `status`, `fence`) without `typing`.
 """
 
 from __future__ import annotations
-
-import importlib
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no runtime `typing` import: the hook path reads `pages.status`
@@ -43,6 +41,7 @@ _EXPORTS = {
     "path_for": "model",
     "type_from_path": "model",
     "slugify": "slug",
+    "fence_safe": "fence",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -52,6 +51,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value

@@ -39,6 +39,72 @@ _Dumper.yaml_implicit_resolvers = _without_timestamps(yaml.SafeDumper.yaml_impli
 _HANDLER = frontmatter.YAMLHandler()
 
 
+#: Front matter longer than this is refused: a page's keys fit in a few kilobytes.
+MAX_FRONT_MATTER = 256 * 1024
+#: Values (scalars, lists, mappings) front matter may hold, each alias counted as what it
+#: stands for. Why: nine levels of nine aliases fit in 1 KB and stand for 387 million values.
+MAX_VALUES = 20_000
+
+
+def load_front_matter(text: str, path: str) -> Any:
+    """The YAML of a page's front matter, read safely: at most MAX_FRONT_MATTER characters
+    and MAX_VALUES values (aliases counted as expanded, before anything is built), dates
+    kept as strings. Whatever cannot be read is PageError naming the file (and the line,
+    where YAML knows it), never another exception: one page must not stop a command."""
+    if len(text) > MAX_FRONT_MATTER:
+        raise PageError(f"{path}: front matter of {len(text):,} characters is over the {MAX_FRONT_MATTER:,} limit")
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_size(node, path)
+        return loader.construct_document(node)
+    except yaml.YAMLError as e:
+        raise PageError(f"{path}: {_yaml_problem(e)}") from None
+    except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as e:
+        # A 5,000-digit integer (Python refuses to build it), a key YAML cannot hash, nesting
+        # deeper than Python recurses.
+        problem = str(e).split(";")[0].strip() or type(e).__name__
+        raise PageError(f"{path}: invalid YAML front matter: a value cannot be read ({problem})") from None
+    finally:
+        loader.dispose()
+
+
+def _check_size(root: yaml.Node, path: str) -> None:
+    """PageError when the document holds more than MAX_VALUES values once its aliases are
+    expanded (a node reached through N aliases counts N times). The walk stops as soon as
+    the count passes the limit, so a bomb costs at most MAX_VALUES steps."""
+    count = 0
+    stack: list[yaml.Node] = [root]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise PageError(
+                f"{path}: invalid YAML front matter: more than {MAX_VALUES:,} values (aliases counted as what they "
+                "stand for); a page's front matter should be a few keys"
+            )
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append(key)
+                stack.append(value)
+
+
+def _yaml_problem(e: yaml.YAMLError) -> str:
+    # The front matter text starts right after "---" on line 1, so its 0-based line
+    # numbers are the file's 1-based ones.
+    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+    where = f"line {mark.line + 1}: " if mark is not None else ""
+    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+    context = getattr(e, "context_mark", None)
+    if context is not None and mark is not None and context.line != mark.line:
+        problem += f" ({getattr(e, 'context', '') or 'opened'} at line {context.line + 1})"
+    return f"{where}invalid YAML front matter: {problem}"
+
+
 def parse_page(text: str, path: str) -> Page:
     """A page from a file's text. Broken front matter raises PageError naming file and line."""
     text = text.lstrip("\ufeff")
@@ -48,18 +114,7 @@ def parse_page(text: str, path: str) -> Page:
         fm, body = _HANDLER.split(text)
     except ValueError:
         raise PageError(f"{path}: line 1: front matter is not closed (no second '---' line)") from None
-    try:
-        meta = yaml.load(fm, Loader=_Loader)
-    except yaml.YAMLError as e:
-        # The front matter text starts right after "---" on line 1, so its 0-based line
-        # numbers are the file's 1-based ones.
-        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        context = getattr(e, "context_mark", None)
-        if context is not None and mark is not None and context.line != mark.line:
-            problem += f" ({getattr(e, 'context', '') or 'opened'} at line {context.line + 1})"
-        raise PageError(f"{path}: {where}invalid YAML front matter: {problem}") from None
+    meta = load_front_matter(fm, path)
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from dulwich.objects import Blob, Commit, Tree
 
-from wiki_memory.errors import ConflictError, PathError
-from wiki_memory.store import gitindex
+from wiki_memory.errors import ConflictError, PathError, full_disk_is_one_line
+from wiki_memory.store import gitindex, litter
 from wiki_memory.store.paths import check_inside, normalize_path
 from wiki_memory.store.reading import BRANCH, HEAD, oid
 from wiki_memory.store.records import TREE_MODE, Author, commit_message
@@ -71,8 +71,8 @@ class Committer(WorkTree):
         brings in from another machine); otherwise the file on disk decides. `from_files`:
         the changes were read from the working tree (hand edits), so the files are left
         exactly as they are rather than rewritten: a person saving again meanwhile, or
-        an editor holding the file open, is never disturbed."""
-        with self.lock:
+        an editor holding the file open, is never disturbed. A full disk is DiskFullError."""
+        with self.lock, full_disk_is_one_line(self.root):
             if commit_hand_edits:
                 self._prepare(changes)
             for path in changes:
@@ -81,6 +81,8 @@ class Committer(WorkTree):
                 check_inside(self.root, path)
             head = self.head()
             base_tree = self._commit(head).tree if head else None
+            if not parents_extra:  # a merge takes what the other side has, as it is
+                self._refuse_case_clashes(base_tree, changes)
             objects: list[Blob | Tree | Commit] = []
             entries = self._blob_entries(changes, modes or {}, objects)
             tree_id = self._apply(base_tree, entries, objects)
@@ -91,12 +93,29 @@ class Committer(WorkTree):
                 tree_id, parents, author, commit_message(subject, session_id, agent, body, self.host, trailers)
             )
             objects.append(commit)
-            for obj in objects:
-                self.repo.object_store.add_object(obj)
+            self._add_objects(objects)
             self._land(head, commit.id, {p: (entries[p], changes[p]) for p in changes}, from_files=from_files)
             self._maybe_pack()
         self._notify(commit.id, tuple(changes))
         return commit.id.decode()
+
+    def _refuse_case_clashes(self, base_tree: bytes | None, changes: Changes) -> None:
+        """PathError for a new path that differs only in case from one in the tree or in
+        the same change (see `case_clash`)."""
+        seen: dict[str, str] = {}
+        deleted = {path for path, data in changes.items() if data is None}
+        for path, data in changes.items():
+            if data is None:
+                continue
+            clash = seen.get(path.casefold())
+            if clash is None and base_tree is not None and self.tree_entry(base_tree, path) is None:
+                clash = self.case_clash(base_tree, path)
+            if clash is not None and clash != path and clash not in deleted:
+                raise PathError(
+                    f"{path!r} differs only in case from {clash!r}, and on macOS and Windows the two are one file; "
+                    f"write to {clash!r} or choose another name"
+                )
+            seen[path.casefold()] = path
 
     def write_tree(self, base_tree: bytes | None, changes: Changes, modes: Mapping[str, int] | None = None) -> bytes:
         """The id of `base_tree` with `changes` (path -> bytes, or None to delete) applied,
@@ -105,9 +124,13 @@ class Committer(WorkTree):
         objects: list[Blob | Tree | Commit] = []
         entries = self._blob_entries(changes, modes or {}, objects)
         tree_id = self._apply(base_tree, entries, objects)
-        for obj in objects:
-            self.repo.object_store.add_object(obj)
+        self._add_objects(objects)
         return tree_id
+
+    def _add_objects(self, objects: list[Blob | Tree | Commit]) -> None:
+        """Write loose objects; a stale lock on one (a killed writer's) is broken, see `litter`."""
+        for obj in objects:
+            litter.add_object(self.repo.object_store, obj)
 
     def _blob_entries(
         self, changes: Changes, modes: Mapping[str, int], objects: list[Blob | Tree | Commit]

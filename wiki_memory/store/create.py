@@ -74,6 +74,21 @@ def has_commit(root: Path) -> bool:
         repo.close()
 
 
+def clean_unfinished(root: Path, since: float) -> None:
+    """Remove the half-built copies of the wiki at `root` that a process killed while
+    creating it left beside it (made at or after `since`, when it began)."""
+    try:
+        leftovers = list(root.parent.glob(f".{root.name}.creating-*"))
+    except OSError:
+        return
+    for folder in leftovers:
+        try:
+            if folder.stat().st_mtime >= since - 1.0:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue
+
+
 def create_wiki(root: Path, author: Author | None = None) -> None:
     """Make the wiki at `root` unless it is there already.
 

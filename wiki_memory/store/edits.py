@@ -26,7 +26,8 @@ class HandEdits(Committer):
 
     def pending(self, paths: Iterable[str] | None = None, *, refresh: bool = False) -> dict[str, bytes | None]:
         """Files a person changed in the working tree and did not commit (path -> bytes or
-        None if deleted): all of them, or only those among `paths`.
+        None if deleted): all of them, or only those among `paths`. Symbolic links are never
+        followed nor committed.
 
         With `refresh` (writer lock held), files whose stat data changed but whose content
         did not (a copy, a `touch`) get fresh index entries, as `git status` does, so the
@@ -47,13 +48,13 @@ class HandEdits(Committer):
             entry = entries.get(name)
             if entry is not None and gitindex.stat_matches(entry, st):
                 continue
-            if stat_mod.S_ISDIR(st.st_mode):
+            if stat_mod.S_ISDIR(st.st_mode) or stat_mod.S_ISLNK(st.st_mode):
+                # Trigger: a symbolic link anywhere in the wiki (a stray `ln -s`, a synced folder).
+                # Why: it is never memory; committed, it would point a checkout outside the wiki,
+                # and refused at commit it failed every write and watch retried it forever.
                 continue
-            if stat_mod.S_ISLNK(st.st_mode):
-                data = os.readlink(full).encode("utf-8", "surrogateescape")
-            else:
-                with open(full, "rb") as f:
-                    data = f.read()
+            with open(full, "rb") as f:
+                data = f.read()
             if entry is not None and gitindex.entry_sha(entry) == blob_id(data):
                 refreshed[name] = gitindex.make_entry(name, st, gitindex.entry_sha(entry), gitindex.entry_mode(entry))
                 continue
@@ -119,14 +120,23 @@ class HandEdits(Committer):
 
     def _committable(self, changes: dict[str, bytes | None]) -> tuple[dict[str, bytes | None], dict[str, str]]:
         """(changes that can be committed, {path: why not} for files whose names git or we
-        refuse: a backslash, a control character). Those stay on disk, untouched, and never
-        block the other edits or an agent's write."""
+        refuse: a backslash, a control character, a name that differs only in case from a
+        committed one). Those stay on disk, untouched, and never block the other edits or an
+        agent's write."""
         refused: dict[str, str] = {}
+        head = self.head()
+        tree = self._commit(head).tree if head else None
         for path in list(changes):
             try:
-                if normalize_path(path, page=False) == path:
+                if normalize_path(path, page=False) != path:
+                    refused[path] = f"{path!r} is not a clean wiki path"
+                elif changes[path] is not None and tree is not None and self.tree_entry(tree, path) is None:
+                    clash = self.case_clash(tree, path)
+                    if clash is None or changes.get(clash, b"") is None:
+                        continue
+                    refused[path] = f"{path!r} differs only in case from {clash!r} (one file on macOS and Windows)"
+                else:
                     continue
-                refused[path] = f"{path!r} is not a clean wiki path"
             except PathError as e:
                 refused[path] = str(e)
             del changes[path]

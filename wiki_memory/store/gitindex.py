@@ -82,16 +82,35 @@ def stat_matches(raw: bytes, st: os.stat_result) -> bool:
     )
 
 
+class IndexDamaged(ValueError):
+    """The index file is not one git wrote whole (bad checksum, cut short, garbage): the
+    caller rebuilds it from HEAD, as `git read-tree` would."""
+
+
 def read_index(path: str | os.PathLike[str]) -> tuple[int, Entries]:
-    """(version, raw entries by path) of an index file; a missing file is an empty index."""
+    """(version, raw entries by path) of an index file; a missing file is an empty index;
+    a damaged one is IndexDamaged."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
         return 2, {}
+    if len(data) < _HEADER.size + 20:
+        raise IndexDamaged(f"{path}: cut short ({len(data)} bytes)")
+    digest = data[-20:]
+    # `index.skipHash` writes no checksum (all zeros).
+    if digest != b"\0" * 20 and hashlib.sha1(data[:-20]).digest() != digest:
+        raise IndexDamaged(f"{path}: its checksum does not match")
+    try:
+        return _parse(data)
+    except (struct.error, IndexError, ValueError, UnicodeDecodeError) as e:
+        raise IndexDamaged(f"{path}: unreadable ({e})") from None
+
+
+def _parse(data: bytes) -> tuple[int, Entries]:
     signature, version, count = _HEADER.unpack_from(data, 0)
     if signature != b"DIRC" or version not in (2, 3, 4):
-        raise ValueError(f"{path}: not a git index (version {version})")
+        raise ValueError(f"not a git index (version {version})")
     if version == 4:
         return 2, _read_v4(data, count)
     entries: Entries = {}

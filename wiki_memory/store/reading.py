@@ -3,6 +3,7 @@ path, title or id. Nothing here writes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -12,7 +13,7 @@ from dulwich.repo import Repo
 
 from wiki_memory.errors import NotFoundError, PageError, PathError
 from wiki_memory.pages import Page, parse_page, slugify, type_from_path
-from wiki_memory.pages.model import FOLDERS
+from wiki_memory.pages.model import DATED_TYPES, FOLDERS
 from wiki_memory.store.lock import WriterLock
 from wiki_memory.store.paths import is_ignored, is_page_path, normalize_path
 from wiki_memory.store.records import TREE_MODE, machine_name
@@ -41,7 +42,7 @@ class Reader:
         self.git_dir = self.root / ".git"
         self._state_dir = self.git_dir / "wiki-memory"
         self._state_dir.mkdir(exist_ok=True)
-        self.lock = WriterLock(self.git_dir / "wiki-memory.lock")
+        self.lock = WriterLock(self.git_dir / "wiki-memory.lock", recover=self._after_dead_writer)
         # Which machine wrote a commit (a `Host:` trailer): sync names conflict copies by it.
         self.host = machine_name()
         self._trees: dict[bytes, Tree] = {}
@@ -50,6 +51,13 @@ class Reader:
 
     def close(self) -> None:
         self.repo.close()
+
+    def _after_dead_writer(self, since: float) -> None:
+        """A writer died holding the lock: its lock files and temporary files go (see
+        `litter`); what it had committed is finished by the next commit (`_recover`)."""
+        from wiki_memory.store.litter import clean_after_dead_owner
+
+        clean_after_dead_owner(self.git_dir, self.root, since)
 
     # Objects -------------------------------------------------------------------------
 
@@ -191,16 +199,11 @@ class Reader:
         ref = ref.strip()
         if not ref:
             raise NotFoundError("no page named ''")
-        found = self._find_by_path(ref, rev)
+        found = self._find_by_path(ref, rev) or self.find_by_slug(ref, rev)
         if found:
             return found
-        # A title: its conventional path in every undated folder first.
-        slug = slugify(ref)
-        for folder in FOLDERS.values():
-            path = f"{folder}/{slug}.md"
-            if self.blob_at(path, rev):
-                return path
         matches: list[str] = []
+        titles: dict[str, str] = {}
         wanted = ref.casefold()
         for path, blob in self.page_files(rev):
             try:
@@ -209,11 +212,109 @@ class Reader:
                 continue
             if page.id == ref or page.title.casefold() == wanted:
                 matches.append(path)
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            raise NotFoundError(f"{ref!r} names {len(matches)} pages: {', '.join(matches)}; give a path")
-        raise NotFoundError(f"no page with path, title or id {ref!r}")
+                titles[path] = page.title
+        return one_match(ref, matches, titles)
+
+    # Titles and file names -----------------------------------------------------------------
+
+    def slug_family(self, folder: str, title: str, rev: str | bytes | None = None) -> list[tuple[str, str | None]]:
+        """(path, title) of the pages in `folder` named by `title`'s slug: `<slug>.md`, then
+        `<slug>-2.md`, `<slug>-3.md`... in order (title None: a page that does not parse)."""
+        slug = slugify(title)
+        commit = self._commit_obj(rev)
+        entry = self.tree_entry(commit.tree, folder) if commit is not None else None
+        if entry is None or entry[0] != TREE_MODE:
+            return []
+        same = re.compile(rf"{re.escape(slug)}(?:-([1-9][0-9]*))?\.md")
+        found: list[tuple[int, str, bytes]] = []
+        for item in self._tree(entry[1]).iteritems():
+            m = same.fullmatch(item.path.decode("utf-8", "surrogateescape"))
+            if m and item.mode != TREE_MODE:
+                found.append((int(m.group(1) or 1), f"{folder}/{m.group(0)}", item.sha))
+        family: list[tuple[str, str | None]] = []
+        for _n, path, blob in sorted(found):
+            try:
+                page_title: str | None = parse_page(self._data(blob).decode("utf-8", "replace"), path).title
+            except PageError:
+                page_title = None
+            family.append((path, page_title))
+        return family
+
+    def titled_path(self, folder: str, title: str) -> tuple[str, bool]:
+        """Where the page titled exactly `title` is in `folder` (and True), or where a new
+        page of that title goes (and False): `<slug>.md`, else the first free of
+        `<slug>-2.md`, `<slug>-3.md`...
+
+        Why: different titles make one slug ("C++ build flags" and "C build flags", "Café"
+        and "Cafe", "Foo" and "foo", long titles sharing their first 80 characters), and
+        the second write replaced the first page. A file name belongs to one page; a page
+        that does not parse is someone's, and is not taken over either.
+        """
+        title = " ".join(title.split())
+        family = self.slug_family(folder, title)
+        for path, page_title in family:
+            if page_title is not None and " ".join(page_title.split()) == title:
+                return path, True
+        taken = {path for path, _ in family}
+        slug = slugify(title)
+        n = 1
+        while True:
+            path = f"{folder}/{slug}.md" if n == 1 else f"{folder}/{slug}-{n}.md"
+            if path not in taken:
+                return path, False
+            n += 1
+
+    def case_clash(self, tree_id: bytes | None, path: str) -> str | None:
+        """A path in the tree that differs from `path` only in case (`Notes/x.md` beside
+        `notes/x.md`), or None. Why it matters: on macOS and Windows the two are one file, so
+        a clone there loses one page and shows the other as changed."""
+        if tree_id is None:
+            return None
+        parts = path.split("/")
+        current: bytes | None = tree_id
+        walked: list[str] = []
+        for part in parts:
+            if current is None:
+                return None
+            names = {item.path.decode("utf-8", "surrogateescape"): item for item in self._tree(current).iteritems()}
+            if part in names:
+                item = names[part]
+                current = item.sha if item.mode == TREE_MODE else None
+                walked.append(part)
+                continue
+            folded = part.casefold()
+            for name in names:
+                if name.casefold() == folded:
+                    return "/".join([*walked, name])
+            return None
+        return None
+
+    def find_by_slug(self, title: str, rev: str | bytes | None = None) -> str | None:
+        """The page titled `title` among those its slug names in the undated folders: the
+        one with exactly that title, else the one whose title differs only in case; when no
+        page has that title, the page whose file name is its slug."""
+        matches: list[str] = []
+        titles: dict[str, str] = {}
+        wanted = " ".join(title.split())
+        for kind, folder in FOLDERS.items():
+            if kind in DATED_TYPES:
+                continue
+            for path, page_title in self.slug_family(folder, wanted, rev):
+                if page_title is not None and " ".join(page_title.split()).casefold() == wanted.casefold():
+                    matches.append(path)
+                    titles[path] = " ".join(page_title.split())
+        if not matches:
+            # No page has that title: a name whose slug is a page's file name (`retry-policy`,
+            # `Retry policy!`) names that page, as it always did.
+            slug = slugify(wanted)
+            for kind, folder in FOLDERS.items():
+                if kind not in DATED_TYPES and self.blob_at(f"{folder}/{slug}.md", rev):
+                    return f"{folder}/{slug}.md"
+            return None
+        try:
+            return one_match(wanted, matches, titles)
+        except NotFoundError:
+            return None  # several: the full lookup says which
 
     def _find_by_path(self, ref: str, rev: str | bytes | None) -> str | None:
         """`ref` as a path (with or without `.md`) committed at `rev`; None if it is not one.
@@ -236,6 +337,19 @@ class Reader:
                     "committed (`wiki-memory watch --once`, or any write)"
                 )
         return None
+
+
+def one_match(ref: str, matches: list[str], titles: dict[str, str]) -> str:
+    """The one page `ref` names among `matches` (found by id, or by title in any case):
+    with several, the one titled exactly `ref`; else NotFoundError naming them."""
+    if len(matches) > 1:
+        exact = [p for p in matches if titles.get(p) == ref.strip()]
+        matches = exact if len(exact) == 1 else matches
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise NotFoundError(f"{ref!r} names {len(matches)} pages: {', '.join(matches)}; give a path")
+    raise NotFoundError(f"no page with path, title or id {ref!r}")
 
 
 def page_type_counts(store: Reader) -> dict[str, int]:

@@ -165,13 +165,21 @@ class Store(HandEdits, History):
                 first, _, rest = page.body.partition("\n")
                 if first.startswith("# "):
                     page = page.with_body(f"# {title}\n{rest}")
-            dst = (
-                normalize_path(dst)
-                if dst
-                else src.rsplit("/", 1)[0] + f"/{slugify(page.title)}.md"
-                if "/" in src
-                else f"{slugify(page.title)}.md"
-            )
+            if dst:
+                dst = normalize_path(dst)
+            elif title and "/" in src:
+                # The new title's name in its folder, one no other page holds (see `titled_path`);
+                # a page whose name the new title also makes stays where it is.
+                folder = src.rsplit("/", 1)[0]
+                dst, exists = self.titled_path(folder, page.title)
+                if exists and dst != src:
+                    raise ConflictError(f"{dst} is already titled {page.title!r}; choose another title")
+                if src in {path for path, _ in self.slug_family(folder, page.title)}:
+                    dst = src
+            elif title:
+                dst = f"{slugify(page.title)}.md"
+            else:
+                dst = src
             check_inside(self.root, dst)
             if dst == src and not title:
                 raise ConflictError(f"{src} is already at {dst}")

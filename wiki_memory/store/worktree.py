@@ -9,7 +9,7 @@ import stat as stat_mod
 import time
 from pathlib import Path
 
-from wiki_memory.errors import ConflictError
+from wiki_memory.errors import ConflictError, PathError
 from wiki_memory.store import gitindex
 from wiki_memory.store.reading import Reader
 from wiki_memory.store.records import EXEC_MODE, FILE_MODE, LINK_MODE, blob_id
@@ -41,9 +41,16 @@ class WorkTree(Reader):
         cached = self._index_cache
         if cached is not None and cached[0] == key and cached[1] == head:
             return cached[2], dict(cached[3])
-        version, entries = gitindex.read_index(path)
+        try:
+            version, entries = gitindex.read_index(path)
+            damaged = False
+        except gitindex.IndexDamaged:
+            # Trigger: a damaged `.git/index` (a crash mid-write by another tool, a bad disk).
+            # Why: every write failed on it; it is a mirror of HEAD, so it is rebuilt from
+            # HEAD, with no stat data (each file is read once to see whether it changed).
+            version, entries, damaged = 2, {}, True
         recorded = self._index_head_file.read_text().strip() if self._index_head_file.exists() else ""
-        if head is None or recorded != head.decode():
+        if damaged or head is None or recorded != head.decode():
             fresh: gitindex.Entries = {}
             if head is not None:
                 for rel, mode, sha in self._tree_files(self._commit(head).tree):
@@ -107,18 +114,23 @@ class WorkTree(Reader):
     # Files ---------------------------------------------------------------------------------
 
     def _write_file(self, target: Path, data: bytes, mode: int) -> os.stat_result:
-        """Write a file whole (a temporary file renamed over it) or a symlink; its lstat."""
-        target.parent.mkdir(parents=True, exist_ok=True)
+        """Write a file whole (a temporary file renamed over it); its lstat. A symbolic link
+        is never made: a checked-out link would let an editor or a later write reach outside
+        the wiki (a remote's commit that adds one is refused before it gets here)."""
         if mode == LINK_MODE:
-            target.unlink(missing_ok=True)
-            os.symlink(data.decode("utf-8", "surrogateescape"), target)
-            return os.lstat(target)
+            where = target.relative_to(self.root)
+            raise PathError(f"{where} is a symbolic link in git; wiki-memory does not make links")
+        target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.parent / f".{target.name}.wm-tmp-{os.getpid()}"
-        with open(tmp, "wb") as f:
-            f.write(data)
-        if mode == EXEC_MODE:
-            os.chmod(tmp, 0o755)
-        os.replace(tmp, target)
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+            if mode == EXEC_MODE:
+                os.chmod(tmp, 0o755)
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # a full disk: no half-written file left beside the page
+            raise
         return os.lstat(target)
 
     def _remove_file(self, target: Path) -> None:

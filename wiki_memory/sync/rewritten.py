@@ -44,7 +44,8 @@ from typing import Any
 from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref
 
-from wiki_memory.store import Store
+from wiki_memory.config import replace_file
+from wiki_memory.store import Store, litter
 from wiki_memory.store.reading import BRANCH
 from wiki_memory.store.records import TREE_MODE
 from wiki_memory.store.rewrite import FORGOTTEN, prune
@@ -77,9 +78,7 @@ def _save(store: Store, state: Mapping[str, str]) -> None:
     if not state:
         path.unlink(missing_ok=True)
         return
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(dict(state), indent=2) + "\n")
-    tmp.replace(path)
+    replace_file(path, json.dumps(dict(state), indent=2) + "\n")
 
 
 def remember(store: Store, refs: Mapping[str, tuple[str, str | None]]) -> list[str]:
@@ -440,7 +439,7 @@ def _replay(
     new.message = _scrub(commit.message, texts)
     if new.gpgsig is not None:
         new.gpgsig = None
-    repo.object_store.add_object(new)
+    litter.add_object(repo.object_store, new)
     replayed.new = new.id.decode()
     return new.id
 

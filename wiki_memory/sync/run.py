@@ -13,17 +13,22 @@ are reported (`SyncReport.secrets`), for `scan` and `forget` to deal with.
 from __future__ import annotations
 
 import json
+import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from dulwich.file import FileLocked
 from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref
 
-from wiki_memory.config import Settings
+from wiki_memory.config import Settings, replace_file
 from wiki_memory.store import Author, Edit, Store
+from wiki_memory.store.litter import clean_after_dead_sync
 from wiki_memory.store.lock import WriterLock
+from wiki_memory.store.records import EXEC_MODE, FILE_MODE, LINK_MODE
 from wiki_memory.store.rewrite import Finding, Rules, scan
 from wiki_memory.sync import rewritten, transport
 from wiki_memory.sync.merge import MergeResult, merge_trees
@@ -152,22 +157,39 @@ def _check_incoming(store: Store, remote: Remote, theirs: bytes | None, before: 
         return
     ours = store.head()
     ours_tree = _tree(store, ours) if ours else None
-    for path, _old, _new in store.changed_files(ours_tree, _tree(store, theirs)):
+    their_tree = _tree(store, theirs)
+    for path, _old, new in store.changed_files(ours_tree, their_tree):
         try:
             clean = normalize_path(path, page=False) == path
         except PathError:
             clean = False
+        entry = store.tree_entry(their_tree, path) if clean and new is not None else None
+        if entry is not None and entry[0] not in (FILE_MODE, EXEC_MODE):
+            # A symbolic link (or a submodule): checked out, a link would let an editor, or our
+            # next write, reach outside the wiki; and every later sync failed on it.
+            what = "a symbolic link" if entry[0] == LINK_MODE else "a submodule"
+            _forget_tracking(store, remote, before)
+            raise SyncError(
+                f"remote {remote.name!r} has a commit ({theirs.decode()[:8]}) that makes {path!r} {what}, which "
+                "wiki-memory will not check out; nothing was changed here. Replace it with a file in the remote "
+                "repository with git, then sync again."
+            )
         if not clean:
-            ref = transport.tracking_ref(remote)
-            if before is None:
-                store.repo.refs.remove_if_equals(Ref(ref), None)
-            else:
-                store.repo.refs[Ref(ref)] = ObjectID(before)
+            _forget_tracking(store, remote, before)
             raise SyncError(
                 f"remote {remote.name!r} has a commit ({theirs.decode()[:8]}) with the path {path!r}, "
                 "which wiki-memory will not write; nothing was changed here. Fix the remote "
                 "repository with git, then sync again."
             )
+
+
+def _forget_tracking(store: Store, remote: Remote, before: bytes | None) -> None:
+    """The remote-tracking ref back to what it was, so nothing here refers to a refused commit."""
+    ref = transport.tracking_ref(remote)
+    if before is None:
+        store.repo.refs.remove_if_equals(Ref(ref), None)
+    else:
+        store.repo.refs[Ref(ref)] = ObjectID(before)
 
 
 def _integrate(
@@ -292,9 +314,7 @@ def _record(store: Store, remote: Remote, error: str | None) -> None:
     entry["last_error"] = error
     if error is None:
         entry["last_success"] = now
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, indent=2))
-    tmp.replace(path)
+    replace_file(path, json.dumps(state, indent=2))
 
 
 def sync_state(store: Store) -> dict[str, dict[str, Any]]:
@@ -332,7 +352,7 @@ def sync(
     author = author or Author.person(store.root)
     report = SyncReport(chosen.name, chosen.shown)
     # Two syncs of one wiki (a person's and an automatic one) take turns.
-    with WriterLock(store.git_dir / "wiki-memory" / "sync.lock", timeout=600):
+    with WriterLock(store.git_dir / "wiki-memory" / "sync.lock", timeout=600, recover=_after_dead_sync(store)):
         try:
             report.edits.extend(store.commit_edits(author=author))
             if keep_history and rewritten.recorded(store, chosen.name) is not None:
@@ -343,6 +363,14 @@ def sync(
             else:
                 _refuse_old_history(store, chosen)
                 _rounds(store, chosen, report, author, host, attempts, find)
+        except FileLocked as e:
+            # A lock of git's that is not a dead sync's of ours (another git command's).
+            lock = os.fsdecode(e.lockfilename)
+            _record(store, chosen, f"{lock} exists")
+            raise SyncError(
+                f"{lock} exists: a git command is writing the wiki (remove the file if none is running); "
+                "your local memory is intact"
+            ) from None
         except Exception as e:
             _record(store, chosen, str(e).splitlines()[0] if str(e) else type(e).__name__)
             raise
@@ -358,6 +386,18 @@ def sync(
         except Exception as e:  # noqa: BLE001 - the index is derived data: the sync itself succeeded
             report.index_warning = f"the search index was not updated ({e}); `wiki-memory reindex` catches up"
     return report
+
+
+def _after_dead_sync(store: Store) -> Callable[[float], None]:
+    """What a sync killed midway left (temporary packs, a remote-tracking ref's lock) goes
+    when the next one starts; under the writer lock, which a writer packing its objects
+    holds."""
+
+    def recover(since: float) -> None:
+        with store.lock:
+            clean_after_dead_sync(store.git_dir, since)
+
+    return recover
 
 
 def _rounds(

@@ -9,6 +9,7 @@ HTTP client. Whatever goes wrong on the way becomes one `UnreachableError` line.
 from __future__ import annotations
 
 import os
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +74,20 @@ def _check_local(remote: Remote, path: Path) -> None:
             f"cannot use remote {remote.name!r}: {path} is not a git repository "
             f"(create one with `git init --bare -b main {path}`). Your local memory is intact."
         )
+
+
+def _remote_lock(remote: Remote) -> AbstractContextManager[object]:
+    """Pushes into a repository on this machine take turns on a lock in it, with an owner
+    record. Why: a push killed midway left `refs/heads/main.lock` (and a temporary pack) in
+    the remote, and every later sync failed on it; the next push after a dead one removes
+    what it left (see `store.litter`). A remote reached over the network has its own."""
+    path = remote.local_path
+    if path is None:
+        return nullcontext()
+    from wiki_memory.store.litter import clean_after_dead_owner
+    from wiki_memory.store.lock import WriterLock
+
+    return WriterLock(path / "wiki-memory-push.lock", recover=lambda since: clean_after_dead_owner(path, None, since))
 
 
 def _reason(exc: BaseException) -> str:
@@ -171,9 +186,10 @@ def push(store: Store, remote: Remote, new: bytes, expected: bytes | None, *, re
     from dulwich.errors import SendPackError
 
     try:
-        result = client.send_pack(
-            path.encode() if isinstance(path, str) else path, update_refs, generate_pack_data=generate_pack_data
-        )
+        with _remote_lock(remote):
+            result = client.send_pack(
+                path.encode() if isinstance(path, str) else path, update_refs, generate_pack_data=generate_pack_data
+            )
     except RemoteMoved:
         raise
     except SendPackError as e:
