@@ -44,7 +44,8 @@ def mark(
     if as_json:
         echo_json(marked.as_dict())
         return
-    what = f"helpful ({marked.helpful} times)" if verdict == "helpful" else marked.status
+    times = "once" if marked.helpful == 1 else f"{marked.helpful} times"
+    what = f"helpful ({times})" if verdict == "helpful" else marked.status
     done = f"commit {marked.commit[:8]}" if marked.commit else "it already read so; nothing to commit"
     click.echo(f"{marked.path}: {what} ({done})")
 
