@@ -168,6 +168,24 @@ def cold_history(repo: Path, hot: str) -> dict[str, float]:
     return out
 
 
+def cold_review(repo: Path) -> dict[str, float]:
+    """The lifecycle's review (`Memory.review()`, half of `/review`) the first time, and again:
+    what it reads from the index alone is kept until the index changes, so `/review` pays
+    the first figure once after each write."""
+    from wiki_memory.config import resolve_project
+    from wiki_memory.memory import Memory
+
+    with Memory(resolve_project(repo)) as memory:
+        memory.store()
+        memory.require_index()
+        t = time.perf_counter()
+        memory.review()
+        first = time.perf_counter() - t
+        t = time.perf_counter()
+        memory.review()
+        return {"first_review_s": first, "review_again_s": time.perf_counter() - t}
+
+
 def measure(repo: Path, hot: str, runs: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     from starlette.testclient import TestClient
 
@@ -237,7 +255,7 @@ def main() -> None:
     hot = add_history(repo, base)
     load = os.getloadavg()[0]
     started = machine()
-    cold = cold_history(repo, hot)
+    cold = {**cold_history(repo, hot), **cold_review(repo)}
     timings, cpu = measure(repo, hot, args.runs)
     rows = []
     print(f"Web viewer, {args.pages:,} pages, {args.runs} requests a view, server-side ({started} at the start)")

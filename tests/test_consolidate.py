@@ -18,6 +18,7 @@ from wiki_memory.config import resolve_project
 from wiki_memory.consolidate import state
 from wiki_memory.consolidate.extract import summarize
 from wiki_memory.consolidate.run import load_session, read_state
+from wiki_memory.store import Author, Store
 
 
 @pytest.fixture
@@ -385,3 +386,25 @@ def test_a_consolidation_commit_syncs_when_auto_sync_is_on(project, tmp_path):
     outcome = consolidate_session(project, "s-sync-0001")
     assert git(remote, "log", "--format=%s", "main").splitlines()[0] == "consolidate: claude-code session ssync000"
     assert outcome.handoff in git(remote, "ls-tree", "-r", "--name-only", "main")
+
+
+def test_a_session_consolidated_after_its_stop_is_no_longer_in_progress_after_its_end(project):
+    """The pending worker may consolidate a session after its Stop, before its SessionEnd;
+    once the end is consolidated too, the handoff no longer says it may still be running."""
+    from wiki_memory.consolidate.handoff import handoff_for_next_session
+
+    s = Session(project, "s-stop-0001").start().prompt("Add the CSV export").edit("src/export.py")
+    s.stop("Export added.").write()
+    first = consolidate_session(project, "s-stop-0001")
+    assert first.status == "committed"
+    assert "in_progress: true" in wiki_file(project, first.handoff)
+    assert "no session end was recorded" in handoff_for_next_session(project, session_id="next").text
+    # A key of a person's own, added between the two, is not the consolidator's to drop.
+    store = Store(project.wiki)
+    store.write(store.read(first.handoff).with_meta(reviewed_by="Dev"), Author("Dev", "dev@example.com"))
+    s.end().write()
+    second = consolidate_session(project, "s-stop-0001")
+    assert second.status == "committed" and second.handoff == first.handoff
+    handoff = wiki_file(project, second.handoff)
+    assert "in_progress" not in handoff and "reviewed_by: Dev" in handoff
+    assert "no session end was recorded" not in handoff_for_next_session(project, session_id="next").text

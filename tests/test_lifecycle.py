@@ -259,6 +259,31 @@ def test_review_finds_likely_duplicates_and_contradicting_decisions(repo):
     assert contradictions[0].command.startswith("wiki-memory supersede decisions/use-")
 
 
+def test_review_keeps_what_the_index_gave_until_the_index_changes(repo, monkeypatch):
+    """A viewer or server asks again and again: the pairwise comparisons are kept while the
+    index stays as it was, and done again after any write, by this process or another."""
+    from wiki_memory.index import Index
+
+    with Memory.at(repo) as memory:
+        memory.write("Run the tests with tox", "Run the tests with tox before pushing.", "procedure")
+        memory.write("Run tests with tox", "Run the tests using tox before you push.", "procedure")
+        memory.reindex()
+        reads: list[int] = []
+        real = Index.first_vectors
+        monkeypatch.setattr(Index, "first_vectors", lambda self, paths: reads.append(len(paths)) or real(self, paths))
+        first = memory.review()
+        assert memory.review() == first and len(reads) == 1
+        assert len(first.of_kind("duplicate")) == 1
+        with Memory.at(repo) as other:  # another process's write moves the index on
+            other.supersede("Run tests with tox", "Run the tests with tox", reason="one page")
+        assert memory.review().of_kind("duplicate") == [] and len(reads) == 2
+        # Drift is looked at each time: the code changes without the index.
+        memory.anchor("Run the tests with tox", ["src/api.py"])
+        assert memory.review().of_kind("drift") == []
+        (repo / "src" / "api.py").write_text("def orders():\n    return None\n")
+        assert [i.paths for i in memory.review().of_kind("drift")] == [("procedures/run-the-tests-with-tox.md",)]
+
+
 def test_usage_is_counted_outside_git(repo):
     with Memory.at(repo) as memory:
         memory.write("Orders database connection", "Orders use the URL in src/db.py.", "decision")

@@ -11,6 +11,7 @@ from conftest import git
 
 from wiki_memory.errors import ConflictError, NotFoundError
 from wiki_memory.memory import Actor, InputError, Memory, known_projects
+from wiki_memory.pages import drift
 
 CODEX = Actor("codex", "5e55f00d-1")
 
@@ -144,7 +145,7 @@ def test_review_without_the_index_reads_every_page(memory):
         ]
 
 
-def test_anchors_say_whether_their_file_changed(memory, code_repo):
+def test_anchors_say_whether_their_file_changed(memory, code_repo, monkeypatch):
     (code_repo / "src").mkdir()
     (code_repo / "src" / "client.py").write_text("def refresh():\n    pass\n")
     (code_repo / "src" / "same.py").write_text("x = 1\n")
@@ -169,6 +170,15 @@ def test_anchors_say_whether_their_file_changed(memory, code_repo):
         "src/gone.py": "missing",
         "docs/no-blob.md": "unrecorded",
     }
+    # Committed, the files are read from the git index as everywhere else (pages.drift): a
+    # file whose stat its index entry vouches for is not hashed again.
+    git(code_repo, "add", "src", "docs")
+    git(code_repo, "commit", "-qm", "code")
+    hashed: list[str] = []
+    real = drift.blob_of_file
+    monkeypatch.setattr(drift, "blob_of_file", lambda path, algo="sha1": hashed.append(str(path)) or real(path, algo))
+    assert {a.path: a.state for a in memory.anchor_states(page)} == states
+    assert hashed == []
 
 
 def test_a_page_text_is_saved_as_the_person_s_edit(memory):

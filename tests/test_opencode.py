@@ -121,6 +121,48 @@ def test_the_hook_prints_the_context_envelope_and_resolves_the_project_per_call(
     assert [json.loads(line)["kind"] for line in second[0].read_text().splitlines()] == ["prompt"]
 
 
+def test_journal_lines_that_landed_out_of_order_are_read_in_opencodes_time_order(code_repo):
+    """The plugin's calls run side by side, so the journal's lines can land out of order;
+    read alone (SessionStart's on-the-spot summary, consolidation without opencode.db),
+    they are put back in the order of OpenCode's own times."""
+    from wiki_memory.capture import journal
+    from wiki_memory.consolidate.extract import summarize
+    from wiki_memory.consolidate.handoff import handoff_for_next_session
+    from wiki_memory.consolidate.run import load_session
+    from wiki_memory.consolidate.session import merge_observations
+
+    landed = [  # as recorded: the turn's end (session.idle) before its last tool call, the edit first
+        ("session-created", "session.created"),
+        ("chat-message", "chat.message"),
+        ("part-edit", "message.part.updated"),
+        ("part-bash-failed", "message.part.updated"),
+        ("part-write", "message.part.updated"),
+        ("part-todowrite", "message.part.updated"),
+        ("part-bash", "message.part.updated"),
+        ("session-idle", "session.idle"),
+        ("part-read-error", "message.part.updated"),
+    ]
+    project = resolve_project(code_repo)
+    for name, event in landed:  # as the hook appends them (its session.idle would start a consolidation)
+        journal.append(project.journal_dir, parse(name, event, code_repo))
+    [path] = project.journal_dir.glob("*.jsonl")
+    recorded = list(journal.read(path))
+    assert [o.time for o in recorded] != sorted(o.time for o in recorded)  # it really is out of order
+    ordered = merge_observations(recorded, [])
+    assert [o.time for o in ordered] == sorted(o.time for o in recorded)
+    assert ordered[-1].kind == "stop" and (ordered[2].tool, ordered[3].tool) == ("bash", "edit")
+    # Stably: observations of one instant keep the journal's order.
+    tied = [o._replace(time="2026-12-02T00:12:30.000Z") for o in recorded]
+    assert merge_observations(tied, []) == tied
+
+    session = load_session(path, with_transcript=False)
+    assert session.last_kind == "stop"
+    assert not any("stopped mid-task" in line for line in summarize(session).open)
+    view = handoff_for_next_session(project, session_id="ses_next")
+    assert view is not None and "Goal: Fix the widget total off-by-one" in view.text
+    assert "stopped mid-task" not in view.text
+
+
 # opencode.db -------------------------------------------------------------------------------
 
 

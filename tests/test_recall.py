@@ -16,17 +16,23 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import git
 
 from wiki_memory.capture.journal import journal_file
 from wiki_memory.config import Project, home, resolve_project
 from wiki_memory.hook.main import main as hook_main
 from wiki_memory.pages import Page
+from wiki_memory.pages.drift import blob_of_bytes
 from wiki_memory.recall import files as recall_files
 from wiki_memory.recall import gate, meaning, render, run, seen
 from wiki_memory.recall.settings import RecallSettings, from_section
 from wiki_memory.store import Author
 
 WORDS = RecallSettings(meaning=False)
+
+# The code file the JWT gotcha is anchored to, committed in the code repository as the page
+# was written against it: the page has not drifted until a test changes the file.
+CLIENT = b"def call(request):\n    refresh_token()\n    return retry(request)\n"
 
 PAGES = [
     Page.new(
@@ -36,7 +42,7 @@ PAGES = [
         "**Cause**: the token refresh ran after the retry in `src/auth/client.py`, so the retry "
         "used the expired token.\n\n**Fix**: refresh before retrying.",
         tags=["auth"],
-        extra={"anchors": [{"path": "src/auth/client.py", "blob": None}]},
+        extra={"anchors": [{"path": "src/auth/client.py", "blob": blob_of_bytes(CLIENT)}]},
     ),
     Page.new(
         "Payments are retried only on transport errors",
@@ -81,14 +87,25 @@ PAGES = [
 
 @pytest.fixture
 def project(code_repo: Path) -> Project:
-    """A project whose wiki holds PAGES, indexed (words; no vectors needed for words alone)."""
+    """A project whose wiki holds PAGES, indexed (words; no vectors needed for words alone),
+    and whose code repository holds the file the JWT gotcha is anchored to, committed."""
     from wiki_memory.memory import Memory
 
+    commit_file(code_repo, "src/auth/client.py", CLIENT)
     project = resolve_project(code_repo)
     with Memory(project) as memory:
         memory.store(create=True).write_many(PAGES, Author.agent("test"))
         memory.reindex(embed=False)
     return project
+
+
+def commit_file(code_repo: Path, rel: str, data: bytes) -> None:
+    """Write a code file and commit it with git (so its stat and blob are in `.git/index`)."""
+    path = code_repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    git(code_repo, "add", rel)
+    git(code_repo, "-c", "user.name=Dev", "-c", "user.email=dev@example.com", "commit", "-qm", f"add {rel}")
 
 
 def hook(agent: str, event: str, payload: dict, env: dict[str, str] | None = None) -> dict | None:
@@ -268,6 +285,55 @@ def test_a_read_of_an_anchored_file_brings_its_page_once(project, code_repo):
     assert recorded[0]["files"] == ["src/auth/client.py"]
     assert recorded[0]["meta"]["trigger"] == "file"
     assert recorded[0]["meta"]["pages"] == ["gotchas/jwt-refresh-must-happen-before-the-retry.md"]
+
+
+def test_a_drifted_page_carries_its_may_be_stale_note_and_an_untouched_one_does_not(project, code_repo):
+    from wiki_memory.memory import Memory
+    from wiki_memory.pages.drift import record
+
+    commit_file(code_repo, "src/x.py", b"BATCH = 500\n")
+    commit_file(code_repo, "src/y.py", b"SKIP_BLANK = True\n")
+    pages = [
+        Page.new(
+            "The exporter batches rows by five hundred",
+            "fact",
+            "The CSV exporter in `src/x.py` batches rows by five hundred before flushing.",
+            extra={"anchors": [a.as_meta() for a in record(code_repo, ["src/x.py"])]},
+        ),
+        Page.new(
+            "The importer skips blank rows",
+            "fact",
+            "The spreadsheet importer in `src/y.py` skips blank rows without a warning.",
+            extra={"anchors": [a.as_meta() for a in record(code_repo, ["src/y.py"])]},
+        ),
+    ]
+    with Memory(project) as memory:
+        memory.store().write_many(pages, Author.agent("test"))
+        memory.reindex(embed=False)
+    commit_file(code_repo, "src/x.py", b"BATCH = 1000\n")  # the exporter's file changes; the importer's does not
+
+    exporter = context(hook("claude-code", "UserPromptSubmit", prompt(code_repo, "exporter batches rows flushing")))
+    assert "facts/the-exporter-batches-rows-by-five-hundred.md" in exporter
+    assert "Note: may be stale (src/x.py changed since)" in exporter
+    importer = context(hook("claude-code", "UserPromptSubmit", prompt(code_repo, "importer skips blank rows warning")))
+    assert "facts/the-importer-skips-blank-rows.md" in importer and "may be stale" not in importer
+
+    def read(rel: str, session: str) -> str:
+        payload = {
+            "session_id": session,
+            "cwd": str(code_repo),
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Read",
+            "tool_input": {"file_path": str(code_repo / rel)},
+        }
+        return context(hook("claude-code", "PreToolUse", payload))
+
+    changed, untouched = read("src/x.py", "d1"), read("src/y.py", "d1")
+    assert "the-exporter-batches" in changed and "Note: may be stale (src/x.py changed since)" in changed
+    assert "the-importer-skips" in untouched and "may be stale" not in untouched
+    # An edit not yet committed is a change too (the file is hashed when its stat no longer matches).
+    (code_repo / "src" / "y.py").write_bytes(b"SKIP_BLANK = False\n")
+    assert "may be stale (src/y.py changed since)" in read("src/y.py", "d2")
 
 
 def test_a_file_is_named_as_a_whole_path_or_a_tail_with_a_folder():
@@ -476,8 +542,13 @@ def test_with_the_helper_running_the_hook_hands_over_what_words_alone_would_not(
         meaning.similarities(helper_home, str(project.index_path), "warm", [], timeout=30)  # vectors read
         printed = hook("claude-code", "UserPromptSubmit", prompt(code_repo, text, session="m1"), env={})
         assert "jwt-refresh-must-happen-before-the-retry.md" in context(printed)
+        assert "may be stale" not in context(printed)
         recorded = [o for o in journal(project, "m1") if o["kind"] == "recall"]
         assert recorded[0]["meta"]["pages"] == ["gotchas/jwt-refresh-must-happen-before-the-retry.md"]
+        # The helper does the whole recall, drift note included, against the code as it is now.
+        (code_repo / "src" / "auth" / "client.py").write_bytes(CLIENT + b"# retried twice\n")
+        printed = hook("claude-code", "UserPromptSubmit", prompt(code_repo, text, session="m2"), env={})
+        assert "Note: may be stale (src/auth/client.py changed since)" in context(printed)
     finally:
         meaning.stop(helper_home)
         process.wait(timeout=30)

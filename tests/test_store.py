@@ -122,6 +122,14 @@ def test_unknown_front_matter_keys_survive_an_update(store):
     assert meta["reviewer"] == "ana" and meta["priority"] == 2
 
 
+def test_a_writer_drops_a_key_it_owns_and_no_longer_sets(store):
+    store.write(gotcha().with_meta(in_progress=True, reviewer="ana"), CLAUDE)
+    store.write(gotcha("New body."), CLAUDE, owns={"in_progress", "branch"})
+    meta = store.read("gotchas/jwt-refresh-before-retry.md").meta
+    assert "in_progress" not in meta and meta["reviewer"] == "ana"
+    assert "in_progress" not in git(store.root, "show", "HEAD:gotchas/jwt-refresh-before-retry.md")
+
+
 def test_write_many_is_one_commit(store):
     pages = [Page.new("Session a", "session", "x"), Page.new("Handoff a", "handoff", "y")]
     results = store.write_many(pages, CLAUDE, session_id="s1", agent="claude-code")

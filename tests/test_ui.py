@@ -295,12 +295,26 @@ def test_a_revert_is_one_commit_by_the_person(client, memory):
     assert twice.status_code == 409 and "already undone" in twice.text
 
 
+def _trailers(memory: Memory) -> str:
+    """The last commit as `author|subject|Reason|Verdict`, read with the git CLI."""
+    fmt = "%an|%s|%(trailers:key=Reason,valueonly,separator=%x2C)|%(trailers:key=Verdict,valueonly,separator=%x2C)"
+    return git(memory.wiki, "log", "-1", f"--format={fmt}").strip()
+
+
 def test_a_verdict_flags_the_page_and_a_supersede_names_the_replacement(client, memory):
     csrf = _csrf(client)
-    response = client.post("/status/gotchas/flaky-login-test.md", data={"csrf": csrf, "verdict": "wrong"})
+    page = client.get("/page/gotchas/flaky-login-test.md").text
+    for verdict in ("helpful", "active", "stale", "wrong", "archived"):
+        assert f'name="verdict" value="{verdict}"' in page  # helpful joins the verdicts
+    assert 'name="reason"' in page  # and a reason may go with any of them
+    response = client.post(
+        "/status/gotchas/flaky-login-test.md",
+        data={"csrf": csrf, "verdict": "wrong", "reason": "the 401 came from the proxy,\nnot the test"},
+    )
     assert response.status_code == 303
-    assert git(memory.wiki, "log", "-1", "--format=%an|%s").strip() == (
-        "Test Person|update: gotchas/flaky-login-test (set_status)"
+    # Memory.mark: one commit by the person, with the reason and the verdict as trailers.
+    assert _trailers(memory) == (
+        "Test Person|mark: wrong gotchas/flaky-login-test|the 401 came from the proxy, not the test|wrong"
     )
     page = client.get("/page/gotchas/flaky-login-test.md").text
     assert "Marked <strong>wrong</strong>" in page and "never handed to an agent" in page
@@ -312,16 +326,89 @@ def test_a_verdict_flags_the_page_and_a_supersede_names_the_replacement(client, 
         "/status/gotchas/flaky-login-test.md", data={"csrf": csrf, "verdict": "stale", "next": "/review"}
     )
     assert back.headers["location"] == "/review"
+    assert _trailers(memory) == "Test Person|mark: stale gotchas/flaky-login-test||stale"
     assert (
         client.post("/status/x.md", data={"csrf": csrf, "verdict": "stale", "next": "//evil.example"}).status_code
         == 404
     )
+    helped = client.post("/status/decisions/retry-policy.md", data={"csrf": csrf, "verdict": "helpful"})
+    assert (
+        helped.status_code == 303 and _trailers(memory) == "Test Person|mark: helpful decisions/retry-policy||helpful"
+    )
+    assert memory.read("Retry policy").page.meta["helpful"] == 1
     moved = client.post(
-        "/status/facts/auth-overview.md", data={"csrf": csrf, "superseded_by": "Retry policy", "next": "//evil.example"}
+        "/status/facts/auth-overview.md",
+        data={"csrf": csrf, "superseded_by": "Retry policy", "reason": "merged into it", "next": "//evil.example"},
     )
     assert moved.status_code == 303 and moved.headers["location"].startswith("/page/facts/auth-overview.md")
+    # Memory.supersede: both pages in one commit, with the reason.
+    assert _trailers(memory) == (
+        "Test Person|supersede: facts/auth-overview by decisions/retry-policy|merged into it|supersede"
+    )
+    changed = git(memory.wiki, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(changed) == ["decisions/retry-policy.md", "facts/auth-overview.md"]
     assert memory.read("Auth overview").page.meta["superseded_by"] == "decisions/retry-policy.md"
-    assert client.post("/status/facts/auth-overview.md", data={"csrf": csrf, "verdict": "helpful"}).status_code == 400
+    assert memory.read("Retry policy").page.meta["supersedes"] == ["facts/auth-overview.md"]
+    assert client.post("/status/facts/auth-overview.md", data={"csrf": csrf, "verdict": "bogus"}).status_code == 400
+
+
+def test_review_lists_the_lifecycle_s_actions_and_resolves_a_drifted_page(client, memory, code_repo):
+    (code_repo / "src").mkdir()
+    (code_repo / "src" / "retry.py").write_text("RETRIES = 2\n")
+    (code_repo / "src" / "auth.py").write_text("REFRESH_FIRST = True\n")
+    git(code_repo, "add", "src")
+    git(code_repo, "commit", "-qm", "code")
+    memory.anchor("Retry policy", ["src/retry.py"])
+    memory.anchor("Auth overview", ["src/auth.py"])
+    quiet = client.get("/review").text
+    assert "Code changed since" not in quiet and "review-drift" not in quiet
+    (code_repo / "src" / "retry.py").write_text("RETRIES = 3\n")  # the code moves on; auth.py does not
+    review = client.get("/review").text
+    assert 'id="drift"' in review and "decisions/retry-policy.md may be stale (src/retry.py changed since)" in review
+    assert "wiki-memory mark decisions/retry-policy.md active|stale|wrong" in review  # the command too
+    assert "facts/auth-overview.md may be stale" not in review
+    drift_item = review[review.index('class="review-item review-drift"') :].split("</li>", 1)[0]
+    assert 'action="/status/decisions/retry-policy.md"' in drift_item
+    for verdict in ("active", "stale", "wrong"):
+        assert f'name="verdict" value="{verdict}"' in drift_item
+    page = client.get("/page/decisions/retry-policy.md").text
+    assert "This page may be stale (src/retry.py changed since)" in page
+    assert re.search(r"src/retry\.py</span>\s*<span class=\"badge b-anchor-drifted\"", page)
+    # "Still true": marked active from the review, it is re-anchored to the file as it is now.
+    still = client.post(
+        "/status/decisions/retry-policy.md",
+        data={"csrf": _csrf(client), "verdict": "active", "reason": "three retries is right", "next": "/review"},
+    )
+    assert still.status_code == 303 and still.headers["location"] == "/review"
+    assert _trailers(memory) == "Test Person|mark: active decisions/retry-policy|three retries is right|active"
+    blob = git(code_repo, "hash-object", "src/retry.py").strip()
+    assert memory.read("Retry policy").page.meta["anchors"] == [{"path": "src/retry.py", "blob": blob}]
+    assert "may be stale" not in client.get("/review").text
+    assert re.search(
+        r"src/retry\.py</span>\s*<span class=\"badge b-anchor-current\"",
+        client.get("/page/decisions/retry-policy.md").text,
+    )
+
+
+def test_review_offers_a_supersede_for_a_duplicate_and_the_command(client, memory, embedding_model):
+    memory.write("Exports are batched by 500 rows", "The CSV exporter writes rows in batches of 500.", "fact")
+    memory.write("CSV export batches 500 rows", "The CSV exporter writes its rows in batches of 500.", "fact")
+    memory.reindex()  # the vectors: duplicates are told by meaning as well as words
+    old, new = "facts/csv-export-batches-500-rows.md", "facts/exports-are-batched-by-500-rows.md"
+    review = client.get("/review").text
+    assert 'id="duplicate"' in review and "say the same" in review
+    item = review[review.index('class="review-item review-duplicate"') :].split("</li>", 1)[0]
+    assert f"wiki-memory supersede {old} {new}" in html.unescape(item)
+    assert f'action="/status/{old}"' in item and f'name="superseded_by" value="{new}"' in item
+    merged = client.post(
+        f"/status/{old}", data={"csrf": _csrf(client), "superseded_by": new, "reason": "one page", "next": "/review"}
+    )
+    assert merged.status_code == 303 and merged.headers["location"] == "/review"
+    assert _trailers(memory) == (
+        "Test Person|supersede: facts/csv-export-batches-500-rows by facts/exports-are-batched-by-500-rows"
+        "|one page|supersede"
+    )
+    assert 'id="duplicate"' not in client.get("/review").text
 
 
 # Projects, and the command ---------------------------------------------------------------------

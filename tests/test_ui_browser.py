@@ -3,8 +3,9 @@ Playwright through `executable_path` (Playwright's own browsers are never downlo
 
 A person opens the address with its token, searches, opens a result, follows a [[link]],
 edits the page (the commit is theirs in `git log`), reads its history with the diff in
-colour, reverts a commit, marks a page wrong and sees it flagged, and clicks through the
-graph; a browser without the token, a foreign Host and a POST without the CSRF token are
+colour, reverts a commit, marks a page wrong and supersedes it, each with a reason (the
+lifecycle's commits, `Reason:` trailers and all), resolves a drifted page from the review
+list, and clicks through the graph; a browser without the token, a foreign Host and a POST without the CSRF token are
 refused. A screenshot of each view is saved."""
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ def chromium_path() -> str:
 
 @pytest.fixture
 def wiki(code_repo) -> Iterator[Memory]:
+    (code_repo / "ci").mkdir()
+    (code_repo / "ci" / "settings.py").write_text("CELERY_TASK_ALWAYS_EAGER = False\n")
+    git(code_repo, "add", "ci")
+    git(code_repo, "commit", "-qm", "ci settings")
     with Memory.at(code_repo) as memory:
         memory.write(
             "Celery eager mode hides the broker",
@@ -63,6 +68,8 @@ def wiki(code_repo) -> Iterator[Memory]:
             actor=CODEX,
         )
         memory.write("Staging resets nightly", "Staging is restored from production every night.", "fact")
+        memory.write("Staging resets weekly", "Staging is restored from production every Sunday.", "fact")
+        memory.anchor("Celery eager mode hides the broker", ["ci/settings.py"], reason="the setting lives there")
         yield memory
 
 
@@ -117,7 +124,7 @@ def test_a_person_browses_edits_reverts_and_marks_memory(browser, viewer, wiki, 
     page.wait_for_url(base + "/")
     assert "token" not in page.url
     assert page.locator("h1", has_text="Activity").is_visible()
-    assert page.locator(".event").count() == 4  # init, and three pages
+    assert page.locator(".event").count() == 6  # init, four pages, an anchor
     shot("home")
 
     # Search from the box at the top, then open the first result.
@@ -173,18 +180,57 @@ def test_a_person_browses_edits_reverts_and_marks_memory(browser, viewer, wiki, 
     assert "3. Check the broker has consumers." in text and "4 consumers" not in text
     shot("commit")
 
-    # Mark a page wrong: it is flagged, in the page, in search and in the review list.
+    # Mark a page wrong, saying why: Memory.mark's commit, with the reason as its trailer; the
+    # page is flagged, in the page, in search (asked for) and in the review list.
     page.goto(base + "/page/facts/staging-resets-nightly.md")
+    page.fill(".verdict-form textarea[name=reason]", "staging is restored weekly now")
     page.locator("button", has_text="Mark wrong").click()
     page.wait_for_url(re.compile(r"/page/facts/staging-resets-nightly\.md\?committed="))
     assert "Marked wrong" in page.locator(".flag").inner_text()
-    assert _log(wiki) == "Test Person|update: facts/staging-resets-nightly (set_status)"
+    fmt = "%an|%s|%(trailers:key=Reason,valueonly,separator=%x2C)|%(trailers:key=Verdict,valueonly,separator=%x2C)"
+    assert (
+        _log(wiki, fmt) == "Test Person|mark: wrong facts/staging-resets-nightly|staging is restored weekly now|wrong"
+    )
     assert wiki.read("Staging resets nightly").page.status == "wrong"
-    page.goto(base + "/search?q=staging+restored+every+night")
+    page.goto(base + "/search?q=staging+restored+every+night&status=any")
     assert page.locator(".result.retired .b-status-wrong").first.inner_text() == "wrong"
+
+    # Supersede it by the page that holds now, with a reason: Memory.supersede, one commit.
+    page.goto(base + "/page/facts/staging-resets-nightly.md")
+    page.fill("form.supersede input[name=superseded_by]", "Staging resets weekly")
+    page.fill("form.supersede input[name=reason]", "the schedule changed")
+    page.locator("form.supersede button", has_text="Supersede").click()
+    page.wait_for_url(re.compile(r"/page/facts/staging-resets-nightly\.md\?committed="))
+    assert "Replaced by" in page.locator(".flag").inner_text()
+    assert _log(wiki, fmt) == (
+        "Test Person|supersede: facts/staging-resets-nightly by facts/staging-resets-weekly"
+        "|the schedule changed|supersede"
+    )
+    changed = git(wiki.wiki, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(changed) == ["facts/staging-resets-nightly.md", "facts/staging-resets-weekly.md"]
+
+    # The code the gotcha is anchored to changes: the review lists the drifted page, and
+    # "Active" (it still holds) re-anchors it.
+    settings = wiki.project.root / "ci" / "settings.py"
+    settings.write_text("CELERY_TASK_ALWAYS_EAGER = True  # only in unit tests\n")
     page.goto(base + "/review")
-    assert page.locator(".review-item", has_text="Staging resets nightly").is_visible()
+    drifted = page.locator(".review-item.review-drift")
+    assert drifted.count() == 1
+    assert "may be stale (ci/settings.py changed since)" in drifted.inner_text()
+    assert "wiki-memory mark gotchas/celery-eager-mode-hides-the-broker.md active" in drifted.inner_text()
+    assert page.locator(".review-item", has_text="Staging resets nightly").count() == 0  # superseded: done
     shot("review")
+    drifted.locator("textarea[name=reason]").fill("still true: CI keeps it off")
+    drifted.locator("button", has_text="Active").click()
+    page.wait_for_url(base + "/review")
+    assert page.locator(".review-item.review-drift").count() == 0
+    assert _log(wiki, fmt) == (
+        "Test Person|mark: active gotchas/celery-eager-mode-hides-the-broker|still true: CI keeps it off|active"
+    )
+    blob = git(wiki.project.root, "hash-object", "ci/settings.py").strip()
+    assert wiki.read("Celery eager mode hides the broker").page.meta["anchors"] == [
+        {"path": "ci/settings.py", "blob": blob}
+    ]
 
     page.goto(base + "/handoff")
     assert page.locator("h1").inner_text() == "What the next agent is handed"
@@ -203,7 +249,7 @@ def test_the_graph_opens_the_page_clicked(browser, viewer):
     page.wait_for_url(base + "/")
     page.goto(base + "/graph")
     page.wait_for_selector("#graph[data-ready]")
-    assert page.locator(".node-list li").count() == 3
+    assert page.locator(".node-list li").count() == 4
     # Once the layout is still, and a zoom has stopped it following the canvas's size, a page
     # stays where it is found.
     page.wait_for_selector("#graph[data-settled]", timeout=30_000)

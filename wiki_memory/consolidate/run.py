@@ -182,6 +182,29 @@ def stamp(value: str | None) -> str:
     return iso(seconds) if seconds else (value or "")
 
 
+# The front-matter keys `build_pages` sets on session and handoff pages. The store keeps keys
+# only the page as it stands has (a person's own key survives a re-consolidation); these are
+# the consolidator's, so one it no longer sets is dropped: `in_progress` on a handoff written
+# after the session's Stop, once its SessionEnd is consolidated.
+OWNED_KEYS = frozenset(
+    {
+        "agent",
+        "session_id",
+        "model",
+        "branch",
+        "cwd",
+        "started",
+        "ended",
+        "handoff",
+        "transcript",
+        "handoff_kind",
+        "session_page",
+        "consolidation",
+        "in_progress",
+    }
+)
+
+
 def build_pages(
     summary: Summary, llm_result: Any = None, *, mode: str = "extractive", with_handoff: bool = True
 ) -> list[Any]:
@@ -398,6 +421,7 @@ def _commit_pages(project: Project, summary: Summary, store: Any, index: Any, wo
         session_id=session.session_id,
         agent=session.agent,
         message=f"consolidate: {session.agent} session {session.short_id}",
+        owns=OWNED_KEYS,
     )
     commit = next((r.commit for r in results if r.commit), None)
     context_build.refresh(project, store, index)

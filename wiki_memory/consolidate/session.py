@@ -280,6 +280,18 @@ def _norm(text: str | None) -> str:
     return " ".join((text or "").split())[:200]
 
 
+def in_time_order(observations: Iterable[Observation]) -> list[Observation]:
+    """The observations by time; those of one instant (and one whose time cannot be read,
+    which takes the time before it) keep their order."""
+    keyed: list[tuple[float, int, Observation]] = []
+    last = 0.0
+    for n, o in enumerate(observations):
+        last = time_key(o.time) or last
+        keyed.append((last, n, o))
+    keyed.sort(key=lambda item: (item[0], item[1]))
+    return [o for _, _, o in keyed]
+
+
 def merge_observations(journal: Sequence[Observation], transcript: Sequence[Observation]) -> list[Observation]:
     """One ordered list from what the hooks recorded and what the transcript holds.
 
@@ -287,9 +299,12 @@ def merge_observations(journal: Sequence[Observation], transcript: Sequence[Obse
     do not carry one), so it is the base; the journal adds the lifecycle (start source,
     end reason) and anything the transcript lacks (a call made after it was last
     written, a prompt it does not show). Tool calls match on their call id.
+
+    A journal read alone is put in time order, stably: OpenCode's plugin runs its calls side
+    by side, so its lines can land out of order, each with OpenCode's own `time`.
     """
     if not transcript:
-        return list(journal)
+        return in_time_order(journal)
     if not journal:
         return list(transcript)
     seen_ids = {o.meta.get("tool_use_id") for o in transcript if o.kind == "tool" and o.meta.get("tool_use_id")}

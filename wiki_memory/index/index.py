@@ -151,6 +151,14 @@ class Index:
         """The store commit this index reflects (None before the first full sync)."""
         return self.db.head
 
+    def generation(self) -> str | None:
+        """The index's generation once it has caught up with the wiki: it moves with every
+        write to the index (pages or vectors), so a value worked out from the index may be
+        kept while it stays."""
+        with self._lock:
+            self._catch_up()
+            return self.db.generation()
+
     def stats(self) -> dict[str, object]:
         """What the index holds: pages, chunks, vectors (and pending ones), links."""
         with self._lock:

@@ -60,8 +60,10 @@ def first_vectors(conn: sqlite3.Connection, model: str, paths: Sequence[str]) ->
     found: dict[str, Any] = {}
     for start in range(0, len(paths), 500):
         part = list(paths[start : start + 500])
+        # CROSS JOIN: chunks first, by (page, ordinal). Left to itself SQLite walked every
+        # vector of the model for each batch (0.3 s a batch at 40,000 chunks).
         sql = (
-            "SELECT c.page, v.vec FROM chunks c JOIN vectors v ON v.chunk = c.id AND v.model = ? "
+            "SELECT c.page, v.vec FROM chunks c CROSS JOIN vectors v ON v.chunk = c.id AND v.model = ? "
             f"WHERE c.ordinal = 0 AND c.page IN ({', '.join('?' * len(part))})"
         )
         for page, vec in conn.execute(sql, [model, *part]):

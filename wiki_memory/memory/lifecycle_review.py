@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from wiki_memory.memory.lifecycle import Lifecycle
@@ -37,17 +38,30 @@ def _q(path: str) -> str:
     return path if all(c.isalnum() or c in "/._-" for c in path) else json.dumps(path)
 
 
+@dataclass(frozen=True)
+class _FromIndex:
+    """What the review reads from the index alone, worked out once per index generation."""
+
+    rows: list[LifecycleRow]
+    by_path: dict[str, LifecycleRow]
+    items: list[ReviewAction]  # duplicates, contradictions, wrong links, lifecycle fields
+    note: str | None
+
+
 class LifecycleReview(Lifecycle):
+    _review_kept: tuple[str, _FromIndex] | None = None  # (the index's generation, what it gave)
+
     def review(self, *, today: str | None = None) -> Review:
         """Everything that needs a look (see the module docstring)."""
         from wiki_memory.pages.lifecycle import is_expired
 
         if not self.exists:
             return Review((), 0, "this project has no memory yet")
-        index = self.require_index()
-        rows = index.lifecycle_rows()
-        by_path = {r.path: r for r in rows}
+        found = self._from_index(self.require_index())
+        rows = found.rows
         items: list[ReviewAction] = []
+        # Drift, expiry and flags are looked at each time: the code, the date and the flags
+        # file change without the index.
         items += self._drift_items(rows)
         for r in rows:
             if handed_out(r.status) and r.expires and is_expired(r.expires, today):
@@ -59,16 +73,32 @@ class LifecycleReview(Lifecycle):
                         f"wiki-memory mark {_q(r.path)} archived  (or edit its `expires:` if it still holds)",
                     )
                 )
+        items += found.items
+        items += self._flag_items(found.by_path)
+        return Review(tuple(items), len(rows), found.note)
+
+    def _from_index(self, index: Index) -> _FromIndex:
+        """The pages, duplicates, contradictions, wrong links and lifecycle fields, kept
+        until the index changes: comparing every page with every other costs about half a
+        second at 10,000 pages, and a viewer or a server asks again and again."""
+        generation = index.generation()
+        kept = self._review_kept
+        if kept is not None and generation is not None and kept[0] == generation:
+            return kept[1]
+        rows = index.lifecycle_rows()
+        by_path = {r.path: r for r in rows}
         note = None
         vectors = self._vectors(index, [r for r in rows if r.type in DURABLE and handed_out(r.status)])
         if vectors is None:
             note = "duplicates and contradictions compared by words only (no vectors in the index yet)"
-        items += self._duplicate_items(index, rows, vectors)
+        items = self._duplicate_items(index, rows, vectors)
         items += self._contradiction_items(index, rows, vectors)
         items += self._link_items(index, by_path)
         items += self._lifecycle_items(rows, by_path)
-        items += self._flag_items(by_path)
-        return Review(tuple(items), len(rows), note)
+        found = _FromIndex(rows, by_path, items, note)
+        if generation is not None:
+            self._review_kept = (generation, found)
+        return found
 
     # Drift ------------------------------------------------------------------------------
 

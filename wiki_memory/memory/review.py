@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wiki_memory.errors import PageError
@@ -106,28 +105,26 @@ class Reviewing(Reading):
         return items + marked
 
     def anchor_states(self, page: Page) -> list[AnchorState]:
-        """The page's anchors, each compared with the file in the code repository now."""
+        """The page's anchors, each compared with the file in the code repository now, as
+        the rest of the product does it (`pages.drift`: the git index and a stat; a file is
+        hashed only when its stat no longer vouches for its index entry)."""
         from wiki_memory.pages.anchors import parse_anchors
+        from wiki_memory.pages.drift import git_index
 
         anchors = parse_anchors(page.meta.get("anchors"))
         root = self.project.root
+        if root is None:
+            return [AnchorState(a.path, a.blob, "unknown") for a in anchors]
+        index = git_index(root)
         out = []
         for anchor in anchors:
-            if root is None:
-                out.append(AnchorState(anchor.path, anchor.blob, "unknown"))
-                continue
-            target = (root / anchor.path).resolve()
-            try:
-                inside = target.is_relative_to(Path(root).resolve())
-                data = target.read_bytes() if inside else None
-            except OSError:
-                data = None
-            if data is None:
+            current = index.current_blob(anchor.path)
+            if current is None:
                 state = "missing"
             elif anchor.blob is None:
                 state = "unrecorded"
             else:
-                state = "current" if _blob_of(data, len(anchor.blob)) == anchor.blob else "drifted"
+                state = "current" if current == anchor.blob else "drifted"
             out.append(AnchorState(anchor.path, anchor.blob, state))
         return out
 
@@ -140,11 +137,3 @@ def _file_title(path: str) -> str:
 def _error_line(error: PageError, path: str) -> str:
     """The parse error without the path it starts with (the item names the page)."""
     return str(error).removeprefix(f"{path}: ")
-
-
-def _blob_of(data: bytes, digits: int) -> str:
-    """What `git hash-object` prints for `data`: SHA-1, or SHA-256 for a 64-digit blob id."""
-    import hashlib
-
-    header = b"blob %d\0" % len(data)
-    return (hashlib.sha256 if digits == 64 else hashlib.sha1)(header + data).hexdigest()

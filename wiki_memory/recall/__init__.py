@@ -2,7 +2,7 @@
 agent is about to read or edit, handed to the agent by its prompt and tool hooks.
 
 A light part on the hook path (standard library, `config`, `capture` and `pages.status` /
-`pages.anchors` at most; nothing heavy at the top of a module), below `memory` and the
+`pages.anchors` / `pages.drift` at most; nothing heavy at the top of a module), below `memory` and the
 hook process, which both call it:
 
 - `settings`: the `[recall]` section of `config.toml` and `WIKI_MEMORY_RECALL`;

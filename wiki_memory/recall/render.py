@@ -54,7 +54,7 @@ def render(
 ) -> tuple[str, list[str]]:
     """(the block, the paths placed in it) for `chosen` (candidate, passage) pairs, best
     first, within `max_chars`; a page whose entry does not fit is left out, and with none
-    placed the block is "". `notes` maps a path to its note ("may be stale: ...")."""
+    placed the block is "". `notes` maps a path to its note ("may be stale (...)")."""
     head = OPEN_TAG if file is None else OPEN_TAG_FILE.format(file=defuse(_one_line(file, 200)))
     fixed = len(head) + len(FOOTER) + len(CLOSE_TAG) + 3
     lines: list[str] = []
@@ -79,7 +79,7 @@ def _entry(c: Candidate, passage: str, note: str | None) -> str:
     status = c.status or "active"
     line = f'- {defuse(c.path)}: "{defuse(_one_line(c.title, 160))}" ({c.type}, {status})'
     if note:
-        # Where the lifecycle's drift note ("may be stale: src/x.py changed since") goes.
+        # The lifecycle's drift note ("may be stale (src/x.py changed since)"), or "marked stale".
         line += f"\n  Note: {defuse(_one_line(note, 200))}"
     if passage:
         line += f"\n  {defuse(_one_line(passage, 300))}"

@@ -13,6 +13,7 @@ from wiki_memory.recall.settings import RecallSettings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import os
     import sqlite3
     from collections.abc import Callable, Collection, Mapping, Sequence
 
@@ -98,7 +99,7 @@ def for_prompt(
         else:
             sims = similarities([c.path for c in open_])
     verdicts = judge(cands, query, settings, exclude, sims, general=gate.is_general_question(prompt))
-    return _assemble("prompt", prompt, verdicts, settings)
+    return _assemble("prompt", prompt, verdicts, settings, root=project.root)
 
 
 def _ask_helper(
@@ -220,15 +221,20 @@ def for_file(
             why = f"{settings.max_pages} pages already"
         kept += why is None
         verdicts.append(Verdict(c, why is None, why or ("anchored to it" if c.exact else "names it")))
-    return _assemble("file", rel, verdicts, settings, file=rel)
+    return _assemble("file", rel, verdicts, settings, file=rel, root=project.root)
 
 
 def _assemble(
-    trigger: str, subject: str, verdicts: list[Verdict], settings: RecallSettings, file: str | None = None
+    trigger: str,
+    subject: str,
+    verdicts: list[Verdict],
+    settings: RecallSettings,
+    file: str | None = None,
+    root: os.PathLike[str] | str | None = None,
 ) -> Recall:
     focus = file.rsplit("/", 1)[-1] if file else None
     chosen = [(v.candidate, find.passage(v.candidate, focus)) for v in verdicts if v.kept]
-    notes = {c.path: n for c, _ in chosen if (n := page_note(c))}
+    notes = {c.path: n for c, _ in chosen if (n := page_note(c, root))}
     text, placed = render.render(chosen, max_chars=settings.max_chars, notes=notes, file=file)
     if len(placed) < len(chosen):
         left = {c.path for c, _ in chosen} - set(placed)
@@ -237,12 +243,21 @@ def _assemble(
     return Recall(trigger, subject, text, tuple(placed), tuple(verdicts), passages)
 
 
-def page_note(c: Candidate) -> str | None:
+def page_note(c: Candidate, root: os.PathLike[str] | str | None = None) -> str | None:
     """The note a page carries when it is handed over, or None.
 
-    Where the lifecycle's drift check plugs in: a page whose anchored code changed since it
-    was written is handed with "may be stale" and what changed.
+    A page whose anchored code files (`c.anchors`, the index's JSON) changed since it was
+    written, checked against the code repository at `root`, carries the lifecycle's drift
+    note ("may be stale (src/x.py changed since)"), as at SessionStart; else a page marked
+    stale says so.
     """
+    if c.anchors and root is not None:
+        # Here, not at the top: only a page with anchors needs the git index read.
+        from wiki_memory.pages.drift import drift_note, drifted
+
+        note = drift_note(drifted(root, c.anchors))
+        if note:
+            return note
     if c.status == "stale":
         return "marked stale: it may no longer hold"
     return None

@@ -15,7 +15,7 @@ change to a page is one commit, written with dulwich.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from wiki_memory.errors import ConflictError, NotFoundError, PageError, PathError
@@ -52,10 +52,11 @@ class Store(HandEdits, History):
         message: str | None = None,
         body: str = "",
         trailers: Sequence[tuple[str, str]] = (),
+        owns: Collection[str] = (),
     ) -> WriteResult:
         """Create or update one page: `updated` set now, `id` and `created` kept."""
         return self.write_many(
-            [page], author, session_id=session_id, agent=agent, message=message, body=body, trailers=trailers
+            [page], author, session_id=session_id, agent=agent, message=message, body=body, trailers=trailers, owns=owns
         )[0]
 
     def write_many(
@@ -68,10 +69,16 @@ class Store(HandEdits, History):
         message: str | None = None,
         body: str = "",
         trailers: Sequence[tuple[str, str]] = (),
+        owns: Collection[str] = (),
     ) -> list[WriteResult]:
         """Create or update several pages in one commit (a session page and its handoff);
         `message` is the subject, `body` what follows it, `trailers` extra trailer lines
-        (`("Reason", "...")`) before Session-Id, Agent and Host."""
+        (`("Reason", "...")`) before Session-Id, Agent and Host.
+
+        Front-matter keys the page as it stands has and the new one lacks are kept (a
+        person's key survives an agent's rewrite), except those in `owns`: keys this writer
+        sets itself, so a key of its own it no longer sets is gone (the consolidator's
+        `in_progress` once the session's end is consolidated)."""
         pages = [page.with_path(normalize_path(page.path)) for page in pages]
         for page in pages:
             check_inside(self.root, page.path)
@@ -81,7 +88,7 @@ class Store(HandEdits, History):
             results: list[tuple[str, bool, Page]] = []
             for page in pages:
                 path = page.path
-                merged, created, text = self._merge_with_existing(page)
+                merged, created, text = self._merge_with_existing(page, owns)
                 if text is not None:
                     changes[path] = text
                 results.append((path, created, merged))
@@ -112,7 +119,7 @@ class Store(HandEdits, History):
             return f"{'remember' if created else 'update'}: {path.removesuffix('.md')}"
         return f"remember: {len(changed)} pages ({', '.join(p.removesuffix('.md') for p, _ in changed)})"
 
-    def _merge_with_existing(self, page: Page) -> tuple[Page, bool, bytes | None]:
+    def _merge_with_existing(self, page: Page, owns: Collection[str] = ()) -> tuple[Page, bool, bytes | None]:
         """(page as it will be written, created?, its bytes or None if nothing changes)."""
         blob = self.blob_at(page.path)
         existing: Page | None = None
@@ -124,8 +131,9 @@ class Store(HandEdits, History):
                 existing = None  # a broken page is replaced; its text stays in history
         meta = dict(page.meta)
         if existing is not None:
-            # Keys only the old page had survive; identity and birth date are the old page's.
-            merged = {**existing.meta, **meta}
+            # Keys only the old page had survive, unless the writer owns them; identity and
+            # birth date are the old page's.
+            merged = {**{k: v for k, v in existing.meta.items() if k not in owns}, **meta}
             for key in ("id", "created"):
                 if existing.meta.get(key):
                     merged[key] = existing.meta[key]

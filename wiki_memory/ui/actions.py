@@ -1,7 +1,7 @@
 """The viewer's actions (POST): save a page's text, revert a commit, give a page a verdict
-(stale, wrong, archived, active again) or name its replacement. Each checks the form's CSRF
-token, makes one commit through `Memory` as the person (their git identity), as the CLI
-would, and redirects to what changed."""
+(helpful, stale, wrong, archived, active again) or name its replacement, each with an
+optional reason. Each checks the form's CSRF token, makes one commit through `Memory` as the
+person (their git identity), as the CLI would, and redirects to what changed."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.memory import Actor
 from wiki_memory.memory.rules import InputError
 from wiki_memory.ui import render
 from wiki_memory.ui.app import Refused, status_of, viewer_of
@@ -19,24 +20,25 @@ from wiki_memory.ui.app import Refused, status_of, viewer_of
 if TYPE_CHECKING:
     from starlette.datastructures import FormData
 
-    from wiki_memory.memory import Memory, Written
+    from wiki_memory.memory import Marked, Memory, Superseded
 
-#: The verdicts the viewer offers on a page, each recorded today as the page's status through
-#: `Memory.edit(page, "set_status")`. When the lifecycle's `Memory.mark(page, verdict, ...)`
-#: lands, `record_verdict` calls it instead, and "helpful" joins the list.
-VERDICTS = ("active", "stale", "wrong", "archived")
+#: The verdicts the viewer offers on a page, in the order of its buttons: the lifecycle's
+#: marks (`Memory.mark`). `active` also re-anchors the page to its files as they are now.
+VERDICTS = ("helpful", "active", "stale", "wrong", "archived")
+PERSON = Actor()  # no agent: the commit is the person's, under their git identity
 
 
-def record_verdict(memory: Memory, page: str, verdict: str) -> Written:
-    """Give `page` a verdict (one of VERDICTS), as the person: one commit."""
+def record_verdict(memory: Memory, page: str, verdict: str, reason: str | None = None) -> Marked:
+    """Give `page` a verdict (one of VERDICTS), as the person: one commit with `Reason:` and
+    `Verdict:` trailers (none when the page already reads so; `helpful` always counts)."""
     if verdict not in VERDICTS:
         raise InputError(f"unknown verdict {verdict!r}: one of {', '.join(VERDICTS)}")
-    return memory.edit(page, "set_status", status=verdict)
+    return memory.mark(page, verdict, reason=reason, actor=PERSON)
 
 
-def record_supersede(memory: Memory, old: str, new: str) -> Written:
-    """Mark `old` superseded by `new`, as the person: one commit."""
-    return memory.edit(old, "set_status", status="superseded", superseded_by=new)
+def record_supersede(memory: Memory, old: str, new: str, reason: str | None = None) -> Superseded:
+    """`old` is replaced by `new` (both pages change), as the person: one commit."""
+    return memory.supersede(old, new, reason=reason, actor=PERSON)
 
 
 async def checked_form(request: Request) -> FormData:
@@ -88,17 +90,22 @@ async def revert(request: Request) -> Response:
 
 
 async def set_status(request: Request) -> Response:
-    """A verdict on a page, or (`superseded_by` given) the page that replaces it."""
+    """A verdict on a page, or (`superseded_by` given) the page that replaces it; `reason`,
+    when given, is the commit's `Reason:`."""
     viewer = viewer_of(request)
     form = await checked_form(request)
     path = request.path_params["path"]
     verdict = _field(form, "verdict")
     successor = _field(form, "superseded_by")
+    reason = _field(form, "reason")
+    workspace = viewer.workspace(request)
     if successor is not None:
-        written = await viewer.workspace(request).run(record_supersede, path, successor)
+        replaced = await workspace.run(record_supersede, path, successor, reason)
+        shown, commit = replaced.old, replaced.commit
     elif verdict is not None:
-        written = await viewer.workspace(request).run(record_verdict, path, verdict)
+        marked = await workspace.run(record_verdict, path, verdict, reason)
+        shown, commit = marked.path, marked.commit
     else:
         raise InputError("give a verdict, or the page that supersedes this one")
-    default = render.page_url(written.path, committed=written.commit or "none")
+    default = render.page_url(shown, committed=commit or "none")
     return RedirectResponse(_next(form, default), status_code=303)

@@ -10,7 +10,7 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from wiki_memory.errors import NotFoundError, PageError
+from wiki_memory.errors import NotFoundError, PageError, WikiMemoryError
 from wiki_memory.memory import Memory
 from wiki_memory.pages import HIDDEN, PAGE_TYPES, STATUSES
 from wiki_memory.ui import render
@@ -127,12 +127,35 @@ async def handoff(request: Request) -> Response:
 
 
 async def review(request: Request) -> Response:
+    """Pages that do not parse and sync's conflict copies (`review_items`), the lifecycle's
+    review (`Memory.review()`: drift, expiry, duplicates, contradictions, wrong links,
+    fields, flags; each with the command that resolves it), and pages marked wrong or stale."""
     viewer = viewer_of(request)
-    items = await viewer.workspace(request).run(lambda memory: memory.review_items())
+
+    def work(memory: Memory) -> tuple[list[Any], Any, str | None]:
+        items = memory.review_items()
+        if not memory.exists:
+            return items, None, None
+        try:
+            return items, memory.review(), None
+        except WikiMemoryError as e:  # no index: the lifecycle's review needs it
+            return items, None, str(e)
+
+    items, lifecycle, problem = await viewer.workspace(request).run(work)
     groups: dict[str, list[Any]] = {}
     for item in items:
         groups.setdefault(item.kind, []).append(item)
-    return viewer.page(request, "review.html", groups=groups, total=len(items), verdicts=VERDICTS)
+    copies = {i.path for i in groups.get("conflict", ())}
+    actions: dict[str, list[Any]] = {}
+    for action in lifecycle.items if lifecycle is not None else ():
+        if action.kind == "duplicate" and copies.intersection(action.paths):
+            continue  # a conflict copy is like its page by nature: listed with the copies
+        actions.setdefault(action.kind, []).append(action)
+    total = len(items) + sum(len(a) for a in actions.values())
+    note = problem or (lifecycle.note if lifecycle is not None else None)
+    return viewer.page(
+        request, "review.html", groups=groups, actions=actions, total=total, note=note, verdicts=VERDICTS
+    )
 
 
 async def graph(request: Request) -> Response:
