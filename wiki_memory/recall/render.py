@@ -8,13 +8,11 @@ and one or two lines of its best passage, under one short header, fenced as refe
     Full pages: `wiki-memory show PATH`, or the MCP `read` tool.
     </wiki-memory recall>
 
-Page text cannot close the fence early: anything in it that looks like a closing
-`</...wiki-memory...>` tag, in any case or spacing, is defused before it is placed.
+Page text cannot close the fence early: anything in it that looks like our tag, in any
+case, spacing or look-alike letters, is defused before it is placed (`pages.fence`).
 """
 
 from __future__ import annotations
-
-import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,16 +31,13 @@ OPEN_TAG_FILE = (
 CLOSE_TAG = "</wiki-memory recall>"
 FOOTER = "Full pages: `wiki-memory show PATH`, or the MCP `read` tool."
 
-# A closing tag of ours however it is spelled: `</wiki-memory recall>`, `< / WIKI-MEMORY handoff >`,
-# `</wiki_memory>`, with or without its end; the `<` is replaced, so nothing can end the fence.
-_CLOSING = re.compile(r"<\s*/\s*(?=[^<>]{0,40}wiki[\s_-]*memory)", re.IGNORECASE)
-_INERT = "\u2039"  # a single angle quotation mark: reads like "<", opens no tag
-_OPENING = re.compile(r"<(?=\s*wiki[\s_-]*memory)", re.IGNORECASE)
-
 
 def defuse(text: str) -> str:
-    """`text` with anything that could open or close one of our fences made inert."""
-    return _OPENING.sub(_INERT, _CLOSING.sub(_INERT + "/", text))
+    """`text` with anything that could open or close one of our fences made inert: the one
+    rule every context built from memory follows (`pages.fence.fence_safe`)."""
+    from wiki_memory.pages.fence import fence_safe
+
+    return fence_safe(text)
 
 
 def render(
