@@ -113,6 +113,14 @@ def test_a_foreign_host_is_refused_and_loopback_names_are_not(client):
         assert client.get("/", headers={"Host": host}).status_code == 200, host
 
 
+def test_a_viewer_on_another_loopback_address_answers_to_it_and_refuses_foreign_names(memory):
+    viewer = Viewer(memory.project, token=TOKEN, host="127.0.0.2", port=PORT)
+    with TestClient(build_app(viewer), base_url=f"http://127.0.0.2:{PORT}", follow_redirects=False) as browser:
+        assert browser.get(f"/?token={TOKEN}").status_code == 200
+        assert browser.get("/", headers={"Host": f"127.0.0.2:{PORT}"}).status_code == 200
+        assert browser.get("/", headers={"Host": f"evil.example:{PORT}"}).status_code == 403
+
+
 def test_every_action_needs_the_csrf_token_and_the_viewer_s_origin(client, memory, viewer):
     head = _head(memory)
     csrf = _csrf(client)

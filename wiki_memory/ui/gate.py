@@ -23,8 +23,6 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from wiki_memory.serving import is_loopback
-
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -65,7 +63,8 @@ class Gate:
         self.cookie = cookie_name(port)
         bare = host.strip("[]").lower()
         self.any_host = bare in ("0.0.0.0", "::", "")  # every address of the machine: names unknown
-        names = set(LOOPBACK_NAMES) if is_loopback(host) else {*LOOPBACK_NAMES, f"[{bare}]" if ":" in bare else bare}
+        # The address it is bound to (127.0.0.2 is loopback too, and a browser names it so).
+        names = {*LOOPBACK_NAMES, f"[{bare}]" if ":" in bare else bare}
         self.hosts = {f"{name}:{port}" for name in names} | ({*names} if port == 80 else set())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
