@@ -399,8 +399,10 @@ def test_review_lists_the_lifecycle_s_actions_and_resolves_a_drifted_page(client
 
 
 def test_review_offers_a_supersede_for_a_duplicate_and_the_command(client, memory, embedding_model):
-    memory.write("Exports are batched by 500 rows", "The CSV exporter writes rows in batches of 500.", "fact")
+    # Written oldest first, so the older page is the older by its time and by its path alike:
+    # `updated` counts seconds, and a slow machine may put the two writes in different ones.
     memory.write("CSV export batches 500 rows", "The CSV exporter writes its rows in batches of 500.", "fact")
+    memory.write("Exports are batched by 500 rows", "The CSV exporter writes rows in batches of 500.", "fact")
     memory.reindex()  # the vectors: duplicates are told by meaning as well as words
     old, new = "facts/csv-export-batches-500-rows.md", "facts/exports-are-batched-by-500-rows.md"
     review = client.get("/review").text
