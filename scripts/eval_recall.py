@@ -11,8 +11,10 @@ it was handed (a page is never handed twice, so a page needed again later counts
 present).
 
 Printed per kind of prompt: recall (a prompt that needs a page got one of its pages, now
-or earlier in the session), precision (injected pages the prompt needed or may have),
-quiet (prompts that need nothing got nothing), characters injected per prompt, latency.
+or earlier in the session; session and handoff pages are SessionStart's, so a prompt that
+needs only those is the kind `sessionstart`, counted in precision alone), precision
+(injected pages the prompt needed or may have), quiet (prompts that need nothing got
+nothing), characters injected per prompt, latency.
 Then per-file recall: recall of the pages about each file read, precision, quiet on
 files no page is about.
 
@@ -40,6 +42,8 @@ import evalkit
 
 DATA = Path(__file__).resolve().parent / "data" / "recall_eval"
 NOTHING = ("ack", "generic", "uncovered", "nearmiss")
+LOGS = ("sessions/", "handoffs/")
+SESSION_START = "sessionstart"  # a prompt whose every need is a session or handoff page
 TARGETS = {"recall": 0.75, "precision": 0.80, "quiet": 0.90}
 
 
@@ -122,13 +126,16 @@ def run_sessions(
             sims = meaning(turn["prompt"]) if meaning is not None else None
             result = run.for_prompt(proj, turn["prompt"], settings=settings, exclude=set(handed), similarities=sims)
             ms = (time.perf_counter() - t0) * 1000
-            needed = set(turn.get("needed", []))
-            ok = needed | set(turn.get("ok", []))
+            labelled = set(turn.get("needed", []))
+            ok = labelled | set(turn.get("ok", []))
+            # Session and handoff pages are SessionStart's to hand, never recall's: a need of
+            # one counts here only through the durable pages beside it.
+            needed = {p for p in labelled if not p.startswith(LOGS)}
             rows.append(
                 {
                     "session": session["id"],
                     "turn": n,
-                    "kind": turn["kind"],
+                    "kind": SESSION_START if labelled and not needed else turn["kind"],
                     "prompt": turn["prompt"],
                     "needed": sorted(needed),
                     "injected": list(result.pages),
@@ -176,7 +183,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for kind in [*kinds, "all"]:
         part = [r for r in rows if kind == "all" or r["kind"] == kind]
         needing = [r for r in part if r["needed"]]
-        nothing = [r for r in part if not r["needed"]]
+        nothing = [r for r in part if not r["needed"] and r["kind"] != SESSION_START]
         injected = sum(len(r["injected"]) for r in part)
         out[kind] = {
             "prompts": len(part),
@@ -209,10 +216,10 @@ def _f(value: float | None) -> str:
 
 
 def print_summary(summary: dict[str, Any], files: dict[str, Any]) -> None:
-    print(f"{'kind':<10} {'n':>4} {'recall':>7} {'precis.':>7} {'quiet':>7} {'chars':>7} {'p50 ms':>7} {'p95 ms':>7}")
+    print(f"{'kind':<12} {'n':>4} {'recall':>7} {'precis.':>7} {'quiet':>7} {'chars':>7} {'p50 ms':>7} {'p95 ms':>7}")
     for kind, s in summary.items():
         print(
-            f"{kind:<10} {s['prompts']:>4} {_f(s['recall']):>7} {_f(s['precision']):>7} {_f(s['quiet']):>7}"
+            f"{kind:<12} {s['prompts']:>4} {_f(s['recall']):>7} {_f(s['precision']):>7} {_f(s['quiet']):>7}"
             f" {s['chars_per_prompt']:>7.0f} {s['p50_ms']:>7.1f} {s['p95_ms']:>7.1f}"
         )
     a = summary["all"]
