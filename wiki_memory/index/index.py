@@ -5,6 +5,11 @@
 store into the index), `vectors.Vectors` (embedding, the vector matrix), `ranking.Ranker`
 (FTS5 and vector rankings, fusion), `priors.Priors` (what a page is: logs, superseded pages)
 and `snippets` (what a result shows of its page).
+
+Why near 550 lines: it is the one public face of the index, so every question the memory
+layer asks of it (search, links, the lifecycle's rows, page metadata) is a short method here
+that hands the work to a part; the sync's locking, disk-full and catch-up rules, which span
+the parts, are the only logic of its own.
 """
 
 from __future__ import annotations
