@@ -161,6 +161,18 @@ def most_recall(turns: list[dict[str, Any]]) -> tuple[dict[str, float], dict[str
     return (min(fine)[2], min(fine)[3]) if fine else None
 
 
+def ranks(turns: list[dict[str, Any]]) -> dict[str, float]:
+    """Where meaning alone puts a needed page among all the pages recall may hand."""
+    firsts = []
+    for t in turns:
+        if not t["needed"]:
+            continue
+        order = sorted(t["pages"], key=lambda p: -t["pages"][p][1])
+        firsts.append(min(order.index(p) for p in t["needed"] if p in t["pages"]) + 1)
+    n = len(firsts) or 1
+    return {"first": sum(r == 1 for r in firsts) / n, "top3": sum(r <= 3 for r in firsts) / n}
+
+
 def line(name: str, rule: dict[str, float], s: dict[str, float]) -> str:
     shown = ", ".join(f"{k}={'off' if v >= 9 else v}" for k, v in rule.items())
     flag = "meets the targets" if meets(s) else "does not meet them"
@@ -194,10 +206,12 @@ def main() -> None:
         print(f"\n{part}: {len(turns)} prompts ({apart} needing only what SessionStart hands, left out)")
         print(line("as shipped", SHIPPED, shipped))
         print(line("best on this set itself", rule, s))
+        r = ranks(turns)
+        print(f"  a needed page first by meaning alone: {r['first']:.3f}; among the first three: {r['top3']:.3f}")
         most = most_recall(turns)
         if most:
             print(line("most recall, others met", *most))
-        report["parts"][part] = {"shipped": shipped, "best_rule": rule, "best": s, "most_recall": most}
+        report["parts"][part] = {"shipped": shipped, "best_rule": rule, "best": s, "most_recall": most, "ranks": r}
     if args.fit:
         fit = [t for part in args.fit.split(",") for t in by_part[part]]
         rule, s = best(fit)
