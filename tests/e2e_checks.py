@@ -59,16 +59,72 @@ def handoff_in(request_body: Any) -> str:
 
 
 def wait_consolidated(repo: Path, agent: str, timeout: float = 60) -> list[str]:
-    """The pages of `agent`'s session, once its background consolidation has finished."""
+    """The pages of `agent`'s session, once its background consolidation has finished.
+
+    An agent that exits without running its SessionEnd hook (Claude Code did, once in many CI
+    runs: its journal held no end and no hook had logged a thing) leaves the session to the
+    next SessionStart's pending consolidation; then this runs that consolidation itself, as
+    the next session would, and says so in a warning. A journal that did record the end, or
+    no journal at all, fails as before, with the journals and logs in the message.
+    """
     project = resolve_project(repo)
     deadline = time.time() + timeout
     while time.time() < deadline:
-        for state_file in state.state_dir(project).glob("*.json"):
-            data = json.loads(state_file.read_text())
-            if data.get("agent") == agent and data.get("pages"):
-                return list(data["pages"])
+        pages = _consolidated(project, agent)
+        if pages:
+            return pages
+        if time.time() > deadline - timeout / 2 and _unended(project, agent):
+            return _consolidate_as_next_start(project, agent)
         time.sleep(0.1)
-    raise AssertionError(f"the {agent} session was never consolidated; logs:\n{logs()}")
+    raise AssertionError(f"the {agent} session was never consolidated; journals: {_journals(project)}; logs:\n{logs()}")
+
+
+def _consolidated(project: Any, agent: str) -> list[str]:
+    for state_file in state.state_dir(project).glob("*.json"):
+        data = json.loads(state_file.read_text())
+        if data.get("agent") == agent and data.get("pages"):
+            return list(data["pages"])
+    return []
+
+
+def _journals(project: Any) -> dict[str, dict[str, int]]:
+    """Each journal of the project: how many observations of each kind it holds."""
+    from wiki_memory.capture import journal
+
+    out: dict[str, dict[str, int]] = {}
+    for path in sorted(project.journal_dir.glob("*.jsonl")):
+        kinds: dict[str, int] = {}
+        for record in journal.records(path):
+            key = f"{record.get('agent')}:{record.get('kind')}"
+            kinds[key] = kinds.get(key, 0) + 1
+        out[path.stem] = kinds
+    return out
+
+
+def _unended(project: Any, agent: str) -> bool:
+    """Whether a journal of `agent` never recorded its session's end."""
+    return any(
+        not kinds.get(f"{agent}:session-end")
+        for kinds in _journals(project).values()
+        if any(k.startswith(f"{agent}:") for k in kinds)
+    )
+
+
+def _consolidate_as_next_start(project: Any, agent: str) -> list[str]:
+    import warnings
+
+    from wiki_memory.memory import Memory
+
+    with Memory(project) as memory:
+        memory.consolidate_pending(settle=0)
+    pages = _consolidated(project, agent)
+    assert pages, f"the pending consolidation wrote no {agent} session; journals: {_journals(project)}"
+    warnings.warn(
+        f"{agent} exited without running its SessionEnd hook; its session was consolidated as the "
+        "next SessionStart would (consolidate --pending)",
+        stacklevel=2,
+    )
+    return pages
 
 
 # Stand-ins for a wiki-memory that fails: the agents must carry on regardless ------------------
