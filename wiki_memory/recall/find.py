@@ -14,12 +14,14 @@ and never writes (the stemming tables live in the connection's own `temp` schema
 
 from __future__ import annotations
 
+# Why `_sqlite3`, the C module under `sqlite3`: the hook needs only a connection, and the
+# `sqlite3` package imports `datetime` for adapters it never uses.
+import _sqlite3
 import heapq
 import json
 import math
 import os
 import re
-import sqlite3
 import time
 from collections import namedtuple
 
@@ -28,6 +30,7 @@ from wiki_memory.recall import terms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Collection, Iterable
     from typing import Any
 
@@ -44,7 +47,6 @@ BUSY_MS = 100  # how long a hook waits on a writer's lock before giving up
 _MARK_OPEN, _MARK_CLOSE = "\x02", "\x03"
 _MARKED = re.compile("\x02([^\x03]*)\x03")
 _TOKEN = re.compile(r"[^\W_]+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'])|\s+(?=\d+\.\s)|\s+(?=- )")
 
 
 class Candidate(
@@ -82,10 +84,10 @@ def connect(index_path: os.PathLike[str] | str) -> sqlite3.Connection | None:
     if not os.path.isfile(path):
         return None
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_MS / 1000, isolation_level=None)
+        conn = _sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_MS / 1000, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         conn.execute("SELECT 1 FROM chunks_fts LIMIT 0")
-    except sqlite3.Error:
+    except _sqlite3.Error:
         return None
     return conn
 
