@@ -50,6 +50,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 RECALL_TARGET = (60.0, 100.0)  # p50, p95 ms for every recall case at 10,000 pages
+# The folder every measured process starts in: the checkout whose code it runs. `python -m`
+# and `python -c` put the working directory first on sys.path, ahead of PYTHONPATH, so a run
+# started inside another checkout would time that checkout's code whatever --code says.
+WHERE = [str(REPO)]
 
 
 def realistic_output() -> str:
@@ -135,10 +139,10 @@ def redaction_share(cwd: Path, env: dict[str, str], runs: int) -> list[dict[str,
     rows = []
     for name, (event, payload) in payloads(cwd).items():
         argv = [sys.executable, "-c", SHARE_SCRIPT, "claude-code", event]
-        subprocess.run(argv, input=payload, capture_output=True, env=env)  # warm
+        subprocess.run(argv, input=payload, capture_output=True, env=env, cwd=WHERE[0])  # warm
         redact_ms, hook_ms = [], []
         for _ in range(runs):
-            result = subprocess.run(argv, input=payload, capture_output=True, env=env)
+            result = subprocess.run(argv, input=payload, capture_output=True, env=env, cwd=WHERE[0])
             figures = json.loads(result.stderr.decode().strip().splitlines()[-1])
             redact_ms.append(figures["redact_ms"])
             hook_ms.append(figures["hook_ms"])
@@ -288,6 +292,7 @@ def start_helper(env: dict[str, str], wiki: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        cwd=WHERE[0],
     )
     deadline = time.time() + 120
     while time.time() < deadline and not meaning.running(home):
@@ -312,7 +317,7 @@ def recall_check(recall: dict[str, tuple[list[str], Any, dict[str, str]]], env: 
     hooks that did their work (and the helper case must have been answered by the helper)."""
     out = {}
     for name, (argv, make, extra) in recall.items():
-        result = subprocess.run(argv, input=make(10**6), capture_output=True, env={**env, **extra})
+        result = subprocess.run(argv, input=make(10**6), capture_output=True, env={**env, **extra}, cwd=WHERE[0])
         text = result.stdout.decode()
         out[name] = f"{len(json.loads(text)['hookSpecificOutput']['additionalContext'])} chars" if text else "nothing"
     return out
@@ -331,7 +336,7 @@ def time_once(argv: list[str], stdin: bytes, env: dict[str, str]) -> float:
     LAST_CPU."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    result = subprocess.run(argv, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    result = subprocess.run(argv, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=WHERE[0])
     elapsed = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     LAST_CPU[0] = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
@@ -356,6 +361,7 @@ def main() -> None:
     args = parser.parse_args()
 
     code = Path(args.code).resolve() if args.code else REPO
+    WHERE[0] = str(code)
     compileall.compile_dir(str(code / "wiki_memory"), quiet=1)
     work = Path(tempfile.mkdtemp(prefix="bench-hooks-"))
     try:
