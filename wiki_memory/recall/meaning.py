@@ -138,7 +138,7 @@ def recall(
     and the block; a list of {trigger, subject, text, pages}, or None without a helper.
 
     Why the helper does the words too: it holds the index open and its modules loaded, so a
-    hook that asks it needs neither sqlite3 nor the finder (10-15 ms of a hook's start)."""
+    hook that asks it loads neither SQLite nor the finder."""
     request = {
         "op": "recall",
         "project": project_fields(project),
