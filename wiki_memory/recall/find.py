@@ -156,10 +156,11 @@ def _best_chunks(conn: sqlite3.Connection, query: Query, deadline: float | None)
     """(chunk id, weight of the query's words it holds), the CHUNKS heaviest (ties: the
     lower id first).
 
-    Ranked in SQL, so that no word's doclist is read into Python: each word read is a bit,
-    a chunk's bits say which it holds, and its weight is those words' weights summed in the
-    order of the words read (as floats add, so that equal sets of words weigh exactly the
-    same). A statement still running at `deadline` is interrupted.
+    Ranked in SQL, so that no word's doclist is read into Python: each word read is a bit
+    (a prompt has at most terms.MAX_TERMS words: the bits fit an integer), a chunk's bits say
+    which it holds, and its weight is those words' weights summed in the order of the words
+    read (as floats add, so that equal sets of words weigh exactly the same). A statement
+    still running at `deadline` is interrupted.
     """
     df = {w: query.df.get(query.stems[w], 0) for w in query.words}
     known = sorted((w for w in query.words if df[w] > 0), key=lambda w: df[w])
