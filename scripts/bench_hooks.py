@@ -14,6 +14,7 @@ prompt of the same.
     python scripts/bench_hooks.py              # 50 runs of each
     python scripts/bench_hooks.py --runs 100 --json bench-results/hooks.json
     python scripts/bench_hooks.py --code /tmp/baseline   # another checkout's wiki_memory
+    python scripts/bench_hooks.py --code /tmp/baseline --code .   # before and after, run by run
 
 Recall (`--pages N`, 10,000 by default; 0 skips it): a generated wiki of N pages (the
 generator of bench_search.py; every chunk given a vector, random: latency does not depend on
@@ -130,15 +131,16 @@ sys.stderr.write(json.dumps({"redact_ms": spent[0] * 1000, "hook_ms": total * 10
 """
 
 
-def redaction_share(cwd: Path, env: dict[str, str], runs: int) -> list[dict[str, Any]]:
-    """p50 of (redaction ms, in-process hook ms) per payload, each run a fresh process."""
+def redaction_share(cwd: Path, env: dict[str, str], runs: int, where: Path) -> list[dict[str, Any]]:
+    """p50 of (redaction ms, in-process hook ms) per payload, each run a fresh process started
+    in `where` (the checkout whose code it runs: see `time_once`)."""
     rows = []
     for name, (event, payload) in payloads(cwd).items():
         argv = [sys.executable, "-c", SHARE_SCRIPT, "claude-code", event]
-        subprocess.run(argv, input=payload, capture_output=True, env=env)  # warm
+        subprocess.run(argv, input=payload, capture_output=True, env=env, cwd=where)  # warm
         redact_ms, hook_ms = [], []
         for _ in range(runs):
-            result = subprocess.run(argv, input=payload, capture_output=True, env=env)
+            result = subprocess.run(argv, input=payload, capture_output=True, env=env, cwd=where)
             figures = json.loads(result.stderr.decode().strip().splitlines()[-1])
             redact_ms.append(figures["redact_ms"])
             hook_ms.append(figures["hook_ms"])
@@ -275,8 +277,8 @@ def evalkit_env(env: dict[str, str]) -> None:
             env[key] = os.environ[key]
 
 
-def start_helper(env: dict[str, str], wiki: Path) -> None:
-    """Start the warm helper of the benchmark's home and wait until it answers."""
+def start_helper(env: dict[str, str], wiki: Path, where: Path) -> None:
+    """Start the warm helper of `env`'s home and wait until it answers."""
     from wiki_memory.config import project_for_store
     from wiki_memory.recall import meaning
 
@@ -288,6 +290,7 @@ def start_helper(env: dict[str, str], wiki: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        cwd=where,
     )
     deadline = time.time() + 120
     while time.time() < deadline and not meaning.running(home):
@@ -307,12 +310,14 @@ def stop_helper(env: dict[str, str]) -> None:
         time.sleep(1.5)
 
 
-def recall_check(recall: dict[str, tuple[list[str], Any, dict[str, str]]], env: dict[str, str]) -> dict[str, str]:
+def recall_check(
+    recall: dict[str, tuple[list[str], Any, dict[str, str]]], env: dict[str, str], where: Path, tag: str
+) -> dict[str, str]:
     """What each recall case hands over once more (a fresh session): the figures must be of
     hooks that did their work (and the helper case must have been answered by the helper)."""
     out = {}
     for name, (argv, make, extra) in recall.items():
-        result = subprocess.run(argv, input=make(10**6), capture_output=True, env={**env, **extra})
+        result = subprocess.run(argv, input=make(f"{tag}check"), capture_output=True, env={**env, **extra}, cwd=where)
         text = result.stdout.decode()
         out[name] = f"{len(json.loads(text)['hookSpecificOutput']['additionalContext'])} chars" if text else "nothing"
     return out
@@ -326,12 +331,16 @@ def hook_command() -> list[str]:
 LAST_CPU = [0.0]  # the CPU ms of time_once's last run
 
 
-def time_once(argv: list[str], stdin: bytes, env: dict[str, str]) -> float:
-    """Wall ms of one run; its CPU ms (user + system: what a busy machine inflates least) go to
-    LAST_CPU."""
+def time_once(argv: list[str], stdin: bytes, env: dict[str, str], where: Path) -> float:
+    """Wall ms of one run, started in `where`; its CPU ms (user + system: what a busy machine
+    inflates least) go to LAST_CPU.
+
+    Why `where`, the checkout whose code is timed: `python -m` and `python -c` put the working
+    directory first on sys.path, ahead of PYTHONPATH, so a run started inside another checkout
+    would time that checkout's code whatever --code says."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    result = subprocess.run(argv, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    result = subprocess.run(argv, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=where)
     elapsed = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     LAST_CPU[0] = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
@@ -346,17 +355,32 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
+def labels_of(codes: list[Path]) -> list[str]:
+    """A short name per checkout for the tables ("" for one checkout: the tables as before)."""
+    if len(codes) == 1:
+        return [""]
+    names = [c.name for c in codes]
+    return [name if names.count(name) == 1 else f"{name}#{i + 1}" for i, name in enumerate(names)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=50, help="runs of each case (default 50)")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
-    parser.add_argument("--code", metavar="DIR", help="benchmark the wiki_memory of another checkout (before/after)")
+    parser.add_argument(
+        "--code",
+        metavar="DIR",
+        action="append",
+        help="benchmark the wiki_memory of another checkout; twice (before, after): both, run by run",
+    )
     parser.add_argument("--pages", type=int, default=10000, help="pages of the recall wiki (0: no recall cases)")
     parser.add_argument("--reuse", metavar="DIR", help="keep the generated recall wiki in DIR and reuse it")
     args = parser.parse_args()
 
-    code = Path(args.code).resolve() if args.code else REPO
-    compileall.compile_dir(str(code / "wiki_memory"), quiet=1)
+    codes = [Path(c).resolve() for c in args.code] if args.code else [REPO]
+    labels = labels_of(codes)
+    for code in codes:
+        compileall.compile_dir(str(code / "wiki_memory"), quiet=1)
     work = Path(tempfile.mkdtemp(prefix="bench-hooks-"))
     try:
         cwd = work / "project"
@@ -371,109 +395,158 @@ def main() -> None:
                 shutil.rmtree(old, ignore_errors=True)
             for old in Path(env["WIKI_MEMORY_HOME"]).glob("projects/*/recall"):
                 shutil.rmtree(old, ignore_errors=True)
-        if args.code:
-            env["PYTHONPATH"] = str(code)
-        cases: dict[str, tuple[list[str], bytes]] = {
+        # Each checkout has a home of its own (its own warm helper) around the same projects.
+        envs = []
+        for i, code in enumerate(codes):
+            mine = dict(env)
+            if args.code:
+                mine["PYTHONPATH"] = str(code)
+            if i:
+                mine["WIKI_MEMORY_HOME"] = str(work / f"home-{i}")
+                (Path(env["WIKI_MEMORY_HOME"]) / "projects").mkdir(parents=True, exist_ok=True)
+                (work / f"home-{i}").mkdir()
+                (work / f"home-{i}" / "projects").symlink_to(Path(env["WIKI_MEMORY_HOME"]) / "projects")
+            envs.append(mine)
+        floors: dict[str, tuple[list[str], bytes]] = {
             "python -c pass": ([sys.executable, "-c", "pass"], b""),
             # The standard library the hook path imports (config's pathlib, re and collections;
             # json): the floor under any hook built on `config`.
             "stdlib floor": ([sys.executable, "-c", "import collections, json, pathlib, re"], b""),
         }
+        command = [sys.executable, "-m", "wiki_memory"] if args.code else hook_command()
+        cases: dict[str, tuple[list[str], bytes]] = {}
         for name, (event, payload) in list(payloads(cwd).items())[:3]:
-            command = [sys.executable, "-m", "wiki_memory"] if args.code else hook_command()
             cases[name] = ([*command, "hook", "claude-code", event], payload)
         recall: dict[str, tuple[list[str], Any, dict[str, str]]] = {}
         if args.pages:
             evalkit_env(env)
             evalkit_env(os.environ)  # type: ignore[arg-type]
+            for mine in envs:
+                evalkit_env(mine)
             folder = Path(args.reuse) if args.reuse else work / "recall"
             folder.mkdir(parents=True, exist_ok=True)
-            command = [sys.executable, "-m", "wiki_memory"] if args.code else hook_command()
             recall, recall_prompt = recall_cases(folder, args.pages, cwd, env, command)
-            start_helper(env, Path(recall["prompt, recall off"][2]["WIKI_MEMORY_STORE"]))
-        for argv, stdin in cases.values():  # warm the page cache and the journal directory
-            time_once(argv, stdin, env)
-        for argv, make, extra in recall.values():
-            time_once(argv, make(-1), {**env, **extra})
-        timings: dict[str, list[float]] = {name: [] for name in [*cases, *recall]}
-        cpu: dict[str, list[float]] = {name: [] for name in timings}
-        for n in range(args.runs):  # interleaved, so machine load falls on every case alike
-            for name, (argv, stdin) in cases.items():
-                timings[name].append(time_once(argv, stdin, env))
-                cpu[name].append(LAST_CPU[0])
-            for name, (argv, make, extra) in recall.items():
-                timings[name].append(time_once(argv, make(n), {**env, **extra}))
-                cpu[name].append(LAST_CPU[0])
+            wiki = Path(recall["prompt, recall off"][2]["WIKI_MEMORY_STORE"])
+            for code, mine in zip(codes, envs, strict=True):
+                start_helper(mine, wiki, code)
+        for argv, stdin in floors.values():  # warm the page cache and the journal directory
+            time_once(argv, stdin, env, codes[0])
+        for i, (code, mine) in enumerate(zip(codes, envs, strict=True)):
+            for argv, stdin in cases.values():
+                time_once(argv, stdin, mine, code)
+            for argv, make, extra in recall.values():
+                time_once(argv, make(f"{i}-warm"), {**mine, **extra}, code)
+        keys = [(name, "") for name in floors] + [(name, label) for name in [*cases, *recall] for label in labels]
+        timings: dict[tuple[str, str], list[float]] = {key: [] for key in keys}
+        cpu: dict[tuple[str, str], list[float]] = {key: [] for key in keys}
+        # Interleaved, run by run (and checkout by checkout, in turns first), so machine load
+        # falls on every case alike.
+        for n in range(args.runs):
+            for name, (argv, stdin) in floors.items():
+                timings[name, ""].append(time_once(argv, stdin, env, codes[0]))
+                cpu[name, ""].append(LAST_CPU[0])
+            turn = list(enumerate(zip(codes, labels, envs, strict=True)))
+            for i, (code, label, mine) in turn[n % len(turn) :] + turn[: n % len(turn)]:
+                for name, (argv, stdin) in cases.items():
+                    timings[name, label].append(time_once(argv, stdin, mine, code))
+                    cpu[name, label].append(LAST_CPU[0])
+                for name, (argv, make, extra) in recall.items():
+                    timings[name, label].append(time_once(argv, make(f"{i}-{n}"), {**mine, **extra}, code))
+                    cpu[name, label].append(LAST_CPU[0])
+        injected: dict[str, dict[str, str]] = {}
         if recall:
-            injected = recall_check(recall, env)
-            stop_helper(env)
+            for i, (code, label, mine) in enumerate(zip(codes, labels, envs, strict=True)):
+                injected[label] = recall_check(recall, mine, code, f"{i}-")
+                stop_helper(mine)
         journal = next(Path(env["WIKI_MEMORY_HOME"]).rglob("bench-session.jsonl"))
         lines = journal.read_text().splitlines()
-        share = redaction_share(cwd, env, max(10, args.runs // 2))
+        shares = {
+            label: redaction_share(cwd, mine, max(10, args.runs // 2), code)
+            for code, label, mine in zip(codes, labels, envs, strict=True)
+        }
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    floor = statistics.median(timings["python -c pass"])
+    floor = statistics.median(timings["python -c pass", ""])
     rows: list[dict[str, Any]] = []
-    for name, values in timings.items():
+    for (name, label), values in timings.items():
         rows.append(
             {
                 "case": name,
+                "code": str(codes[labels.index(label)]) if label else str(codes[0]),
                 "runs": len(values),
                 "p50_ms": round(statistics.median(values), 1),
                 "p95_ms": round(percentile(values, 95), 1),
                 "max_ms": round(max(values), 1),
                 "p50_vs_python": round(statistics.median(values) / floor, 2),
-                "cpu_p50_ms": round(statistics.median(cpu[name]), 1),
+                "cpu_p50_ms": round(statistics.median(cpu[name, label]), 1),
+                "label": label,
             }
         )
-    print(f"{'case':<26} {'runs':>5} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'p50 / python':>13} {'CPU p50':>8}")
+    width = max(26, *(len(r["case"]) + len(r["label"]) + 3 for r in rows))
+    print(
+        f"{'case':<{width}} {'runs':>5} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'p50 / python':>13} {'CPU p50':>8}"
+    )
     for row in rows:
+        name = f"{row['case']} [{row['label']}]" if row["label"] else row["case"]
         print(
-            f"{row['case']:<26} {row['runs']:>5} {row['p50_ms']:>8.1f} {row['p95_ms']:>8.1f} {row['max_ms']:>8.1f}"
+            f"{name:<{width}} {row['runs']:>5} {row['p50_ms']:>8.1f} {row['p95_ms']:>8.1f} {row['max_ms']:>8.1f}"
             f" {row['p50_vs_python']:>12.2f}x {row['cpu_p50_ms']:>7.1f}"
         )
-    tool = next(r for r in rows if r["case"] == "PostToolUse")
-    verdict = "met" if tool["p50_ms"] <= 60 and tool["p95_ms"] <= 100 else "NOT met"
-    print(
-        f"target PostToolUse p50 <= 60 ms and p95 <= 100 ms: {verdict}; "
-        f"{len(lines)} journal lines written, largest {max(len(line) for line in lines):,} bytes"
-    )
-    recall_verdict = None
+    verdicts: dict[str, str] = {}
+    recall_verdicts: dict[str, str] = {}
+    for label in labels:
+        by = {r["case"]: r for r in rows if r["label"] == label or r["case"] in floors}
+        of = f" [{label}]" if label else ""
+        tool = by["PostToolUse"]
+        verdicts[label] = "met" if tool["p50_ms"] <= 60 and tool["p95_ms"] <= 100 else "NOT met"
+        print(f"target PostToolUse p50 <= 60 ms and p95 <= 100 ms{of}: {verdicts[label]}")
+        if recall:
+            slow = [n for n in recall if by[n]["p50_ms"] > RECALL_TARGET[0] or by[n]["p95_ms"] > RECALL_TARGET[1]]
+            recall_verdicts[label] = "met" if not slow else f"NOT met ({', '.join(slow)})"
+            print(
+                f"recall at {args.pages:,} pages{of}: what each case injected: {injected[label]}\n"
+                f"target recall p50 <= {RECALL_TARGET[0]:.0f} ms and p95 <= {RECALL_TARGET[1]:.0f} ms{of}: "
+                f"{recall_verdicts[label]}; nothing held vs recall off: "
+                f"{by['prompt, nothing held']['p50_ms'] - by['prompt, recall off']['p50_ms']:+.1f} ms p50, "
+                f"{by['prompt, nothing held']['cpu_p50_ms'] - by['prompt, recall off']['cpu_p50_ms']:+.1f} ms CPU"
+            )
+    print(f"{len(lines)} journal lines written, largest {max(len(line) for line in lines):,} bytes")
     if recall:
-        by = {r["case"]: r for r in rows}
-        slow = [n for n in recall if by[n]["p50_ms"] > RECALL_TARGET[0] or by[n]["p95_ms"] > RECALL_TARGET[1]]
-        recall_verdict = "met" if not slow else f"NOT met ({', '.join(slow)})"
-        print(
-            f"recall at {args.pages:,} pages (prompt: {recall_prompt!r}): what each case injected: {injected}\n"
-            f"target recall p50 <= {RECALL_TARGET[0]:.0f} ms and p95 <= {RECALL_TARGET[1]:.0f} ms: {recall_verdict}; "
-            f"nothing held vs recall off: "
-            f"{by['prompt, nothing held']['p50_ms'] - by['prompt, recall off']['p50_ms']:+.1f} ms p50"
-        )
-    print(f"\nredaction's share (CPU time in a fresh hook process per run; code from {code})")
-    print(f"{'case':<26} {'payload':>10} {'redact p50':>11} {'p95':>7} {'hook p50':>9}")
-    for row in share:
-        print(
-            f"{row['case']:<26} {row['payload_bytes']:>10,} {row['redact_p50_ms']:>9.2f}ms"
-            f" {row['redact_p95_ms']:>6.2f} {row['hook_in_process_p50_ms']:>7.1f}ms"
-        )
-    for case in ("PostToolUse 1 MB", "PostToolUse 1 MB secrets"):
-        ms = next(float(r["redact_p50_ms"]) for r in share if r["case"] == case)
-        print(f"target redaction <= 5 ms, {case}: {ms:.2f} ms, {'met' if ms <= 5 else 'NOT met'}")
-    print(f"python {sys.version.split()[0]} on {os.cpu_count()} cores")
+        print(f"recall prompt: {recall_prompt!r}")
+    for code, label in zip(codes, labels, strict=True):
+        share = shares[label]
+        print(f"\nredaction's share (CPU time in a fresh hook process per run; code from {code})")
+        print(f"{'case':<26} {'payload':>10} {'redact p50':>11} {'p95':>7} {'hook p50':>9}")
+        for row in share:
+            print(
+                f"{row['case']:<26} {row['payload_bytes']:>10,} {row['redact_p50_ms']:>9.2f}ms"
+                f" {row['redact_p95_ms']:>6.2f} {row['hook_in_process_p50_ms']:>7.1f}ms"
+            )
+        for case in ("PostToolUse 1 MB", "PostToolUse 1 MB secrets"):
+            ms = next(float(r["redact_p50_ms"]) for r in share if r["case"] == case)
+            print(f"target redaction <= 5 ms, {case}: {ms:.2f} ms, {'met' if ms <= 5 else 'NOT met'}")
+    load = os.getloadavg()
+    print(f"python {sys.version.split()[0]} on {os.cpu_count()} cores; load average at the end {load[0]:.2f}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        one = len(codes) == 1
         Path(args.json).write_text(
             json.dumps(
                 {
                     "rows": rows,
-                    "target_met": verdict == "met",
+                    "target_met": verdicts[""] == "met" if one else {k: v == "met" for k, v in verdicts.items()},
                     "recall_pages": args.pages,
-                    "recall_target_met": recall_verdict == "met" if recall_verdict else None,
-                    "redaction_share": share,
-                    "code": str(code),
+                    "recall_target_met": (
+                        (recall_verdicts[""] == "met" if one else {k: v == "met" for k, v in recall_verdicts.items()})
+                        if recall_verdicts
+                        else None
+                    ),
+                    "redaction_share": shares[""] if one else shares,
+                    "code": str(codes[0]) if one else [str(c) for c in codes],
                     "python": sys.version.split()[0],
                     "cpus": os.cpu_count(),
+                    "load_average": load,
                 },
                 indent=2,
             )

@@ -18,7 +18,6 @@ Standard library only: the hook path (SessionStart, recall) uses it.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 # Characters a model may read as "<", "/", "-" or as a letter of "wiki memory", beyond what
 # NFKD and case folding already map (fullwidth and small forms, accented letters).
@@ -36,8 +35,9 @@ _CONFUSABLE = {
     **dict.fromkeys("уүγʏ", "y"),
 }
 _LESS_THAN = frozenset({"<", "＜", "﹤", *(ch for ch, to in _CONFUSABLE.items() if to == "<")})
-_TAG = re.compile(r"<\s*/?\s*wiki[\s_.\-]*memory")
-_ASCII_TAG = re.compile(r"<\s*/?\s*w[i1|]k[i1|][\s_.\-]*m[e3]m[o0]ry", re.IGNORECASE)
+# Patterns, compiled by `re` on first use: most text has no "<" and never needs them.
+_TAG = r"<\s*/?\s*wiki[\s_.\-]*memory"
+_ASCII_TAG = r"(?i)<\s*/?\s*w[i1|]k[i1|][\s_.\-]*m[e3]m[o0]ry"
 # C0 and C1 controls and DEL, except tab and newline.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -47,6 +47,8 @@ def _skeleton_of(ch: str) -> str:
     base letters with look-alikes mapped."""
     if ch.isascii():
         return _CONFUSABLE.get(ch, ch.lower()) if ch.isalnum() or ch in "|<" else ch
+    import unicodedata  # here: only text that is not ASCII needs it, and the hook path reads this
+
     category = unicodedata.category(ch)
     if category in ("Cf", "Mn", "Me") or ch == "\u00ad":
         return ""  # zero-width spaces and joiners, soft hyphens, combining marks, variation selectors
@@ -68,7 +70,7 @@ def fence_safe(text: str) -> str:
     if text.isascii():
         if "<" not in text:
             return text
-        return _ASCII_TAG.sub(lambda m: "&lt;" + m.group(0)[1:], text)
+        return re.sub(_ASCII_TAG, lambda m: "&lt;" + m.group(0)[1:], text)
     if not any(ch in _LESS_THAN or (not ch.isascii() and _skeleton_of(ch) == "<") for ch in text):
         return text
     skeleton: list[str] = []
@@ -77,7 +79,7 @@ def fence_safe(text: str) -> str:
         for piece in _skeleton_of(ch):
             skeleton.append(piece)
             owner.append(i)
-    brackets = {owner[m.start()] for m in _TAG.finditer("".join(skeleton))}
+    brackets = {owner[m.start()] for m in re.finditer(_TAG, "".join(skeleton))}
     if not brackets:
         return text
     return "".join("&lt;" if i in brackets else ch for i, ch in enumerate(text))

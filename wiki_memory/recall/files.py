@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 
 from wiki_memory.recall.find import Candidate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from pathlib import Path
 
 ROWS = 200  # chunks read for the path's words

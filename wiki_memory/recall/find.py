@@ -14,12 +14,13 @@ and never writes (the stemming tables live in the connection's own `temp` schema
 
 from __future__ import annotations
 
-import heapq
+# Why `_sqlite3`, the C module under `sqlite3`: the hook needs only a connection, and the
+# `sqlite3` package imports `datetime` for adapters it never uses.
+import _sqlite3
 import json
 import math
 import os
 import re
-import sqlite3
 import time
 from collections import namedtuple
 
@@ -28,6 +29,7 @@ from wiki_memory.recall import terms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Collection, Iterable
     from typing import Any
 
@@ -40,11 +42,13 @@ FETCH_SHARE = 0.1
 FETCH_LEAST = 200
 UNKNOWN = 0.6  # weight of a word the wiki never uses, as a share of the rarest word's
 BUSY_MS = 100  # how long a hook waits on a writer's lock before giving up
+STEMS_KEPT = 50_000  # words whose stems a process keeps (the helper's lifetime, a prompt's marked words)
 
 _MARK_OPEN, _MARK_CLOSE = "\x02", "\x03"
 _MARKED = re.compile("\x02([^\x03]*)\x03")
 _TOKEN = re.compile(r"[^\W_]+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'])|\s+(?=\d+\.\s)|\s+(?=- )")
+# A word's stem depends on the tokenizer alone: computed once per process.
+_STEMS: dict[str, str] = {}
 
 
 class Candidate(
@@ -82,25 +86,29 @@ def connect(index_path: os.PathLike[str] | str) -> sqlite3.Connection | None:
     if not os.path.isfile(path):
         return None
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_MS / 1000, isolation_level=None)
+        conn = _sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_MS / 1000, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         conn.execute("SELECT 1 FROM chunks_fts LIMIT 0")
-    except sqlite3.Error:
+    except _sqlite3.Error:
         return None
     return conn
 
 
 def stems(conn: sqlite3.Connection, words: Iterable[str]) -> dict[str, str]:
-    """word -> its stem under the index's tokenizer (porter unicode61), in one batch."""
+    """word -> its stem under the index's tokenizer (porter unicode61), in one batch for the
+    words not stemmed before in this process."""
     todo = list(dict.fromkeys(words))
-    if not todo:
-        return {}
-    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_stem USING fts5(x, tokenize='porter unicode61')")
-    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_stem_v USING fts5vocab(temp, wm_stem, 'instance')")
-    conn.execute("DELETE FROM temp.wm_stem")
-    conn.executemany("INSERT INTO temp.wm_stem(rowid, x) VALUES (?, ?)", list(enumerate(todo)))
-    found = {todo[doc]: term for doc, term in conn.execute("SELECT doc, term FROM temp.wm_stem_v")}
-    return {w: found.get(w, w) for w in todo}
+    if len(_STEMS) > STEMS_KEPT:
+        _STEMS.clear()
+    new = [w for w in todo if w not in _STEMS]
+    if new:
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_stem USING fts5(x, tokenize='porter unicode61')")
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.wm_stem_v USING fts5vocab(temp, wm_stem, 'instance')")
+        conn.execute("DELETE FROM temp.wm_stem")
+        conn.executemany("INSERT INTO temp.wm_stem(rowid, x) VALUES (?, ?)", list(enumerate(new)))
+        found = {new[doc]: term for doc, term in conn.execute("SELECT doc, term FROM temp.wm_stem_v")}
+        _STEMS.update((w, found.get(w, w)) for w in new)
+    return {w: _STEMS[w] for w in todo}
 
 
 def prepare(conn: sqlite3.Connection, prompt: str) -> Query | None:
@@ -145,18 +153,52 @@ def candidates(conn: sqlite3.Connection, query: Query, *, deadline: float | None
 
 
 def _best_chunks(conn: sqlite3.Connection, query: Query, deadline: float | None) -> list[tuple[int, float]]:
-    """(chunk id, weight of the query's words it holds), the CHUNKS heaviest."""
+    """(chunk id, weight of the query's words it holds), the CHUNKS heaviest (ties: the
+    lower id first).
+
+    Ranked in SQL, so that no word's doclist is read into Python: each word read is a bit
+    (a prompt has at most terms.MAX_TERMS words: the bits fit an integer), a chunk's bits say
+    which it holds, and its weight is those words' weights summed in the order of the words
+    read (as floats add, so that equal sets of words weigh exactly the same). A statement
+    still running at `deadline` is interrupted.
+    """
     df = {w: query.df.get(query.stems[w], 0) for w in query.words}
     known = sorted((w for w in query.words if df[w] > 0), key=lambda w: df[w])
     cap = max(FETCH_SHARE * query.chunks, FETCH_LEAST)
-    held_weight: dict[int, float] = {}
-    for word in [w for w in known if df[w] <= cap] or known[:2]:
-        weight = query.weights[query.stems[word]]
-        for (rowid,) in conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (_quote(word),)):
-            held_weight[rowid] = held_weight.get(rowid, 0.0) + weight
+    read = [w for w in known if df[w] <= cap] or known[:2]
+    if not read:
+        return []
+    weights = [query.weights[query.stems[w]] for w in read]
+    hits = " UNION ALL ".join(
+        f"SELECT rowid AS id, {1 << i} AS bit FROM chunks_fts WHERE chunks_fts MATCH ?" for i in range(len(read))
+    )
+    # x + 0.0 is x: the words a chunk lacks add nothing, and the sum is the one Python makes.
+    weight = " + ".join(["0.0", *(f"(CASE WHEN held & {1 << i} THEN ? ELSE 0.0 END)" for i in range(len(read)))])
+    sql = (
+        f"SELECT id, held FROM (SELECT id, sum(bit) AS held FROM ({hits}) GROUP BY id) "
+        f"ORDER BY {weight} DESC, id LIMIT {CHUNKS}"
+    )
+    if deadline is not None:
+        conn.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+    try:
+        found = conn.execute(sql, [*(_quote(w) for w in read), *weights]).fetchall()
+    except _sqlite3.OperationalError:
         if deadline is not None and time.monotonic() > deadline:
-            raise TimeoutError("recall ran out of time reading the index")
-    return heapq.nlargest(CHUNKS, held_weight.items(), key=lambda kv: (kv[1], -kv[0]))
+            raise TimeoutError("recall ran out of time reading the index") from None
+        raise
+    finally:
+        if deadline is not None:
+            conn.set_progress_handler(None, 0)
+    if deadline is not None and time.monotonic() > deadline:
+        raise TimeoutError("recall ran out of time reading the index")
+    out = []
+    for rowid, held in found:
+        total = 0.0
+        for i, w in enumerate(weights):
+            if held >> i & 1:
+                total += w
+        out.append((rowid, total))
+    return out
 
 
 def _marked(conn: sqlite3.Connection, query: Query, best: list[tuple[int, float]]) -> list[tuple]:

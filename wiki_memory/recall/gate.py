@@ -40,20 +40,19 @@ def is_chatter(prompt: str) -> bool:
 
 # A question about programming in general: "X vs Y?", "what's the difference between ...",
 # "what is a CRDT", "what does X do / mean / stand for", "how does X work", "explain ...".
-_GENERAL = re.compile(
+_GENERAL = (
     r"\b(?:vs\.?|versus)\s|\bdifference(?:s)? between\b|^\s*(?:what|how)\s+(?:is|are|does|do)\s+(?:a|an)\s"
     r"|^\s*what(?:'s|\s+is|\s+are|\s+does|\s+do)\b.*\b(?:mean|do|stand for)\s*\??\s*$"
     r"|^\s*how\s+(?:does|do)\s+.+\s+work\b|^\s*(?:can you\s+|please\s+)?explain\b|\bin (?:general|simple terms)\b"
-    r"|^\s*what(?:'s|\s+is)\s+(?:a|an|the)\s+(?:good|best)\b|\bbest (?:way|practices?)\b",
-    re.IGNORECASE,
+    r"|^\s*what(?:'s|\s+is)\s+(?:a|an|the)\s+(?:good|best)\b|\bbest (?:way|practices?)\b"
 )
 # ... unless it speaks of this project: "we", "our", "here", "this repo".
-_OURS = re.compile(
-    r"\b(?:we|we'?re|we'?ve|our|ours|us|here|this (?:repo|project|codebase|service|app))\b", re.IGNORECASE
-)
+_OURS = r"\b(?:we|we'?re|we'?ve|our|ours|us|here|this (?:repo|project|codebase|service|app))\b"
 
 
 def is_general_question(prompt: str) -> bool:
     """True for a question about programming in general rather than this project (see above)."""
     head = prompt.strip()[:300]
-    return bool(_GENERAL.search(head)) and not _OURS.search(head)
+    # Patterns, not compiled at import: `re` compiles them on first use, so a hook that
+    # never asks (an acknowledgement, the helper's answer) does not pay for them.
+    return bool(re.search(_GENERAL, head, re.IGNORECASE)) and not re.search(_OURS, head, re.IGNORECASE)

@@ -23,6 +23,7 @@ Each index's vectors are read once and kept until the index's generation moves.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import socket
@@ -47,8 +48,10 @@ class Vectors:
         self.matrix: Any = None
         self.rows: dict[str, list[int]] = {}
 
-    def current(self) -> Vectors:
-        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=1.0)
+    def current(self, kept: sqlite3.Connection | None = None) -> Vectors:
+        """These vectors, read again if the index moved on (`kept`: an open connection to
+        the index to ask, left open; else one is opened for the question)."""
+        conn = kept or sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=1.0)
         try:
             row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
             generation = row[0] if row else None
@@ -62,7 +65,8 @@ class Vectors:
                 (self.model,),
             ).fetchall()
         finally:
-            conn.close()
+            if conn is not kept:
+                conn.close()
         rows: dict[str, list[int]] = {}
         for n, (page, _) in enumerate(found):
             rows.setdefault(page, []).append(n)
@@ -140,7 +144,9 @@ class Helper:
         found = self.indexes.get(path)
         if found is None:
             found = self.indexes[path] = Vectors(path, self.embedder.name)
-        return found.current()
+        # The request's own connection answers whether the index moved: no connection (and
+        # schema read) of its own per request.
+        return found.current(self.connection(path))
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         if request.get("op") == "stop":
@@ -216,6 +222,11 @@ class Helper:
                 self.vectors(path)
             except (sqlite3.Error, OSError) as e:
                 log(self.home, f"preload {path}: {e}")
+        # What is loaded by now (the model, its libraries, the vectors) lives as long as the
+        # helper: out of the collector's sight, so that a collection during a request walks
+        # only what requests made.
+        gc.collect()
+        gc.freeze()
         try:
             while self.alive():
                 try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import time
 
@@ -35,9 +34,18 @@ def _folder() -> str:
 
 
 def _key(home: str) -> str:
-    import zlib
+    return f"{_crc32(os.path.abspath(home).encode()):08x}"
 
-    return f"{zlib.crc32(os.path.abspath(home).encode()):08x}"
+
+def _crc32(data: bytes) -> int:
+    """zlib's CRC-32 of `data` (the same value, so a running helper keeps its name), without
+    importing zlib on the hook path for a few dozen bytes."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0xEDB88320 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
 
 
 def socket_path(home: str) -> str:
@@ -65,9 +73,14 @@ def ask(home: str, request: dict, timeout: float = TIMEOUT) -> dict | None:
     """The helper's answer to `request`, or None (not running, not ready, too slow)."""
     if _private_folder() is None:
         return None
+    # Why `_socket`: importing `socket` builds its enums, which every prompt's hook would pay
+    # for; the C socket object has every method used here.
+    import _socket
+
     deadline = time.monotonic() + timeout
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
             conn.settimeout(timeout)
             conn.connect(socket_path(home))
             conn.sendall(json.dumps(request).encode() + b"\n")
@@ -81,6 +94,8 @@ def ask(home: str, request: dict, timeout: float = TIMEOUT) -> dict | None:
                 if not chunk:
                     break
                 data += chunk
+        finally:
+            conn.close()
         answer = json.loads(data)
     except (OSError, ValueError):
         return None
@@ -123,7 +138,7 @@ def recall(
     and the block; a list of {trigger, subject, text, pages}, or None without a helper.
 
     Why the helper does the words too: it holds the index open and its modules loaded, so a
-    hook that asks it needs neither sqlite3 nor the finder (10-15 ms of a hook's start)."""
+    hook that asks it loads neither SQLite nor the finder."""
     request = {
         "op": "recall",
         "project": project_fields(project),

@@ -16,9 +16,6 @@ MAX_CHARS = 4000
 
 _TOKEN = re.compile(r"[^\W_]+")
 _IDENTIFIER = re.compile(r"[^\W_]+(?:[_./:\\-]+[^\W_]+)+|[a-z]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z]+[A-Za-z0-9]*")
-_PATH = re.compile(
-    r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w+|(?<![\w/.-])[\w-]+\.(?:py|go|ts|tsx|js|jsx|rs|rb|java|kt|swift|sql|ya?ml|toml|json|md|sh|css|html|tf|proto|lua|c|h|cpp|hpp)\b"
-)
 
 STOPWORDS = frozenset(
     """
