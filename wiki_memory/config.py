@@ -54,6 +54,29 @@ class Project(namedtuple("Project", "id name home wiki root identity warning", d
     def journal_dir(self) -> Path:
         return self.home / "journal"
 
+    def fields(self) -> dict[str, str | None]:
+        """The project as another process is handed it (JSON): the background worker, the
+        recall helper. `from_fields` reads it back; `warning` stays with the resolver."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "home": str(self.home),
+            "wiki": str(self.wiki),
+            "root": str(self.root) if self.root else None,
+            "identity": self.identity,
+        }
+
+    @classmethod
+    def from_fields(cls, data: Mapping[str, Any]) -> Project:
+        return cls(
+            data["id"],
+            data["name"],
+            Path(data["home"]),
+            Path(data["wiki"]),
+            Path(data["root"]) if data.get("root") else None,
+            data.get("identity") or "",
+        )
+
 
 class Settings(namedtuple("Settings", "data path", defaults=(MappingProxyType({}), None))):
     """`config.toml` from the wiki-memory home (`data`, from `path`); sections are plain dicts."""

@@ -25,16 +25,7 @@ PENDING_EVERY = 10.0  # seconds between two starts of the pending work, at most
 
 def project_arg(project: Project) -> str:
     """The project as the worker's argument (JSON of its fields)."""
-    return json.dumps(
-        {
-            "id": project.id,
-            "name": project.name,
-            "home": str(project.home),
-            "wiki": str(project.wiki),
-            "root": str(project.root) if project.root else None,
-            "identity": project.identity,
-        }
-    )
+    return json.dumps(project.fields())
 
 
 def spawn(project: Project, args: Sequence[str]) -> int | None:

@@ -7,22 +7,13 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from wiki_memory.config import Project
 from wiki_memory.consolidate.state import log
 
 
 def project_from_arg(text: str) -> Project:
-    data = json.loads(text)
-    return Project(
-        data["id"],
-        data["name"],
-        Path(data["home"]),
-        Path(data["wiki"]),
-        Path(data["root"]) if data.get("root") else None,
-        data.get("identity") or "",
-    )
+    return Project.from_fields(json.loads(text))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -166,21 +166,12 @@ class Helper:
     def recall(self, request: dict[str, Any]) -> list[dict[str, Any]]:
         """A hook's whole recall (see `meaning.recall`), as `recall.run` does it in a hook,
         with the closeness in meaning computed here."""
-        from pathlib import Path
 
         from wiki_memory.config import Project
         from wiki_memory.recall import run
         from wiki_memory.recall.settings import FIELDS, RecallSettings
 
-        fields = request["project"]
-        project = Project(
-            fields["id"],
-            fields["name"],
-            Path(fields["home"]),
-            Path(fields["wiki"]),
-            Path(fields["root"]) if fields.get("root") else None,
-            fields.get("identity") or "",
-        )
+        project = Project.from_fields(request["project"])
         settings = RecallSettings(**{k: v for k, v in (request.get("settings") or {}).items() if k in FIELDS})
         exclude = set(request.get("exclude") or ())
         index = str(project.index_path)

@@ -111,18 +111,6 @@ def similarities(
     return {str(k): float(v) for k, v in sims.items()} if isinstance(sims, dict) else None
 
 
-def project_fields(project: Project) -> dict[str, Any]:
-    """A project as the helper is sent it (JSON)."""
-    return {
-        "id": project.id,
-        "name": project.name,
-        "home": str(project.home),
-        "wiki": str(project.wiki),
-        "root": str(project.root) if project.root else None,
-        "identity": project.identity,
-    }
-
-
 def recall(
     home: str,
     project: Project,
@@ -141,7 +129,7 @@ def recall(
     hook that asks it loads neither SQLite nor the finder."""
     request = {
         "op": "recall",
-        "project": project_fields(project),
+        "project": project.fields(),
         "settings": settings._asdict(),
         "prompt": prompt,
         "files": list(files),
