@@ -5,9 +5,11 @@ real; and a broken or locked index that lets the prompt through unchanged."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -512,6 +514,26 @@ def test_the_helper_leaves_when_idle(helper_home):
         not os.path.exists(meaning.socket_path(helper_home))
         and meaning.similarities(helper_home, "/nowhere", "x", []) is None
     )
+
+
+def test_the_helper_leaves_when_its_home_is_removed_and_makes_it_no_more(tmp_path, embedding_model, monkeypatch):
+    """A demo's or a test's home is deleted under its helper: the helper goes within its next
+    check, long before its idle time, and leaves no folder behind."""
+    monkeypatch.setenv("WIKI_MEMORY_RECALL", "on")
+    where = tmp_path / "a-home-to-remove"
+    where.mkdir()
+    process = _helper(str(where), "--idle", "600")
+    try:
+        _wait_for(str(where))
+        shutil.rmtree(where)
+        assert process.wait(timeout=30) == 0
+        assert not where.exists() and not os.path.exists(meaning.socket_path(str(where)))
+    finally:
+        if process.poll() is None:
+            process.kill()
+        for path in (meaning.lock_path(str(where)), meaning.lock_path(str(where)).replace(".lock", ".started")):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
 
 
 def test_the_hook_starts_the_helper_once_and_uses_it_when_ready(project, code_repo, helper_home):

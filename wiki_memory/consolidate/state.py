@@ -21,10 +21,14 @@ def state_dir(project: Project) -> Path:
 
 
 def log(message: str, env: Mapping[str, str] | None = None) -> None:
-    """One line in `WIKI_MEMORY_HOME/logs/consolidate.log`; never raises."""
+    """One line in `WIKI_MEMORY_HOME/logs/consolidate.log`; never raises. A home that is gone
+    is not made anew: a background worker outliving its home (a demo's, a test's) leaves
+    nothing behind."""
     try:
         folder = home(env) / "logs"
-        folder.mkdir(parents=True, exist_ok=True)
+        if not folder.parent.is_dir():
+            return
+        folder.mkdir(exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         with open(folder / "consolidate.log", "a", encoding="utf-8") as f:
             f.write(f"{stamp} [{os.getpid()}] {' '.join(message.split())}\n")

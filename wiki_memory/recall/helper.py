@@ -105,6 +105,7 @@ class Helper:
         self.embedder: Any = None
         self.last = time.monotonic()
         self.inode: int | None = None
+        self.had_home = os.path.isdir(home)  # a home there at the start and gone since: leave
 
     def load_model(self) -> bool:
         from wiki_memory.index.embed import Embedder
@@ -255,6 +256,8 @@ class Helper:
         return stop
 
     def alive(self) -> bool:
+        if self.had_home and not os.path.isdir(self.home):
+            return False  # its home was removed (a demo's, a test's): nothing left to serve
         if time.monotonic() - self.last > self.idle:
             log(self.home, f"idle for {self.idle:.0f} s")
             return False
@@ -272,6 +275,9 @@ class Helper:
 
 
 def log(home: str, message: str) -> None:
+    """One line in the home's `logs/recall-helper.log`; never raises, never makes a home anew."""
+    if not os.path.isdir(home):
+        return
     try:
         folder = os.path.join(home, "logs")
         os.makedirs(folder, exist_ok=True)
