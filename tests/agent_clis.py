@@ -136,8 +136,25 @@ def ensure_agent_clis(timeout: float = 900) -> AgentCLIs:
 
     specs = [f"{package}@{version}" for package, version in PACKAGES.values()]
     _npm_install(CLI_DIR, specs, ready, "the agent CLIs", timeout)
+    _as_installed()
     versions = {name: _installed_version(package) or "?" for name, (package, _) in PACKAGES.items()}
     return AgentCLIs(bins["claude"], bins["codex"], bins["opencode"], bins["gemini"], versions)
+
+
+def _as_installed() -> None:
+    """Our package's bytecode compiled, as `pip install` of a wheel leaves it, and the disk's
+    pending writes flushed (npm's install is a gigabyte).
+
+    Why: an agent gives the hooks it runs at exit little time (Claude Code's asynchronous
+    PostToolUse and its SessionEnd), and a hook that first compiles its modules on a disk
+    still writing out the install can miss it; CI then failed on Claude Code's session
+    losing its last lines, which no user's installed copy would."""
+    import compileall
+
+    import wiki_memory
+
+    compileall.compile_dir(Path(wiki_memory.__file__).parent, quiet=1)
+    os.sync()
 
 
 def _run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
