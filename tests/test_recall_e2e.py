@@ -1,7 +1,7 @@
 """End to end with the real agent CLIs: recall in a session of several prompts.
 
-Claude Code and Codex run with their hooks installed by `wiki-memory install`, against fake
-model servers that record every request. One session, resumed prompt after prompt: an
+Claude Code, Codex and Gemini CLI run with their hooks installed by `wiki-memory install`,
+against fake model servers that record every request. One session, resumed prompt after prompt: an
 acknowledgement adds nothing; the page relevant to the second prompt arrives in the model's
 request for that turn, and not again on the third; a read (Claude Code) or a patch (Codex)
 of an anchored file brings that file's page once. A hook that fails, or runs out of time,
@@ -10,15 +10,16 @@ lets the prompt through unchanged.
 
 from __future__ import annotations
 
+import html
 import json
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_clis import run_claude, run_codex, write_codex_config
+from agent_clis import run_claude, run_codex, run_gemini, write_codex_config, write_gemini_settings
 from click.testing import CliRunner
-from fake_models import FakeAnthropic, FakeResponses, text, tool_call
+from fake_models import FakeAnthropic, FakeGemini, FakeResponses, text, tool_call
 
 from wiki_memory.cli import main
 from wiki_memory.config import resolve_project
@@ -164,3 +165,29 @@ def test_a_failing_or_slow_prompt_hook_lets_the_prompt_through(agent_clis, code_
     assert result.returncode == 0, result.stderr[-2000:]
     seen = _strings(model.turn_requests[0].body["messages"])
     assert prompt in seen and OPEN not in seen
+
+
+def test_gemini_recalls_before_the_agent_and_after_a_read(agent_clis, code_repo):
+    """Gemini CLI: BeforeAgent hands the prompt's page into the turn's request; AfterTool on a
+    read of the anchored file appends that file's page to the tool's result; an
+    acknowledgement, in a session of its own, gets nothing."""
+    home = Path.home()
+    _memory(code_repo)
+    _install("gemini")
+    write_gemini_settings(home, trusted=[code_repo])
+    client = str(code_repo / "src" / "auth" / "client.py")
+    model_args = ["-m", "gemini-2.5-pro"]
+    with FakeGemini([text("Fine.")]) as ack_model:
+        result = run_gemini(agent_clis, [*model_args, "-p", "ok"], cwd=code_repo, home=home, base_url=ack_model.url)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with FakeGemini([tool_call("read_file", {"file_path": client}), text("The signing looks right.")]) as model:
+        prompt = "the login tests fail with 401 Unauthorized right now"
+        result = run_gemini(agent_clis, [*model_args, "-p", prompt], cwd=code_repo, home=home, base_url=model.url)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+    # Gemini CLI escapes < and > in a hook's context before the model sees it.
+    assert "wiki-memory recall" not in _strings(ack_model.turn_requests[0].body["contents"])
+    first, second = (html.unescape(_strings(t.body["contents"])) for t in model.turn_requests)
+    assert first.count(OPEN) == 1 and PROCEDURE + ":" in first and "make idp-up" in first
+    assert FACT + ":" not in first  # the prompt is about the tests, not the cookie
+    assert second.count(OPEN) == 2 and FACT + ":" in second and "about src/auth/client.py" in second
