@@ -108,7 +108,10 @@ def meaning_in_process(proj: Any, embedder: Any) -> Any:
 
     def for_prompt(prompt: str) -> Any:
         query = embedder.embed_query(prompt)
-        return lambda pages: vectors.current().similarities(query, list(pages))
+        return (
+            lambda pages: vectors.current().similarities(query, list(pages)),
+            lambda floor: vectors.current().nearest(query, floor),
+        )
 
     return for_prompt
 
@@ -123,8 +126,10 @@ def run_sessions(
         handed: list[str] = []
         for n, turn in enumerate(session["turns"]):
             t0 = time.perf_counter()
-            sims = meaning(turn["prompt"]) if meaning is not None else None
-            result = run.for_prompt(proj, turn["prompt"], settings=settings, exclude=set(handed), similarities=sims)
+            sims, near = meaning(turn["prompt"]) if meaning is not None else (None, None)
+            result = run.for_prompt(
+                proj, turn["prompt"], settings=settings, exclude=set(handed), similarities=sims, nearby=near
+            )
             ms = (time.perf_counter() - t0) * 1000
             labelled = set(turn.get("needed", []))
             ok = labelled | set(turn.get("ok", []))

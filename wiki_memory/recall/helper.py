@@ -32,8 +32,10 @@ import sys
 import time
 from typing import Any
 
-from wiki_memory.recall import meaning
+from wiki_memory.pages.status import handed_out
+from wiki_memory.recall import find, meaning
 
+NEAREST = 10  # pages meaning alone may bring to a recall, at most
 CHECK_EVERY = 1.0  # seconds between checks of the idle clock and the socket file
 MAX_REQUEST = 256 * 1024
 
@@ -47,6 +49,9 @@ class Vectors:
         self.generation: str | None = None
         self.matrix: Any = None
         self.rows: dict[str, list[int]] = {}
+        self.chunks: list[int] = []  # the chunk id of each row
+        self.pages: list[str] = []  # the page of each row
+        self.open: Any = None  # whether each row's page may be handed at all (type, status)
 
     def current(self, kept: sqlite3.Connection | None = None) -> Vectors:
         """These vectors, read again if the index moved on (`kept`: an open connection to
@@ -60,23 +65,45 @@ class Vectors:
             import numpy as np
 
             found = conn.execute(
-                "SELECT c.page, v.vec FROM vectors v JOIN chunks c ON c.id = v.chunk "
-                "WHERE +v.model = ? ORDER BY v.chunk",
+                "SELECT c.page, v.vec, c.id, p.type, p.status FROM vectors v JOIN chunks c ON c.id = v.chunk "
+                "JOIN pages p ON p.path = c.page WHERE +v.model = ? ORDER BY v.chunk",
                 (self.model,),
             ).fetchall()
         finally:
             if conn is not kept:
                 conn.close()
         rows: dict[str, list[int]] = {}
-        for n, (page, _) in enumerate(found):
+        for n, (page, *_) in enumerate(found):
             rows.setdefault(page, []).append(n)
         self.matrix = (
-            np.stack([np.frombuffer(vec, dtype=np.float32) for _, vec in found])
+            np.stack([np.frombuffer(row[1], dtype=np.float32) for row in found])
             if found
             else np.zeros((0, 0), np.float32)
         )
+        self.chunks = [row[2] for row in found]
+        self.pages = [row[0] for row in found]
+        self.open = np.array([t not in find.LOG_TYPES and handed_out(s or "active") for *_, t, s in found], dtype=bool)
         self.rows, self.generation = rows, generation
         return self
+
+    def nearest(self, query: Any, floor: float, limit: int = NEAREST) -> dict[str, tuple[float, int]]:
+        """The pages recall may hand (not logs, not wrong, superseded or archived) with a chunk
+        at least `floor` close to `query` (a unit vector): page -> (that closeness, the chunk's
+        id), the `limit` closest pages."""
+        if self.matrix is None or not len(self.matrix) or self.matrix.shape[1] != query.shape[0]:
+            return {}
+        import numpy as np
+
+        sims = self.matrix @ query
+        close = (sims >= floor) & self.open
+        out: dict[str, tuple[float, int]] = {}
+        for row in np.flatnonzero(close)[np.argsort(-sims[close], kind="stable")]:
+            page = self.pages[row]
+            if page not in out:
+                out[page] = (round(float(sims[row]), 4), self.chunks[row])
+                if len(out) >= limit:
+                    break
+        return out
 
     def similarities(self, query: Any, pages: list[str]) -> dict[str, float]:
         """The best cosine between `query` (a unit vector) and each page's chunks."""
@@ -162,7 +189,12 @@ class Helper:
         if not os.path.isfile(index):
             return {"ok": False, "error": "no such index"}
         query = self.embedder.embed_query(text[:2000])
-        return {"ok": True, "sims": self.vectors(index).similarities(query, [str(p) for p in pages])}
+        vectors = self.vectors(index)
+        answer: dict[str, Any] = {"ok": True, "sims": vectors.similarities(query, [str(p) for p in pages])}
+        near = request.get("near")
+        if isinstance(near, (int, float)) and not isinstance(near, bool):
+            answer["near"] = vectors.nearest(query, float(near))
+        return answer
 
     def recall(self, request: dict[str, Any]) -> list[dict[str, Any]]:
         """A hook's whole recall (see `meaning.recall`), as `recall.run` does it in a hook,
@@ -178,14 +210,29 @@ class Helper:
         index = str(project.index_path)
         prompt = request.get("prompt")
         if isinstance(prompt, str):
+            embedded: list[Any] = []
+
+            def query() -> Any:
+                if not embedded:
+                    embedded.append(self.embedder.embed_query(prompt[:2000]))
+                return embedded[0]
 
             def similarities(pages: Any) -> dict[str, float]:
-                return self.vectors(index).similarities(self.embedder.embed_query(prompt[:2000]), list(pages))
+                return self.vectors(index).similarities(query(), list(pages))
+
+            def nearby(floor: float) -> dict[str, tuple[float, int]]:
+                return self.vectors(index).nearest(query(), floor)
 
             conn = self.connection(index)
             results = [
                 run.for_prompt(
-                    project, prompt, settings=settings, exclude=exclude, similarities=similarities, conn=conn
+                    project,
+                    prompt,
+                    settings=settings,
+                    exclude=exclude,
+                    similarities=similarities,
+                    nearby=nearby,
+                    conn=conn,
                 )
             ]
         else:

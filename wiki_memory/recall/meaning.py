@@ -106,9 +106,29 @@ def similarities(
     home: str, index: str, text: str, pages: Sequence[str], timeout: float = TIMEOUT
 ) -> dict[str, float] | None:
     """page -> the best cosine between `text` and the page's chunks; None without a helper."""
-    answer = ask(home, {"index": index, "text": text, "pages": list(pages)}, timeout)
+    found = closeness(home, index, text, pages, None, timeout)
+    return found[0] if found else None
+
+
+def closeness(
+    home: str, index: str, text: str, pages: Sequence[str], near: float | None, timeout: float = TIMEOUT
+) -> tuple[dict[str, float], dict[str, tuple[float, int]]] | None:
+    """`similarities` of `pages`, and (with `near`) the pages of the whole index whose best
+    chunk is at least that close: page -> (closeness, chunk id); None without a helper."""
+    request: dict[str, Any] = {"index": index, "text": text, "pages": list(pages)}
+    if near is not None:
+        request["near"] = near
+    answer = ask(home, request, timeout)
     sims = answer.get("sims") if answer else None
-    return {str(k): float(v) for k, v in sims.items()} if isinstance(sims, dict) else None
+    if not isinstance(sims, dict):
+        return None
+    nearest = answer.get("near") if answer else None
+    close = {
+        str(k): (float(v[0]), int(v[1]))
+        for k, v in (nearest.items() if isinstance(nearest, dict) else ())
+        if isinstance(v, list) and len(v) == 2
+    }
+    return {str(k): float(v) for k, v in sims.items()}, close
 
 
 def recall(

@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from wiki_memory.recall.find import Candidate, Query
 
 BUDGET = 0.5  # seconds one recall may spend reading the index before it gives up
+# A prompt the wiki knows less than this share of (by its words' weights) is not worth the
+# helper's look at every page: nothing of the memory is in it, and it costs no more than the
+# hook without recall. 0.1-0.3 changed no figure of the recall sets.
+ALONE_REACH = 0.2
 WORDS_ALONE = 3  # matched words a page needs by words alone, unless it holds an identifier as written
 
 
@@ -64,12 +68,15 @@ def for_prompt(
     exclude: Collection[str] | None = None,
     budget: float = BUDGET,
     similarities: Callable[[Sequence[str]], dict[str, float] | None] | None = None,
+    nearby: Callable[[float], dict[str, tuple[float, int]]] | None = None,
     conn: sqlite3.Connection | None = None,
 ) -> Recall:
     """The pages a prompt would be handed now (`exclude`: paths handed already; by default
     what the session's record holds). `similarities` (pages -> their closeness in meaning
-    to the prompt, or None) defaults to asking the warm helper, started if it is not there.
-    `conn`: an open read-only connection to the index (the helper keeps one; left open)."""
+    to the prompt, or None) and `nearby` (a closeness -> the pages of the whole index at
+    least that close, with their closest chunk) default to asking the warm helper, started
+    if it is not there. `conn`: an open read-only connection to the index (the helper keeps
+    one; left open)."""
     settings = settings or RecallSettings()
     nothing = Recall("prompt", prompt, "", ())
     if not settings.enabled or not settings.prompts or gate.is_chatter(prompt):
@@ -78,39 +85,53 @@ def for_prompt(
     conn = find.connect(project.index_path) if conn is None else conn
     if conn is None:
         return nothing
+    alone = settings.meaning and settings.meaning_alone <= 1.0
     try:
         query = find.prepare(conn, prompt)
-        # A prompt mostly about words the wiki never uses cannot reach a floor: nothing to read.
-        if query is None or query.reachable < (settings.floor if settings.meaning else settings.words_floor):
+        # A prompt mostly about words the wiki never uses cannot reach a floor by words, nor
+        # (below ALONE_REACH) be worth a question of meaning: nothing to read.
+        reach = settings.floor if settings.meaning else settings.words_floor
+        if query is None or query.reachable < (ALONE_REACH if alone else reach):
             return nothing
         cands = find.candidates(conn, query, deadline=time.monotonic() + budget)
+        if exclude is None:
+            exclude = seen.read(project, session_id) if session_id else set()
+        # Words let a page through only above the floor: only those are worth a question of
+        # closeness; meaning alone may bring others (`nearby`).
+        open_ = [c for c in cands if find.eligible(c, exclude) is None and c.score >= settings.floor]
+        sims: dict[str, float] | None = None
+        near: dict[str, tuple[float, int]] = {}
+        if settings.meaning and (open_ or alone):
+            if similarities is None:
+                found = _ask_helper(project, prompt, [c.path for c in open_], settings)
+                sims, near = found if found else (None, {})
+            else:
+                sims = similarities([c.path for c in open_])
+                near = nearby(settings.meaning_alone) if alone and nearby is not None else {}
+        held = {c.path for c in cands}
+        extra = {p: chunk for p, (_, chunk) in near.items() if p not in held and p not in exclude}
+        if extra:
+            cands = [*cands, *find.pages_of_chunks(conn, query, extra)]
+        if sims is not None or near:
+            sims = {**(sims or {}), **{p: s for p, (s, _) in near.items()}}
     finally:
         if own:
             conn.close()
-    if exclude is None:
-        exclude = seen.read(project, session_id) if session_id else set()
-    # Only pages words could let through are worth a question to the helper: a prompt no page
-    # holds enough of costs no more than the words.
-    open_ = [c for c in cands if find.eligible(c, exclude) is None and c.score >= settings.floor]
-    sims: dict[str, float] | None = None
-    if open_ and settings.meaning:
-        if similarities is None:
-            sims = _ask_helper(project, prompt, [c.path for c in open_], settings)
-        else:
-            sims = similarities([c.path for c in open_])
     verdicts = judge(cands, query, settings, exclude, sims, general=gate.is_general_question(prompt))
     return _assemble("prompt", prompt, verdicts, settings, root=project.root)
 
 
 def _ask_helper(
     project: Project, prompt: str, pages: Sequence[str], settings: RecallSettings
-) -> dict[str, float] | None:
-    """The helper's answer, or None after starting it for the next prompt."""
+) -> tuple[dict[str, float], dict[str, tuple[float, int]]] | None:
+    """The helper's answer (closeness of `pages`, and the pages close enough by meaning
+    alone), or None after starting it for the next prompt."""
     from wiki_memory.recall import meaning
 
     # The wiki-memory home: a project lives in <home>/projects/<id>.
     home = str(project.home.parent.parent) if project.home.parent.name == "projects" else str(project.home)
-    found = meaning.similarities(home, str(project.index_path), prompt, pages)
+    near = settings.meaning_alone if settings.meaning_alone <= 1.0 else None
+    found = meaning.closeness(home, str(project.index_path), prompt, pages, near)
     if found is None:
         meaning.ensure_started(home, str(project.index_path), idle=float(settings.helper_idle))
     return found
@@ -128,26 +149,30 @@ def judge(
     """Each candidate against the floors: kept, or dropped with the reason.
 
     With `sims` (closeness in meaning, from the helper) a page must hold `floor` of the
-    prompt's words and be `meaning_floor` close: words and meaning must agree. Without,
+    prompt's words and be `meaning_floor` close: words and meaning must agree; or be
+    `meaning_alone` close, whatever its words. Without,
     words alone decide, more strictly (`words_floor`, three words). A general question
     needs `question_floor` of meaning, and gets nothing from words alone. The best page
-    sets the bar for the others (`relative`).
+    that clears the floors sets the bar for the others (`relative`).
     """
 
     def evidence(c: Candidate) -> float:
         return c.score + (sims.get(c.path, 0.0) if sims is not None else 0.0)
 
-    open_ = [c for c in cands if find.eligible(c, exclude) is None]
-    best = max((evidence(c) for c in open_), default=0.0)
+    def floors(c: Candidate) -> str | None:
+        strong = [s for s in c.matched if query.weights.get(s, 0) > 0]
+        sim = sims.get(c.path) if sims is not None else None
+        return find.eligible(c, exclude) or _floors(c, len(strong), sim, settings, general, sims is not None)
+
+    # The bar is set by the best page that clears the floors: one they drop sets nothing.
+    passing = {c.path for c in cands if floors(c) is None}
+    best = max((evidence(c) for c in cands if c.path in passing), default=0.0)
     ranked = sorted(cands, key=lambda c: -evidence(c))
     out: list[Verdict] = []
     kept = 0
     for c in ranked:
-        why = find.eligible(c, exclude)
-        strong = [s for s in c.matched if query.weights.get(s, 0) > 0]
         sim = sims.get(c.path) if sims is not None else None
-        if why is None:
-            why = _floors(c, len(strong), sim, settings, general, sims is not None)
+        why = floors(c)
         if why is None and evidence(c) < settings.relative * best:
             why = f"evidence {evidence(c):.2f} below {settings.relative:.2f} of the best ({best:.2f})"
         if why is None and kept >= settings.max_pages:
@@ -165,6 +190,8 @@ def _floors(
 ) -> str | None:
     """Why a page does not clear the floors, or None."""
     if with_meaning:
+        if not general and sim is not None and sim >= settings.meaning_alone:
+            return None  # this close in meaning, the words need not agree
         if c.score < settings.floor:
             return f"words {c.score:.2f} below the floor {settings.floor:.2f}"
         need = settings.question_floor if general else settings.meaning_floor

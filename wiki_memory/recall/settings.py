@@ -7,8 +7,9 @@
     max_pages = 3
     max_chars = 1500
     meaning = true        # ask the warm helper how close the prompt's meaning is
-    floor = 0.3           # the share of the prompt's words a page must hold ...
-    meaning_floor = 0.4   # ... and how close in meaning it must be
+    floor = 0.4           # the share of the prompt's words a page must hold ...
+    meaning_floor = 0.35  # ... and how close in meaning it must be
+    meaning_alone = 0.5   # this close in meaning, a page needs none of the words (1.01: never)
     words_floor = 0.6     # the share it must hold when meaning is not at hand
     question_floor = 0.65 # how close a general question must be ("X vs Y?", "what is a ...")
     relative = 0.85       # a page's evidence against the best page's
@@ -42,8 +43,9 @@ FIELDS: dict[str, tuple[Any, Any, Any]] = {
     "max_pages": (3, 1, 10),
     "max_chars": (1500, 200, 8000),
     "meaning": (True, None, None),
-    "floor": (0.3, 0.0, 1.0),
-    "meaning_floor": (0.4, -1.0, 1.0),
+    "floor": (0.4, 0.0, 1.0),
+    "meaning_floor": (0.35, -1.0, 1.0),
+    "meaning_alone": (0.5, -1.0, 1.01),
     "words_floor": (0.6, 0.0, 1.0),
     "question_floor": (0.65, -1.0, 1.01),
     "relative": (0.85, 0.0, 1.0),
@@ -63,8 +65,9 @@ if TYPE_CHECKING:
         max_pages: int = 3
         max_chars: int = 1500
         meaning: bool = True
-        floor: float = 0.3
-        meaning_floor: float = 0.4
+        floor: float = 0.4
+        meaning_floor: float = 0.35
+        meaning_alone: float = 0.5
         words_floor: float = 0.6
         question_floor: float = 0.65
         relative: float = 0.85
