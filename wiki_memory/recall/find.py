@@ -277,13 +277,13 @@ def pages_of_chunks(conn: sqlite3.Connection, query: Query, chunk_of: dict[str, 
     marked = _marked(conn, query, [(chunk, 0.0) for chunk in chunk_of.values()]) if known else []
     found = {c.path: c for c in _pages(conn, query, marked)}
     rest = [chunk for page, chunk in chunk_of.items() if page not in found]
+    missing = tuple(s for s in query.weights if query.weights[s] > 0)
     if rest:
         for page, title, type_, status, anchors, text in conn.execute(
             "SELECT c.page, p.title, p.type, p.status, p.anchors, c.text FROM chunks c "
             "JOIN pages p ON p.path = c.page WHERE c.id IN (SELECT value FROM json_each(?))",
             (json.dumps(rest),),
         ).fetchall():
-            missing = tuple(s for s in query.weights if query.weights[s] > 0)
             found[page] = Candidate(page, title, type_, status, anchors, 0.0, (), missing, 0, False, text, 0.0)
     return [found[p] for p in chunk_of if p in found]
 

@@ -119,10 +119,9 @@ def closeness(
     if near is not None:
         request["near"] = near
     answer = ask(home, request, timeout)
-    sims = answer.get("sims") if answer else None
-    if not isinstance(sims, dict):
+    if answer is None or not isinstance(answer.get("sims"), dict):
         return None
-    nearest = answer.get("near") if answer else None
+    sims, nearest = answer["sims"], answer.get("near")
     close = {
         str(k): (float(v[0]), int(v[1]))
         for k, v in (nearest.items() if isinstance(nearest, dict) else ())

@@ -103,7 +103,8 @@ def for_prompt(
         near: dict[str, tuple[float, int]] = {}
         if settings.meaning and (open_ or alone):
             if similarities is None:
-                found = _ask_helper(project, prompt, [c.path for c in open_], settings)
+                near_floor = settings.meaning_alone if alone else None
+                found = _ask_helper(project, prompt, [c.path for c in open_], settings, near_floor)
                 sims, near = found if found else (None, {})
             else:
                 sims = similarities([c.path for c in open_])
@@ -122,15 +123,14 @@ def for_prompt(
 
 
 def _ask_helper(
-    project: Project, prompt: str, pages: Sequence[str], settings: RecallSettings
+    project: Project, prompt: str, pages: Sequence[str], settings: RecallSettings, near: float | None
 ) -> tuple[dict[str, float], dict[str, tuple[float, int]]] | None:
-    """The helper's answer (closeness of `pages`, and the pages close enough by meaning
-    alone), or None after starting it for the next prompt."""
+    """The helper's answer (closeness of `pages`, and with `near` the pages at least that
+    close by meaning alone), or None after starting it for the next prompt."""
     from wiki_memory.recall import meaning
 
     # The wiki-memory home: a project lives in <home>/projects/<id>.
     home = str(project.home.parent.parent) if project.home.parent.name == "projects" else str(project.home)
-    near = settings.meaning_alone if settings.meaning_alone <= 1.0 else None
     found = meaning.closeness(home, str(project.index_path), prompt, pages, near)
     if found is None:
         meaning.ensure_started(home, str(project.index_path), idle=float(settings.helper_idle))
@@ -164,15 +164,15 @@ def judge(
         sim = sims.get(c.path) if sims is not None else None
         return find.eligible(c, exclude) or _floors(c, len(strong), sim, settings, general, sims is not None)
 
+    dropped = {c.path: floors(c) for c in cands}
     # The bar is set by the best page that clears the floors: one they drop sets nothing.
-    passing = {c.path for c in cands if floors(c) is None}
-    best = max((evidence(c) for c in cands if c.path in passing), default=0.0)
+    best = max((evidence(c) for c in cands if dropped[c.path] is None), default=0.0)
     ranked = sorted(cands, key=lambda c: -evidence(c))
     out: list[Verdict] = []
     kept = 0
     for c in ranked:
         sim = sims.get(c.path) if sims is not None else None
-        why = floors(c)
+        why = dropped[c.path]
         if why is None and evidence(c) < settings.relative * best:
             why = f"evidence {evidence(c):.2f} below {settings.relative:.2f} of the best ({best:.2f})"
         if why is None and kept >= settings.max_pages:
