@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from wiki_memory.config import Project, read_head
-from wiki_memory.pages.fence import fence_safe
+from wiki_memory.pages.fence import fence_safe, inline
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no runtime `typing` import on the hook path
@@ -212,7 +212,7 @@ def _preferences_block(text: _Text, prefs: list[dict[str, Any]], ctx: Mapping[st
     room = min(text.budget - text.used - 700, PREFERENCES_BUDGET)
     shown = 0
     for p in prefs:
-        line = fence_safe(f"- {p.get('title')}: {p.get('line')}" if p.get("line") else f"- {p.get('title')}")
+        line = f"- {inline(p.get('title'), 200)}" + (f": {inline(p.get('line'), 400)}" if p.get("line") else "")
         line += text.caveat(p)
         if len(line) + 1 > room or shown >= MAX_PREFERENCES:
             break
@@ -231,7 +231,8 @@ def _procedures_block(text: _Text, procedures: list[dict[str, Any]]) -> None:
     """How the project is tested, linted and built: the commands that last worked."""
     lines = ["Procedures that worked in earlier sessions:"]
     for p in procedures:
-        line = fence_safe(f"- {p.get('title')}: {p.get('line')} ({p.get('path')})") + text.caveat(p)
+        line = f"- {inline(p.get('title'), 200)}: {inline(p.get('line'), 400)} ({inline(p.get('path'), 300)})"
+        line += text.caveat(p)
         if text.used + len(line) + 1 > text.budget - 400:
             break
         lines.append(line)
@@ -247,10 +248,10 @@ def _related_block(text: _Text, related: list[str], notes: Mapping[str, Mapping[
     lines = ["Decisions and gotchas that may bear on this work:"]
     for path in related:
         note = notes.get(path) or {}
-        line = fence_safe(
-            f"- [{note.get('type', 'note')}] {note.get('title', path)} ({path})"
-            + (f": {note['line']}" if note.get("line") else "")
+        line = (
+            f"- [{inline(note.get('type', 'note'), 40)}] {inline(note.get('title', path), 200)} ({inline(path, 300)})"
         )
+        line += f": {inline(note['line'], 400)}" if note.get("line") else ""
         line += text.caveat(note)
         if text.used + len(line) + 1 > text.budget:
             break
