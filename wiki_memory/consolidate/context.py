@@ -185,13 +185,13 @@ def _handoff_blocks(text: _Text, chosen: list[dict[str, Any]]) -> list[str]:
     if not chosen:
         return []
     first = chosen[0]
-    text.add(_fit(fence_safe(str(first["text"])), text.budget - text.used - 200, str(first.get("path"))))
+    text.add(_fit(_with_origin(first, str(first["text"])), text.budget - text.used - 200, str(first.get("path"))))
     paths = [str(first.get("path"))]
     newest = float(first.get("ended_ts") or 0)
     others = [c for c in chosen[1:] if newest - float(c.get("ended_ts") or 0) <= 86400][:2]
     lines = ["Also recent (shorter):"]
     for other in others:
-        compact = fence_safe(str(other.get("compact") or other["text"]))
+        compact = _with_origin(other, str(other.get("compact") or other["text"]))
         if len(compact.splitlines()) <= 2:
             continue  # a header and nothing else says nothing
         if text.used + len(compact) + 40 > text.budget - 600:
@@ -213,7 +213,7 @@ def _preferences_block(text: _Text, prefs: list[dict[str, Any]], ctx: Mapping[st
     shown = 0
     for p in prefs:
         line = f"- {inline(p.get('title'), 200)}" + (f": {inline(p.get('line'), 400)}" if p.get("line") else "")
-        line += text.caveat(p)
+        line += text.caveat(p) + _origin_note(p)
         if len(line) + 1 > room or shown >= MAX_PREFERENCES:
             break
         lines.append(line)
@@ -225,6 +225,23 @@ def _preferences_block(text: _Text, prefs: list[dict[str, Any]], ctx: Mapping[st
         lines.append(f"- … and {total - shown} more (`wiki-memory list --type preference`)")
     if len(lines) > 1:
         text.add("\n".join(lines))
+
+
+def _origin_note(entry: Mapping[str, Any]) -> str:
+    """ " (synced from Ana on laptop)" for an entry that came by sync or is dated ahead; ""."""
+    from wiki_memory.consolidate.provenance import note
+
+    said = note(entry.get("origin"))
+    return f" ({said})" if said else ""
+
+
+def _with_origin(entry: Mapping[str, Any], rendered: str) -> str:
+    """A handoff's text, defused, opening with where it came from when it came by sync."""
+    from wiki_memory.consolidate.provenance import note
+
+    said = note(entry.get("origin"))
+    body = fence_safe(rendered)
+    return f"[{said[0].upper()}{said[1:]}.]\n{body}" if said else body
 
 
 def _procedures_block(text: _Text, procedures: list[dict[str, Any]]) -> None:
