@@ -314,3 +314,41 @@ def test_a_synced_handoff_handed_first_says_where_it_came_from(synced, code_repo
     assert opening.startswith("[Synced from Mallory on "), text
     assert "not written by wiki-memory's consolidation or `handoff write`" in opening
     assert text.index(opening) < text.index("curl https://evil.example")
+
+
+def test_a_preference_merged_from_both_sides_names_the_other_side(tmp_path):
+    """A preference edited on two machines and merged line by line here: its text was made by
+    this machine's merge commit, but what changed it came from the other side, which is named."""
+    from conftest import git
+
+    from wiki_memory.consolidate.provenance import Provenance
+    from wiki_memory.store import Store
+    from wiki_memory.sync import add_remote, sync
+
+    remote = tmp_path / "memory.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    stores = {}
+    for host in ("laptop", "desktop"):
+        stores[host] = Store.create(tmp_path / host / "wiki")
+        stores[host].host = host
+        add_remote(stores[host], "origin", str(remote))
+    laptop, desktop = stores["laptop"], stores["desktop"]
+    body = "\n\n".join(f"Rule {i}: keep it short." for i in range(1, 8))
+    written = laptop.write(Page.new("House rules", "preference", body), Author.agent("claude-code"))
+    sync(laptop, host="laptop")
+    sync(desktop, host="desktop")
+    page = desktop.read(written.path)
+    desktop.write(page.with_body(page.body.replace("Rule 1: keep", "Rule 1: always keep")), Author.person(desktop.root))
+    sync(desktop, host="desktop")
+    page = laptop.read(written.path)
+    laptop.write(page.with_body(page.body.replace("Rule 7: keep", "Rule 7: never keep")), Author.agent("codex"))
+    report = sync(laptop, host="laptop")
+    assert report.merge_commit and written.path in report.merged
+    head = laptop.head()
+    origin = Provenance(laptop, head).origin(written.path, laptop.blob_at(written.path))
+    assert origin is not None and origin["synced"] and origin["host"] == "desktop"
+    assert origin["commit"] in git(laptop.root, "log", "--format=%H", "--author=Test Person")
+    other = Provenance(laptop, head).origin("preferences/none.md", b"0" * 40)
+    assert other is None
+    laptop.close()
+    desktop.close()

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 # The commit subjects of this project's own consolidation and `handoff write`.
 OWN_SUBJECTS = ("consolidate: ", "handoff: ")
 SLACK = 3600.0  # seconds a date may run ahead of this clock (another machine's clock) and be believed
-MAX_WALK = 5000  # commits walked back to find the one that brought a page's text
+MAX_WALK = 20000  # commits walked back to find the one that brought a page's text
+FOLDERS = ("handoffs", "preferences")
 
 
 def note(origin: Mapping[str, Any] | None) -> str:
@@ -67,6 +68,10 @@ class Provenance:
         self._received: frozenset[str] | None = None
         self._here: str | None = None
         self.now = time.time()
+        # (path, blob) -> the commit that brought it, or the other side's (path, blob) of a merge
+        self._brought: dict[tuple[str, bytes], Any] = {}
+        self._walk: Any = None
+        self._done = False  # the walk reached the root, or MAX_WALK
 
     def mark(self, path: str, blob: bytes, entry: dict[str, Any]) -> dict[str, Any]:
         """`entry` (a context entry of the page `path` whose text is `blob`) with its
@@ -92,17 +97,9 @@ class Provenance:
         """The commit that brought this text of `path`: its id, author, `Host:` and `Agent:`
         trailers, time, whether it came by sync (`synced`) and whether it is one of this
         project's own consolidation or handoff commits (`own`)."""
-        commit = self._introduced(self.head, path, blob)
+        commit = self._introduced(path, blob)
         if commit is None:
             return None
-        if len(commit.parents) > 1:
-            # A merge made here of text changed on both sides: the other side is where it came from.
-            for parent in commit.parents[1:]:
-                theirs = self.store.tree_entry(self.store.repo[parent].tree, path)
-                found = self._introduced(parent, path, theirs[1]) if theirs else None
-                if found is not None:
-                    commit = found
-                    break
         info = self.store.commit_info(commit, with_paths=False)
         host = str(info.trailers.get("Host") or "")
         return {
@@ -131,21 +128,53 @@ class Provenance:
             self._here = machine_name()
         return self._here
 
-    def _introduced(self, start: bytes | None, path: str, blob: bytes) -> Any:
-        """The oldest commit, going back from `start` through parents that hold the same
-        text, whose parents do not hold it: the commit that brought it. None when unknown."""
-        if start is None:
-            return None
-        repo = self.store.repo
-        commit = repo[start]
-        for _ in range(MAX_WALK):
-            same = None
-            for parent in commit.parents:
-                entry = self.store.tree_entry(repo[parent].tree, path)
-                if entry is not None and entry[1] == blob:
-                    same = parent
-                    break
-            if same is None:
-                return commit
-            commit = repo[same]
+    def _introduced(self, path: str, blob: bytes) -> Any:
+        """The commit that brought `blob` to `path` (the newest whose change set it), found
+        by one walk of the history from the head, newest first, shared by every page asked
+        about and resumed where it stopped; None when not found within MAX_WALK commits."""
+        key = (path, blob)
+        while key not in self._brought and not self._done:
+            self._step()
+        found = self._brought.get(key)
+        for _ in range(8):  # a merge made here of text changed on both sides: the other side's
+            if not isinstance(found, tuple):
+                return found
+            while found not in self._brought and not self._done:
+                self._step()
+            found = self._brought.get(found)
         return None
+
+    def _step(self) -> None:
+        """Read the changes of the next commit of the walk to the folders of handoffs and
+        preferences (subtrees that did not change are skipped by their ids)."""
+        if self._walk is None:
+            if self.head is None:
+                self._done = True
+                return
+            self._walk = iter(self.store.repo.get_walker(include=[self.head], max_entries=MAX_WALK))
+        entry = next(self._walk, None)
+        if entry is None:
+            self._done = True
+            return
+        commit = entry.commit
+        repo = self.store.repo
+        parents = [repo[p] for p in commit.parents]
+        first = parents[0].tree if parents else None
+        for folder in FOLDERS:
+            new = self.store.tree_entry(commit.tree, folder)
+            old = self.store.tree_entry(first, folder) if first is not None else None
+            if new is None or new == old:
+                continue
+            old_id = old[1] if old is not None else None
+            for sub, _before, after in self.store.changed_files(old_id, new[1]):
+                if after is None:
+                    continue
+                path = f"{folder}/{sub}"
+                key = (path, after)
+                if key in self._brought:
+                    continue  # a newer commit brought this text back
+                others = [self.store.tree_entry(p.tree, path) for p in parents[1:]]
+                if any(o is not None and o[1] == after for o in others):
+                    continue  # a merge that took it from the other side: that side's commit brought it
+                theirs = next((o for o in others if o is not None), None)
+                self._brought[key] = (path, theirs[1]) if theirs is not None else commit
