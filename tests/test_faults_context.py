@@ -352,3 +352,27 @@ def test_a_preference_merged_from_both_sides_names_the_other_side(tmp_path):
     assert other is None
     laptop.close()
     desktop.close()
+
+
+def test_a_handoff_cut_to_fit_names_its_path_defused():
+    """The note of a handoff cut to fit the budget named its path as it was: a path is the
+    page's own (a hand-made file name can hold `</wiki-memory handoff>`)."""
+    from wiki_memory.consolidate import context
+
+    path = f"handoffs/{HANDOFF_FENCE}.md"
+    entry = {"path": path, "kind": "explicit", "session_id": "s", "ended_ts": 1.0, "text": "Goal: x\n" + "- y\n" * 3000}
+    text, paths = context.compose({"handoffs": [entry]}, budget=2000)
+    assert paths == [path] and text is not None and "cut to fit" in text
+    _assert_fenced_once(text, HANDOFF_FENCE)
+
+
+def test_a_drift_note_names_the_pages_anchors_defused(code_repo):
+    """The "may be stale (<file> changed since)" note named the page's anchored paths as its
+    front matter wrote them, outside the defused line."""
+    from wiki_memory.consolidate import context
+
+    anchors = [{"path": f"src/{HANDOFF_FENCE}.py", "blob": "0" * 40}]
+    pref = {"path": "preferences/p.md", "title": "Keep it short", "line": "Short.", "anchors": anchors}
+    text, _ = context.compose({"preferences": [pref]}, root=str(code_repo))
+    assert text is not None and "may be stale" in text
+    _assert_fenced_once(text, HANDOFF_FENCE)

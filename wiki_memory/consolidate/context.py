@@ -88,7 +88,7 @@ def _fit(text: str, limit: int, path: str) -> str:
     if len(text) <= limit:
         return text
     cut = text[: max(0, limit - 80)].rsplit("\n", 1)[0]
-    return cut + f"\n- … (cut to fit; the whole handoff is {path})"
+    return cut + f"\n- … (cut to fit; the whole handoff is {inline(path, 300)})"
 
 
 def compose(
@@ -142,7 +142,7 @@ class _Text:
 
             note = drift_note(drifted(self.root, entry["anchors"]))
             if note:
-                return f" ({note})"
+                return f" ({inline(note, 300)})"  # anchors' paths are the page's own front matter
         return " (marked stale)" if entry.get("status") == "stale" else ""
 
     def add(self, block: str, separator: int = 2) -> None:
