@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
+from test_recall import helper_home  # noqa: F401 - the fixture
 
 from wiki_memory.capture.journal import journal_file
 from wiki_memory.config import Project, resolve_project
@@ -291,3 +292,60 @@ def test_after_a_compaction_the_session_so_far_comes_and_pages_may_come_again(pr
     text = context(hook("claude-code", "SessionStart", {**start, "source": "compact"}))
     assert "<wiki-memory this session so far" in text and "orders export stream its CSV rows" in text
     assert "shop-db-url" in context(hook("claude-code", "PreToolUse", bash(code_repo, "pytest", session="c1")))
+
+
+# A fresh page -------------------------------------------------------------------------------------------
+
+FRESH = "The orders exporter streams CSV rows through a generator"
+
+
+def test_a_page_without_its_vector_yet_is_judged_by_its_words_not_dropped(project):
+    from wiki_memory.memory import Memory
+    from wiki_memory.recall import run
+    from wiki_memory.recall.settings import RecallSettings
+
+    with Memory(project) as memory:
+        memory.write(FRESH, "The orders exporter streams CSV rows through a generator, never a list.", type="fact")
+    # The helper answers for the pages that have vectors: this one has none yet.
+    found = run.for_prompt(
+        project,
+        "why does the orders exporter stream CSV rows through a generator?",
+        settings=RecallSettings(),
+        similarities=lambda pages: {},
+        nearby=lambda floor: {},
+    )
+    assert found.pages == ("facts/the-orders-exporter-streams-csv-rows-through-a-generator.md",)
+
+
+def test_the_warm_helper_embeds_a_page_written_without_the_model(project, helper_home):  # noqa: F811
+    import sqlite3
+    import time
+
+    from test_recall import _helper, _wait_for
+
+    from wiki_memory.memory import Memory
+    from wiki_memory.recall import meaning
+
+    with Memory(project) as memory:
+        memory.reindex()  # every page has its vectors
+    process = _helper(helper_home, "--idle", "60", "--preload", str(project.index_path))
+    try:
+        _wait_for(helper_home)
+        with Memory(project) as memory:  # as `wiki-memory write` does: no model in this process
+            written = memory.write(FRESH, "The orders exporter streams CSV rows through a generator.", type="fact")
+        path = "facts/the-orders-exporter-streams-csv-rows-through-a-generator.md"
+
+        def vectors() -> int:
+            with sqlite3.connect(project.index_path) as conn:
+                query = "SELECT count(*) FROM vectors v JOIN chunks c ON c.id = v.chunk WHERE c.page = ?"
+                return conn.execute(query, (path,)).fetchone()[0]
+
+        assert written is not None and vectors() == 0
+        deadline = time.monotonic() + 60
+        while vectors() == 0 and time.monotonic() < deadline:
+            meaning.similarities(helper_home, str(project.index_path), "orders", [], timeout=5)
+            time.sleep(0.2)
+        assert vectors() > 0
+    finally:
+        meaning.stop(helper_home)
+        process.wait(timeout=30)

@@ -38,6 +38,7 @@ from wiki_memory.recall import find, meaning
 NEAREST = 10  # pages meaning alone may bring to a recall, at most
 CHECK_EVERY = 1.0  # seconds between checks of the idle clock and the socket file
 MAX_REQUEST = 256 * 1024
+EMBED_SLICE = 0.5  # seconds of embedding pending chunks between two requests, at most
 
 
 class Vectors:
@@ -133,6 +134,7 @@ class Helper:
         self.last = time.monotonic()
         self.inode: int | None = None
         self.had_home = os.path.isdir(home)  # a home there at the start and gone since: leave
+        self.embedded: dict[str, str | None] = {}  # index -> the generation it had nothing pending at
 
     def load_model(self) -> bool:
         from wiki_memory.index.embed import Embedder
@@ -175,6 +177,30 @@ class Helper:
         # The request's own connection answers whether the index moved: no connection (and
         # schema read) of its own per request.
         return found.current(self.connection(path))
+
+    def catch_up(self, seconds: float = EMBED_SLICE) -> None:
+        """Chunks written without their vector (a page from the CLI, the viewer, a hand edit:
+        processes without the model) get one here, where the model is loaded, a slice at a
+        time between requests: a fresh page is found by meaning too, with no reindex."""
+        for path in list(self.indexes):
+            conn = self.connection(path)
+            if conn is None:
+                continue
+            generation = None
+            try:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+                generation = row[0] if row else None
+                if path in self.embedded and self.embedded[path] == generation:
+                    continue
+                from wiki_memory.index import Index
+
+                with Index(path, embedder=self.embedder) as index:
+                    left = index.embed_some(seconds)
+                    if not left:
+                        self.embedded[path] = index.db.generation()
+            except Exception as e:  # noqa: BLE001 - a busy or broken index: tried again later
+                log(self.home, f"embedding pending chunks of {path}: {type(e).__name__}: {e}")
+                self.embedded[path] = generation
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         if request.get("op") == "stop":
@@ -271,10 +297,12 @@ class Helper:
                 try:
                     conn, _ = server.accept()
                 except TimeoutError:
+                    self.catch_up()
                     continue
                 self.last = time.monotonic()
                 if self.handle(conn):
                     break
+                self.catch_up()
         finally:
             server.close()
             self.remove_socket()
