@@ -349,3 +349,40 @@ def test_the_warm_helper_embeds_a_page_written_without_the_model(project, helper
     finally:
         meaning.stop(helper_home)
         process.wait(timeout=30)
+
+
+# `wiki-memory recall --command / --error` ------------------------------------------------------------------
+
+
+def _cli(code_repo: Path, *args: str):
+    from click.testing import CliRunner
+
+    from wiki_memory.cli import main
+
+    old = os.getcwd()
+    os.chdir(code_repo)
+    try:
+        return CliRunner().invoke(main, ["recall", *args], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def test_the_recall_command_shows_what_the_hooks_would_hand(project, code_repo):
+    shown = _cli(code_repo, "--command", "pytest -x tests/test_api.py")
+    assert shown.exit_code == 0
+    hooked = context(hook("claude-code", "PreToolUse", bash(code_repo, "pytest -x tests/test_api.py", session="x")))
+    assert shown.output.strip() == hooked
+    explained = _cli(code_repo, "--command", "npm run lint", "--explain").output
+    assert "- gotchas/vite-build-runs-out-of-memory.md (npm run build): not the command that failed" in explained
+    error = _cli(code_repo, "--error", "E   KeyError: 'SHOP_DB_URL'", "--json", "--explain")
+    data = json.loads(error.output)
+    assert [p["path"] for p in data["pages"]] == ["gotchas/tests-need-shop-db-url.md"]
+    assert "KeyError: 'SHOP_DB_URL'" in data["text"]
+    # A session handed it already (on a recurrence) is told so.
+    hook("claude-code", "PostToolUseFailure", failure(code_repo, "pytest", "E   KeyError: 'SHOP_DB_URL'", session="y"))
+    again = json.loads(_cli(code_repo, "--error", "KeyError: 'SHOP_DB_URL'", "--session", "y", "--json").output)
+    assert again == []
+    unknown = _cli(code_repo, "--error", "KeyError: 'NOPE'", "--explain").output
+    assert "no page has it" in unknown
+    both = _cli(code_repo, "--command", "ls", "--error", "x")
+    assert both.exit_code == 2 and "not --command and --error together" in both.output

@@ -42,6 +42,53 @@ class Recalling(MemoryBase):
         utf8("prompt", prompt)
         return run.for_prompt(self.project, prompt, session_id=session_id, settings=chosen)
 
+    def recall_moment(
+        self,
+        *,
+        command: str | None = None,
+        error: str | None = None,
+        cwd: str | None = None,
+        session_id: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """What the hook would hand before the shell `command` runs (from `cwd`, the code
+        repository's root by default), or after a failed call whose output is `error`: the
+        block, its pages, and every page looked at with why it does or does not apply
+        (`candidates`). With `session_id`, minus what that session was handed already on a
+        command or for that error. Nothing is recorded."""
+        from wiki_memory.recall import moments, seen
+        from wiki_memory.recall import settings as recall_settings
+
+        if (command is None) == (error is None):
+            raise InputError("give a command or an error, not both")
+        chosen = recall_settings.load(env)
+        table = moments.table(self.project)
+        handed = seen.read(self.project, session_id) if session_id else set()
+        root = str(self.project.root) if self.project.root else None
+        candidates: list[dict[str, Any]] = []
+        if command is not None:
+            utf8("command", command)
+            for entry, why in moments.judge_command(table, command, cwd or root, root):
+                if why is None and f"cmd:{entry['path']}" in handed:
+                    why = "handed to that session on a command already"
+                candidates.append({**_public(entry), "kept": why is None, "reason": why or "the command that failed"})
+        else:
+            assert error is not None
+            utf8("error", error)
+            lines: list[tuple[str, str]] = []
+            matched = moments.for_error(table, error, lines)
+            for sig, entry in matched:
+                why = "handed to that session for this error already" if f"sig:{sig}" in handed else None
+                candidates.append({**_public(entry), "kept": why is None, "reason": why or f"signature {sig!r}"})
+            known = {sig for sig, _ in matched}
+            for line, sig in lines:
+                if sig not in known:
+                    candidates.append({"line": line, "signature": sig, "kept": False, "reason": "no page has it"})
+        kept = [c for c in candidates if c["kept"] and "path" in c][: chosen.max_pages]
+        entries = [e for c in kept for e in [_entry_of(c)]]
+        text, placed = moments.render(entries, command=command, max_chars=chosen.max_chars)
+        return {"text": text, "pages": placed, "candidates": candidates}
+
     def recalled(self, session_id: str) -> list[dict[str, Any]]:
         """Every recall handed to a session, from its journal: when, on which trigger
         (prompt or file), for what, and which pages."""
@@ -60,3 +107,18 @@ class Recalling(MemoryBase):
             for o in journal.read(path)
             if o.kind == "recall"
         ]
+
+
+def _public(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A table entry as the recall command shows it."""
+    shown = {
+        k: entry[k] for k in ("path", "title", "type", "status", "on", "failed", "sig", "passage", "said") if k in entry
+    }
+    if "cmd" in entry:
+        shown["command"] = " ".join([*entry["cmd"][:2], *entry["cmd"][2], *entry["cmd"][3]]).strip()
+    return shown
+
+
+def _entry_of(candidate: Mapping[str, Any]) -> dict[str, Any]:
+    """A shown candidate back as the entry the block renders."""
+    return {k: v for k, v in candidate.items() if k not in ("kept", "reason", "command")}

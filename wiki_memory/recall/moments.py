@@ -415,19 +415,35 @@ def _line(text: str, key: str) -> list[dict[str, Any]]:
     return value if isinstance(value, list) else []
 
 
-def for_command(text: str, command: str, cwd: str | None, root: str | None) -> list[dict[str, Any]]:
-    """The entries whose failing command `command` runs again (best first, one per page)."""
-    run = segments(command, cwd, root)
-    found: dict[str, dict[str, Any]] = {}
-    for segment in run:
+def judge_command(
+    text: str, command: str, cwd: str | None, root: str | None
+) -> list[tuple[dict[str, Any], str | None]]:
+    """Every entry under the programs `command` runs, with why it does not apply (None: it
+    does), one verdict per page, the applying ones first (gotchas before procedures)."""
+    verdicts: dict[str, tuple[dict[str, Any], str | None]] = {}
+    for segment in segments(command, cwd, root):
         for entry in _line(text, f"c {segment[0]}"):
-            if entry["path"] in found or not matches(entry["cmd"], segment):
+            if entry["path"] in verdicts and verdicts[entry["path"]][1] is None:
                 continue
             needs = entry.get("needs") or []
-            if needs and set(needs) <= set(segment[4]):
-                continue  # run the way the procedure says: with what it needs
-            found[entry["path"]] = entry
-    return sorted(found.values(), key=lambda e: (e["type"] != "gotcha", -len(e["cmd"][3]) - len(e["cmd"][2])))
+            shown = " ".join([*entry["cmd"][:2], *entry["cmd"][2], *entry["cmd"][3]]).strip()
+            if not matches(entry["cmd"], segment):
+                why: str | None = f"not the command that failed ({shown})"
+            elif needs and set(needs) <= set(segment[4]):
+                why = f"run with what it needs ({', '.join(needs)})"
+            else:
+                why = None
+            verdicts[entry["path"]] = (entry, why)
+    ranked = sorted(
+        verdicts.values(),
+        key=lambda v: (v[1] is not None, v[0]["type"] != "gotcha", -len(v[0]["cmd"][3]) - len(v[0]["cmd"][2])),
+    )
+    return ranked
+
+
+def for_command(text: str, command: str, cwd: str | None, root: str | None) -> list[dict[str, Any]]:
+    """The entries whose failing command `command` runs again (best first, one per page)."""
+    return [entry for entry, why in judge_command(text, command, cwd, root) if why is None]
 
 
 def error_lines(output: str, limit: int = 60) -> list[str]:
@@ -436,11 +452,14 @@ def error_lines(output: str, limit: int = 60) -> list[str]:
     return [line for line in lines[-limit:] if _telling(line)]
 
 
-def for_error(text: str, output: str) -> list[tuple[str, dict[str, Any]]]:
-    """(signature, entry) for every error line of `output` a page is about, one per page."""
+def for_error(text: str, output: str, lines: list[tuple[str, str]] | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """(signature, entry) for every error line of `output` a page is about, one per page;
+    `lines`, when given, gets each error line read with the signature it was looked up by."""
     out: list[tuple[str, dict[str, Any]]] = []
     taken: set[str] = set()
     for line in error_lines(output):
+        if lines is not None:
+            lines.append((line, _signature(line)))
         # The line, and the line from each of its first words on: a tool's own prefix
         # ("Output: ", "[app] ") stands before the error as the page quotes it.
         starts = [0] + [m.start() for m in re.finditer(r"(?<=\s)\S", line)][:8]
