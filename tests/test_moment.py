@@ -386,3 +386,38 @@ def test_the_recall_command_shows_what_the_hooks_would_hand(project, code_repo):
     assert "no page has it" in unknown
     both = _cli(code_repo, "--command", "ls", "--error", "x")
     assert both.exit_code == 2 and "not --command and --error together" in both.output
+
+
+# Saying when capture is broken -----------------------------------------------------------------------------
+
+
+def _start(code_repo: Path, session: str) -> str:
+    payload = {"session_id": session, "cwd": str(code_repo), "hook_event_name": "SessionStart", "source": "startup"}
+    return context(hook("claude-code", "SessionStart", payload))
+
+
+def test_session_start_says_once_when_hooks_failed_since_the_last_session(project, code_repo):
+    assert "wiki-memory doctor" not in _start(code_repo, "h1")
+    out = io.BytesIO()
+    hook_main(["claude-code", "PostToolUse"], stdin=io.BytesIO(b"{not json"), stdout=out)
+    hook_main(["claude-code", "PostToolUse"], stdin=io.BytesIO(b"[1]"), stdout=out)
+    told = _start(code_repo, "h2")
+    [line] = [ln for ln in told.splitlines() if "wiki-memory doctor" in ln]
+    assert line.startswith("wiki-memory is not working as it should: 2 hook calls failed since the last session")
+    assert "wiki-memory doctor" not in _start(code_repo, "h3")  # told once
+
+
+def test_session_start_says_when_sessions_record_no_end_or_wait_a_day(project, code_repo):
+    import time
+
+    _start(code_repo, "first")
+    for n in range(3):
+        hook("claude-code", "UserPromptSubmit", {"session_id": f"e{n}", "cwd": str(code_repo), "prompt": f"task {n}"})
+    told = _start(code_repo, "h4")
+    assert "the last 3 sessions recorded no end" in told and "wiki-memory doctor" in told
+    # A session that ended two days ago and was never consolidated.
+    hook("claude-code", "Stop", {"session_id": "old", "cwd": str(code_repo), "last_assistant_message": "done"})
+    old = journal_file(project.journal_dir, "old")
+    two_days = time.time() - 2 * 86400
+    os.utime(old, (two_days, two_days))
+    assert "1 session waiting over a day to be consolidated" in _start(code_repo, "h5")

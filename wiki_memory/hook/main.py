@@ -151,6 +151,10 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
         if source in COMPACTED_SOURCES:
             own = compaction.session_so_far(project, session_id)
             text = "\n\n".join(t for t in (text, own) if t) or None
+        from wiki_memory.hook import health
+
+        broken = health.line(project, session_id, env)
+        text = "\n\n".join(t for t in (text, broken) if t) or None
         recall.after_session_start(project, session_id, text, env)
         if text:
             return (json.dumps(adapter.envelope(name, text)) + "\n").encode("utf-8")
