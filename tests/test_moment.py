@@ -421,3 +421,52 @@ def test_session_start_says_when_sessions_record_no_end_or_wait_a_day(project, c
     two_days = time.time() - 2 * 86400
     os.utime(old, (two_days, two_days))
     assert "1 session waiting over a day to be consolidated" in _start(code_repo, "h5")
+
+
+# `wiki-memory stats` ------------------------------------------------------------------------------------------
+
+
+def test_stats_count_what_was_handed_read_and_marked(project, code_repo):
+    from wiki_memory.memory import Memory
+
+    _start(code_repo, "st1")
+    hook("claude-code", "PreToolUse", bash(code_repo, "npm test", session="st1"))
+    error = "E   KeyError: 'SHOP_DB_URL'"
+    hook("claude-code", "PostToolUseFailure", failure(code_repo, "pytest", error, session="st1"))
+    read = {
+        "session_id": "st1",
+        "cwd": str(code_repo),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "wiki-memory show gotchas/tests-need-shop-db-url.md"},
+        "tool_response": {"stdout": "# Tests need SHOP_DB_URL", "stderr": ""},
+    }
+    hook("claude-code", "PostToolUse", read)
+    with Memory(project) as memory:
+        memory.mark("gotchas/tests-need-shop-db-url.md", "helpful")
+        memory.mark("procedures/run-the-tests.md", "wrong")
+        figures = memory.stats()
+    recalls = [o for o in journal(project, "st1") if o["kind"] == "recall"]
+    [s] = figures["sessions"]
+    assert s["session_id"] == "st1" and s["by_trigger"] == {"command": 1, "error": 1}
+    assert s["pages_handed"] == 2 and s["chars"] == sum(o["meta"]["chars"] for o in recalls) > 0
+    assert s["tokens"] == -(-s["chars"] // 4)
+    assert (s["read_after"], s["helpful"], s["wrong"]) == (1, 1, 1)
+    shown = _cli_command(code_repo, "stats", "--json")
+    assert json.loads(shown)["total"]["injections"] == 2
+    assert "2 hand-overs (command 1, error 1)" in _cli_command(code_repo, "stats")
+
+
+def _cli_command(code_repo: Path, *args: str) -> str:
+    from click.testing import CliRunner
+
+    from wiki_memory.cli import main
+
+    old = os.getcwd()
+    os.chdir(code_repo)
+    try:
+        result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 0, result.output
+    return result.output

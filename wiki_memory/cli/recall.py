@@ -125,3 +125,39 @@ def _moment(
         click.echo(found["text"])
     else:
         click.echo("nothing to recall", err=True)
+
+
+@main.command()
+@click.option("--session", "session_id", metavar="ID", help="One session only.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as an object.")
+@pass_app
+def stats(app: App, session_id: str | None, as_json: bool) -> None:
+    """Show what memory handed the agents in this project, per session and in total: the
+    hand-overs (SessionStart, prompts, files, commands, errors), the pages handed, the
+    characters and estimated tokens injected, the handed pages read afterwards, and of the
+    pages handed, those marked helpful and those now marked wrong.
+
+    \b
+    Examples:
+      wiki-memory stats
+      wiki-memory stats --session 2624e4c8 --json
+    """
+    figures = app.memory.stats(session_id)
+    if as_json:
+        echo_json(figures)
+        return
+    head = f"{'session':<14} {'agent':<12} {'started':<20} {'handed':>6} {'pages':>5} {'chars':>7} {'tokens':>6}"
+    click.echo(f"{head} {'read':>4} {'helpful':>7} {'wrong':>5}")
+    for s in figures["sessions"]:
+        click.echo(
+            f"{str(s['session_id'])[:14]:<14} {str(s['agent'] or '-')[:12]:<12} {str(s['started'] or '-')[:20]:<20} "
+            f"{s['injections']:>6} {s['pages_handed']:>5} {s['chars']:>7} {s['tokens']:>6} {s['read_after']:>4} "
+            f"{s['helpful']:>7} {s['wrong']:>5}"
+        )
+    t = figures["total"]
+    triggers = ", ".join(f"{k} {v}" for k, v in sorted(t["by_trigger"].items())) or "none"
+    click.echo(
+        f"{figures['project']}: {t['sessions']} sessions, {t['injections']} hand-overs ({triggers}), "
+        f"{t['pages_handed']} pages, {t['chars']:,} characters (about {t['tokens']:,} tokens), "
+        f"{t['read_after']} read afterwards, {t['helpful']} marked helpful, {t['wrong']} now marked wrong"
+    )

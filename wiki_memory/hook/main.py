@@ -157,6 +157,7 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
         text = "\n\n".join(t for t in (text, broken) if t) or None
         recall.after_session_start(project, session_id, text, env)
         if text:
+            recall.record_start(adapter, name, project, session_id, cwd, text, env)
             return (json.dumps(adapter.envelope(name, text)) + "\n").encode("utf-8")
     texts: list[str] = []
     if name in adapter.recall_command_events:

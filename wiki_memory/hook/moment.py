@@ -49,7 +49,7 @@ def before_command(
         if not placed:
             return None
         seen.add(project, session_id, [*placed, *(f"cmd:{p}" for p in placed)])
-        _record(adapter, event, project, session_id, cwd, "command", command, placed, text, env)
+        record_handed(adapter, event, project, session_id, cwd, "command", command, placed, text, env)
         return text
     except Exception as e:  # noqa: BLE001 - the command runs unchanged; the reason is logged
         from wiki_memory.consolidate.state import log
@@ -94,7 +94,7 @@ def after_error(
         sigs = [s for s, e in zip(signatures, chosen_entries, strict=False) if e["path"] in placed]
         seen.add(project, session_id, [*placed, *(f"sig:{s}" for s in sigs)])
         cwd = failed[0].cwd
-        _record(adapter, event, project, session_id, cwd, "error", sigs[0], placed, text, env)
+        record_handed(adapter, event, project, session_id, cwd, "error", sigs[0], placed, text, env)
         return text
     except Exception as e:  # noqa: BLE001 - the agent goes on; the reason is logged
         from wiki_memory.consolidate.state import log
@@ -103,7 +103,7 @@ def after_error(
         return None
 
 
-def _record(
+def record_handed(
     adapter: Adapter,
     event: str,
     project: Project,
