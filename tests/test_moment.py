@@ -149,6 +149,20 @@ def test_a_run_matches_what_failed_only_with_the_same_program_subcommand_and_arg
     assert not moments.matches(seg("npm run build"), seg("npm run lint"))
     assert not moments.matches(seg("npm run build"), seg("npm test"))
     assert not moments.matches(seg("cargo test --release"), seg("cargo test"))
+    # A flag's value is this run's detail, not what it runs.
+    assert moments.matches(
+        seg("alembic revision --autogenerate -m add_orders"), seg("alembic revision --autogenerate -m x")
+    )
+    assert moments.matches(seg("go test -run TestA ./pkg/..."), seg("go test -run TestB -v ./pkg/..."))
+    assert not moments.matches(seg("cargo test --test integration"), seg("cargo test --lib accounts"))
+
+
+def test_an_error_is_known_by_its_signature_its_head_or_a_line_cut_short():
+    assert moments.same_error("KeyError: 'SHOP_DB_URL'", "KeyError: 'SHOP_DB_URL'")
+    long = "sqlalchemy.exc.NoReferencedTableError: Foreign key associated with column 'orders.customer_id' could not"
+    assert moments.same_error(long[:70].rsplit(" ", 1)[0], long)
+    assert not moments.same_error("KeyError: 'SHOP_DB'", "KeyError: 'SHOP_DB_URL'")
+    assert not moments.same_error("error: x", "error: xy")  # too short to stand for more
 
 
 # Before a shell command ---------------------------------------------------------------------------
@@ -180,6 +194,28 @@ def test_a_procedure_that_does_it_another_way_comes_before_the_command(project, 
     assert "procedures/run-the-tests.md" in text and "`make test`" in text
     said = context(hook("claude-code", "PreToolUse", bash(code_repo, "kubectl apply -f k8s/")))
     assert "procedures/deploy-through-make.md" in said and "says not to run" in said
+
+
+def test_a_command_that_already_does_what_the_page_says_brings_nothing(project, code_repo):
+    assert "vite-build" in context(hook("claude-code", "PreToolUse", bash(code_repo, "npm run build", session="v1")))
+    fixed = "NODE_OPTIONS=--max-old-space-size=4096 npm run build"
+    assert hook("claude-code", "PreToolUse", bash(code_repo, fixed, session="v2")) is None
+
+
+def test_an_error_line_the_shape_rules_do_not_know_still_matches_a_page_that_quotes_it(project, code_repo):
+    from wiki_memory.memory import Memory
+
+    with Memory(project) as memory:
+        memory.write(
+            "Tests need the generated mocks",
+            "**Symptom**: `go test ./...` fails with `vehicles_test.go: undefined: mocks.NewMockTracker`.",
+            type="gotcha",
+        )
+    output = (
+        "internal/vehicles/vehicles_test.go:18:12: undefined: mocks.NewMockTracker\nFAIL\tacme/fleet [build failed]"
+    )
+    text = context(hook("claude-code", "PostToolUseFailure", failure(code_repo, "go test ./...", output)))
+    assert "tests-need-the-generated-mocks" in text
 
 
 @pytest.mark.parametrize(
@@ -255,7 +291,7 @@ def test_the_table_follows_the_index_and_a_broken_one_lets_the_command_run(proje
     from wiki_memory.memory import Memory
 
     text = moments.table(project)
-    assert "\nc pytest\t" in text and "\ns KeyError: 'SHOP_DB_URL'\t" in text and "alembic" not in text
+    assert "\nc pytest\t" in text and "\ns keyerror\t" in text and "'SHOP_DB_URL'" in text and "alembic" not in text
     with Memory(project) as memory:
         memory.write(
             "Docker compose needs the env file",

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from wiki_memory.config import Project
 
 TABLE = "moments.tsv"
-VERSION = 1
+VERSION = 2
 KINDS = ("gotcha", "procedure")
 HIDDEN = ("wrong", "superseded", "archived")
 PASSAGE = 260  # characters of a page's fix or cause placed in the block
@@ -93,7 +93,7 @@ def _rel_path(token: str, cwd: str, root: str | None) -> str:
         return token[2:] if token.startswith("./") else token
     absolute = token if os.path.isabs(token) else os.path.normpath(os.path.join(cwd or root, token))
     rel = os.path.relpath(absolute, root)
-    return token if rel.startswith("..") else rel
+    return token if rel == ".." or rel.startswith("../") else rel
 
 
 def _is_path(token: str) -> bool:
@@ -155,13 +155,22 @@ def _segment(words: Sequence[str], cwd: str, root: str | None) -> list[Any] | No
         sub, rest = rest[0], rest[1:]
     flags: list[str] = []
     args: list[str] = []
+    takes_value = False
     for word in rest:
         if word.startswith("--") and len(word) > 2:
             flags.append(word.split("=", 1)[0])
+            takes_value = "=" not in word
         elif word.startswith("-"):
-            continue  # short switches (-q, -x, -v): how it runs, rarely what it runs
+            # Short switches (-q, -x, -v): how it runs, rarely what it runs. A bare one letter
+            # (`-m`), or a word (`-run`, `-timeout`: Go's, Java's long flags), may take a value.
+            takes_value = (len(word) == 2 and word != "--") or bool(re.fullmatch(r"-[a-z][a-z-]{2,}", word))
+        elif _is_path(word):
+            args.append(_rel_path(word, cwd, root))
+            takes_value = False
+        elif takes_value:
+            takes_value = False  # a flag's value (`-m "add orders"`, `--port 8001`): this run's detail
         else:
-            args.append(_rel_path(word, cwd, root) if _is_path(word) else word)
+            args.append(word)
     return [program, sub, sorted(set(flags)), args, sorted(set(env))]
 
 
@@ -232,7 +241,7 @@ def refresh(project: Project) -> str:
             if entry["on"] == "command":
                 by_command.setdefault(entry["cmd"][0], []).append(entry)
             else:
-                by_signature.setdefault(entry["sig"], []).append(entry)
+                by_signature.setdefault(_head(entry["sig"]), []).append(entry)
     lines = [json.dumps({"version": VERSION, "stamp": stamp, "pages": len(rows)})]
     lines += [f"c {k}\t{json.dumps(v)}" for k, v in sorted(by_command.items()) if "\t" not in k and "\n" not in k]
     lines += [f"s {k}\t{json.dumps(v)}" for k, v in sorted(by_signature.items()) if "\t" not in k and "\n" not in k]
@@ -278,7 +287,7 @@ def _pages_from_index(project: Project) -> list[dict[str, Any]]:
 # What a page says ------------------------------------------------------------------------------
 
 
-_DISTILLED_ERROR = re.compile(r"\*\*Error\*\*: `([^`\n]+)`(?: from `([^`\n]+)`)?(?: \(in `([^`\n]+)`\))?")
+_DISTILLED_ERROR = re.compile(r"^\*\*Error\*\*: `(.+?)`(?: from `([^`\n]+)`)?(?: \(in `([^`\n]+)`\))?$", re.MULTILINE)
 _RUN_LINE = re.compile(r"^Run (?:one part of it: )?`([^`\n]+)` in `([^`\n]+)`(?:, after `([^\n]+?)`)?", re.MULTILINE)
 _FAILURE_LINE = re.compile(
     r"^- \S+ `([^`\n]+)` failed(?: \(\d+ times\))?: (.+?)(?:; it worked again on \S+)?$", re.MULTILINE
@@ -334,8 +343,8 @@ def entries_of(page: dict[str, Any], root: str | None) -> list[dict[str, Any]]:
         else:
             symptom = text[: m.start()] if (m := _SECTION_END.search(text, 1)) else text
             for quoted in _BACKTICK.findall(symptom):
-                if _telling(quoted):
-                    errors.append(quoted)
+                if _telling(quoted) or (": " in quoted and not _looks_like_command(quoted)):
+                    errors.append(quoted)  # an error line as the page quotes it
                 elif _looks_like_command(quoted):
                     commands.append((quoted, ".", "failed"))
             # Error lines written out, not quoted: `KeyError: 'X'` in prose.
@@ -379,16 +388,50 @@ def entries_of(page: dict[str, Any], root: str | None) -> list[dict[str, Any]]:
             entry["passage"] = passage[:PASSAGE]
             if needs:
                 entry["needs"] = needs
+            applied = _applied(passage, segment)
+            if applied:
+                entry["applied"] = applied
             if instead:
                 entry["instead"] = instead
             out.append(entry)
     for error in errors:
-        sig = _signature(error)
+        sig = _match_form(_signature(error))
         if len(sig) < 6 or sig in seen:
             continue
         seen.add(sig)
         out.append({**base, "on": "error", "sig": sig, "passage": passage[:PASSAGE]})
     return out
+
+
+def _applied(fix: str, failed: Sequence[Any]) -> list[str]:
+    """The flags and environment variables the page's fix names (`--reload-dir`,
+    `NODE_OPTIONS=...`) that the failing command did not have: a run that has one of them
+    already does what the page says."""
+    flags = {f for f in re.findall(r"(?<![\w-])--[a-z][\w-]*", fix) if f not in failed[2]}
+    env = set(re.findall(r"\b([A-Z][A-Z0-9_]{2,})=", fix))
+    return sorted(flags | env)
+
+
+def _match_form(sig: str) -> str:
+    """A signature as it is compared: elisions (…) out, one space between words."""
+    return " ".join(sig.replace("…", " ").split())
+
+
+def _head(sig: str) -> str:
+    """What the table files an error under: its label before the first colon (`KeyError`,
+    `error`, `sqlalchemy.exc.NoReferencedTableError`), else its first two words."""
+    label = sig.split(":", 1)[0] if ":" in sig[:80] else " ".join(sig.split()[:2])
+    return " ".join(label.split()).lower()[:80]
+
+
+def same_error(known: str, seen: str, shortest: int = 16) -> bool:
+    """Is `seen` (an error line's signature) the error the page quotes as `known`? The same,
+    or one the start of the other up to a word's end (a page quotes the head of a long line;
+    a tool cuts a line short), at least `shortest` characters of it."""
+    if known == seen:
+        return True
+    short, long = sorted((known, seen), key=len)
+    return len(short) >= shortest and long.startswith(short) and not long[len(short)].isalnum()
 
 
 def _first_line(text: str) -> str:
@@ -431,6 +474,9 @@ def judge_command(
                 why: str | None = f"not the command that failed ({shown})"
             elif needs and set(needs) <= set(segment[4]):
                 why = f"run with what it needs ({', '.join(needs)})"
+            elif set(entry.get("applied") or ()) & {*segment[2], *segment[4]}:
+                done = sorted(set(entry["applied"]) & {*segment[2], *segment[4]})
+                why = f"already does what the page says ({', '.join(done)})"
             else:
                 why = None
             verdicts[entry["path"]] = (entry, why)
@@ -447,30 +493,30 @@ def for_command(text: str, command: str, cwd: str | None, root: str | None) -> l
 
 
 def error_lines(output: str, limit: int = 60) -> list[str]:
-    """The lines of a failed command's output that name an error (the last `limit` lines)."""
-    lines = [line.strip() for line in (output or "").splitlines() if line.strip()]
-    return [line for line in lines[-limit:] if _telling(line)]
+    """The last `limit` lines of a failed command's output, those that name an error first."""
+    lines = [line.strip()[:400] for line in (output or "").splitlines() if line.strip()][-limit:]
+    return [line for line in lines if _telling(line)] + [line for line in lines if not _telling(line)]
 
 
 def for_error(text: str, output: str, lines: list[tuple[str, str]] | None = None) -> list[tuple[str, dict[str, Any]]]:
-    """(signature, entry) for every error line of `output` a page is about, one per page;
-    `lines`, when given, gets each error line read with the signature it was looked up by."""
+    """(signature, entry) for every line of `output` a page is about, one per page; `lines`,
+    when given, gets each line that names an error with the signature it was looked up by."""
     out: list[tuple[str, dict[str, Any]]] = []
     taken: set[str] = set()
     for line in error_lines(output):
-        if lines is not None:
-            lines.append((line, _signature(line)))
+        if lines is not None and _telling(line):
+            lines.append((line, _match_form(_signature(line))))
         # The line, and the line from each of its first words on: a tool's own prefix
-        # ("Output: ", "[app] ") stands before the error as the page quotes it.
-        starts = [0] + [m.start() for m in re.finditer(r"(?<=\s)\S", line)][:8]
+        # ("Output: ", "[app] ", a log's time and level) stands before the error.
+        starts = [0] + [m.start() for m in re.finditer(r"(?<=\s)\S", line)][:6]
         for start in starts:
-            sig = _signature(line[start:])
-            entries = _line(text, f"s {sig}") if sig else []
-            for entry in entries:
+            sig = _match_form(_signature(line[start:]))
+            found = [e for e in _line(text, f"s {_head(sig)}") if same_error(e["sig"], sig)] if sig else []
+            for entry in found:
                 if entry["path"] not in taken:
                     taken.add(entry["path"])
                     out.append((sig, entry))
-            if entries:
+            if found:
                 break
     return out
 
