@@ -162,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             for r in rows:
                 if not r["right"]:
                     print(
-                        f"  WRONG {r['project']} {r['kind']}: {r['subject'][:100]!r} expected {r['expect']} got {r['handed']}"
+                        f"  WRONG {r['project']} {r['kind']}: {r['subject'][:100]!r} "
+                        f"expected {r['expect']} got {r['handed']}"
                     )
     return 0
 
