@@ -506,3 +506,12 @@ def _cli_command(code_repo: Path, *args: str) -> str:
         os.chdir(old)
     assert result.exit_code == 0, result.output
     return result.output
+
+
+def test_the_table_is_not_rebuilt_when_the_index_file_is_only_touched(project):
+    text = moments.table(project)
+    Path(moments.table_path(project)).write_text(text + "c marker\t[]\n")  # a line no rebuild would write
+    os.utime(project.index_path, None)  # a checkpoint, a connection closing: the pages are the same
+    assert "\nc marker\t" in moments.table(project)
+    header = json.loads(Path(moments.table_path(project)).read_text().split("\n", 1)[0])
+    assert header["stamp"] == moments._stamp(project)  # the next hook reads it as is

@@ -207,45 +207,56 @@ def _stamp(project: Project) -> list[int]:
     return out
 
 
-def _read(project: Project) -> str | None:
-    """The table's text when it is as current as the index, else None."""
+def _header(text: str) -> dict[str, Any]:
+    try:
+        meta = json.loads(text.split("\n", 1)[0])
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) and meta.get("version") == VERSION else {}
+
+
+def _stored(project: Project) -> str:
     try:
         with open(table_path(project), encoding="utf-8") as f:
-            text = f.read()
+            return f.read()
     except OSError:
-        return None
-    head = text.split("\n", 1)[0]
-    try:
-        meta = json.loads(head)
-    except ValueError:
-        return None
-    if meta.get("version") != VERSION or meta.get("stamp") != _stamp(project):
-        return None
-    return text
+        return ""
 
 
 def table(project: Project) -> str:
     """The table's text, rebuilt first when the index changed since it was written."""
-    text = _read(project)
-    return text if text is not None else refresh(project)
-
-
-def refresh(project: Project) -> str:
-    """Rebuild the table from the index (nothing when there is no index yet); its text."""
+    text = _stored(project)
+    meta = _header(text)
     stamp = _stamp(project)
-    rows = _pages_from_index(project) if stamp[0] >= 0 else []
-    by_command: dict[str, list[dict[str, Any]]] = {}
-    by_signature: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        for entry in entries_of(row, str(project.root) if project.root else None):
-            if entry["on"] == "command":
-                by_command.setdefault(entry["cmd"][0], []).append(entry)
-            else:
-                by_signature.setdefault(_head(entry["sig"]), []).append(entry)
-    lines = [json.dumps({"version": VERSION, "stamp": stamp, "pages": len(rows)})]
-    lines += [f"c {k}\t{json.dumps(v)}" for k, v in sorted(by_command.items()) if "\t" not in k and "\n" not in k]
-    lines += [f"s {k}\t{json.dumps(v)}" for k, v in sorted(by_signature.items()) if "\t" not in k and "\n" not in k]
-    text = "\n".join(lines) + "\n"
+    if meta and meta.get("stamp") == stamp:
+        return text
+    if meta and meta.get("generation") is not None and meta.get("generation") == _generation(project):
+        # The file was touched (a WAL checkpointed, a connection closed), its pages were not.
+        body = text.split("\n", 1)[1] if "\n" in text else ""
+        text = json.dumps({**meta, "stamp": stamp}) + "\n" + body
+        _write(project, text)
+        return text
+    return refresh(project)
+
+
+def _generation(project: Project) -> str | None:
+    """The index's generation (it moves with every write to it), or None."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"file:{project.index_path}?mode=ro", uri=True, timeout=2)
+    except sqlite3.Error:
+        return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return str(row[0]) if row else None
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def _write(project: Project, text: str) -> None:
     path = table_path(project)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -255,18 +266,39 @@ def refresh(project: Project) -> str:
         os.replace(partial, path)
     except OSError:
         pass  # a read-only home: the hook rebuilds it in memory each time, still correct
+
+
+def refresh(project: Project) -> str:
+    """Rebuild the table from the index (nothing when there is no index yet); its text."""
+    stamp = _stamp(project)
+    generation, rows = _pages_from_index(project) if stamp[0] >= 0 else (None, [])
+    by_command: dict[str, list[dict[str, Any]]] = {}
+    by_signature: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        for entry in entries_of(row, str(project.root) if project.root else None):
+            if entry["on"] == "command":
+                by_command.setdefault(entry["cmd"][0], []).append(entry)
+            else:
+                by_signature.setdefault(_head(entry["sig"]), []).append(entry)
+    lines = [json.dumps({"version": VERSION, "stamp": stamp, "generation": generation, "pages": len(rows)})]
+    lines += [f"c {k}\t{json.dumps(v)}" for k, v in sorted(by_command.items()) if "\t" not in k and "\n" not in k]
+    lines += [f"s {k}\t{json.dumps(v)}" for k, v in sorted(by_signature.items()) if "\t" not in k and "\n" not in k]
+    text = "\n".join(lines) + "\n"
+    _write(project, text)
     return text
 
 
-def _pages_from_index(project: Project) -> list[dict[str, Any]]:
-    """Every gotcha and procedure the index holds, not hidden, with its text."""
+def _pages_from_index(project: Project) -> tuple[str | None, list[dict[str, Any]]]:
+    """The index's generation, and every gotcha and procedure it holds, not hidden, with its text."""
     import sqlite3
 
     try:
         conn = sqlite3.connect(f"file:{project.index_path}?mode=ro", uri=True, timeout=2)
     except sqlite3.Error:
-        return []
+        return None, []
     try:
+        conn.execute("BEGIN")  # one snapshot: the generation read is the pages'
+        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         found: dict[str, dict[str, Any]] = {}
         query = (
             "SELECT p.path, p.title, p.type, p.status, c.heading, c.text FROM pages p JOIN chunks c ON c.page = p.path "
@@ -275,11 +307,11 @@ def _pages_from_index(project: Project) -> list[dict[str, Any]]:
         for path, title, kind, status, heading, text in conn.execute(query):
             if status in HIDDEN:
                 continue
-            row = found.setdefault(path, {"path": path, "title": title, "type": kind, "status": status, "text": ""})
-            row["text"] += (f"\n\n## {heading}\n\n" if heading and heading != title else "\n\n") + text
-        return list(found.values())
+            page = found.setdefault(path, {"path": path, "title": title, "type": kind, "status": status, "text": ""})
+            page["text"] += (f"\n\n## {heading}\n\n" if heading and heading != title else "\n\n") + text
+        return (str(row[0]) if row else None), list(found.values())
     except sqlite3.Error:
-        return []
+        return None, []
     finally:
         conn.close()
 
