@@ -154,3 +154,19 @@ def test_the_hook_path_imports_nothing_heavy_at_module_level(module, path):
 
 def test_the_table_knows_every_part():
     assert {_part(m) for m, _ in _modules()} <= set(MAY_IMPORT)
+
+
+def test_the_crossing_modules_import_only_the_standard_library():
+    """`recall.moments` loads the distiller's signature module by its file (its package's
+    `__init__` is too heavy for a hook): that module must stay standard library only."""
+    import sys
+
+    for _, target in CROSSINGS:
+        path = PACKAGE.parent.joinpath(*target.split(".")).with_suffix(".py")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] if not node.level else ["."]
+            for name in names:
+                assert name.split(".")[0] in sys.stdlib_module_names | {"__future__"}, f"{target} imports {name}"

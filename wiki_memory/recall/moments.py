@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from wiki_memory.config import Project
 
 TABLE = "moments.tsv"
-VERSION = 2
+VERSION = 3
 KINDS = ("gotcha", "procedure")
 HIDDEN = ("wrong", "superseded", "archived")
 PASSAGE = 260  # characters of a page's fix or cause placed in the block
@@ -283,6 +283,9 @@ def refresh(project: Project) -> str:
     lines = [json.dumps({"version": VERSION, "stamp": stamp, "generation": generation, "pages": len(rows)})]
     lines += [f"c {k}\t{json.dumps(v)}" for k, v in sorted(by_command.items()) if "\t" not in k and "\n" not in k]
     lines += [f"s {k}\t{json.dumps(v)}" for k, v in sorted(by_signature.items()) if "\t" not in k and "\n" not in k]
+    # The longest word of each error: a line of output without any of them names none of them.
+    keys = sorted({_key(e["sig"]) for entries in by_signature.values() for e in entries} - {""})
+    lines.append(f"k \t{json.dumps(keys)}")
     text = "\n".join(lines) + "\n"
     _write(project, text)
     return text
@@ -327,16 +330,38 @@ _FAILURE_LINE = re.compile(
 _SECTION_END = re.compile(r"\*\*(Cause|Fix|Why|Workaround|Solution)[^*]*\*\*|^#+ ", re.IGNORECASE | re.MULTILINE)
 
 
-def _signature(text: str) -> str:
-    from wiki_memory.consolidate.distill.signature import signature
+SIGNATURE_MODULE = "wiki_memory.consolidate.distill.signature"
 
-    return str(signature(text))
+
+def _signatures() -> Any:
+    """The distiller's error signature module (`consolidate/distill/signature.py`, standard
+    library only), loaded by its file: importing it by name would run the distill package's
+    `__init__` (dataclasses, the evidence gatherer: tens of milliseconds a failed command
+    would pay). The same code, so a recurring error reads exactly as the gotcha's does."""
+    import sys
+
+    loaded = sys.modules.get(SIGNATURE_MODULE)
+    if loaded is not None:
+        return loaded
+    import importlib.util
+
+    import wiki_memory
+
+    path = os.path.join(os.path.dirname(wiki_memory.__file__), "consolidate", "distill", "signature.py")
+    spec = importlib.util.spec_from_file_location(SIGNATURE_MODULE, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[SIGNATURE_MODULE] = module
+    return module
+
+
+def _signature(text: str) -> str:
+    return str(_signatures().signature(text))
 
 
 def _telling(text: str) -> bool:
-    from wiki_memory.consolidate.distill.signature import is_telling
-
-    return bool(is_telling(text))
+    return bool(_signatures().is_telling(text))
 
 
 def _looks_like_command(text: str) -> bool:
@@ -456,6 +481,11 @@ def _head(sig: str) -> str:
     return " ".join(label.split()).lower()[:80]
 
 
+def _key(sig: str) -> str:
+    """The longest word of an error's signature, as it stands in the output it came from."""
+    return max(re.findall(r"[A-Za-z_][\w.-]{3,}", sig), key=len, default="")
+
+
 def same_error(known: str, seen: str, shortest: int = 16) -> bool:
     """Is `seen` (an error line's signature) the error the page quotes as `known`? The same,
     or one the start of the other up to a word's end (a page quotes the head of a long line;
@@ -477,8 +507,8 @@ def _first_line(text: str) -> str:
 # Matching ------------------------------------------------------------------------------------------
 
 
-def _line(text: str, key: str) -> list[dict[str, Any]]:
-    """The entries of one line of the table (`c PROGRAM` or `s SIGNATURE`)."""
+def _line(text: str, key: str) -> list[Any]:
+    """The entries of one line of the table (`c PROGRAM`, `s LABEL`; `k `: the error words)."""
     at = text.find(f"\n{key}\t")
     if at < 0:
         return []
@@ -535,9 +565,12 @@ def for_error(text: str, output: str, lines: list[tuple[str, str]] | None = None
     when given, gets each line that names an error with the signature it was looked up by."""
     out: list[tuple[str, dict[str, Any]]] = []
     taken: set[str] = set()
+    keys = [k for k in _line(text, "k ") if isinstance(k, str)]
     for line in error_lines(output):
         if lines is not None and _telling(line):
             lines.append((line, _match_form(_signature(line))))
+        if not any(k in line for k in keys):
+            continue  # it holds no page's error: not worth reading as one
         # The line, and the line from each of its first words on: a tool's own prefix
         # ("Output: ", "[app] ", a log's time and level) stands before the error.
         starts = [0] + [m.start() for m in re.finditer(r"(?<=\s)\S", line)][:6]
