@@ -515,3 +515,14 @@ def test_the_table_is_not_rebuilt_when_the_index_file_is_only_touched(project):
     assert "\nc marker\t" in moments.table(project)
     header = json.loads(Path(moments.table_path(project)).read_text().split("\n", 1)[0])
     assert header["stamp"] == moments._stamp(project)  # the next hook reads it as is
+
+
+def test_opencode_gets_the_gotcha_of_a_failed_shell_command_as_its_context(project, code_repo):
+    state = {"status": "completed", "input": {"command": "pytest"}, "output": "E   KeyError: 'SHOP_DB_URL'\n"}
+    state["metadata"] = {"exit": 1, "output": state["output"]}
+    part = {"type": "tool", "tool": "bash", "callID": "c1", "id": "prt_1", "sessionID": "ses_1", "state": state}
+    payload = {"session_id": "ses_1", "cwd": str(code_repo), "time": 1796170347746, "plugin": "1", "part": part}
+    printed = hook("opencode", "message.part.updated", payload)
+    assert set(printed) == {"context"} and "gotchas/tests-need-shop-db-url.md" in printed["context"]
+    worked = {**payload, "part": {**part, "callID": "c2", "state": {**state, "metadata": {"exit": 0}}}}
+    assert hook("opencode", "message.part.updated", worked) is None
