@@ -43,6 +43,7 @@ TABLE = "moments.tsv"
 VERSION = 3
 KINDS = ("gotcha", "procedure")
 HIDDEN = ("wrong", "superseded", "archived")
+MAX_COMMAND = 4000  # characters of a command read
 PASSAGE = 260  # characters of a page's fix or cause placed in the block
 
 OPEN_COMMAND = (
@@ -104,6 +105,7 @@ def segments(command: str, cwd: str | None = None, root: str | None = None) -> l
     """The commands a shell line runs, each as [program, subcommand, long flags, arguments,
     environment names], paths made relative to `root`; `cd` moves the directory the later
     paths are relative to and is not itself a command."""
+    command = command[:MAX_COMMAND]  # a heredoc or a pasted script: its head says what runs
     here = cwd or root or ""
     out: list[list[Any]] = []
     words: list[str] = []
@@ -438,7 +440,7 @@ def entries_of(page: dict[str, Any], root: str | None) -> list[dict[str, Any]]:
         cwd = os.path.normpath(os.path.join(root, directory)) if root else None
         for segment in segments(command, cwd, root)[-1:]:  # the last command of a chain is the one that failed
             key = json.dumps(segment[:4])
-            if key in seen or segment[0] in ("cd", "echo", "ls", "cat", "git"):
+            if key in seen or segment[0] in ("echo", "ls", "cat", "printf"):  # quoted to show output
                 continue
             seen.add(key)
             entry = {**base, "on": "command", "cmd": segment[:4], "failed": command, "said": said}
