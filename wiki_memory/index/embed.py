@@ -1,15 +1,24 @@
-"""Embeddings with fastembed, loaded lazily and only in processes that need them.
+"""Embeddings, loaded lazily and only in processes that need them: fastembed in this
+process, or any server speaking OpenAI's embeddings API (Ollama, LM Studio, vLLM, OpenAI).
 
-The model is `sentence-transformers/all-MiniLM-L6-v2` unless configured otherwise
-(`WIKI_MEMORY_EMBED_MODEL`, or `[index] model` in config.toml); `WIKI_MEMORY_EMBED_MODEL_PATH`
-(or `[index] model_path`) names a local copy, loaded offline. When no model can be loaded,
-`available` is False, one warning says why, and search runs on FTS alone.
+`[index] provider` in config.toml picks one (`WIKI_MEMORY_EMBED_PROVIDER` overrides):
+`"fastembed"` (the default) runs `model` (`sentence-transformers/all-MiniLM-L6-v2` unless
+configured: `WIKI_MEMORY_EMBED_MODEL` or `[index] model`; `WIKI_MEMORY_EMBED_MODEL_PATH` or
+`[index] model_path` names a local copy, loaded offline). `"openai-compatible"` posts to
+`base_url` + `/embeddings` with `model`, optional `dimensions`, the key read from the
+variable `api_key_env` names, `batch_size` texts a request and `timeout` seconds each.
+
+Every vector is stored under `Embedder.name`, which names the provider's model (and its
+dimensions): vectors of two models are never compared. When no model can be had, or the
+provider fails, is slow or answers with vectors of the wrong size, one warning says why and
+search runs on words (FTS) alone; a remote provider is tried again a minute later.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -26,9 +35,10 @@ class ModelUnavailableWarning(UserWarning):
 _warned: set[str] = set()
 
 
-def _warn_once(message: str) -> None:
-    if message not in _warned:
-        _warned.add(message)
+def _warn_once(message: str, key: str | None = None) -> None:
+    """Warn once per `key` (the message itself when none is given)."""
+    if (key or message) not in _warned:
+        _warned.add(key or message)
         warnings.warn(message, ModelUnavailableWarning, stacklevel=3)
 
 
@@ -88,16 +98,52 @@ def _lookup(host: str, port: int, timeout: float) -> list[Any]:
     return found["addresses"]
 
 
+PROVIDERS = ("fastembed", "openai-compatible")
+REMOTE_BATCH_SIZE = 64  # texts per request to an embeddings server
+REMOTE_TIMEOUT = 10.0  # seconds a request to an embeddings server may take
+RETRY_AFTER = 60.0  # seconds before a failed remote provider is asked again
+
+
+class EmbeddingFailed(RuntimeError):
+    """The provider failed on a call (an error, a timeout, vectors of the wrong size)."""
+
+
 class Embedder:
     """A sentence embedding model, loaded on first use. Vectors are float32, unit length."""
 
     def __init__(
-        self, name: str | None = None, path: str | None = None, batch_size: int = BATCH_SIZE, settings: Any = None
+        self,
+        name: str | None = None,
+        path: str | None = None,
+        batch_size: int | None = None,
+        settings: Any = None,
     ):
         section = settings.section("index") if settings is not None else {}
-        self.name = name or os.environ.get("WIKI_MEMORY_EMBED_MODEL") or section.get("model") or DEFAULT_MODEL
+        self.provider = str(os.environ.get("WIKI_MEMORY_EMBED_PROVIDER") or section.get("provider") or "fastembed")
+        self.model = name or os.environ.get("WIKI_MEMORY_EMBED_MODEL") or section.get("model") or DEFAULT_MODEL
         self.path = path or os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") or section.get("model_path") or None
-        self.batch_size = batch_size
+        self.remote = self.provider == "openai-compatible"
+        self._error: str | None = None
+        self._retry_at = 0.0
+        self.base_url = str(section.get("base_url") or "https://api.openai.com/v1").rstrip("/")
+        self.api_key_env = str(section.get("api_key_env") or ("OPENAI_API_KEY" if self.remote else ""))
+        try:
+            self.dimensions = int(section["dimensions"]) if section.get("dimensions") else None
+            self.timeout = float(section.get("timeout") or REMOTE_TIMEOUT)
+            default_batch = REMOTE_BATCH_SIZE if self.remote else BATCH_SIZE
+            self.batch_size = max(1, int(batch_size or section.get("batch_size") or default_batch))
+        except (TypeError, ValueError) as e:
+            self.dimensions, self.timeout, self.batch_size = None, REMOTE_TIMEOUT, BATCH_SIZE
+            self._fail(f"[index] in config.toml: {e}")
+        if self.provider not in PROVIDERS:
+            self._fail(f"[index] provider = {self.provider!r} is not one of {', '.join(PROVIDERS)}")
+        # What the vectors are stored under: the model, and for a server its dimensions too
+        # (one model may answer in several sizes). The fastembed name stays the bare model
+        # name, as it always was: its vectors stay valid.
+        if self.remote:
+            self.name = f"openai-compatible:{self.model}" + (f"@{self.dimensions}" if self.dimensions else "")
+        else:
+            self.name = self.model
         # One inference thread: on a shared 2-core machine this halved the query latency and
         # raised document throughput against onnx's default of one thread per core; an agent
         # and its tools share these cores too. Two threads win only on an idle machine; with
@@ -105,11 +151,19 @@ class Embedder:
         self._configured_threads = os.environ.get("WIKI_MEMORY_EMBED_THREADS") or section.get("threads")
         self.threads = int(self._configured_threads or 1)
         self._model: Any = None
-        self._error: str | None = None
         self._lock = threading.Lock()
-        self.dim: int | None = None
+        self.dim: int | None = self.dimensions
         self.calls = 0  # how many times the model ran (batches of documents or one query)
         self.texts_embedded = 0
+
+    def _fail(self, why: str) -> None:
+        """Give up on the provider (a remote one for RETRY_AFTER seconds), with one warning."""
+        self._error = f"{self.name if hasattr(self, 'name') else self.model}: {why}"
+        self._retry_at = time.monotonic() + RETRY_AFTER
+        _warn_once(
+            f"the embedding provider failed ({self._error[:300]}); searching by words only (FTS)",
+            key=f"provider {self._error.partition(':')[0]}",
+        )
 
     def for_bulk(self) -> None:
         """A long job someone waits for (`reindex`, `sync`, `import`): one inference
@@ -135,10 +189,20 @@ class Embedder:
         return self._load() is not None
 
     def _load(self) -> Any:
-        if self._model is not None or self._error is not None:
+        if self._model is not None and self._error is None:
+            return self._model
+        if self._error is not None:
+            if not (self.remote and self._model is not None and time.monotonic() >= self._retry_at):
+                return None
+            self._error = None  # a remote provider is asked again after a pause
             return self._model
         with self._lock:
             if self._model is not None or self._error is not None:
+                return self._model
+            if self.remote:
+                # No probe: a server is asked when there is something to embed (a probe would
+                # cost every search a round trip); its failures are caught there.
+                self._model = OpenAICompatible(self)
                 return self._model
             try:
                 model = self._construct()
@@ -194,7 +258,7 @@ class Embedder:
 
         model = self._load()
         if model is None:
-            raise RuntimeError(self._error or "no embedding model")
+            raise EmbeddingFailed(self._error or "no embedding model")
         if not texts:
             return np.zeros((0, self.dim or 0), dtype=np.float32)
         out = []
@@ -202,11 +266,66 @@ class Embedder:
             batch = list(texts[start : start + self.batch_size])
             self.calls += 1
             self.texts_embedded += len(batch)
-            out.extend(model.embed(batch, batch_size=self.batch_size))
+            if self.remote:
+                try:
+                    out.extend(model.embed(batch))
+                except EmbeddingFailed as e:
+                    self._fail(str(e))
+                    raise
+            else:
+                out.extend(model.embed(batch, batch_size=self.batch_size))
         return normalize(np.asarray(out, dtype=np.float32))
 
     def embed_query(self, text: str) -> Any:
         return self.embed([text])[0]
+
+
+class OpenAICompatible:
+    """A client of an OpenAI-style embeddings endpoint (`POST {base_url}/embeddings`), on
+    the standard library alone."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """The vectors of `texts`, in order; raises EmbeddingFailed on any failure."""
+        import json
+        import urllib.error
+        import urllib.request
+
+        e = self.embedder
+        body: dict[str, Any] = {"model": e.model, "input": list(texts), "encoding_format": "float"}
+        if e.dimensions:
+            body["dimensions"] = e.dimensions
+        headers = {"Content-Type": "application/json", "User-Agent": "wiki-memory"}
+        key = os.environ.get(e.api_key_env) if e.api_key_env else None
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        request = urllib.request.Request(
+            f"{e.base_url}/embeddings", data=json.dumps(body).encode("utf-8"), headers=headers, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=e.timeout) as response:
+                answer = json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            detail = error.read(300).decode("utf-8", "replace").strip().replace("\n", " ")
+            raise EmbeddingFailed(f"{e.base_url} answered HTTP {error.code}: {detail}") from None
+        except (OSError, ValueError) as error:  # refused, timed out, not JSON
+            raise EmbeddingFailed(f"{e.base_url}: {error}") from None
+        try:
+            items = sorted(answer["data"], key=lambda item: item["index"])
+            vectors = [[float(x) for x in item["embedding"]] for item in items]
+        except (KeyError, TypeError, ValueError) as error:
+            raise EmbeddingFailed(f"{e.base_url}: not an embeddings answer ({error!r})") from None
+        if len(vectors) != len(texts):
+            raise EmbeddingFailed(f"{e.base_url}: {len(vectors)} vectors for {len(texts)} texts")
+        sizes = {len(v) for v in vectors}
+        expected = e.dim
+        if len(sizes) != 1 or (expected is not None and sizes != {expected}) or 0 in sizes:
+            got = "/".join(map(str, sorted(sizes)))
+            raise EmbeddingFailed(f"{e.base_url}: vectors of {got} dimensions, expected {expected or 'one size'}")
+        e.dim = sizes.pop()
+        return vectors
 
 
 def normalize(matrix: Any) -> Any:

@@ -29,7 +29,7 @@ from wiki_memory.config import read_head
 from wiki_memory.errors import DiskFullError, WikiMemoryError, is_disk_full
 from wiki_memory.index import lifecycle, schema, snippets
 from wiki_memory.index.db import Database
-from wiki_memory.index.embed import Embedder
+from wiki_memory.index.embed import Embedder, EmbeddingFailed
 from wiki_memory.index.links import Link
 from wiki_memory.index.priors import Priors
 from wiki_memory.index.query import Filter, filters, parse_query
@@ -110,6 +110,7 @@ class Index:
                 raise DiskFullError(f"cannot open the search index {self.path}: the disk is full ({e})") from None
             raise WikiMemoryError(f"cannot open the search index {self.path}: {e}") from None
         self.vectors = Vectors(self.db, self.embedder)
+        self.rebuilder: Any = None  # the process making a changed model's vectors (`start_rebuild`)
         self.writer = Writer(self.db, self.tuning.chunk_words, self.vectors)
         self.ranker = Ranker(self.db, self.tuning)
         self.priors = Priors(self.db, self.tuning)
@@ -274,6 +275,8 @@ class Index:
             if embed:
                 stats.embedded = self.vectors.embed_pending(progress=progress)
             stats.pending = self.pending_count()
+            if embed and not stats.pending and self.embedder.available() and self.vectors.other_models():
+                self.vectors.drop_other_models()  # a changed model's vectors are all made
             if stats.changed + stats.embedded > 500:
                 # A big sync leaves a big write-ahead log: fold it into the file now.
                 try:
@@ -394,8 +397,14 @@ class Index:
         if mode != "vector" or not vectors:
             rankings["fts"] = self.ranker.fts(query, where, params, depth)
         if vectors:
-            vector = query_vector.result() if query_vector is not None else self.embedder.embed_query(text)
-            rankings["vector"] = self.ranker.vector(self.vectors.matrix(), vector, where, params, depth)
+            try:
+                vector = query_vector.result() if query_vector is not None else self.embedder.embed_query(text)
+            except EmbeddingFailed:  # said once by the embedder: this search goes on by words
+                vector = None
+            if vector is not None:
+                rankings["vector"] = self.ranker.vector(self.vectors.matrix(), vector, where, params, depth)
+            elif "fts" not in rankings:
+                rankings["fts"] = self.ranker.fts(query, where, params, depth)
         # How sure the words are: the share of the query (weighed by rarity) that the best
         # word match holds. A paraphrase's best match holds few of its words, or common ones.
         word_chunks = [rankings["fts"][0][0]] if rankings.get("fts") else []
@@ -414,8 +423,22 @@ class Index:
     def _vectors_usable(self) -> bool:
         if not self.embedder.available():
             return False
+        if self.vectors.changing_model():
+            # The model changed: its vectors are made in the background, and until most
+            # chunks have theirs this search goes on by words (a few vectors of the new
+            # model would rank only their pages by meaning).
+            self.start_rebuild()
+            return False
         self.vectors.catch_up(EMBED_INLINE_S)
         return True
+
+    def start_rebuild(self) -> None:
+        """Start making the vectors of the current model in a process of its own (once per
+        index in this process; the rebuild's lock keeps it to one per index)."""
+        if self.rebuilder is None:
+            from wiki_memory.index import rebuild
+
+            self.rebuilder = rebuild.start(self.path)
 
     def may_lack_vectors(self) -> bool:
         """False when every chunk is known to have its vector (cheap: kept per change)."""

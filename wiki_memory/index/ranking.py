@@ -224,7 +224,7 @@ class Ranker:
         """The chunks of `vectors` nearest to `query` (the query's unit vector), best first."""
         import numpy as np
 
-        if vectors is None:
+        if vectors is None or vectors.dim != len(query):  # another model's size: never compared
             return []
         ids, matrix, pages, alive = vectors.view()
         scores = matrix @ query

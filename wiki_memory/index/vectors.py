@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from wiki_memory.index.db import Database, Kept
-from wiki_memory.index.embed import Embedder
+from wiki_memory.index.embed import Embedder, EmbeddingFailed
 from wiki_memory.index.matrix import VectorMatrix
 from wiki_memory.index.results import Progress
 
@@ -64,6 +64,28 @@ class Vectors:
             (self.embedder.name,),
         ).fetchone()[0]
         return count
+
+    def other_models(self) -> bool:
+        """Do vectors of another model than the current one remain (the model was changed)?"""
+        return (
+            self.db.conn.execute(
+                "SELECT 1 FROM vectors INDEXED BY vectors_by_model WHERE model != ? LIMIT 1", (self.embedder.name,)
+            ).fetchone()
+            is not None
+        )
+
+    def drop_other_models(self) -> int:
+        """Delete the vectors of every other model (once the current one has all its own)."""
+        with self.db.transaction():
+            deleted = self.db.conn.execute("DELETE FROM vectors WHERE model != ?", (self.embedder.name,)).rowcount
+            if deleted:
+                self.db.bump(embedding_only=True)
+        return int(deleted)
+
+    def changing_model(self) -> bool:
+        """Is the index amid a change of model: a backlog beyond what a search embeds, and
+        vectors of another model? Then search goes on by words while `rebuild` runs."""
+        return not self.known_complete() and self.other_models() and self.pending_count() > PENDING_IN_SEARCH
 
     def known_complete(self) -> bool:
         """Is every chunk known to have its vector at the index's current generation?"""
@@ -135,7 +157,10 @@ class Vectors:
             if deadline is not None and done and time.monotonic() > deadline:
                 break
             part = rows[start : start + step]
-            vectors = self.embedder.embed([embed_text(title, heading, text) for _, _, title, heading, text in part])
+            try:
+                vectors = self.embedder.embed([embed_text(title, heading, text) for _, _, title, heading, text in part])
+            except EmbeddingFailed:  # said once by the embedder; the rest stays pending
+                break
             dim = int(vectors.shape[1])
             with self.db.transaction():
                 patch = self._matrix.valid()

@@ -142,13 +142,26 @@ class Helper:
         self.embedded: dict[str, str | None] = {}  # index -> the generation it had nothing pending at
 
     def load_model(self) -> bool:
-        from wiki_memory.index.embed import Embedder
+        from wiki_memory.config import load_settings
+        from wiki_memory.errors import WikiMemoryError
+        from wiki_memory.index.embed import Embedder, EmbeddingFailed
 
-        embedder = Embedder()
-        if not embedder.available():
-            log(self.home, f"no embedding model ({embedder.error}); exiting")
+        try:
+            settings = load_settings()
+        except WikiMemoryError as e:  # a broken config.toml: the default model meanwhile
+            log(self.home, str(e))
+            settings = None
+        # The provider and model of `[index]` in the home that started it: the vectors it
+        # reads and makes are those the CLI searches (an embeddings server, when configured:
+        # the helper, not the hook, waits on it).
+        embedder = Embedder(settings=settings)
+        try:
+            if not embedder.available():
+                raise EmbeddingFailed(embedder.error or "no model")
+            embedder.embed_query("warm up")
+        except EmbeddingFailed as e:
+            log(self.home, f"no embedding model ({e}); exiting")
             return False
-        embedder.embed_query("warm up")
         self.embedder = embedder
         # What a hook's first request needs, loaded now rather than while it waits.
         import wiki_memory.recall.files
