@@ -7,14 +7,17 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from wiki_memory import __version__
 from wiki_memory.config import Project
 from wiki_memory.errors import WikiMemoryError, disk_full, is_disk_full
-from wiki_memory.memory import Memory
+
+if TYPE_CHECKING:
+    from wiki_memory.memory import Memory
+    from wiki_memory.memory.searching import Searching
 
 
 @dataclass
@@ -24,10 +27,13 @@ class App:
 
     project_dir: str | None = None
     _memory: Memory | None = field(default=None, repr=False)
+    _searching: Searching | None = field(default=None, repr=False)
 
     @property
     def memory(self) -> Memory:
         if self._memory is None:
+            from wiki_memory.memory import Memory  # on first use: `search` needs none of it
+
             self._memory = Memory.at(self.project_dir)
             if self._memory.project.warning:
                 click.echo(f"wiki-memory: warning: {self._memory.project.warning}", err=True)
@@ -36,6 +42,23 @@ class App:
             if ctx is not None:
                 ctx.call_on_close(self._memory.close)
         return self._memory
+
+    @property
+    def searching(self) -> Searching:
+        """The project's memory for a search alone: no git store, no numpy loaded (see
+        `memory.searching`); the whole memory when a command opened it already."""
+        if self._memory is not None:
+            return self._memory
+        if self._searching is None:
+            from wiki_memory.memory.searching import Searching
+
+            self._searching = Searching.at(self.project_dir)
+            if self._searching.project.warning:
+                click.echo(f"wiki-memory: warning: {self._searching.project.warning}", err=True)
+            ctx = click.get_current_context(silent=True)
+            if ctx is not None:
+                ctx.call_on_close(self._searching.close)
+        return self._searching
 
     @property
     def project(self) -> Project:

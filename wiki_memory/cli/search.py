@@ -70,7 +70,7 @@ def search(
       wiki-memory search "auth retries" --type decision --since 30d --max-chars 4000
       wiki-memory search "release with goreleaser" --status any
     """
-    memory = app.memory
+    memory = app.searching
     with warnings_to_stderr():
         report = memory.search(
             query,

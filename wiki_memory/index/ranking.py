@@ -61,7 +61,7 @@ class Ranker:
         self._counts: Kept[dict[str, tuple[int, int]]] = Kept(db, survives_embedding=True)
         # The chunks each recent filter lets through: {(condition, parameters): (ids, temp table)},
         # the tables on connection `_tables_of`.
-        self._allowed: Kept[dict[tuple[str, tuple[Any, ...]], tuple[Any, str]]] = Kept(db, survives_embedding=True)
+        self._allowed: Kept[dict[tuple[str, tuple[Any, ...]], list[Any]]] = Kept(db, survives_embedding=True)
         self._tables_of: sqlite3.Connection | None = None
         self._tables = 0
 
@@ -171,7 +171,7 @@ class Ranker:
         # order: the other way round, FTS5 would run the query once per chunk). Why: joining
         # every match to its page and testing the filter took 55 ms for a type and a tag at
         # 10,000 pages (scripts/bench_ui.py, at load 6); this, 4 ms of CPU. Same rows, same order.
-        _, table = self.allowed(where, params)
+        table = self.allowed_table(where, params)
         sql = (
             f"SELECT f.rowid, c.page, -bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts f "
             f"CROSS JOIN temp.{table} a ON a.id = f.rowid JOIN chunks c ON c.id = f.rowid "
@@ -187,6 +187,19 @@ class Ranker:
         pages: new vectors do not change it)."""
         import numpy as np
 
+        found = self._filter(where, params)
+        if found[0] is None:
+            rows = self.db.conn.execute(f"SELECT id FROM temp.{found[1]}")
+            found[0] = np.array([row[0] for row in rows], dtype=np.int64)
+        return found[0], str(found[1])
+
+    def allowed_table(self, where: str, params: list[Any]) -> str:
+        """The temporary table of the chunks a filter lets through (see `allowed`), made
+        without numpy: a search by words needs the table alone."""
+        return str(self._filter(where, params)[1])
+
+    def _filter(self, where: str, params: list[Any]) -> list[Any]:
+        """[the ids or None until asked for, the table] of a filter, made on first use."""
         conn = self.db.conn
         kept = self._allowed.get()
         if kept is None or self._tables_of is not conn or len(kept) >= MAX_FILTERS_KEPT:
@@ -203,8 +216,7 @@ class Ranker:
                 f"INSERT INTO temp.{table} SELECT c.id FROM chunks c JOIN pages p ON p.path = c.page WHERE {where}",
                 params,
             )
-            ids = np.array([row[0] for row in conn.execute(f"SELECT id FROM temp.{table}")], dtype=np.int64)
-            found = kept[key] = (ids, table)
+            found = kept[key] = [None, table]  # the ids, read when a vector ranking needs them
             self._allowed.put(kept)
         return found
 

@@ -17,14 +17,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from wiki_memory.memory.records import Actor, Marked, Superseded, Written
-from wiki_memory.memory.rules import InputError, Scrubber, utf8
+from wiki_memory.memory.rules import VERDICTS, InputError, Scrubber, utf8
 from wiki_memory.memory.writing import PERSON, Writing
 from wiki_memory.pages import HIDDEN, Page
 
 if TYPE_CHECKING:
     from wiki_memory.pages.drift import Drift
 
-VERDICTS = ("helpful", "wrong", "stale", "archived", "active")
 MAX_REASON = 500
 
 

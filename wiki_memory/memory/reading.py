@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from wiki_memory.errors import NotFoundError, PageError, PathError
-from wiki_memory.memory.base import MemoryBase
-from wiki_memory.memory.records import History, LinksView, PageRow, PageView, SearchReport
-from wiki_memory.memory.rules import InputError, check_query, check_ref, utf8
+from wiki_memory.memory.records import History, LinksView, PageRow, PageView
+from wiki_memory.memory.rules import InputError, check_ref, utf8
+from wiki_memory.memory.searching import Searching
 from wiki_memory.pages import Page
 from wiki_memory.store.reading import one_match
 
@@ -19,7 +19,7 @@ PENDING_NOTE = (
 )
 
 
-class Reading(MemoryBase):
+class Reading(Searching):
     """The operations that read."""
 
     def find(self, ref: str, rev: str | None = None) -> str:
@@ -171,68 +171,6 @@ class Reading(MemoryBase):
     def diff(self, revs: Sequence[str] = (), page: str | None = None) -> str:
         """A unified diff: no revision = uncommitted hand edits; one = since it; two = between."""
         return self.store().diff(revs[0] if revs else None, revs[1] if len(revs) > 1 else None, page)
-
-    def search(
-        self,
-        query: str,
-        k: int = 8,
-        mode: str = "hybrid",
-        type: str | Sequence[str] | None = None,
-        tag: str | Sequence[str] | None = None,
-        status: str | Sequence[str] | None = None,
-        since: str | None = None,
-        max_chars: int | None = None,
-    ) -> SearchReport:
-        """The `k` best pages for `query` by words and meaning, each with its best passage.
-
-        Wrong, superseded and archived pages are left out unless `status` asks for them
-        (`status="any"`: every status); a result whose anchored code drifted carries a note."""
-        from wiki_memory.consolidate import usage
-        from wiki_memory.pages import HIDDEN
-
-        query = check_query(query)
-        statuses = [status] if isinstance(status, str) else list(status or [])
-        not_status = sorted(HIDDEN) if not statuses else None
-        if "any" in statuses:
-            statuses, not_status = [], None
-        if k < 1:
-            raise InputError("`k` is how many pages: 1 or more")
-        if max_chars is not None and max_chars < 1:
-            raise InputError("`max_chars` is a budget of characters: 1 or more")
-        if not self.exists:
-            return SearchReport(query, [], "this project has no memory yet")
-        index = self.require_index()
-        results = index.search(
-            query,
-            k=k,
-            mode=mode,
-            type=type,
-            tag=tag,
-            status=statuses or None,
-            since=since,
-            max_chars=max_chars,
-            not_status=not_status,
-        )
-        note = None
-        if index.embedder.error:
-            note = f"searched by words only: no embedding model ({index.embedder.error[:160]})"
-        usage.record(self.project, "found", [r.path for r in results])
-        return SearchReport(query, results, note, self.drift_notes([r.path for r in results]))
-
-    def drift_notes(self, paths: Sequence[str]) -> dict[str, str]:
-        """path -> "may be stale (src/x.py changed since)" for those of `paths` whose anchored
-        code files changed since (from the index's anchors: no page is parsed)."""
-        from wiki_memory.pages.drift import drift_note, drifted
-
-        index = self.index
-        if index is None or self.project.root is None or not paths:
-            return {}
-        notes: dict[str, str] = {}
-        for path, anchors in index.anchors_of(list(paths)).items():
-            note = drift_note(drifted(self.project.root, anchors))
-            if note:
-                notes[path] = note
-        return notes
 
     def status(self) -> dict[str, Any]:
         """The project, its wiki, pages by type, the last commit, pending hand edits and how

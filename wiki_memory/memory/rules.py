@@ -22,6 +22,11 @@ class InputError(WikiMemoryError):
     """An argument a caller can fix: empty, too long, not text, not one of the choices."""
 
 
+# What a user may say of a page (`Memory.mark`): here, with the other rules, so a front end
+# can offer them without loading the memory layer.
+VERDICTS = ("helpful", "wrong", "stale", "archived", "active")
+
+
 def check_text(name: str, value: str | None, *, limit: int = MAX_BODY_BYTES) -> str:
     """`value`, refused when empty, not valid UTF-8 or over `limit` bytes."""
     if value is None or not value.strip():

@@ -136,6 +136,7 @@ class Helper:
         self.sock_path = meaning.socket_path()
         self.indexes: dict[str, Vectors] = {}
         self.connections: dict[str, tuple[int, sqlite3.Connection]] = {}
+        self.searchers: dict[str, tuple[int, Any]] = {}  # index -> (its inode, an open Index)
         self.embedder: Any = None
         self.last = time.monotonic()
         self.inode: int | None = None
@@ -227,6 +228,8 @@ class Helper:
             return {"ok": True, "pid": os.getpid()}
         if request.get("op") == "recall":
             return {"ok": True, "results": self.recall(request)}
+        if request.get("op") == "search":
+            return self.search(request)
         index, text, pages = request.get("index"), request.get("text"), request.get("pages")
         if not isinstance(index, str) or not isinstance(text, str) or not isinstance(pages, list):
             return {"ok": False, "error": "bad request"}
@@ -239,6 +242,33 @@ class Helper:
         if isinstance(near, (int, float)) and not isinstance(near, bool):
             answer["near"] = vectors.nearest(query, float(near))
         return answer
+
+    def search(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A search of `wiki-memory search` (or another front end): `Index.search` on an
+        index kept open here, with the model loaded and the vectors in memory. Refused when
+        the caller's settings name another model, or when the model fails (the caller then
+        searches by itself, and says why)."""
+        from wiki_memory.config import Project
+        from wiki_memory.index import Index
+
+        if request.get("model") != self.embedder.name:
+            return {"ok": False, "error": f"the helper embeds with {self.embedder.name}"}
+        project = Project.from_fields(request["project"])
+        path = str(project.index_path)
+        inode = os.stat(path).st_ino
+        kept = self.searchers.get(path)
+        if kept is not None and kept[0] != inode:  # the file was rebuilt: open the new one
+            kept[1].close()
+            kept = None
+        if kept is None:
+            kept = self.searchers[path] = (inode, Index.open(project, embedder=self.embedder))
+        asked: dict[str, Any] = {
+            k: request.get(k) for k in ("k", "mode", "type", "tag", "status", "since", "max_chars", "not_status")
+        }
+        results = kept[1].search(str(request["query"]), **asked)
+        if self.embedder.error:
+            return {"ok": False, "error": self.embedder.error}
+        return {"ok": True, "results": [r.as_dict() for r in results]}
 
     def recall(self, request: dict[str, Any]) -> list[dict[str, Any]]:
         """A hook's whole recall (see `meaning.recall`), as `recall.run` does it in a hook,
@@ -324,6 +354,8 @@ class Helper:
         finally:
             server.close()
             self.remove_socket()
+            for _, index in self.searchers.values():
+                index.close()
 
     def handle(self, conn: socket.socket) -> bool:
         """Answer one request; True when it asked the helper to stop."""

@@ -1,0 +1,126 @@
+"""Search, the one memory operation a cold front end may need without the rest of the
+memory layer: it imports neither the git store nor numpy, and asks the warm helper (which
+holds the model and the vectors) for a search by meaning before loading the model here.
+
+`Searching.at(dir).search(...)` is what `wiki-memory search` runs; `Memory` has it too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from wiki_memory.memory.base import MemoryBase
+from wiki_memory.memory.records import SearchReport
+from wiki_memory.memory.rules import InputError, check_query
+
+if TYPE_CHECKING:
+    from wiki_memory.index import SearchResult
+
+# Seconds a search waits for the helper's answer before searching here: a helper busy with
+# a slice of embedding (half a second at most) still answers first.
+HELPER_TIMEOUT = 3.0
+
+
+class Searching(MemoryBase):
+    """Search (see the module)."""
+
+    def search(
+        self,
+        query: str,
+        k: int = 8,
+        mode: str = "hybrid",
+        type: str | Sequence[str] | None = None,
+        tag: str | Sequence[str] | None = None,
+        status: str | Sequence[str] | None = None,
+        since: str | None = None,
+        max_chars: int | None = None,
+    ) -> SearchReport:
+        """The `k` best pages for `query` by words and meaning, each with its best passage.
+
+        Wrong, superseded and archived pages are left out unless `status` asks for them
+        (`status="any"`: every status); a result whose anchored code drifted carries a note."""
+        from wiki_memory.consolidate import usage
+        from wiki_memory.pages import HIDDEN
+
+        query = check_query(query)
+        statuses = [status] if isinstance(status, str) else list(status or [])
+        not_status = sorted(HIDDEN) if not statuses else None
+        if "any" in statuses:
+            statuses, not_status = [], None
+        if k < 1:
+            raise InputError("`k` is how many pages: 1 or more")
+        if max_chars is not None and max_chars < 1:
+            raise InputError("`max_chars` is a budget of characters: 1 or more")
+        if not self.exists:
+            return SearchReport(query, [], "this project has no memory yet")
+        asked: dict[str, Any] = {
+            "k": k,
+            "mode": mode,
+            "type": type,
+            "tag": tag,
+            "status": statuses or None,
+            "since": since,
+            "max_chars": max_chars,
+            "not_status": not_status,
+        }
+        note = None
+        results = self._warm_search(query, asked) if mode != "fts" else None
+        if results is None:
+            index = self.require_index()
+            results = index.search(query, **asked)
+            if index.embedder.error and mode != "fts":
+                note = f"searched by words only: no embedding model ({index.embedder.error[:160]})"
+        usage.record(self.project, "found", [r.path for r in results])
+        return SearchReport(query, results, note, self.drift_notes([r.path for r in results]))
+
+    def _warm_search(self, query: str, asked: dict[str, Any]) -> list[SearchResult] | None:
+        """The results of the warm helper (the same `Index.search`, with the model and the
+        vectors already in memory), or None: no helper, another model, an error. A search
+        without a helper starts one for the next (unless recall by meaning is off)."""
+        if self._index is not None and self._index.embedder.loaded:
+            return None  # the model is loaded here already (a long-lived process: MCP, viewer)
+        from wiki_memory.recall import meaning
+        from wiki_memory.recall import settings as recall_settings
+
+        try:
+            if not recall_settings.load().meaning:
+                return None
+            from wiki_memory.config import home, load_settings
+            from wiki_memory.index.embed import Embedder
+
+            model = Embedder(settings=load_settings()).name
+        except Exception:  # noqa: BLE001 - a broken config.toml: the search here says so
+            return None
+        where = str(home())
+        request = {"op": "search", "project": self.project.fields(), "model": model, "query": query, **asked}
+        answer = meaning.ask(where, request, timeout=HELPER_TIMEOUT)
+        if answer is None:
+            if not os.path.exists(meaning.socket_path()):
+                meaning.ensure_started(where, preload=str(self.project.index_path))
+            return None
+        from wiki_memory.index import SearchResult
+
+        try:
+            return [
+                SearchResult(**{**r, "retrievers": tuple(r["retrievers"]), "tags": tuple(r["tags"])})
+                for r in answer["results"]
+            ]
+        except (KeyError, TypeError):
+            return None
+
+    def drift_notes(self, paths: Sequence[str]) -> dict[str, str]:
+        """path -> "may be stale (src/x.py changed since)" for those of `paths` whose anchored
+        code files changed since (from the index's anchors: no page is parsed)."""
+        from wiki_memory.pages.drift import drift_note, drifted
+
+        index = self.index
+        if index is None or self.project.root is None or not paths:
+            return {}
+        notes: dict[str, str] = {}
+        for path, anchors in index.anchors_of(list(paths)).items():
+            note = drift_note(drifted(self.project.root, anchors))
+            if note:
+                notes[path] = note
+        return notes
