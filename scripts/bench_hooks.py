@@ -185,6 +185,7 @@ def recall_wiki(folder: Path, pages: int, env: dict[str, str]) -> tuple[str, str
 
     from wiki_memory.config import project_for_store
     from wiki_memory.index import Embedder, Index
+    from wiki_memory.index.embed import to_blob
     from wiki_memory.recall import run
     from wiki_memory.recall.settings import RecallSettings
     from wiki_memory.store import Author, Store
@@ -203,7 +204,7 @@ def recall_wiki(folder: Path, pages: int, env: dict[str, str]) -> tuple[str, str
         index.conn.execute("BEGIN")
         index.conn.executemany(
             "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
-            [(cid, Embedder().name, 384, vectors[i].tobytes()) for i, cid in enumerate(ids)],
+            [(cid, Embedder().name, 384, to_blob(vectors[i])) for i, cid in enumerate(ids)],
         )
         index.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
         index.conn.execute("COMMIT")
@@ -232,7 +233,7 @@ def recall_wiki(folder: Path, pages: int, env: dict[str, str]) -> tuple[str, str
     store.close()
     # The recalled page's chunks get the prompt's own vector, so that the helper lets it through too.
     index = Index.open(project, embedder=Embedder())
-    vector = Embedder().embed_query(prompt).astype(np.float32).tobytes()
+    vector = to_blob(Embedder().embed_query(prompt))
     index.conn.execute("BEGIN")
     index.conn.execute(
         "UPDATE vectors SET vec = ? WHERE chunk IN (SELECT id FROM chunks WHERE page = ?)", (vector, found[0])

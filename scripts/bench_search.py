@@ -258,6 +258,7 @@ def copy_vectors(index, source_rows: list[tuple[int, bytes]], model: str) -> Non
 def bench_size(n: int, work: Path, args, embedder, vector_source: list | None) -> tuple[dict, list | None]:
     from wiki_memory.config import project_for_store
     from wiki_memory.index import Index
+    from wiki_memory.index.embed import to_blob
 
     home = work / f"home-{n}"
     env = {**os.environ, "WIKI_MEMORY_HOME": str(home)}
@@ -281,7 +282,7 @@ def bench_size(n: int, work: Path, args, embedder, vector_source: list | None) -
         import numpy as np
 
         rows = np.random.default_rng(1).standard_normal((1000, 384)).astype(np.float32)
-        vector_source = ("random unit vectors", [(384, (r / np.linalg.norm(r)).tobytes()) for r in rows])
+        vector_source = ("random unit vectors", [(384, to_blob(r / np.linalg.norm(r))) for r in rows])
     if vector_source is None or args.embed_all:
         t = time.perf_counter()
         embedded = index.sync(store).embedded

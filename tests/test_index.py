@@ -577,7 +577,7 @@ def test_the_index_is_one_sqlite_file_in_wal_mode_with_fts5(index):
     sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
     assert "fts5" in sql and "porter unicode61" in sql
     dim, blob = conn.execute("SELECT dim, vec FROM vectors LIMIT 1").fetchone()
-    assert dim == 384 and len(blob) == 384 * 4
+    assert dim == 384 and len(blob) == 384 * 2  # float16: half the bytes of float32
     assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == schema.SCHEMA_VERSION
     conn.close()
 
@@ -838,3 +838,30 @@ def test_an_index_file_from_before_the_vectors_by_model_index_gains_it_in_place(
     conn = sqlite3.connect(project.index_path)
     assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors_by_model'").fetchone()
     conn.close()
+
+
+def test_the_contentless_word_index_forgets_rewritten_retagged_and_deleted_pages(tmp_path):
+    """FTS5 keeps no copy of the text (the index is half the size): a page's old words go
+    when it is rewritten, retagged or deleted, and the word index stays consistent."""
+    store = make_store(tmp_path)
+    with Index.open(project_for_store(store.root)) as index:
+        index.sync(store, embed=False)
+        conn = index.conn
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        assert "chunks_fts_content" not in tables  # no second copy of every chunk's text
+        celery = store.read("gotchas/celery-eager-mode-masks-broker-timeouts.md")
+        store.write(celery.with_body("Eager mode hides a missing zanzibarbroker.").with_meta(tags=["quokka"]), AGENT)
+        store.delete("decisions/retry-policy-for-outbound-http.md", AGENT)
+        index.sync(store, embed=False)
+
+        def found(words: str) -> list[str]:
+            return [r.path for r in index.search(words, k=5, mode="fts")]
+
+        assert found("CELERY_TASK_ALWAYS_EAGER") == []  # the old body's words are gone
+        assert found("zanzibarbroker") == ["gotchas/celery-eager-mode-masks-broker-timeouts.md"]
+        assert found("quokka") == ["gotchas/celery-eager-mode-masks-broker-timeouts.md"]  # tags: in the title column
+        assert found("celery") == ["gotchas/celery-eager-mode-masks-broker-timeouts.md"]  # the title stays
+        assert found("ERR_CONN_RESET") == []  # the deleted page
+        conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 0)")
+        # No row of the word index outlives its chunk ("tasks" was only in the old body).
+        assert conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'tasks'").fetchone()[0] == 0

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from wiki_memory.index.embed import from_blobs, to_blob
 from wiki_memory.index.matrix import VectorMatrix
 
 
@@ -9,14 +10,14 @@ def rows_for(ids, page_of, rng, dim=8):
     out = []
     for i in ids:
         v = rng.standard_normal(dim).astype(np.float32)
-        out.append((i, dim, (v / np.linalg.norm(v)).tobytes(), page_of(i)))
+        out.append((i, dim, to_blob(v / np.linalg.norm(v)), page_of(i)))  # as the index stores them
     return out
 
 
 def live(matrix: VectorMatrix) -> dict[int, tuple[str, bytes]]:
     ids, vectors, pages, alive = matrix.view()
     keep = np.ones(len(ids), dtype=bool) if alive is None else alive
-    return {int(ids[r]): (pages[r], vectors[r].tobytes()) for r in np.flatnonzero(keep)}
+    return {int(ids[r]): (pages[r], to_blob(vectors[r])) for r in np.flatnonzero(keep)}
 
 
 def test_rows_are_masked_appended_and_replaced_without_copying_the_matrix_each_time():
@@ -31,7 +32,7 @@ def test_rows_are_masked_appended_and_replaced_without_copying_the_matrix_each_t
     matrix.drop_pages(["p3.md"])
     fresh = rows_for(range(101, 104), lambda i: "p3.md", rng)
     ids = np.array([r[0] for r in fresh])
-    matrix.put(ids, np.stack([np.frombuffer(r[2], dtype=np.float32) for r in fresh]), [r[3] for r in fresh])
+    matrix.put(ids, np.stack([from_blobs(r[2], 8)[0] for r in fresh]), [r[3] for r in fresh])
     for i in range(16, 21):
         del expected[i]
     expected.update({r[0]: (r[3], r[2]) for r in fresh})
@@ -42,13 +43,13 @@ def test_rows_are_masked_appended_and_replaced_without_copying_the_matrix_each_t
 
     # A chunk already there is replaced, not doubled; the next additions go into the room.
     again = rows_for([7], lambda i: "p1.md", rng)
-    matrix.put(np.array([7]), np.frombuffer(again[0][2], dtype=np.float32)[None, :], ["p1.md"])
+    matrix.put(np.array([7]), from_blobs(again[0][2], 8), ["p1.md"])
     expected[7] = ("p1.md", again[0][2])
     assert live(matrix) == expected
     more = rows_for(range(200, 215), lambda i: "big.md", rng)
     matrix.put(
         np.array([r[0] for r in more]),
-        np.stack([np.frombuffer(r[2], dtype=np.float32) for r in more]),
+        np.stack([from_blobs(r[2], 8)[0] for r in more]),
         ["big.md"] * len(more),
     )
     expected.update({r[0]: (r[3], r[2]) for r in more})
@@ -58,7 +59,7 @@ def test_rows_are_masked_appended_and_replaced_without_copying_the_matrix_each_t
     most = rows_for(range(400, 500), lambda i: "most.md", rng)
     matrix.put(
         np.array([r[0] for r in most]),
-        np.stack([np.frombuffer(r[2], dtype=np.float32) for r in most]),
+        np.stack([from_blobs(r[2], 8)[0] for r in most]),
         ["most.md"] * len(most),
     )
     expected.update({r[0]: (r[3], r[2]) for r in most})

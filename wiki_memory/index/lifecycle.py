@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wiki_memory.index.embed import VECTOR_DTYPE
+
 
 @dataclass(frozen=True)
 class LifecycleRow:
@@ -67,7 +69,7 @@ def first_vectors(conn: sqlite3.Connection, model: str, paths: Sequence[str]) ->
             f"WHERE c.ordinal = 0 AND c.page IN ({', '.join('?' * len(part))})"
         )
         for page, vec in conn.execute(sql, [model, *part]):
-            found[page] = np.frombuffer(vec, dtype=np.float32)
+            found[page] = np.frombuffer(vec, dtype=VECTOR_DTYPE).astype(np.float32)
     return found
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from wiki_memory.index.embed import from_blobs
+
 # Compact when more than this share of the rows belong to rewritten or deleted pages.
 DEAD_SHARE = 0.25
 GROWTH = 1.1  # spare room a write adds: 4,000 rows (6 MB) at 40,000 chunks
@@ -46,7 +48,7 @@ class VectorMatrix:
         if not rows:
             return None
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+        vectors = from_blobs([r[2] for r in rows], dim)
         return cls(ids, vectors, [r[3] for r in rows])
 
     def view(self) -> tuple[Any, Any, list[str], Any]:

@@ -4,7 +4,9 @@ than migrated.
 Tables: `pages` (one row per page, with the git blob id it was indexed from, its
 anchors as JSON and its lifecycle: status, superseded_by, expires), `page_tags`,
 `chunks` (search-sized pieces of a page), `chunks_fts` (FTS5 over title, heading and text;
-porter + unicode61; rowid = chunk id), `vectors` (one float32 blob per chunk and model),
+porter + unicode61; rowid = chunk id; contentless: the text lives in `chunks` alone, and a
+row is deleted by handing FTS5 the values it was made of), `vectors` (one float16 blob per
+chunk and model, read into float32),
 `links` (`[[...]]` links with their resolved path) and `meta` (schema version, the store
 commit the index reflects, a generation counter that moves whenever vectors change).
 """
@@ -18,7 +20,8 @@ from pathlib import Path
 
 # Bump on any change to the tables or to what goes in them (chunking, embedded text):
 # an index of another version is deleted and rebuilt from the store.
-SCHEMA_VERSION = "6"  # 6: statuses normalised (`pages.status.normal`)
+# 7: vectors as float16 (VECTOR_DTYPE), FTS5 contentless (no query reads its columns back).
+SCHEMA_VERSION = "7"
 
 # Indexes added to files of this version in place when missing (creating one is quick even in
 # a big wiki; rebuilding the file instead would embed every chunk again).
@@ -78,7 +81,7 @@ CREATE TABLE chunks(
     hash TEXT NOT NULL,
     UNIQUE(page, ordinal)
 );
-CREATE VIRTUAL TABLE chunks_fts USING fts5(title, heading, text, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE chunks_fts USING fts5(title, heading, text, content='', tokenize='porter unicode61');
 CREATE TABLE vectors(
     chunk INTEGER NOT NULL,
     model TEXT NOT NULL,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from wiki_memory.index.db import Database, Kept
-from wiki_memory.index.embed import Embedder, EmbeddingFailed
+from wiki_memory.index.embed import Embedder, EmbeddingFailed, to_blob
 from wiki_memory.index.matrix import VectorMatrix
 from wiki_memory.index.results import Progress
 
@@ -168,7 +168,7 @@ class Vectors:
                 self.db.conn.executemany(
                     "INSERT OR REPLACE INTO vectors SELECT ?, ?, ?, ? WHERE EXISTS "
                     "(SELECT 1 FROM chunks WHERE id = ? AND hash = ?)",
-                    [(cid, model, dim, vectors[i].tobytes(), cid, h) for i, (cid, h, *_rest) in enumerate(part)],
+                    [(cid, model, dim, to_blob(vectors[i]), cid, h) for i, (cid, h, *_rest) in enumerate(part)],
                 )
                 self.db.bump(embedding_only=True)  # vectors changed, not pages: names still hold
                 if patch:

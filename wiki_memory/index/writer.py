@@ -125,9 +125,27 @@ class Writer:
             self.vectors.patch(pages=pages)
 
 
+def fts_title(title: str, tags: list[str]) -> str:
+    """What the FTS5 `title` column holds: the title, then the tags."""
+    return " ".join([title, *tags])
+
+
 def delete_page(c: sqlite3.Connection, path: str) -> None:
     """Remove a page and all that was derived from it (chunks, vectors, tags, links)."""
-    c.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE page = ?)", (path,))
+    # The FTS5 table is contentless: its rows go by the values they were made of (`fts_title`
+    # of the page row as it is, and each chunk's heading and text).
+    row = c.execute("SELECT title, tags FROM pages WHERE path = ?", (path,)).fetchone()
+    if row is not None:
+        title = fts_title(row[0], json.loads(row[1] or "[]"))
+        c.executemany(
+            "INSERT INTO chunks_fts(chunks_fts, rowid, title, heading, text) VALUES ('delete', ?, ?, ?, ?)",
+            [
+                (cid, title, heading, text)
+                for cid, heading, text in c.execute(
+                    "SELECT id, heading, text FROM chunks WHERE page = ?", (path,)
+                ).fetchall()
+            ],
+        )
     c.execute("DELETE FROM vectors WHERE chunk IN (SELECT id FROM chunks WHERE page = ?)", (path,))
     c.execute("DELETE FROM chunks WHERE page = ?", (path,))
     c.execute("DELETE FROM page_tags WHERE page = ?", (path,))
@@ -181,7 +199,7 @@ def put_page(
         ),
     )
     c.executemany("INSERT OR IGNORE INTO page_tags VALUES (?, ?)", [(path, t) for t in tags])
-    fts_title = " ".join([title, *tags])
+    words_title = fts_title(title, tags)
     for chunk in chunk_text(page.body, title, chunk_words):
         h = text_hash(embed_text(title, chunk.heading, chunk.text))
         cur = c.execute(
@@ -191,7 +209,7 @@ def put_page(
         chunk_id = cur.lastrowid
         c.execute(
             "INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?, ?, ?, ?)",
-            (chunk_id, fts_title, chunk.heading, chunk.text),
+            (chunk_id, words_title, chunk.heading, chunk.text),
         )
         for model, dim, vec in kept.get(h) or (carried or {}).get(h) or ():
             c.execute("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?)", (chunk_id, model, dim, vec))

@@ -68,6 +68,8 @@ class Vectors:
                 return self
             import numpy as np
 
+            from wiki_memory.index.embed import VECTOR_DTYPE, from_blobs
+
             found = conn.execute(
                 "SELECT c.page, v.vec, c.id, p.type, p.status FROM vectors v JOIN chunks c ON c.id = v.chunk "
                 "JOIN pages p ON p.path = c.page WHERE +v.model = ? ORDER BY v.chunk",
@@ -80,7 +82,7 @@ class Vectors:
         for n, (page, *_) in enumerate(found):
             rows.setdefault(page, []).append(n)
         self.matrix = (
-            np.stack([np.frombuffer(row[1], dtype=np.float32) for row in found])
+            from_blobs([row[1] for row in found], len(found[0][1]) // np.dtype(VECTOR_DTYPE).itemsize)
             if found
             else np.zeros((0, 0), np.float32)
         )
