@@ -164,3 +164,19 @@ def test_no_llm_flag_and_a_misconfigured_provider(project, monkeypatch):
     with pytest.raises(WikiMemoryError, match="--llm needs a provider"):
         consolidate_session(project, "llm-sess-0001", llm=True, force=True)
     assert os.environ.get("WM_TEST_LLM_KEY") is None
+
+
+def test_openai_compatible_is_the_openai_chat_api_at_any_base_url():
+    """`provider = "openai-compatible"`, as `[index]` says it, is the chat completions API
+    of any server (a local model), at the base URL given."""
+    from wiki_memory.config import Settings
+    from wiki_memory.consolidate.llm import llm_config
+
+    section = {"provider": "openai-compatible", "model": "qwen2.5-coder:7b", "base_url": "http://127.0.0.1:8080/v1/"}
+    config = llm_config(Settings({"consolidate": section}))
+    assert config is not None
+    assert (config.provider, config.base_url, config.api_key_env) == (
+        "openai",
+        "http://127.0.0.1:8080/v1",
+        "OPENAI_API_KEY",
+    )

@@ -4,7 +4,7 @@
 
 ```toml
 [consolidate]
-provider = "openai"          # OpenAI-compatible chat completions: OpenAI, Ollama, LM Studio, vLLM
+provider = "openai"          # or "openai-compatible": chat completions of OpenAI, Ollama, LM Studio, vLLM
 model = "qwen2.5-coder:7b"
 base_url = "http://127.0.0.1:11434/v1"
 api_key_env = "OPENAI_API_KEY"  # the environment variable holding the key (optional for local servers)
@@ -66,6 +66,8 @@ def llm_config(settings: Settings) -> LLMConfig | None:
     """The configured provider, None when there is none; a clear error when it is misconfigured."""
     section = settings.section("consolidate")
     provider = str(section.get("provider") or "").strip().lower()
+    # The name `[index] provider` uses for the same API (any OpenAI-compatible base URL).
+    provider = "openai" if provider == "openai-compatible" else provider
     if not provider or provider in ("none", "off", "extractive") or section.get("enabled") is False:
         return None
     if provider not in PROVIDERS:
