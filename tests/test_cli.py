@@ -202,3 +202,24 @@ def test_the_installed_executable_and_python_m_work(code_repo):
     assert out.stdout.strip() == wiki
     bad = subprocess.run([str(exe), "show", "nope"], cwd=code_repo, env=env, capture_output=True, text=True)
     assert bad.returncode == 1 and bad.stderr.strip() == "Error: no page with path, title or id 'nope'"
+
+
+def test_each_command_loads_its_own_module_alone():
+    """`wiki-memory search` imports cli/search.py and no other command's module: the table
+    of which module defines which command is checked against the commands themselves."""
+    import inspect
+
+    from wiki_memory.cli import COMMAND_MODULES, load_commands, main
+
+    load_commands()
+    defined = {
+        name: inspect.getmodule(getattr(command.callback, "__wrapped__", command.callback)).__name__.rsplit(".", 1)[1]
+        for name, command in main.commands.items()
+    }
+    assert defined == COMMAND_MODULES, "update COMMAND_MODULES in wiki_memory/cli/__init__.py"
+    probe = (
+        "import json, sys\nfrom wiki_memory.cli import main\nmain.get_command(None, 'search')\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('wiki_memory.cli.'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == ["wiki_memory.cli.output", "wiki_memory.cli.search"]

@@ -3,6 +3,7 @@ function and print. Each command group lives in its own module and registers on 
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -65,8 +66,57 @@ class App:
         return self.memory.project
 
 
+# The module that defines each command: `wiki-memory search` imports cli/search.py and no
+# other command's module (tests/test_cli.py checks the table against the commands). A name
+# not listed loads every module.
+COMMAND_MODULES = {
+    **dict.fromkeys(("anchor", "mark", "review", "supersede"), "lifecycle"),
+    **dict.fromkeys(("consolidate", "demo", "handoff", "import"), "handoff"),
+    **dict.fromkeys(("diff", "edit", "init", "list", "log", "mv", "path", "revert", "rm", "show"), "pages"),
+    **dict.fromkeys(("status", "write"), "pages"),
+    **dict.fromkeys(("doctor", "hook", "install", "uninstall"), "install"),
+    **dict.fromkeys(("forget", "scan"), "secrets"),
+    **dict.fromkeys(("install-instructions", "serve"), "serve"),
+    **dict.fromkeys(("links", "reindex", "search"), "search"),
+    **dict.fromkeys(("recall", "stats"), "recall"),
+    **dict.fromkeys(("open", "remote", "sync", "watch"), "sync"),
+    "trust": "trust",
+    "ui": "ui",
+}
+_all_loaded = False
+
+
+def load_commands() -> None:
+    """Import every command module (each registers its commands on `main`)."""
+    global _all_loaded
+    if not _all_loaded:
+        _all_loaded = True
+        for module in sorted(set(COMMAND_MODULES.values())):
+            importlib.import_module(f"wiki_memory.cli.{module}")
+
+
 class WikiGroup(click.Group):
-    """Turns errors a user can cause into one line and a non-zero exit."""
+    """Turns errors a user can cause into one line and a non-zero exit; loads a command's
+    module when the command is asked for (`commands` and `--help` load them all)."""
+
+    @property  # type: ignore[override]
+    def commands(self) -> dict[str, click.Command]:
+        load_commands()
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: dict[str, click.Command]) -> None:
+        self._commands = value
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        self._commands[name or cmd.name or ""] = cmd
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMAND_MODULES.get(cmd_name)
+        if module is None:
+            return super().get_command(ctx, cmd_name)
+        importlib.import_module(f"wiki_memory.cli.{module}")
+        return self._commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -113,17 +163,3 @@ def main(ctx: click.Context, project_dir: str | None) -> None:
     if project_dir is not None and not os.path.isdir(project_dir):
         raise click.BadParameter(f"{project_dir} is not a directory", param_hint="--project")
     ctx.obj = App(str(Path(project_dir).absolute()) if project_dir else None)
-
-
-# Command modules register themselves on `main` when imported.
-from wiki_memory.cli import handoff as _handoff  # noqa: E402,F401
-from wiki_memory.cli import install as _install  # noqa: E402,F401
-from wiki_memory.cli import lifecycle as _lifecycle  # noqa: E402,F401
-from wiki_memory.cli import pages as _pages  # noqa: E402,F401
-from wiki_memory.cli import recall as _recall  # noqa: E402,F401
-from wiki_memory.cli import search as _search  # noqa: E402,F401
-from wiki_memory.cli import secrets as _secrets  # noqa: E402,F401
-from wiki_memory.cli import serve as _serve  # noqa: E402,F401
-from wiki_memory.cli import sync as _sync  # noqa: E402,F401
-from wiki_memory.cli import trust as _trust  # noqa: E402,F401
-from wiki_memory.cli import ui as _ui  # noqa: E402,F401

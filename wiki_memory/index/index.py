@@ -21,7 +21,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +39,8 @@ from wiki_memory.index.vectors import Vectors
 from wiki_memory.index.writer import Writer
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from wiki_memory.config import Project
     from wiki_memory.store import Store
 
@@ -60,6 +61,10 @@ def _in_background(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     global _background
     with _background_lock:
         if _background is None:
+            # Imported here: concurrent.futures brings logging, which a search by words,
+            # in a process of its own, does not need.
+            from concurrent.futures import ThreadPoolExecutor
+
             _background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="wiki-memory-query")
     return _background.submit(fn, *args)
 
