@@ -7,9 +7,9 @@
   `Authorization: Bearer <token>`, for scripts); without it, 401.
 - **The cookie is not the token.** Browsers send a cookie to every server on the same host,
   whatever its port, so the cookie's value is bound to this launch and this port: an HMAC of
-  the port under a secret drawn when the viewer starts. It is accepted only on a request whose
-  Host names this port. A viewer on another port (even one started with the same `--token`),
-  or this viewer started again, refuses it; the token itself never travels in a cookie.
+  the port under a secret drawn when the viewer starts (the Host check above keeps it to this
+  viewer's address). A viewer on another port (even one started with the same `--token`), or
+  this viewer started again, refuses it; the token itself never travels in a cookie.
   (A hostile program on another port still receives the cookie and could replay it to this
   port while this viewer runs: only a token per request, not a cookie, would close that.)
 - **The Host header** must name the address the viewer serves (a loopback name, or the
@@ -95,7 +95,7 @@ class Gate:
                 return
             await self._set_cookie(scope, query, send)
             return
-        if not (self._session(headers, host) or self._bearer(headers)):
+        if not (self._session(headers) or self._bearer(headers)):
             await _plain(
                 send,
                 401,
@@ -121,10 +121,10 @@ class Gate:
     def _matches(self, given: bytes) -> bool:
         return bool(given) and hmac.compare_digest(given, self.token)
 
-    def _session(self, headers: dict[str, str], host: str) -> bool:
-        """Does the request carry this launch's cookie, sent to this port?"""
+    def _session(self, headers: dict[str, str]) -> bool:
+        """Does the request carry this launch's cookie?"""
         given = _cookie(headers.get("cookie", ""), self.cookie)
-        return _port_of(host) == self.port and bool(given) and hmac.compare_digest(given, self.session)
+        return bool(given) and hmac.compare_digest(given, self.session)
 
     def _bearer(self, headers: dict[str, str]) -> bool:
         scheme, _, value = headers.get("authorization", "").strip().partition(" ")
@@ -162,16 +162,6 @@ class Gate:
 def session_value(secret: bytes, port: int) -> bytes:
     """The cookie's value for a viewer on `port` whose launch drew `secret`."""
     return hmac.new(secret, f"wiki-memory-ui:{port}".encode(), hashlib.sha256).hexdigest().encode()
-
-
-def _port_of(host: str) -> int:
-    """The port a Host header names (`127.0.0.1:8766`, `[::1]:8766`; 80 when none, -1 when
-    it is not a port)."""
-    _, sep, port = host.rpartition("]" if host.startswith("[") else ":")
-    port = port.removeprefix(":") if host.startswith("[") else port
-    if not sep or not port:
-        return 80
-    return int(port) if port.isdigit() else -1
 
 
 def _cookie(header: str, name: str) -> bytes:
