@@ -97,11 +97,38 @@ def test_the_token_in_the_address_becomes_a_strict_cookie_and_leaves_the_address
         landing = browser.get(f"/search?q=retry&token={TOKEN}")
         assert landing.status_code == 200
         cookie = landing.headers["set-cookie"]
-        assert cookie.startswith(f"wiki_memory_ui_{PORT}={TOKEN};")
+        assert cookie.startswith(f"wiki_memory_ui_{PORT}=") and TOKEN not in cookie  # not the token itself
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
         assert '<meta http-equiv="refresh" content="0;url=/search?q=retry">' in landing.text
         assert TOKEN not in landing.text
         assert browser.get("/search?q=retry").status_code == 200  # the cookie does the rest
+
+
+def test_a_viewers_cookie_opens_no_other_viewer_and_no_other_launch(memory):
+    """Cookies ignore ports: the cookie held the token itself, so a server on another port
+    that received it could read and change memory through a viewer started with the same
+    `--token` (renaming the cookie to that viewer's name). It is now an HMAC of the port
+    under a secret of the launch: no other port's viewer, nor this one relaunched, takes it."""
+    other_port = PORT + 1
+    first = build_app(Viewer(memory.project, token=TOKEN, port=PORT))
+    second = build_app(Viewer(memory.project, token=TOKEN, port=other_port))
+    with TestClient(first, base_url=BASE, follow_redirects=False) as browser:
+        assert browser.get(f"/?token={TOKEN}").status_code == 200
+        stolen = browser.cookies[f"wiki_memory_ui_{PORT}"]
+        assert stolen != TOKEN and browser.get("/search?q=retry").status_code == 200
+    with TestClient(second, base_url=f"http://127.0.0.1:{other_port}", follow_redirects=False) as thief:
+        for name in (f"wiki_memory_ui_{PORT}", f"wiki_memory_ui_{other_port}"):
+            thief.cookies.clear()
+            thief.cookies.set(name, stolen)
+            assert thief.get("/search?q=retry").status_code == 401
+            assert thief.post("/revert/HEAD", headers={"Origin": f"http://127.0.0.1:{other_port}"}).status_code == 401
+        thief.cookies.clear()
+        assert thief.get(f"/?token={TOKEN}").status_code == 200  # its own launch's cookie works
+        assert thief.get("/search?q=retry").status_code == 200
+    again = build_app(Viewer(memory.project, token=TOKEN, port=PORT))
+    with TestClient(again, base_url=BASE, follow_redirects=False) as later:
+        later.cookies.set(f"wiki_memory_ui_{PORT}", stolen)
+        assert later.get("/").status_code == 401  # a cookie of an earlier launch is worth nothing
 
 
 def test_a_foreign_host_is_refused_and_loopback_names_are_not(client):

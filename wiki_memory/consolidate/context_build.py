@@ -146,9 +146,16 @@ class _Pages:
         self.notes_digest = hashlib.sha1()
 
     def entry(self, path: str, blob: bytes) -> Any:
-        return _cached(self.store, self.entries, self.fresh, path, blob)
+        found = _cached(self.store, self.entries, self.fresh, path, blob)
+        if found is not None and path.startswith(("handoffs/", "preferences/")):
+            # Where it came from (sync, another machine), and a date in the future not believed.
+            self.provenance.mark(path, blob, found)
+        return found
 
     def read(self, head: bytes | None) -> None:
+        from wiki_memory.consolidate.provenance import Provenance
+
+        self.provenance = Provenance(self.store, head)
         for path, blob in self.store.page_files(head) if head else ():
             if not path.startswith(self.WANTED):
                 continue
@@ -217,6 +224,7 @@ def _contents(
         "handoffs": [
             {k: e[k] for k in ("path", "kind", "session_id", "agent", "ended", "ended_ts", "text", "compact")}
             | {"related": related_by.get(e["path"], []), "terms": e["terms"][:40]}
+            | _origin(e)
             for e in handoffs
         ],
         "preferences": [_lifecycle(e, ("path", "title", "line", "pinned")) for e in pages.preferences[:40]],
@@ -243,12 +251,19 @@ _PURPOSES = {"tests": 0, "lint": 1, "typecheck": 2, "format": 3, "build": 4, "de
 def _lifecycle(entry: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     """The entry's `keys`, and what SessionStart needs to note a page that may be stale:
     its anchors (checked against the code at start) and a `stale` status."""
-    out = {k: entry.get(k) for k in keys}
+    out = {k: entry.get(k) for k in keys} | _origin(entry)
     if entry.get("anchors"):
         out["anchors"] = entry["anchors"]
     if entry.get("status") == "stale":
         out["status"] = "stale"
     return out
+
+
+def _origin(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """{"origin": ...} when there is something to say of where the entry came from."""
+    from wiki_memory.consolidate.provenance import noteworthy
+
+    return {"origin": entry["origin"]} if noteworthy(entry.get("origin")) else {}
 
 
 def _cached(store: Any, entries: Mapping[str, Any], fresh: dict[str, Any], path: str, blob: bytes) -> Any:

@@ -263,24 +263,29 @@ def _label(name: str) -> str:
 
 
 def handoff_header(meta: Mapping[str, Any], path: str) -> str:
-    agent = str(meta.get("agent") or "an agent")
-    sid = str(meta.get("session_id") or "")
+    """The first two lines of a handoff as handed out: who, when, where its record is. Each
+    value from front matter is one line and defused (`pages.fence.inline`)."""
+    from wiki_memory.pages.fence import inline
+
+    agent = inline(meta.get("agent") or "an agent", 80)
+    sid = inline(meta.get("session_id") or "", 80)
     if meta.get("handoff_kind") == "explicit":
-        who = agent if meta.get("agent") else str(meta.get("author") or "a person")
-        line = f"From a handoff written by {who} at {when(str(meta.get('ended') or meta.get('created') or ''))}"
+        who = agent if meta.get("agent") else inline(meta.get("author") or "a person", 80)
+        at = inline(when(str(meta.get("ended") or meta.get("created") or "")), 40)
+        line = f"From a handoff written by {who} at {at}"
         if sid:
             line += f", session {short_id(sid)}"
     else:
         line = f"From {agent}" + (f", session {short_id(sid)}" if sid else "")
-        line += f", ended {when(str(meta.get('ended') or meta.get('updated') or ''))}"
+        line += f", ended {inline(when(str(meta.get('ended') or meta.get('updated') or '')), 40)}"
         if meta.get("in_progress"):
             line = line.replace(", ended ", ", last active ")
     if meta.get("branch"):
-        line += f" on branch {meta['branch']}"
+        line += f" on branch {inline(meta['branch'], 120)}"
     if meta.get("in_progress"):
         line += " (no session end was recorded: it may still be running)"
-    record = meta.get("session_page")
-    line += f"\n(full record: {record})" if record else f"\n(handoff page: {path})"
+    record = inline(meta.get("session_page") or "", 300)
+    line += f"\n(full record: {record})" if record else f"\n(handoff page: {inline(path, 300)})"
     return line
 
 

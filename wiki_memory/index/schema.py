@@ -18,7 +18,7 @@ from pathlib import Path
 
 # Bump on any change to the tables or to what goes in them (chunking, embedded text):
 # an index of another version is deleted and rebuilt from the store.
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"  # 6: statuses normalised (`pages.status.normal`)
 
 # Indexes added to files of this version in place when missing (creating one is quick even in
 # a big wiki; rebuilding the file instead would embed every chunk again).

@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from wiki_memory.pages.slug import slugify
-from wiki_memory.pages.status import STATUSES
+from wiki_memory.pages.status import STATUSES, normal
 
 # type -> folder; session and handoff pages go under YYYY/MM of their date.
 FOLDERS: dict[str, str] = {
@@ -176,8 +176,8 @@ class Page:
 
     @property
     def status(self) -> str:
-        value = self.meta.get("status")
-        return str(value) if value else "active"
+        """The status normalised (`pages.status.normal`): what every reader compares."""
+        return normal(self.meta.get("status"))
 
     @property
     def created(self) -> str | None:

@@ -1,8 +1,9 @@
-"""The warm helper: one process per user (per wiki-memory home) that keeps the embedding
-model loaded and answers, over a Unix socket, how close a prompt's meaning is to the pages
-a hook found by words.
+"""The warm helper: one process per user, whatever the home or temporary directory, that
+keeps the embedding model loaded and answers, over a Unix socket, how close a prompt's
+meaning is to the pages a hook found by words. Each request names its project or index, so
+one helper serves every wiki-memory home of the user (~220 MB: the model and its libraries).
 
-    python -m wiki_memory.recall.helper --home ~/.local/share/wiki-memory [--idle 600] [--preload INDEX]
+    python -m wiki_memory.recall.helper [--home ~/.local/share/wiki-memory] [--idle 600] [--preload INDEX]
 
 Why a process of its own: importing fastembed and loading the model costs 1-2 s, far more
 than a hook may take, while a loaded model embeds a prompt in a few milliseconds. The hook
@@ -11,10 +12,12 @@ starts it for the next prompt (`meaning.ensure_started`).
 
 It never outlives its use and never multiplies:
 
-- one per home: it holds an exclusive `flock` on its lock file for its whole life, and a
-  second one started meanwhile finds the lock taken and exits at once;
+- one per user: its socket and lock live in the user's private folder (`meaning.socket_path`,
+  the same for every home and `$TMPDIR`); it holds an exclusive `flock` on the lock for its
+  whole life, and a second one started meanwhile finds the lock taken and exits at once;
 - it exits after `--idle` seconds without a request (10 minutes by default), when its
-  socket file is removed or replaced, or when asked to (`{"op": "stop"}`);
+  socket file is removed or replaced (its folder deleted, or a newer helper took over), or
+  when asked to (`{"op": "stop"}`);
 - it is started detached (its own session, no terminal, no pipes to the hook).
 
 Each index's vectors are read once and kept until the index's generation moves.
@@ -124,15 +127,17 @@ class Vectors:
 
 
 class Helper:
-    def __init__(self, home: str, idle: float) -> None:
+    """The server: the model, the indexes' vectors and connections it keeps, its idle clock.
+    `home` is where its log goes (the home whose hook started it); it serves every home."""
+
+    def __init__(self, home: str | None, idle: float) -> None:
         self.home, self.idle = home, idle
-        self.sock_path = meaning.socket_path(home)
+        self.sock_path = meaning.socket_path()
         self.indexes: dict[str, Vectors] = {}
         self.connections: dict[str, tuple[int, sqlite3.Connection]] = {}
         self.embedder: Any = None
         self.last = time.monotonic()
         self.inode: int | None = None
-        self.had_home = os.path.isdir(home)  # a home there at the start and gone since: leave
 
     def load_model(self) -> bool:
         from wiki_memory.index.embed import Embedder
@@ -303,8 +308,6 @@ class Helper:
         return stop
 
     def alive(self) -> bool:
-        if self.had_home and not os.path.isdir(self.home):
-            return False  # its home was removed (a demo's, a test's): nothing left to serve
         if time.monotonic() - self.last > self.idle:
             log(self.home, f"idle for {self.idle:.0f} s")
             return False
@@ -321,12 +324,13 @@ class Helper:
             pass
 
 
-def log(home: str, message: str) -> None:
-    """One line in the home's `logs/recall-helper.log`; never raises, never makes a home anew."""
-    if not os.path.isdir(home):
+def log(home: str | None, message: str) -> None:
+    """One line in the home's `logs/recall-helper.log` (without a home, in the helper's own
+    folder); never raises, never makes a home anew."""
+    if home is not None and not os.path.isdir(home):
         return
     try:
-        folder = os.path.join(home, "logs")
+        folder = os.path.join(home, "logs") if home is not None else os.path.dirname(meaning.socket_path())
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, "recall-helper.log"), "a", encoding="utf-8") as f:
             f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} pid {os.getpid()} {message}\n")
@@ -336,20 +340,21 @@ def log(home: str, message: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m wiki_memory.recall.helper", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--home", required=True, help="the wiki-memory home this helper serves")
+    parser.add_argument("--home", help="the home whose log it writes to (it serves every home)")
     parser.add_argument("--idle", type=float, default=meaning.IDLE, help="seconds without a request before it exits")
     parser.add_argument("--preload", action="append", default=[], help="an index whose vectors to read at once")
     args = parser.parse_args(argv)
-    lock = meaning.lock_path(args.home)
-    os.makedirs(os.path.dirname(lock), mode=0o700, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    if meaning.private_folder() is None:
+        log(args.home, f"{os.path.dirname(meaning.socket_path())} is not this user's alone (mode 0700); exiting")
+        return 1
+    fd = os.open(meaning.lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         import fcntl
 
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            return 0  # another helper serves this home
+            return 0  # another helper serves this user
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         helper = Helper(args.home, args.idle)

@@ -25,7 +25,7 @@ from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref
 
 from wiki_memory.config import Settings, replace_file
-from wiki_memory.store import Author, Edit, Store
+from wiki_memory.store import Author, Edit, Store, received
 from wiki_memory.store.litter import clean_after_dead_sync
 from wiki_memory.store.lock import WriterLock
 from wiki_memory.store.records import EXEC_MODE, FILE_MODE, LINK_MODE
@@ -105,6 +105,13 @@ def _settings() -> Settings:
 def _count(store: Store, include: bytes, exclude: bytes | None) -> int:
     walker = store.repo.get_walker(include=[ObjectID(include)], exclude=[ObjectID(exclude)] if exclude else None)
     return sum(1 for _ in walker)
+
+
+def _receive(store: Store, include: bytes, exclude: bytes | None) -> int:
+    """Record the commits `include` brings that `exclude` does not have as received (what
+    came by sync is told from what was written here: `store.received`); how many."""
+    walker = store.repo.get_walker(include=[ObjectID(include)], exclude=[ObjectID(exclude)] if exclude else None)
+    return received.record(store.repo, [entry.commit.id for entry in walker])
 
 
 def _only_init(store: Store, ours: bytes, theirs: bytes) -> bool:
@@ -211,7 +218,7 @@ def _integrate(
     if ours is not None and bases == [theirs]:
         return  # we are ahead: only a push is needed
     if ours is None or bases == [ours] or _only_init(store, ours, theirs):
-        report.received_commits += _count(store, theirs, ours if bases == [ours] else None)
+        report.received_commits += _receive(store, theirs, ours if bases == [ours] else None)
         changed = store.advance(theirs, reflog=f"sync: fast-forward from {remote.name}")
         report.received.extend(changed)
         report.fast_forward = True
@@ -220,7 +227,7 @@ def _integrate(
     if found is not None:
         # Trigger: what we last synced is no longer in the remote's history, a rewritten copy is.
         # Why not merge: our old commits would bring back what was forgotten there.
-        report.received_commits += _count(store, theirs, found.tracked_copy)
+        report.received_commits += _receive(store, theirs, found.tracked_copy)
         report.adopted = rewritten.adopt(store, found, theirs, host=host, remote=remote.name)
         report.received.extend(report.adopted.changed)
         report.conflicts.extend(report.adopted.conflicts)
@@ -239,7 +246,7 @@ def _integrate(
         their_host=lambda path: _host_of(store, theirs, ours, path) or remote.name,
     )
     subject, body = _merge_message(remote, result)
-    report.received_commits += _count(store, theirs, ours)
+    report.received_commits += _receive(store, theirs, ours)
     report.merge_commit = store.commit(
         result.changes, subject, author, body=body, commit_hand_edits=False, parents_extra=(theirs,), modes=result.modes
     )

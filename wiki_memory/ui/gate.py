@@ -1,10 +1,17 @@
 """Who may use the viewer, as an ASGI middleware in front of every route and asset.
 
 - **The token.** `wiki-memory ui` makes a fresh token per launch (or takes `--token`) and
-  opens the browser on `/?token=...`, as Jupyter does. That request gets the token back as
-  an HttpOnly, SameSite=Strict cookie and a page that forwards to the same address without
-  it, so the token leaves the address bar and the history. Every other request needs the cookie (or
+  opens the browser on `/?token=...`, as Jupyter does. That request gets an HttpOnly,
+  SameSite=Strict cookie and a page that forwards to the same address without the token, so
+  the token leaves the address bar and the history. Every other request needs the cookie (or
   `Authorization: Bearer <token>`, for scripts); without it, 401.
+- **The cookie is not the token.** Browsers send a cookie to every server on the same host,
+  whatever its port, so the cookie's value is bound to this launch and this port: an HMAC of
+  the port under a secret drawn when the viewer starts (the Host check above keeps it to this
+  viewer's address). A viewer on another port (even one started with the same `--token`), or
+  this viewer started again, refuses it; the token itself never travels in a cookie.
+  (A hostile program on another port still receives the cookie and could replay it to this
+  port while this viewer runs: only a token per request, not a cookie, would close that.)
 - **The Host header** must name the address the viewer serves (a loopback name, or the
   host given), else 403: a page on another site whose name was pointed at 127.0.0.1 (DNS
   rebinding) gets nothing.
@@ -17,8 +24,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import html
+import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -61,6 +70,8 @@ class Gate:
         self.token = token.encode("utf-8")
         self.port = port
         self.cookie = cookie_name(port)
+        # This launch's session: what the cookie holds, worth nothing on another port or launch.
+        self.session = session_value(secrets.token_bytes(32), port)
         bare = host.strip("[]").lower()
         self.any_host = bare in ("0.0.0.0", "::", "")  # every address of the machine: names unknown
         # The address it is bound to (127.0.0.2 is loopback too, and a browser names it so).
@@ -84,7 +95,7 @@ class Gate:
                 return
             await self._set_cookie(scope, query, send)
             return
-        if not (self._matches(_cookie(headers.get("cookie", ""), self.cookie)) or self._bearer(headers)):
+        if not (self._session(headers) or self._bearer(headers)):
             await _plain(
                 send,
                 401,
@@ -110,6 +121,11 @@ class Gate:
     def _matches(self, given: bytes) -> bool:
         return bool(given) and hmac.compare_digest(given, self.token)
 
+    def _session(self, headers: dict[str, str]) -> bool:
+        """Does the request carry this launch's cookie?"""
+        given = _cookie(headers.get("cookie", ""), self.cookie)
+        return bool(given) and hmac.compare_digest(given, self.session)
+
     def _bearer(self, headers: dict[str, str]) -> bool:
         scheme, _, value = headers.get("authorization", "").strip().partition(" ")
         return scheme.lower() == "bearer" and self._matches(value.strip().encode("utf-8"))
@@ -127,7 +143,7 @@ class Gate:
             f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={location}">'
             f'<title>wiki-memory</title><p><a href="{location}">Continue to the viewer</a></p>\n'
         ).encode()
-        cookie = f"{self.cookie}={self.token.decode()}; HttpOnly; SameSite=Strict; Path=/"
+        cookie = f"{self.cookie}={self.session.decode()}; HttpOnly; SameSite=Strict; Path=/"
         await send(
             {
                 "type": "http.response.start",
@@ -141,6 +157,11 @@ class Gate:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+
+def session_value(secret: bytes, port: int) -> bytes:
+    """The cookie's value for a viewer on `port` whose launch drew `secret`."""
+    return hmac.new(secret, f"wiki-memory-ui:{port}".encode(), hashlib.sha256).hexdigest().encode()
 
 
 def _cookie(header: str, name: str) -> bytes:
