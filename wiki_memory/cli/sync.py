@@ -336,6 +336,8 @@ def sync_cmd(
 
 
 def _print_sync(report: SyncReport) -> None:
+    if report.recovered:
+        click.echo(report.recovered)
     click.echo(f"synced with {report.remote} ({report.url})")
     _print_rewrite(report)
     if report.edits:

