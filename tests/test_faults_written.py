@@ -85,3 +85,62 @@ def test_a_forget_killed_at_any_step_never_lets_sync_bring_the_secret_back(tmp_p
     assert TOKEN not in git(remote, "log", "-p", "main")
     assert TOKEN.encode() not in objects_of(wiki)
     assert "[forgotten]" in git(wiki, "show", "HEAD:notes/deploy.md")
+
+
+# An edit made while an editor is open (item 6) ---------------------------------------------------
+
+EDITOR = """\
+import os, subprocess, sys
+path = sys.argv[1]
+buffer = open(path, encoding="utf-8").read()  # the editor opens the page
+# While it is open, an agent changes the page (another process, through the CLI).
+subprocess.run([sys.executable, "-m", "wiki_memory", "edit", "Retry policy", "--agent", "codex",
+                {agent_change}], check=True, capture_output=True)
+with open(path, "w", encoding="utf-8") as f:  # the person saves their buffer
+    f.write(buffer.replace({old!r}, {new!r}))
+"""
+
+
+def editor_memory(tmp_path: Path, agent_change: str, old: str, new: str) -> tuple[Memory, dict[str, str]]:
+    wiki = tmp_path / "wiki"
+    memory = Memory(project_for_store(wiki))
+    memory.store(create=True)
+    memory.write("Retry policy", "Retry twice, then fail.\n\nBackoff is linear.", "decision")
+    script = tmp_path / "editor.py"
+    script.write_text(EDITOR.format(agent_change=agent_change, old=old, new=new))
+    return memory, {"EDITOR": f"{sys.executable} {script}"}
+
+
+def edit_cli(wiki: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, **env, "WIKI_MEMORY_STORE": str(wiki), "WIKI_MEMORY_EMBED_MODEL_PATH": str(wiki / "none")}
+    return subprocess.run(
+        [sys.executable, "-m", "wiki_memory", "edit", *args], env=full, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_an_agent_s_write_while_the_editor_is_open_is_merged_not_reverted(tmp_path):
+    change = '"--append", "Except for 429s."'
+    memory, env = editor_memory(tmp_path, change, "Retry twice, then fail.", "Retry two times, then fail.")
+    done = edit_cli(memory.wiki, env, "Retry policy")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "merged with" in done.stdout
+    text = git(memory.wiki, "show", "HEAD:decisions/retry-policy.md")
+    assert "Except for 429s." in text and "Retry two times, then fail." in text and "twice" not in text
+    assert git(memory.wiki, "log", "-2", "--format=%an|%s").splitlines() == [
+        "Test Person|edit: decisions/retry-policy.md",
+        "codex|update: decisions/retry-policy (append)",
+    ]
+    assert git(memory.wiki, "status", "--porcelain") == ""
+
+
+def test_overlapping_changes_while_the_editor_is_open_are_both_kept(tmp_path):
+    change = '"--find", "Retry twice", "--replace", "Retry three times"'
+    memory, env = editor_memory(tmp_path, change, "Retry twice, then fail.", "Retry once, then fail.")
+    done = edit_cli(memory.wiki, env, "Retry policy")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "your version is in" in done.stdout
+    page = git(memory.wiki, "show", "HEAD:decisions/retry-policy.md")
+    assert "Retry three times" in page and "Edit conflict" in page  # the agent's change stands, with a link
+    copies = [p for p in git(memory.wiki, "ls-files").split() if ".conflict-edit-" in p]
+    assert len(copies) == 1 and "Retry once, then fail." in git(memory.wiki, "show", f"HEAD:{copies[0]}")
+    assert copies[0].removesuffix(".md") in page
