@@ -14,7 +14,7 @@ import pytest
 from conftest import git
 
 from wiki_memory.config import project_for_store
-from wiki_memory.memory import Memory
+from wiki_memory.memory import Actor, Memory
 from wiki_memory.store import Author
 from wiki_memory.store.rewrite import CRASH_POINTS
 
@@ -144,3 +144,106 @@ def test_overlapping_changes_while_the_editor_is_open_are_both_kept(tmp_path):
     copies = [p for p in git(memory.wiki, "ls-files").split() if ".conflict-edit-" in p]
     assert len(copies) == 1 and "Retry once, then fail." in git(memory.wiki, "show", f"HEAD:{copies[0]}")
     assert copies[0].removesuffix(".md") in page
+
+
+# Pages a person wrote by hand (item 7) -------------------------------------------------------------
+
+
+def run_cli(monkeypatch, wiki: Path, *args: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from wiki_memory.cli import main
+
+    monkeypatch.setenv("WIKI_MEMORY_STORE", str(wiki))
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def memory(tmp_path):
+    m = Memory(project_for_store(tmp_path / "wiki"))
+    m.store(create=True)
+    m.write("Retry policy", "Retry twice, then fail.", "decision")
+    yield m
+    m.close()
+
+
+def test_a_latin_1_page_is_refused_by_edit_never_garbled(memory, monkeypatch):
+    path = memory.wiki / "decisions" / "retry-policy.md"
+    latin = path.read_text().replace("Retry twice", "Café: retry twice").encode("latin-1")
+    path.write_bytes(latin)
+    memory.commit_hand_edits()  # the person's bytes, committed as they are
+    head = git(memory.wiki, "rev-parse", "HEAD")
+    code, out = run_cli(monkeypatch, memory.wiki, "edit", "Retry policy", "--append", "Except for 429s.")
+    assert code == 1 and "is not UTF-8 text (byte 0xe9" in out and "iconv" in out
+    monkeypatch.setenv("EDITOR", "true")
+    code, out = run_cli(monkeypatch, memory.wiki, "edit", "Retry policy")
+    assert code == 1 and "is not UTF-8 text" in out
+    assert path.read_bytes() == latin and git(memory.wiki, "rev-parse", "HEAD") == head
+
+
+BLOCK_STYLE = """\
+---
+# kept by hand
+title: Retry policy
+id: {id}
+type: decision
+tags:
+  - http
+  - retries
+status: active
+created: {created}
+updated: 2026-01-02T03:04:05Z
+---
+Retry twice, then fail.
+"""
+
+
+def test_a_hand_written_front_matter_keeps_its_style_through_an_edit(memory, monkeypatch):
+    page = memory.read("Retry policy").page
+    path = memory.wiki / "decisions" / "retry-policy.md"
+    path.write_text(BLOCK_STYLE.format(id=page.id, created=page.created))
+    memory.commit_hand_edits()
+    code, out = run_cli(monkeypatch, memory.wiki, "edit", "Retry policy", "--append", "Except for 429s.")
+    assert code == 0, out
+    text = path.read_text()
+    before = BLOCK_STYLE.format(id=page.id, created=page.created).splitlines()
+    after = text.splitlines()
+    changed = [(a, b) for a, b in zip(before, after, strict=False) if a != b]
+    assert [a.split(":")[0] for a, _ in changed] == ["updated"], changed  # only the key that changed
+    assert "# kept by hand" in text and "tags:\n  - http\n  - retries\n" in text
+    assert text.endswith("Retry twice, then fail.\n\nExcept for 429s.\n")
+
+
+def test_review_and_status_report_broken_pages_and_conflict_copies(memory, monkeypatch):
+    broken = memory.wiki / "gotchas" / "login.md"
+    broken.parent.mkdir(parents=True, exist_ok=True)
+    broken.write_text("---\ntitle: Login\ntags: [a\n---\nThe login test is flaky.\n")
+    memory.commit_hand_edits()
+    source = memory.page_source("Retry policy")
+    memory.edit("Retry policy", "find_replace", find="twice", replace="three times", actor=Actor("codex", "s-1"))
+    memory.save_text("Retry policy", source.text.replace("twice", "once"), base=source.blob)
+    memory.reindex(embed=False)
+    _, out = run_cli(monkeypatch, memory.wiki, "review")
+    assert "[broken] gotchas/login.md: " in out and "invalid YAML" in out, out
+    assert "[conflict] decisions/retry-policy.conflict-edit-" in out
+    _, out = run_cli(monkeypatch, memory.wiki, "status")
+    assert "broken:   gotchas/login.md" in out and "conflict: decisions/retry-policy.conflict-edit-" in out
+
+
+def test_a_write_to_a_broken_page_s_title_is_refused_naming_the_file(memory, monkeypatch):
+    path = memory.wiki / "decisions" / "retry-policy.md"
+    path.write_text(path.read_text().replace("type: decision", "type: [decision"))
+    memory.commit_hand_edits()
+    head = git(memory.wiki, "rev-parse", "HEAD")
+    code, out = run_cli(
+        monkeypatch, memory.wiki, "write", "--title", "Retry policy", "--type", "decision", "--body", "Once."
+    )
+    assert code == 1 and "decisions/retry-policy.md may be the page titled 'Retry policy'" in out
+    assert not (memory.wiki / "decisions" / "retry-policy-2.md").exists()
+    assert git(memory.wiki, "rev-parse", "HEAD") == head
+    # Another title of that slug is still written beside it.
+    code, out = run_cli(
+        monkeypatch, memory.wiki, "write", "--title", "Retry, policy!", "--type", "decision", "--body", "x"
+    )
+    assert code == 0 and (memory.wiki / "decisions" / "retry-policy-2.md").exists()

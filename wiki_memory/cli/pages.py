@@ -475,5 +475,9 @@ def status(app: App, as_json: bool) -> None:
     pending = info["pending_edits"]
     if pending:
         click.echo(f"pending:  {len(pending)} uncommitted hand edit(s): " + ", ".join(pending[:5]))
+    for broken in info["broken_pages"]:
+        click.echo(f"broken:   {broken['path']}: {broken['error']} (fix its front matter; `wiki-memory review`)")
+    for copy in info["conflict_copies"]:
+        click.echo(f"conflict: {copy['path']}, a version of {copy['page']} kept beside it (`wiki-memory review`)")
     if info["index"] is not None:
         click.echo(f"index:    {_index_line(info['index'])}")

@@ -125,7 +125,7 @@ class PageTexts(Reading):
             )
             page = parse_page(merged.decode("utf-8", "replace"), path)
             return Written(path, commit, False, page, "edit", None, redacted, merged=since)
-        date = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
         copy = conflict_path(path, "edit", date, lambda p: store.blob_at(p) is not None or (self.wiki / p).exists())
         changes = {copy: conflict_copy(copy, mine, path)}
         if current:

@@ -99,6 +99,9 @@ class Page:
     meta: Mapping[str, Any] = field(default_factory=dict)
     body: str = ""
     has_front_matter: bool = True
+    # The front matter as it was written (None: a new page): rendering keeps its style and
+    # changes only the keys whose values changed.
+    front_text: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "meta", MappingProxyType(dict(self.meta)))
