@@ -247,3 +247,18 @@ def test_a_write_to_a_broken_page_s_title_is_refused_naming_the_file(memory, mon
         monkeypatch, memory.wiki, "write", "--title", "Retry, policy!", "--type", "decision", "--body", "x"
     )
     assert code == 0 and (memory.wiki / "decisions" / "retry-policy-2.md").exists()
+
+
+# Redaction (item 9) --------------------------------------------------------------------------------
+
+
+def test_scan_finds_the_secret_half_of_an_aws_pair_in_history(memory):
+    from secret_corpus import generate
+
+    store = memory.store()
+    key_id, secret = generate("AKIA|UD|16", "aws-id"), generate("|B64|40", "aws-secret")
+    store.commit({"notes/creds.md": f"# Creds\n\naccess key {key_id} secret {secret}\n".encode()}, "hand", CODEX)
+    found = {(f.path, f.family) for f in memory.scan().findings}
+    assert ("notes/creds.md", "aws-secret-key") in found and ("notes/creds.md", "aws-access-key") in found
+    written = memory.write("Staging creds", f"access key {key_id} secret {secret}", "note")
+    assert secret not in (memory.wiki / written.path).read_text()
