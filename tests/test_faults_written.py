@@ -262,3 +262,21 @@ def test_scan_finds_the_secret_half_of_an_aws_pair_in_history(memory):
     assert ("notes/creds.md", "aws-secret-key") in found and ("notes/creds.md", "aws-access-key") in found
     written = memory.write("Staging creds", f"access key {key_id} secret {secret}", "note")
     assert secret not in (memory.wiki / written.path).read_text()
+
+
+# Very large pages (item 8) ---------------------------------------------------------------------
+
+
+def test_a_very_large_page_is_indexed_in_part_and_left_whole(memory):
+    filler = "".join(f"line {i} of a log pasted whole into a page\n" for i in range(80_000))  # 3.4 MB
+    text = f"---\ntitle: Huge log\ntype: note\n---\nfirstword\n{filler}lastword\n"
+    path = memory.wiki / "notes" / "huge-log.md"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    memory.commit_hand_edits()  # indexed as it is committed; a rebuild says what it cut
+    stats = memory.reindex(full=True, embed=False)
+    assert stats.cut == ["notes/huge-log.md: only the first 256 KB of its body are indexed"]
+    assert [r.path for r in memory.search("firstword", mode="fts").results] == ["notes/huge-log.md"]
+    assert memory.search("lastword", mode="fts").results == []
+    assert path.read_text() == text and git(memory.wiki, "show", "HEAD:notes/huge-log.md") == text
+    assert memory.read("Huge log").page.body.endswith("lastword\n")  # nothing lost: the whole page reads

@@ -499,3 +499,21 @@ def test_the_command_opens_the_browser_through_a_private_file(code_repo, memory,
         proc.terminate()
         proc.wait(timeout=15)
     assert not forwarder.exists()  # removed when the viewer stops
+
+
+def test_a_very_large_page_is_shown_in_part_with_its_whole_raw_file(client, memory):
+    """A page far over `[pages] large_kb` that arrived by hand: its beginning is shown, with
+    a note and a link to the raw file, which is whole (issue 27, item 8)."""
+    filler = "".join(f"line {i} of a log pasted whole into a page\n" for i in range(80_000))
+    text = f"---\ntitle: Huge log\ntype: note\n---\nFIRSTWORD\n{filler}LASTWORD\n"
+    path = memory.wiki / "notes" / "huge-log.md"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    memory.commit_hand_edits()
+    page = client.get("/page/notes/huge-log.md")
+    assert page.status_code == 200
+    assert "FIRSTWORD" in page.text and "LASTWORD" not in page.text
+    assert f"This page is {len(text.split('---', 2)[2].lstrip()):,} bytes" in page.text
+    assert 'href="/raw/notes/huge-log.md"' in page.text
+    raw = client.get("/raw/notes/huge-log.md")
+    assert raw.status_code == 200 and raw.content == text.encode() and path.read_text() == text

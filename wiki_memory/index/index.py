@@ -110,7 +110,9 @@ class Index:
                 raise DiskFullError(f"cannot open the search index {self.path}: the disk is full ({e})") from None
             raise WikiMemoryError(f"cannot open the search index {self.path}: {e}") from None
         self.vectors = Vectors(self.db, self.embedder)
-        self.writer = Writer(self.db, self.tuning.chunk_words, self.vectors)
+        from wiki_memory.pages.size import limit_bytes
+
+        self.writer = Writer(self.db, self.tuning.chunk_words, self.vectors, limit_bytes(settings))
         self.ranker = Ranker(self.db, self.tuning)
         self.priors = Priors(self.db, self.tuning)
 
