@@ -5,6 +5,7 @@ Each test fails on the code before its fix."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import pytest
 from conftest import git
 
 from wiki_memory.config import project_for_store
-from wiki_memory.memory import Actor, Memory
+from wiki_memory.memory import Actor, InputError, Memory
 from wiki_memory.store import Author
 from wiki_memory.store.rewrite import CRASH_POINTS
 
@@ -280,3 +281,107 @@ def test_a_very_large_page_is_indexed_in_part_and_left_whole(memory):
     assert memory.search("lastword", mode="fts").results == []
     assert path.read_text() == text and git(memory.wiki, "show", "HEAD:notes/huge-log.md") == text
     assert memory.read("Huge log").page.body.endswith("lastword\n")  # nothing lost: the whole page reads
+
+
+# Smaller (item 12) -------------------------------------------------------------------------------
+
+
+def test_show_of_a_name_over_255_bytes_is_one_line(memory, monkeypatch):
+    code, out = run_cli(monkeypatch, memory.wiki, "show", "notes/" + "x" * 300 + ".md")
+    assert code == 1 and "at most 255 bytes" in out and "Traceback" not in out
+    code, out = run_cli(monkeypatch, memory.wiki, "show", "y" * 300)
+    assert code == 1 and "no page" in out
+
+
+def test_a_page_with_malformed_values_is_shown(memory, monkeypatch):
+    path = memory.wiki / "decisions" / "retry-policy.md"
+    path.write_text(path.read_text().replace("status: active", "status: superseded\nsuperseded_by: 5\nanchors: 7"))
+    memory.commit_hand_edits()
+    code, out = run_cli(monkeypatch, memory.wiki, "show", "Retry policy")
+    assert code == 0 and "superseded_by: 5" in out
+    assert memory.read("Retry policy").page.superseded_by == "5"
+
+
+def test_an_index_file_that_is_a_directory_is_moved_aside_and_rebuilt(memory):
+    index_path = memory.project.index_path
+    memory.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{index_path}{suffix}").unlink(missing_ok=True)
+    index_path.mkdir()
+    (index_path / "someone's.txt").write_text("kept")
+    again = Memory(memory.project)
+    assert [r.path for r in again.search("twice", mode="fts").results] == ["decisions/retry-policy.md"]
+    assert index_path.is_file()
+    aside = [p for p in index_path.parent.iterdir() if p.name.startswith("index.sqlite.not-a-file-")]
+    assert len(aside) == 1 and (aside[0] / "someone's.txt").read_text() == "kept"
+    again.close()
+
+
+def test_the_sync_conflict_message_says_whose_version_is_where(tmp_path, monkeypatch):
+    remote = tmp_path / "memory.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    a, b = (Memory(project_for_store(tmp_path / name / "wiki")) for name in ("a", "b"))
+    for m, host in ((a, "laptop"), (b, "desktop")):
+        m.store(create=True).host = host
+        m.add_remote("origin", str(remote))
+    a.write("Retry policy", "Retry twice, then fail.", "decision")
+    a.sync()
+    b.sync()
+    a.edit("Retry policy", "find_replace", find="twice", replace="three times")
+    a.sync()
+    b.edit("Retry policy", "find_replace", find="twice", replace="once")
+    b.close()
+    monkeypatch.setenv("WIKI_MEMORY_EMBED_MODEL_PATH", str(tmp_path / "none"))
+    code, out = run_cli(monkeypatch, b.wiki, "sync")
+    assert code == 0, out
+    line = next(x for x in out.splitlines() if x.startswith("conflict:"))
+    copy = line.split(" is in ")[1].split(" ")[0]
+    assert "the page has your version, theirs is in" in line
+    assert "Retry once" in git(b.wiki, "show", "HEAD:decisions/retry-policy.md")
+    assert "Retry three times" in git(b.wiki, "show", f"HEAD:{copy}")
+    assert f"this machine's version; origin's is in {copy}" in git(b.wiki, "log", "-1", "--format=%B")
+    a.close()
+
+
+def test_recall_takes_a_short_session_id(memory):
+    journal = memory.project.journal_dir
+    journal.mkdir(parents=True, exist_ok=True)
+    full = "2624e4c8-1f0a-4b7e-9d2c-5a1b3c4d5e6f"
+    line = {"kind": "recall", "session_id": full, "time": "2026-12-07T04:00:00Z", "text": "retry?",
+            "meta": {"trigger": "prompt", "pages": ["decisions/retry-policy.md"]}}  # fmt: skip
+    (journal / f"{full}.jsonl").write_text(json.dumps(line) + "\n")
+    (journal / "2624ffff-0000.jsonl").write_text("")
+    assert memory.full_session_id("2624e4c8") == full
+    assert [e["pages"] for e in memory.recalled("2624e4c8")] == [["decisions/retry-policy.md"]]
+    with pytest.raises(InputError, match="ambiguous"):
+        memory.full_session_id("2624")
+    assert memory.full_session_id("9999") == "9999"  # no such session: nothing to leave out
+
+
+def test_a_folder_outside_git_is_said_to_be_its_own_project_once(tmp_path):
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    env = {**os.environ, "WIKI_MEMORY_EMBED_MODEL_PATH": str(tmp_path / "none")}
+    env.pop("WIKI_MEMORY_STORE", None)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "wiki_memory", *args], cwd=folder, env=env, capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+
+    first = run("write", "-t", "Scratch note", "--body", "kept here")
+    assert first.returncode == 0 and "is in no git repository: this folder is a project of its own" in first.stderr
+    later = run("status")
+    assert later.returncode == 0 and "git repository" not in later.stderr
+
+
+def test_watch_once_prints_no_raw_python_warning(memory, tmp_path):
+    path = memory.wiki / "decisions" / "retry-policy.md"
+    path.write_text(path.read_text() + "\nA hand edit.\n")
+    env = {**os.environ, "WIKI_MEMORY_STORE": str(memory.wiki), "WIKI_MEMORY_EMBED_MODEL_PATH": str(tmp_path / "none")}
+    memory.close()
+    memory.project.index_path.unlink()  # the index is built again, and finds no model
+    done = subprocess.run([sys.executable, "-m", "wiki_memory", "watch", "--once"], env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Warning:" not in done.stderr and ".py:" not in done.stderr, done.stderr
+    assert "wiki-memory: warning: no embedding model" in done.stderr

@@ -517,3 +517,16 @@ def test_a_very_large_page_is_shown_in_part_with_its_whole_raw_file(client, memo
     assert 'href="/raw/notes/huge-log.md"' in page.text
     raw = client.get("/raw/notes/huge-log.md")
     assert raw.status_code == 200 and raw.content == text.encode() and path.read_text() == text
+
+
+def test_malformed_values_and_overlong_names_are_no_server_error(client, memory):
+    """A hand edit that makes `superseded_by` a number and `anchors` an integer, and a name
+    over 255 bytes, answer pages, not a 500 (issue 27, item 12)."""
+    path = memory.wiki / "decisions" / "retry-policy.md"
+    path.write_text(path.read_text().replace("status: active", "status: superseded\nsuperseded_by: 5\nanchors: 7"))
+    memory.commit_hand_edits()
+    page = client.get("/page/decisions/retry-policy.md")
+    assert page.status_code == 200 and "Retry" in page.text
+    long = client.get("/page/notes/" + "x" * 300 + ".md")
+    assert long.status_code in (400, 404) and "255 bytes" in long.text
+    assert client.get("/graph").status_code == 200

@@ -183,6 +183,15 @@ class Page:
         return str(value) if value else "active"
 
     @property
+    def superseded_by(self) -> str | None:
+        """The page that replaces this one, as written (a hand edit may have made it a
+        number: `superseded_by: 5` names "5"); None when absent or not a single value."""
+        value = self.meta.get("superseded_by")
+        if value is None or isinstance(value, (dict, list, tuple, bool)):
+            return None
+        return str(value).strip() or None
+
+    @property
     def created(self) -> str | None:
         value = self.meta.get("created")
         return str(value) if value else None

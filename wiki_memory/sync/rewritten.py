@@ -142,7 +142,7 @@ class Adoption:
     remote_head: str
     rewritten: int  # commits of the old history the remote has as rewritten copies (or dropped)
     replayed: list[Replayed] = field(default_factory=list)
-    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (page, this machine's copy)
+    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (page, the copy of this machine's version)
     forgotten_pages: tuple[str, ...] = ()
     objects_removed: int = 0
     since: str = ""  # the copy of the commit we last synced with: what came in is after it

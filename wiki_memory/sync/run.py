@@ -53,7 +53,11 @@ class SyncReport:
     sent_commits: int = 0
     received: list[str] = field(default_factory=list)  # files changed here by what came in
     merged: list[str] = field(default_factory=list)  # changed on both sides, merged line by line
-    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (page, this machine's copy)
+    # (page, copy): a merge keeps this machine's version in the page and the remote's in the
+    # copy; an adoption (replaying our commits onto a rewritten history) the other way round,
+    # its copies listed in `ours_copied`.
+    conflicts: list[tuple[str, str]] = field(default_factory=list)
+    ours_copied: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # deleted on one side, edited on the other
     renamed: list[tuple[str, str]] = field(default_factory=list)
     fast_forward: bool = False
@@ -85,7 +89,10 @@ class SyncReport:
             "merge_commit": self.merge_commit,
             "received": self.received,
             "merged": self.merged,
-            "conflicts": [{"page": p, "copy": c} for p, c in self.conflicts],
+            "conflicts": [
+                {"page": p, "copy": c, "copy_holds": "this machine's" if c in self.ours_copied else "remote's"}
+                for p, c in self.conflicts
+            ],
             "kept": self.kept,
             "renamed": [{"from": a, "to": b} for a, b in self.renamed],
             "index": self.index.as_dict() if self.index is not None else None,
@@ -138,7 +145,7 @@ def _merge_message(remote: Remote, result: MergeResult) -> tuple[str, str]:
     section("Changed on both sides, merged line by line:", result.merged)
     section(
         "Changed on both sides at the same lines; both versions kept:",
-        [f"{page} (this machine's version: {copy})" for page, copy in result.conflicts],
+        [f"{page} (this machine's version; {remote.name}'s is in {copy})" for page, copy in result.conflicts],
     )
     section("Deleted on one side, edited on the other; kept, edited:", result.kept)
     section(
@@ -226,6 +233,7 @@ def _integrate(
         report.adopted = rewritten.adopt(store, found, theirs, host=host, remote=remote.name)
         report.received.extend(report.adopted.changed)
         report.conflicts.extend(report.adopted.conflicts)
+        report.ours_copied.extend(copy for _page, copy in report.adopted.conflicts)
         return
     base = bases[0] if bases else None
     base_tree = _tree(store, base) if base else None
