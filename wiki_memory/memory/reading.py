@@ -276,8 +276,9 @@ class Reading(MemoryBase):
         info["last_commit"] = last[0].as_dict() if last else None
         info["pending_edits"] = sorted(store.pending())
         info["index"] = self._index_info()  # (the path is in `path --json`)
+        # From the index, when it is in step (status never brings it up to date itself).
         problems = getattr(self, "review_items", None)  # (Reviewing's, in the whole Memory)
-        items = problems() if problems is not None and "error" not in info["index"] else []
+        items = problems() if problems is not None and info["index"].get("current") else []
         info["broken_pages"] = [{"path": i.path, "error": i.detail} for i in items if i.kind == "broken"]
         info["conflict_copies"] = [{"path": i.path, "page": i.other} for i in items if i.kind == "conflict"]
         return info
