@@ -136,7 +136,9 @@ def test_review_without_the_index_reads_every_page(memory):
     memory.edit("Retry policy", "set_status", status="wrong")
     memory.close()
     memory.project.index_path.unlink()
-    memory.project.index_path.mkdir()  # an index that cannot be opened
+    # An index that cannot be opened: a link to a directory (a directory itself is moved aside and rebuilt).
+    (memory.project.home / "elsewhere").mkdir()
+    memory.project.index_path.symlink_to(memory.project.home / "elsewhere")
     with Memory(memory.project) as blind:
         assert blind.index is None
         assert [(i.kind, i.path) for i in blind.review_items()] == [
