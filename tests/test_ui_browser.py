@@ -287,3 +287,21 @@ def test_what_the_viewer_refuses(browser, viewer, wiki):
     posted = page.request.post(base + "/status/facts/staging-resets-nightly.md", form={"verdict": "wrong"})
     assert posted.status == 403
     assert git(wiki.wiki, "rev-parse", "HEAD").strip() == head
+
+
+def test_graph_labels_never_overlap(browser, viewer, wiki):
+    """Thirty pages linked to one, drawn close together: no label is drawn over another
+    (issue 27, item 12); those left out show on hover."""
+    for n in range(30):
+        wiki.write(f"Rollout step {n} of the worker fleet", "See [[Worker deploy procedure]].", "note", actor=CODEX)
+    url, base = viewer
+    page = browser.new_page(viewport={"width": 1000, "height": 700})
+    page.goto(url)
+    page.wait_for_url(base + "/")
+    page.goto(base + "/graph")
+    page.wait_for_selector("#graph[data-settled]", timeout=30_000)
+    boxes = page.evaluate("document.getElementById('graph').labelBoxes()")
+    assert len(boxes) >= 3
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)

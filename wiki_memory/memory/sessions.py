@@ -115,6 +115,10 @@ class Sessions(Sharing):
         from wiki_memory.capture.redact import find
         from wiki_memory.sync import maybe_auto_sync
 
+        try:
+            self.finish_interrupted_forget()
+        except Exception:  # noqa: BLE001 - never fails the caller; the sync below refuses and logs it
+            pass
         self._after_sync(maybe_auto_sync(self.project, self.store(), self.index, find=find))
 
     def reindex(self, *, full: bool = False, embed: bool = True, progress: Progress | None = None) -> SyncStats:

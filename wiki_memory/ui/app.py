@@ -153,6 +153,7 @@ def build_app(viewer: Viewer) -> Gate:
         Route("/", views.home),
         Route("/search", views.search),
         Route("/page/{path:path}", views.page),
+        Route("/raw/{path:path}", views.raw),
         Route("/edit/{path:path}", views.edit_form, methods=["GET"]),
         Route("/edit/{path:path}", actions.save, methods=["POST"]),
         Route("/history/{path:path}", views.history),

@@ -62,15 +62,15 @@ async def page(request: Request) -> Response:
     ref = request.path_params["path"]
     rev = _param(request, "rev")
 
-    def work(memory: Memory) -> tuple[Any, Any]:
+    def work(memory: Memory) -> tuple[Any, Any, Any]:
         try:
             view = memory.read(ref, rev)
         except PageError as e:
             # Its front matter does not parse: show the file as it is, and how to fix it.
-            return None, (memory.page_source(ref) if rev is None else None, str(e))
-        return view, memory.anchor_states(view.page)
+            return None, (memory.page_source(ref) if rev is None else None, str(e)), None
+        return view, memory.anchor_states(view.page), memory.shown_body(view.page)
 
-    view, anchors = await viewer.workspace(request).run(work)
+    view, anchors, shown = await viewer.workspace(request).run(work)
     if view is None:
         source, error = anchors
         if source is None:
@@ -85,7 +85,8 @@ async def page(request: Request) -> Response:
         "page.html",
         view=view,
         pg=view.page,
-        body=render.markdown(view.page.body, links),
+        body=render.markdown(shown[0], links),
+        whole_bytes=shown[1],
         anchors=anchors,
         extra=extra,
         hidden=view.page.status in HIDDEN,
@@ -97,6 +98,15 @@ async def page(request: Request) -> Response:
 _SHOWN_KEYS = frozenset(
     {"id", "title", "type", "tags", "status", "created", "updated", "sources", "anchors", "superseded_by"}
 )
+
+
+async def raw(request: Request) -> Response:
+    """A page's file as committed, byte for byte, as plain text (a very large page's whole)."""
+    viewer = viewer_of(request)
+    ref = request.path_params["path"]
+    rev = _param(request, "rev")
+    _path, data = await viewer.workspace(request).run(lambda memory: memory.raw_bytes(ref, rev))
+    return Response(data, media_type="text/plain; charset=utf-8", headers={"X-Content-Type-Options": "nosniff"})
 
 
 async def edit_form(request: Request) -> Response:
