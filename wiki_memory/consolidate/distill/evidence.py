@@ -86,6 +86,51 @@ _PM_OPTIONS = re.compile(
 )
 
 
+# Files a shell line writes: `sed -i`/`perl -pi` on a file, a redirect into a file (`cat > f
+# <<EOF`, `echo x >> f`), `tee f`, a patch applied from a heredoc (`apply_patch <<EOF` with its
+# `*** Update File:` lines), PowerShell's `Set-Content`/`Out-File`.
+_REDIRECT = re.compile(r"(?<![<>&\d])>{1,2}\|?\s*(?P<path>[^\s;&|<>()]+)")
+_IN_PLACE = re.compile(r"^(sed|gsed|perl|ruby)\b(?=.*\s-(i|pi|p?i\S*)\b)")
+_TEE = re.compile(r"\btee\s+(?:-a\s+)?(?P<path>[^\s;&|<>()-][^\s;&|<>()]*)")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (?P<path>.+?)\s*$", re.M)
+_PS_WRITE = re.compile(
+    r"\b(?:Set-Content|Out-File|Add-Content)\b[^;|]*?(?:-(?:Path|FilePath)\s+)?['\"]?(?P<path>[\w./\\:-]+\.\w+)"
+)
+_WRITES_TEXT = re.compile(r"^(echo|printf|cat)\b")
+_NOT_A_FILE = re.compile(r"^(/dev/|&|\$|-)|^\d+$")
+
+
+def shell_writes(command: str) -> list[str]:
+    """The files a shell line changes (see the patterns above), as the line names them."""
+    found: list[str] = []
+    body = re.sub(r"<<-?\s*['\"]?(\w+)['\"]?\n.*?\n\1\b", "<<HEREDOC", command, flags=re.S)
+    found += [m.group("path") for m in _PATCH_FILE.finditer(command)]
+    for part in _segments(body):
+        words = part.split()
+        if words and _IN_PLACE.match(part):
+            # The last word that is not an option or the expression is the file.
+            args = [w.strip("'\"") for w in words[1:] if not w.startswith("-")]
+            if len(args) >= 2:
+                found.append(args[-1])
+        # Text written into a file (`echo`, `printf`, `cat` of a heredoc); another program's
+        # output saved to a file (`pytest > log`, `| tee log`) is a record, not an edit.
+        if _WRITES_TEXT.match(part) or "<<HEREDOC" in part:
+            found += [m.group("path") for m in _REDIRECT.finditer(part)]
+            found += [m.group("path") for m in _TEE.finditer(part)]
+        found += [m.group("path") for m in _PS_WRITE.finditer(part)]
+    out = [f.strip("'\"") for f in found]
+    return list(dict.fromkeys(f for f in out if f and not _NOT_A_FILE.match(f)))
+
+
+def shell_creates(command: str) -> list[str]:
+    """Of `shell_writes`, the files the line may have made new (written whole, added by a patch)."""
+    body = re.sub(r"<<-?\s*['\"]?(\w+)['\"]?\n.*?\n\1\b", "<<HEREDOC", command, flags=re.S)
+    whole = [m.group("path") for m in re.finditer(r"(?<![<>&\d>])>\|?\s*(?P<path>[^\s;&|<>()]+)", body)]
+    added = re.findall(r"^\*\*\* Add File: (.+?)\s*$", command, re.M)
+    writes = set(shell_writes(command))
+    return [f.strip("'\"") for f in whole + added if f.strip("'\"") in writes]
+
+
 @dataclass(frozen=True)
 class Run:
     """One shell command of the session, as the distillers read it."""
@@ -253,6 +298,14 @@ def gather(summary: Summary, root: str | None = None) -> Evidence:
     for step in s.steps:
         if step.kind == "read" and step.input and not step.error:
             reads.add(_relative(step.input, s.cwd, root))
+        if step.kind == "command" and not step.error:
+            # An edit made through the shell is an edit (the files the capture saw, and what the line writes).
+            written = list(step.files) + shell_writes(step.input)
+            if written:
+                files = tuple(dict.fromkeys(_relative(f, s.cwd, root) for f in written))
+                made = tuple(_relative(f, s.cwd, root) for f in shell_creates(step.input))
+                edits.append(Edit(step.index, files, made))
+            continue
         if step.kind != "edit" or step.error:
             continue
         files = tuple(_relative(f, s.cwd, root) for f in step.files)

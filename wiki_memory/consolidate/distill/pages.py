@@ -24,6 +24,8 @@ FOOTER = "_Distilled by wiki-memory from the sessions' evidence (see `sources`);
 MAX_FAILURES = 5
 MAX_PARTS = 3  # runs of one test or one file kept as examples
 MAX_OCCURRENCES = 12
+#: What a gotcha's `fix` holds: the command that failed, and how it was fixed.
+FIX_KEYS = ("command", "dir", "files", "instead", "instead_dir", "first", "explanation", "verified", "error")
 
 
 def _plain(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -142,7 +144,12 @@ def gotcha_body(title: str, meta: Mapping[str, Any]) -> str:
         lines += ["", f"**Cause, as the agent explained it**: {facts['explanation']}"]
     if facts.get("files"):
         lines += ["", "**Fix**: changed " + ", ".join(f"`{f}`" for f in facts["files"]) + "."]
-    if facts.get("verified"):
+    elif facts.get("instead"):
+        where = f" in `{facts['instead_dir']}`" if facts.get("instead_dir") else ""
+        lines += ["", f"**Fix**: run `{facts['instead']}`{where} instead."]
+    elif facts.get("first"):
+        lines += ["", "**Fix**: run " + ", then ".join(f"`{c}`" for c in facts["first"]) + " first."]
+    if facts.get("verified") and facts.get("verified") != facts.get("instead"):
         lines += ["", f"**Verified**: `{facts['verified']}` passed afterwards."]
     occurrences = [o for o in meta.get("occurrences") or [] if isinstance(o, Mapping)]
     if occurrences:
@@ -197,7 +204,7 @@ def _new_meta(candidate: Candidate, anchors: Sequence[Anchor]) -> dict[str, Any]
         meta["evidence"] = 1
     elif candidate.type == "gotcha":
         meta |= {"signature": f["signature"], "evidence": 1}
-        meta["fix"] = {k: f[k] for k in ("command", "dir", "files", "explanation", "verified", "error") if f.get(k)}
+        meta["fix"] = {k: f[k] for k in FIX_KEYS if f.get(k)}
         meta["occurrences"] = [dict(f["occurrence"])]
     else:
         meta |= {"statement": f["statement"], "names": list(f.get("names") or []),
@@ -259,8 +266,13 @@ def merged(existing: Page, candidate: Candidate, anchors: Sequence[Anchor] = ())
         if len(occurrences) != len(meta.get("occurrences") or []):
             line = f"- {candidate.date}: `{f['signature']}` again ({candidate.source})"
         meta["occurrences"] = occurrences
-        if f.get("files") and not (isinstance(meta.get("fix"), Mapping) and meta["fix"].get("files")):
-            meta["fix"] = {k: f[k] for k in ("command", "dir", "files", "explanation", "verified", "error") if f.get(k)}
+        fix = meta.get("fix")
+        old_fix: Mapping[str, Any] = fix if isinstance(fix, Mapping) else {}
+        # A fix that changed files beats one that ran another command, which beats none.
+        if (f.get("files") and not old_fix.get("files")) or (
+            (f.get("instead") or f.get("first")) and not any(old_fix.get(k) for k in ("files", "instead", "first"))
+        ):
+            meta["fix"] = {k: f[k] for k in FIX_KEYS if f.get(k)}
         meta.setdefault("signature", f["signature"])
     if candidate.type == "gotcha":
         meta["evidence"] = max(len(meta.get("occurrences") or []), int(meta.get("evidence") or 0))
