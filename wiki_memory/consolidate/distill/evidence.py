@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from wiki_memory.capture.prompts import COMMAND, USER, classify_turns
 from wiki_memory.consolidate.commands import CommandRun, command_words, is_probe
 from wiki_memory.consolidate.extract import Summary
 from wiki_memory.consolidate.oneline import clean, error_line
@@ -321,9 +322,18 @@ def gather(summary: Summary, root: str | None = None) -> Evidence:
         runs=runs,
         edits=tuple(edits),
         reads=frozenset(reads),
-        prompts=tuple(s.real_prompts),
+        prompts=users_words(s.prompts),
         answers=tuple(s.answers),
         steps=tuple(s.steps),
+    )
+
+
+def users_words(prompts: Sequence[Prompt]) -> tuple[Prompt, ...]:
+    """The user's own words of each turn: no persona prompt, no slash command's expansion, no
+    plumbing; of a slash command, its arguments."""
+    kinds = classify_turns([p.text for p in prompts], [time_key(p.time) for p in prompts])
+    return tuple(
+        Prompt(p.time, k.words) for p, k in zip(prompts, kinds, strict=True) if k.kind in (USER, COMMAND) and k.words
     )
 
 
