@@ -300,8 +300,10 @@ def gather(summary: Summary, root: str | None = None) -> Evidence:
         if step.kind == "read" and step.input and not step.error:
             reads.add(_relative(step.input, s.cwd, root))
         if step.kind == "command" and not step.error:
-            # An edit made through the shell is an edit (the files the capture saw, and what the line writes).
-            written = list(step.files) + shell_writes(step.input)
+            # An edit made through the shell is an edit. Only text written into a file counts
+            # here, not output saved to one (`pytest | tee log`, which the capture's files name):
+            # a log written between a failure and its rerun is no fix.
+            written = shell_writes(step.input)
             if written:
                 files = tuple(dict.fromkeys(_relative(f, s.cwd, root) for f in written))
                 made = tuple(_relative(f, s.cwd, root) for f in shell_creates(step.input))
