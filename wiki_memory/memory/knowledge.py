@@ -186,7 +186,7 @@ class Knowledge(LifecycleReview):
         same = self._same_key(candidate, planned)
         if same is not None:
             return same
-        if candidate.kind in ("gotcha-hit", "procedure", "proposal"):
+        if candidate.kind in ("gotcha-hit", "procedure", "proposal", "fact"):
             # These match on their key only: a near page is not the same procedure, and the
             # model was shown the closest pages and chose a new page over an addition.
             return None
@@ -194,7 +194,7 @@ class Knowledge(LifecycleReview):
 
     def _same_key(self, candidate: Candidate, planned: dict[str, Any]) -> tuple[str, str] | None:
         store = self.store()
-        key_field = {"gotcha": "signature", "procedure": "purpose"}.get(candidate.type, "statement")
+        key_field = {"gotcha": "signature", "procedure": "purpose", "fact": "manifest"}.get(candidate.type, "statement")
         key_value = candidate.facts.get(key_field) if key_field != "statement" else candidate.facts.get("statement")
         conventional = path_for(candidate.title, candidate.type)
         options = [conventional] + self._by_words(candidate.type, f"{candidate.title} {candidate.key}", 3)
@@ -208,7 +208,7 @@ class Knowledge(LifecycleReview):
                 if " ".join(content_words(str(page.meta.get("statement") or ""))) == candidate.key:
                     return path, "duplicate: the same words"
             elif str(page.meta.get(key_field) or "") == str(key_value):
-                return path, f"duplicate: the same {'signature' if key_field == 'signature' else 'purpose'}"
+                return path, f"duplicate: the same {_KEY_NAMES[key_field]}"
         return None
 
     def _by_words(self, page_type: str, text: str, k: int) -> list[str]:
@@ -302,6 +302,9 @@ class Knowledge(LifecycleReview):
         rows = [{"paths": list(paths), "note": note, "by": mode} for paths, note in flags]
         if rows:
             append_flags(self.project.home / FLAGS_FILE, rows)
+
+
+_KEY_NAMES = {"signature": "signature", "purpose": "purpose", "manifest": "file"}
 
 
 def _read(store: Any, path: str) -> Page | None:

@@ -177,6 +177,7 @@ class Evidence:
     prompts: tuple[Prompt, ...]
     answers: tuple[Answer, ...]
     steps: tuple[Step, ...]
+    cwd: str | None = None  # where the session ran
 
     def edits_between(self, start: int, end: int) -> list[Edit]:
         return [e for e in self.edits if start < e.index < end]
@@ -282,6 +283,17 @@ def _relative(path: str, cwd: str | None, root: str | None) -> str:
     return path if rel.startswith("..") else rel
 
 
+def relative_to_root(path: str, evidence: Evidence) -> str | None:
+    """A path the session named, relative to the project's root; None outside the project."""
+    steps_cwd = evidence.cwd or evidence.root or ""
+    full = path if os.path.isabs(path) else os.path.join(steps_cwd, path)
+    base = evidence.root or steps_cwd
+    if not base:
+        return None if os.path.isabs(path) or path.startswith("..") else os.path.normpath(path)
+    rel = os.path.relpath(os.path.normpath(full), os.path.normpath(base))
+    return None if rel.startswith("..") else rel
+
+
 def gather(summary: Summary, root: str | None = None) -> Evidence:
     """The evidence of a summarised session; `root` is the project's code repository (the
     session's working directory when not given)."""
@@ -327,6 +339,7 @@ def gather(summary: Summary, root: str | None = None) -> Evidence:
         prompts=users_words(s.prompts),
         answers=tuple(s.answers),
         steps=tuple(s.steps),
+        cwd=cwd,
     )
 
 

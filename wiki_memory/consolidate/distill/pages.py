@@ -185,7 +185,44 @@ def statement_body(title: str, meta: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_BODIES = {"procedure": procedure_body, "gotcha": gotcha_body, "preference": statement_body, "decision": statement_body}
+# Facts read from a manifest -------------------------------------------------------------
+
+
+def fact_body(title: str, meta: Mapping[str, Any]) -> str:
+    from wiki_memory.consolidate.distill.manifests import TOPICS
+
+    path = meta.get("manifest")
+    found = meta.get("topics")
+    topics: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    said = [s for s in meta.get("sources") or [] if isinstance(s, str)]
+    lines = [
+        f"# {title}",
+        "",
+        f"What `{path}` said when it was last read ({meta.get('read')}, {said[-1] if said else 'a session'}).",
+    ]
+    for key, heading in TOPICS.items():
+        items = [str(i) for i in topics.get(key) or []]
+        if items:
+            lines += ["", f"## {heading}", "", *(f"- {i}" for i in items)]
+    lines += ["", f"A change to `{path}` marks this page as possibly stale.", "", FOOTER]
+    return "\n".join(lines) + "\n"
+
+
+def _merge_topics(old: Any, new: Mapping[str, Any], whole: bool = True) -> dict[str, list[str]]:
+    """The newest reading: all of it when the file was read whole; else each topic it
+    reached, the others (past the cut) as they were."""
+    merged = {str(k): list(v) for k, v in old.items()} if isinstance(old, Mapping) and not whole else {}
+    merged.update({str(k): list(v) for k, v in new.items() if v})
+    return merged
+
+
+_BODIES = {
+    "fact": fact_body,
+    "procedure": procedure_body,
+    "gotcha": gotcha_body,
+    "preference": statement_body,
+    "decision": statement_body,
+}
 
 
 def render(page: Page) -> str:
@@ -206,6 +243,8 @@ def _new_meta(candidate: Candidate, anchors: Sequence[Anchor]) -> dict[str, Any]
         meta |= {"signature": f["signature"], "evidence": 1}
         meta["fix"] = {k: f[k] for k in FIX_KEYS if f.get(k)}
         meta["occurrences"] = [dict(f["occurrence"])]
+    elif candidate.type == "fact":
+        meta |= {"manifest": f["manifest"], "topics": _merge_topics({}, f["topics"]), "read": f["read"], "evidence": 1}
     else:
         meta |= {"statement": f["statement"], "names": list(f.get("names") or []),
                  "negated": list(f.get("negated") or []), "evidence": 1}  # fmt: skip
@@ -274,6 +313,10 @@ def merged(existing: Page, candidate: Candidate, anchors: Sequence[Anchor] = ())
         ):
             meta["fix"] = {k: f[k] for k in FIX_KEYS if f.get(k)}
         meta.setdefault("signature", f["signature"])
+    elif candidate.type == "fact" and f.get("manifest"):
+        meta["topics"] = _merge_topics(meta.get("topics"), f["topics"], bool(f.get("whole", True)))
+        meta["read"] = max(str(meta.get("read") or ""), str(f["read"]))
+        meta.setdefault("manifest", f["manifest"])
     if candidate.type == "gotcha":
         meta["evidence"] = max(len(meta.get("occurrences") or []), int(meta.get("evidence") or 0))
     else:
@@ -285,7 +328,7 @@ def merged(existing: Page, candidate: Candidate, anchors: Sequence[Anchor] = ())
         fresh = {a.path for a in anchors}
         kept = [a for a in meta.get("anchors") or [] if (a.get("path") if isinstance(a, Mapping) else a) not in fresh]
         meta["anchors"] = kept + [a.as_meta() for a in anchors]
-    touched = ("commands", "failures", "occurrences", "fix", "anchors", "sources")
+    touched = ("commands", "failures", "occurrences", "fix", "anchors", "sources", "topics")
     meta.update(_plain({k: meta[k] for k in touched if k in meta}))
     page = Page(existing.path, meta, existing.body, existing.has_front_matter)
     if distilled and not hand_edited:
