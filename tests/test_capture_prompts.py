@@ -122,3 +122,12 @@ def test_the_turn_a_command_record_expands_into_is_its_expansion():
 def test_plumbing_is_meta():
     for text in ("<environment_context>cwd</environment_context>", "Caveat: The messages below were generated"):
         assert classify(text).kind == META
+
+
+def test_a_notification_record_written_as_a_user_turn_is_plumbing():
+    text = (
+        "<task-notification>\n<task-id>b3932ee</task-id>\n<status>completed</status>\n"
+        "<summary>Background command finished</summary>\n</task-notification>"
+    )
+    assert is_meta_prompt(text) and classify(text).kind == META
+    assert classify("<div> is not closing here, why?").kind == USER

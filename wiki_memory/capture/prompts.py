@@ -77,9 +77,15 @@ class PromptKind:
         return bool(self.words.strip())
 
 
+# A record the harness writes as a user turn: one XML-like element, whole (`<task-notification>
+# ...</task-notification>`, `<bash-stdout>...</bash-stdout>`). A person types prose, not that.
+_RECORD = re.compile(r"^\s*<([a-z][\w-]*)>.*</\1>\s*$", re.DOTALL)
+
+
 def is_meta_prompt(text: str) -> bool:
-    """True for text an agent injects as a user turn (command caveats, environment context)."""
-    if _META_PROMPT.match(text):
+    """True for text an agent injects as a user turn (command caveats, environment context,
+    a notification record)."""
+    if _META_PROMPT.match(text) or _RECORD.match(text):
         return True
     found = _SLASH_COMMAND.match(text)
     return bool(found and not _PATH_LIKE.match(text) and len(text.split()) <= 3)
@@ -156,7 +162,7 @@ def classify(text: str) -> PromptKind:
     command = slash_command(text)
     if command and _COMMAND_NAME.search(text):
         return PromptKind(COMMAND, command[0], command[1])
-    if _META_PROMPT.match(text):
+    if _META_PROMPT.match(text) or _RECORD.match(text):
         return PromptKind(META)
     if command:
         return PromptKind(COMMAND, command[0], command[1])

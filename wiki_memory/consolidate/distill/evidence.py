@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wiki_memory.capture.prompts import COMMAND, USER, classify_turns
+from wiki_memory.capture.shell import split_heredocs
 from wiki_memory.consolidate.commands import CommandRun, command_words, is_probe
 from wiki_memory.consolidate.extract import Summary
 from wiki_memory.consolidate.oneline import clean, error_line
@@ -248,7 +249,8 @@ def _where_and_setup(command: str, cwd: str | None, root: str | None) -> tuple[s
 
 
 def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
-    line = _FILTER_TAIL.sub("", run.command.strip())
+    # A heredoc's body is the command's input, not more commands (`python - <<'PY' ... PY`).
+    line = _FILTER_TAIL.sub("", split_heredocs(run.command.strip())[0])
     command, directory, env, outside = _where_and_setup(line, cwd, root)
     words = tuple(command_words(command))
     output = run.step.output or ""

@@ -152,8 +152,11 @@ def _related(failed: Run, later: Run) -> bool:
     command line that works on the same thing)?"""
     if later.words and failed.words and command_key(later.command) == command_key(failed.command):
         return True
-    shared = _objects(failed) & ({os.path.basename(w.strip("'\"")).lower() for w in later.words})
-    if shared:
+    # The same file or script (`python3 x.py` for `python x.py`, `bash run.sh` for `./run.sh`),
+    # or everything the failed command named (not just a subcommand such as `metadata`).
+    objects = _objects(failed)
+    words = {os.path.basename(w.strip("'\"").rstrip("/")).lower() for w in later.words}
+    if any(("." in o or "/" in o) for o in objects & words) or (objects and objects <= words):
         return True
     return _kin(_program(failed), _program(later)) and len(failed.words) == 1 == len(later.words)
 
