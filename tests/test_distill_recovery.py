@@ -116,3 +116,26 @@ def test_only_a_command_run_first_on_the_same_thing_is_the_fix(project):
     consolidate_session(project, "s-first-001")
     [(meta, _body)] = gotchas(project).values()
     assert meta["fix"]["first"] == ["pip install tabulate"]
+
+
+def test_an_error_recurring_across_sessions_becomes_a_gotcha_page(project):
+    for n, agent in enumerate(("claude-code", "codex"), 1):
+        s = Session(project, f"s-recur-00{n}", agent=agent, start=f"2026-12-0{n}T08:00:00").start()
+        s.prompt("Start the app")
+        s.bash("python3 -m src.app", "KeyError: 'SHOP_SECRET_KEY'", error=True)
+        s.stop("It needs SHOP_SECRET_KEY; I could not find where it is set.").end().write()
+        consolidate_session(project, f"s-recur-00{n}")
+        found = gotchas(project)
+        if n == 1:
+            assert found == {}  # once is not yet a trap
+    [(meta, body)] = found.values()
+    assert meta["signature"] == "KeyError: 'SHOP_SECRET_KEY'" and meta["evidence"] == 2
+    assert [o["session"] for o in meta["occurrences"]] == ["claude-code:srecur00", "codex:srecur00"]
+    assert "from `python3 -m src.app`" in body and "**Fix**" not in body
+    # Looking around failing the same way twice is still no page.
+    for n in (3, 4):
+        s = Session(project, f"s-recur-00{n}", start=f"2026-12-0{n}T08:00:00").start().prompt("Find the config")
+        s.bash("cat config/app.yml", "cat: config/app.yml: No such file or directory", error=True)
+        s.stop("No config file.").end().write()
+        consolidate_session(project, f"s-recur-00{n}")
+    assert len(gotchas(project)) == 1

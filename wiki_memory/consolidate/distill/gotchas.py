@@ -281,11 +281,21 @@ def _fixed(evidence: Evidence, run: Run, later: Run, first: list[Run], sig: str)
     )
 
 
+#: In how many sessions an error must recur, unresolved or not, to make a page of its own.
+RECUR_SESSIONS = 2
+
+
 def _hit(evidence: Evidence, run: Run, sig: str, *, fixed: bool) -> Candidate:
-    """A failure that may be a known gotcha hit again: it only updates a page of the same signature."""
+    """A failure that may be a known gotcha hit again: it only updates a page of the same
+    signature, unless (`recurs`) it is a trap-shaped failure the memory layer has seen in
+    other sessions (see `promote`)."""
     facts = {
         "signature": sig,
         "command": run.command,
+        "dir": run.directory,
+        "error": one_line(run.error, 300),
+        "what": _RUNNER_NAMES.get(run.purpose or "", f"`{run.words[0]}`" if run.words else "a command"),
+        "recurs": not not_a_run(run),
         "occurrence": {"date": run.date or evidence.date, "by": evidence.agent, "session": evidence.source,
                        "fixed": fixed, "files": []},
     }  # fmt: skip
@@ -299,4 +309,29 @@ def _hit(evidence: Evidence, run: Run, sig: str, *, fixed: bool) -> Candidate:
         facts=facts,
         reason=f"the same error ({sig[:60]!r}) again in {evidence.source}",
         create=False,
+    )
+
+
+def promote(hit: Candidate, occurrences: list[dict[str, object]]) -> Candidate:
+    """A known failure hit again in `RECUR_SESSIONS` sessions or more, as a gotcha page of its
+    own: the error, the command, and each occurrence (no fix: none was seen)."""
+    f = hit.facts
+    sig = str(f["signature"])
+    sessions = list(dict.fromkeys(str(o.get("session")) for o in occurrences))
+    title = f"{sig if len(sig) <= 110 else sig[:110].rsplit(' ', 1)[0] + ' …'} when running {f.get('what')}"
+    keep = ("date", "by", "session", "fixed", "files")
+    facts = {
+        **{k: v for k, v in f.items() if k not in ("recurs", "what")},
+        "occurrences": [{k: o.get(k) for k in keep} for o in occurrences],
+    }
+    return Candidate(
+        kind="gotcha",
+        type="gotcha",
+        title=title,
+        key=sig,
+        source=hit.source,
+        date=hit.date,
+        facts=facts,
+        reason=f"the same error ({sig[:60]!r}) in {len(sessions)} sessions: {', '.join(sessions[:4])}",
+        tags=("distilled", "recurring"),
     )

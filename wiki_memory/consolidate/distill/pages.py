@@ -242,7 +242,8 @@ def _new_meta(candidate: Candidate, anchors: Sequence[Anchor]) -> dict[str, Any]
     elif candidate.type == "gotcha":
         meta |= {"signature": f["signature"], "evidence": 1}
         meta["fix"] = {k: f[k] for k in FIX_KEYS if f.get(k)}
-        meta["occurrences"] = [dict(f["occurrence"])]
+        meta["occurrences"] = [dict(o) for o in f.get("occurrences") or [f["occurrence"]]]
+        meta["evidence"] = len(meta["occurrences"])
     elif candidate.type == "fact":
         meta |= {"manifest": f["manifest"], "topics": _merge_topics({}, f["topics"]), "read": f["read"], "evidence": 1}
     else:
