@@ -139,3 +139,12 @@ def test_an_error_recurring_across_sessions_becomes_a_gotcha_page(project):
         s.stop("No config file.").end().write()
         consolidate_session(project, f"s-recur-00{n}")
     assert len(gotchas(project)) == 1
+
+
+def test_a_broader_run_passing_after_a_narrow_one_failed_is_no_fix(project):
+    s = Session(project, "s-broad-001").start().prompt("Check the login tests")
+    s.bash("python3 -m pytest -k login", "E   KeyError: 'SHOP_SECRET_KEY'", error=True)
+    s.bash("python3 -m pytest", "12 passed")
+    s.stop("Done.").end().write()
+    consolidate_session(project, "s-broad-001")
+    assert gotchas(project) == {}

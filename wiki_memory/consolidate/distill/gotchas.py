@@ -204,11 +204,14 @@ def gotchas(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
             continue
         refusal = _refusal(evidence, run, sig)
         resolved = resolution(evidence, run)
+        vouched = resolved is not None  # a command line of its own doing the same job
         if resolved is None and run.fixed_by is not None and run.fixed_by in runs:
+            # Consolidation's judgement (a broader run of the same test runner passing): only
+            # edits or a command run first between them can be the fix, not the other line.
             resolved = (runs[run.fixed_by], [])
         candidate = None
         if refusal is None and resolved is not None:
-            candidate, refusal = _fixed(evidence, run, resolved[0], resolved[1], sig)
+            candidate, refusal = _fixed(evidence, run, resolved[0], resolved[1], sig, instead_ok=vouched)
         elif refusal is None:
             refusal = "never passed later in the session"
         if candidate is not None:
@@ -223,16 +226,21 @@ def gotchas(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
     return out, refused
 
 
-def _fixed(evidence: Evidence, run: Run, later: Run, first: list[Run], sig: str) -> tuple[Candidate | None, str | None]:
+def _fixed(
+    evidence: Evidence, run: Run, later: Run, first: list[Run], sig: str, *, instead_ok: bool = True
+) -> tuple[Candidate | None, str | None]:
     # Only what was run first on the same thing counts (`chmod +x run.sh` for `./run.sh`, `pip
     # install requests` for "No module named 'requests'"), not whatever else happened.
-    names = _objects(run) | {w.lower().strip("'\"") for w in re.findall(r"[\w.-]{3,}", sig)}
+    # (Of the error line, what it quotes or names as a path, not its words: "No module named
+    # 'tabulate'" names tabulate.)
+    quoted = re.findall(r"['\"`]([^'\"`\s]{2,})['\"`]", sig) + re.findall(r"[\w-]+[./][\w./-]+", sig)
+    names = _objects(run) | {os.path.basename(w).lower() for w in quoted}
     first = [r for r in first if names & {os.path.basename(w.strip("'\"")).lower() for w in r.words[1:]}]
     edits = evidence.edits_between(run.index, later.index)
     changed = list(dict.fromkeys(f for e in edits for f in e.files))
     new = evidence.new_files_before(later.index)
     kept = [f for f in changed if f not in new]
-    instead = "" if _same_line(run, later) else later.command
+    instead = "" if _same_line(run, later) or not instead_ok else later.command
     if changed and not kept and not instead:
         return None, "the fix changed only files the session had just made"
     if any(os.path.basename(f) in run.output for f in new if len(os.path.basename(f)) > 3):
