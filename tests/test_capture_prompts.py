@@ -131,3 +131,9 @@ def test_a_notification_record_written_as_a_user_turn_is_plumbing():
     )
     assert is_meta_prompt(text) and classify(text).kind == META
     assert classify("<div> is not closing here, why?").kind == USER
+
+
+def test_a_turn_opening_with_a_machines_record_is_plumbing():
+    # (The harness's words may follow the record: not the user's.)
+    text = "<task-notification>\n<task-id>ac27727</task-id>\n</task-notification>\nRead the output file to retrieve it"
+    assert classify(text).kind == META

@@ -77,9 +77,10 @@ class PromptKind:
         return bool(self.words.strip())
 
 
-# A record the harness writes as a user turn: one XML-like element, whole (`<task-notification>
-# ...</task-notification>`, `<bash-stdout>...</bash-stdout>`). A person types prose, not that.
-_RECORD = re.compile(r"^\s*<([a-z][\w-]*)>.*</\1>\s*$", re.DOTALL)
+# A record the harness writes as a user turn: it opens with a machine's tag, a name joined by
+# `-` or `_` (`<task-notification>`, `<ide_opened_file>`, `<bash-stdout>`), or is one XML-like
+# element whole. A person types prose, not that.
+_RECORD = re.compile(r"^\s*<([a-z]+[-_][\w-]*)>|^\s*<([a-z][\w-]*)>.*</\2>\s*$", re.DOTALL)
 
 
 def is_meta_prompt(text: str) -> bool:
