@@ -7,9 +7,8 @@ A candidate (see `consolidate.distill`) goes to:
 2. else a page of its type close enough in words and meaning (`distill.dedup`; the model is
    loaded only when words alone cannot decide);
 3. else a new page, unless the candidate may only update (a failure alone, a known error
-   hit again). A trap-shaped failure hit again is recorded beside the wiki
-   (`distill-hits.json`); once the same error is seen in two sessions it makes a gotcha page
-   of its own, with every occurrence.
+   hit again). A trap-shaped failure hit again whose error the session page of another
+   session records too makes a gotcha page of its own, with every occurrence.
 
 A decision that turns down everything an earlier distilled decision chose ("Postgres, not
 SQLite" after "go with SQLite") supersedes it, in a commit of its own quoting the user.
@@ -18,8 +17,6 @@ All distilled pages of a session land in one commit by the session's agent.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,8 +32,6 @@ if TYPE_CHECKING:
     from wiki_memory.consolidate.run import Outcome
 
 MAX_NEAR = 5  # nearest pages of the type weighed per candidate
-HITS_FILE = "distill-hits.json"  # known failures hit again, by signature (derived, beside the wiki)
-MAX_HITS = 12
 
 
 @dataclass(frozen=True)
@@ -121,7 +116,7 @@ class Knowledge(LifecycleReview):
             return DistillReport(session.session_id, refused=found.refused, mode=mode, tokens=tokens)
         store = self.store(create=True)
         with store.lock:
-            candidates = self._recurring(candidates)
+            candidates = self._recurring(candidates, session.session_id)
             planned = self._plan(candidates)
             changed = [(page, action, why) for page, action, why in planned if action != "unchanged"]
             commit = None
@@ -178,36 +173,45 @@ class Knowledge(LifecycleReview):
                 planned[page.path] = (page, "created", candidate.reason)
         return list(planned.values())
 
-    def _recurring(self, candidates: list[Candidate]) -> list[Candidate]:
-        """Known failures hit again: each trap-shaped one is recorded (beside the wiki, not in
-        it), and one seen in `RECUR_SESSIONS` sessions becomes a gotcha page of its own."""
+    def _recurring(self, candidates: list[Candidate], session_id: str) -> list[Candidate]:
+        """Known failures hit again with no page: a trap-shaped one whose error the session
+        pages of `RECUR_SESSIONS` sessions (this one included) record becomes a gotcha page
+        of its own, with each occurrence."""
         from wiki_memory.consolidate.distill.gotchas import RECUR_SESSIONS, promote
 
-        hits = [c for c in candidates if c.kind == "gotcha-hit" and c.facts.get("recurs")]
-        if not hits:
-            return candidates
-        path = self.project.home / HITS_FILE
-        try:
-            seen = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            seen = {}
-        seen = seen if isinstance(seen, dict) else {}
         out: list[Candidate] = []
         for candidate in candidates:
-            if candidate in hits:
-                occurrences = [o for o in seen.get(candidate.key) or [] if isinstance(o, dict)]
-                mine = dict(candidate.facts["occurrence"])
-                if not any(o.get("session") == mine.get("session") for o in occurrences):
-                    occurrences.append(mine)
-                seen[candidate.key] = occurrences[-MAX_HITS:]
-                if len({o.get("session") for o in occurrences}) >= RECUR_SESSIONS:
-                    candidate = promote(candidate, occurrences[-MAX_HITS:])
+            if candidate.kind == "gotcha-hit" and candidate.facts.get("recurs"):
+                earlier = self._earlier_occurrences(str(candidate.key), session_id)
+                if len(earlier) + 1 >= RECUR_SESSIONS:
+                    candidate = promote(candidate, [*earlier, dict(candidate.facts["occurrence"])])
             out.append(candidate)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(seen, ensure_ascii=False, indent=1), encoding="utf-8")
-        os.replace(temporary, path)
         return out
+
+    def _earlier_occurrences(self, sig: str, session_id: str) -> list[dict[str, Any]]:
+        """The other sessions whose page records a failure with this error signature."""
+        from wiki_memory.consolidate.distill.signature import signature
+        from wiki_memory.consolidate.session import short_id
+
+        index = self.index
+        if index is None or not sig:
+            return []
+        try:
+            results = index.search(sig, k=MAX_NEAR * 2, mode="fts", type="session")
+        except WikiMemoryError:
+            return []
+        found: dict[str, dict[str, Any]] = {}
+        for result in results:
+            page = _read(self.store(), result.path)
+            other = str(page.meta.get("session_id") or "") if page is not None else ""
+            if page is None or not other or other == session_id or other in found:
+                continue
+            if any(sig in signature(line) for line in page.body.splitlines() if len(line) < 2000):
+                agent = str(page.meta.get("agent") or "")
+                day = str(page.meta.get("started") or page.meta.get("created") or "")[:10]
+                found[other] = {"date": day, "by": agent, "session": f"{agent}:{short_id(other)}",
+                                "fixed": False, "files": []}  # fmt: skip
+        return sorted(found.values(), key=lambda o: str(o["date"]))
 
     def _record_anchors(self, files: tuple[str, ...]) -> list[Any]:
         if not files or self.project.root is None:
