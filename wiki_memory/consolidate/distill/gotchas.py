@@ -111,6 +111,8 @@ def _refusal(evidence: Evidence, run: Run, sig: str) -> str | None:
 def not_a_run(run: Run) -> bool:
     """A command that looks around, asks git, installs or ran elsewhere: its failure is no trap of the project."""
     program = os.path.basename(run.words[0]) if run.words else ""
+    if run.command.lstrip().startswith(("{", "[")):
+        return True  # a tool's structured input (polling a running command), not a shell line
     return (
         is_probe(run.command) or program in _NOT_A_GOTCHA or bool(_INSTALLS.match(" ".join(run.words))) or run.outside
     )
