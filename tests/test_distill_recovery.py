@@ -148,3 +148,19 @@ def test_a_broader_run_passing_after_a_narrow_one_failed_is_no_fix(project):
     s.stop("Done.").end().write()
     consolidate_session(project, "s-broad-001")
     assert gotchas(project) == {}
+
+
+def test_installing_the_project_first_is_the_fix_of_a_missing_module(project):
+    s = Session(project, "s-inst-0001").start().prompt("Run the tests")
+    s.bash(
+        "python3 -m pytest -q",
+        "E   ModuleNotFoundError: No module named 'widgets'\n1 error in 0.12s",
+        error=True,
+    )
+    s.bash("pip install -e .", "Successfully installed widgets-0.1.0")
+    s.bash("python3 -m pytest -q", "4 passed")
+    s.stop("Done.").end().write()
+    consolidate_session(project, "s-inst-0001")
+    [(meta, body)] = gotchas(project).values()
+    assert meta["signature"] == "ModuleNotFoundError: No module named 'widgets'"
+    assert "**Fix**: run `pip install -e .` first." in body

@@ -187,6 +187,20 @@ def resolution(evidence: Evidence, run: Run) -> tuple[Run, list[Run]] | None:
     return None
 
 
+_PROJECT_INSTALL = re.compile(
+    r"^(?:(?:pip3?|python3? -m pip|uv pip) install(?: -e| --editable| -r| --requirement| -U| --upgrade)*"
+    r"(?: \.| \S*requirements\S*\.txt| \.\[[\w,-]+\])?|(?:npm|pnpm|yarn|bun) (?:install|i|ci)|yarn|"
+    r"poetry install|uv sync|pdm install|pipenv install|bundle install|go mod (?:download|tidy)|cargo fetch|"
+    r"composer install|mix deps\.get)$"
+)
+
+
+def project_install(run: Run) -> bool:
+    """Installs what the project declares (`pip install -e .`, `npm ci`, `uv sync`), no package named."""
+    words = [w for w in run.words if w not in ("-q", "--quiet", "--silent", "--no-input")]
+    return bool(_PROJECT_INSTALL.match(" ".join(words)))
+
+
 def _missing_lookup(run: Run) -> bool:
     """`which python3`, `command -v tree`: looking for a program, not doing the job."""
     return _program(run) in ("which", "type", "where", "whereis", "command", "hash", "apropos")
@@ -237,7 +251,11 @@ def _fixed(
     # 'tabulate'" names tabulate.)
     quoted = re.findall(r"['\"`]([^'\"`\s]{2,})['\"`]", sig) + re.findall(r"[\w-]+[./][\w./-]+", sig)
     names = _objects(run) | {os.path.basename(w).lower() for w in quoted}
-    first = [r for r in first if names & {os.path.basename(w.strip("'\"")).lower() for w in r.words[1:]}]
+    first = [
+        r
+        for r in first
+        if names & {os.path.basename(w.strip("'\"")).lower() for w in r.words[1:]} or project_install(r)
+    ]
     edits = evidence.edits_between(run.index, later.index)
     changed = list(dict.fromkeys(f for e in edits for f in e.files))
     new = evidence.new_files_before(later.index)
