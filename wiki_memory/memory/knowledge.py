@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from wiki_memory.consolidate.run import Outcome
 
 MAX_NEAR = 5  # nearest pages of the type weighed per candidate
+MAX_RECUR_LOOKUPS = 8  # failures per session looked up in other sessions' pages
 
 
 @dataclass(frozen=True)
@@ -180,8 +181,10 @@ class Knowledge(LifecycleReview):
         from wiki_memory.consolidate.distill.gotchas import RECUR_SESSIONS, promote
 
         out: list[Candidate] = []
+        looked = 0
         for candidate in candidates:
-            if candidate.kind == "gotcha-hit" and candidate.facts.get("recurs"):
+            if candidate.kind == "gotcha-hit" and candidate.facts.get("recurs") and looked < MAX_RECUR_LOOKUPS:
+                looked += 1  # (an index search each: a session of many failures stays quick)
                 earlier = self._earlier_occurrences(str(candidate.key), session_id)
                 if len(earlier) + 1 >= RECUR_SESSIONS:
                     candidate = promote(candidate, [*earlier, dict(candidate.facts["occurrence"])])
