@@ -92,6 +92,8 @@ def test_a_manifest_read_is_an_anchored_fact_page_updated_in_place_and_flagged_w
         ("go.mod", "module github.com/acme/shop\n\ngo 1.22\n", "Go 1.22"),
         ("Cargo.toml", '[package]\nname = "shop"\nedition = "2021"\n', "Rust edition 2021"),
         ("docker-compose.yml", 'services:\n  db:\n    image: postgres:16\n    ports: ["5432:5432"]\n', "5432:5432"),
+        # Unquoted, as YAML 1.1 would read a number: kept as written.
+        ("compose.yaml", "services:\n  ssh:\n    image: sshd\n    ports:\n      - 2222:22\n", "2222:22"),
         ("Dockerfile", "FROM node:20-alpine\nEXPOSE 3000\n", "Base image node:20-alpine"),
         (".python-version", "3.12.4\n", "Python 3.12.4"),
         ("app/App.csproj", "<Project><PropertyGroup><TargetFramework>net10.0</TargetFramework>", "net10.0"),

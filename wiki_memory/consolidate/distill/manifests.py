@@ -255,7 +255,8 @@ def _targets(text: str, runner: str) -> Topics:
 
 def _compose(text: str) -> Topics:
     try:
-        data = yaml.safe_load(text)
+        # Every value as written: YAML 1.1 would read an unquoted `2222:22` as a number.
+        data = yaml.load(text, Loader=yaml.BaseLoader)  # (BaseLoader builds only strings, lists, maps)
     except yaml.YAMLError:
         data = None
     services = data.get("services") if isinstance(data, dict) else None
