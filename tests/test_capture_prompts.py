@@ -137,3 +137,17 @@ def test_a_turn_opening_with_a_machines_record_is_plumbing():
     # (The harness's words may follow the record: not the user's.)
     text = "<task-notification>\n<task-id>ac27727</task-id>\n</task-notification>\nRead the output file to retrieve it"
     assert classify(text).kind == META
+
+
+def test_a_users_long_request_with_shouted_rules_is_still_the_users():
+    text = (
+        "Migrate the billing service to the new payments API.\n\n## Scope\n"
+        "- Replace the client in src/billing/client.py\n- Keep the retry policy\n- Update the fixtures\n"
+        "- Add a test for refunds\n- Document the change in docs/billing.md\n\n## Constraints\n"
+        "You MUST keep the public functions as they are.\nYou must NEVER log card numbers anywhere.\n"
+        "You should ONLY touch files under src/billing and tests/billing.\nTell me what you changed and why "
+        "when you are done, and list anything you could not finish so that I can pick it up tomorrow.\n"
+        "\n## Notes\nThe old client retries three times with a backoff; the new API has idempotency keys, "
+        "so a retried refund is safe as long as the key is the same. The sandbox keys are in 1Password.\n"
+    )
+    assert classify(text).kind == USER

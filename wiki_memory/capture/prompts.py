@@ -154,7 +154,9 @@ def is_persona(text: str) -> bool:
     opening = lines[:3]
     if len(text) >= 400 and sum(1 for line in opening if _SHOUTED.search(line)) >= 2 and shouted >= 3:
         return True
-    return is_instructions(text) and (shouted >= 3 or bool(_IDENTITY.search(text[:2000])))
+    # A long document of rules for the agent is a persona when, somewhere near its top, it
+    # tells the agent who it is; rules alone may be the user's own long request.
+    return is_instructions(text) and any(_IDENTITY.match(line) for line in lines[:40])
 
 
 def classify(text: str) -> PromptKind:
