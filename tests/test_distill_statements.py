@@ -52,18 +52,21 @@ def statements(project) -> dict[str, dict]:
 def test_a_french_and_a_japanese_preference_in_the_users_words(project):
     s = Session(project, "s-lang-0001").start()
     s.prompt("Ajoute l'export CSV. Utilise toujours pnpm, jamais npm. Merci !")
-    s.prompt("テストを追加してください。テストは必ず `make test` で実行してください。")
+    s.prompt("テストを追加してください。テストは毎回 `make test` で実行してください。")
     s.prompt("On utilise Postgres au lieu de SQLite.")
+    # One-off requests and complaints are no rules, in any language.
+    s.prompt("Es funktioniert immer noch nicht mit pnpm. ここを変更しないでください。不要担心\uff0c这个问题我来处理。")
+    s.prompt("いつもありがとうございます。Siempre falla.")
     s.edit("app.py").stop("Fait.").end().write()
     consolidate_session(project, "s-lang-0001")
     found = statements(project)
     by_statement = {meta["statement"]: (path, meta) for path, meta in found.items()}
     assert set(by_statement) == {
         "Utilise toujours pnpm, jamais npm",
-        "テストは必ず `make test` で実行してください。",
+        "テストは毎回 `make test` で実行してください。",
         "On utilise Postgres au lieu de SQLite",
     }, found
-    path, meta = by_statement["テストは必ず `make test` で実行してください。"]
+    path, meta = by_statement["テストは毎回 `make test` で実行してください。"]
     assert path.startswith("preferences/") and meta["type"] == "preference"
     path, meta = by_statement["On utilise Postgres au lieu de SQLite"]
     assert path.startswith("decisions/") and meta["names"] == ["postgres"] and meta["negated"] == ["sqlite"]

@@ -85,19 +85,19 @@ _TECH = set(
     tabs spaces utf-8 utc monorepo makefile make bash zsh fish linux macos windows ci cd tdd mocks mock fixtures
     logging logger print f-strings dataclasses pydantic asyncio threads""".split()
 )
-# Other languages: the few modal words that make a rule, near the start of a sentence (French
-# and German put them after the verb: "Utilise toujours", "Verwende immer").
+# Other languages: the few modal words that make a rule, at the start of a sentence or right
+# after its verb (French and German put them there: "Utilise toujours", "Verwende immer").
 _MODAL = re.compile(
-    r"^(?:\S+\s+){0,3}?(?:toujours|jamais|désormais|dorénavant|à partir de maintenant|à l'avenir|"
+    r"^(?:\S+\s+)?(?:toujours|jamais|désormais|dorénavant|à partir de maintenant|à l'avenir|"
     r"je préfère|nous préférons|on préfère|préfère[rz]?|"
-    r"immer|niemals|nie|ab jetzt|von nun an|künftig|zukünftig|bevorzuge[n]?|"
+    r"immer(?! noch)|niemals|nie|ab jetzt|von nun an|künftig|zukünftig|bevorzuge[n]?|"
     r"siempre|nunca|jamás|a partir de ahora|de ahora en adelante|prefiero|preferimos|"
     r"sempre|nunca|a partir de agora|prefiro|mai|d'ora in poi|preferisco)\b",
     re.IGNORECASE,
 )
-_MODAL_CJK = re.compile(
-    r"常に|いつも|必ず|絶対に|今後|これからは|以後|ないでください|ないこと|禁止|总是|始终|永远|不要|别再|以后|今后|从现在开始|一律|务必|必须|优先"
-)
+# (Words for "always", "from now on", "every time": not "must" or "don't", which one-off
+# requests use as much as rules.)
+_MODAL_CJK = re.compile(r"常に|絶対に|今後|これからは|以後|毎回|总是|始终|永远|以后|今后|从现在开始|一律|每次")
 _CONTRAST = re.compile(
     r"\b(?:au lieu de|plutôt que|et non|pas)\s+|\b(?:statt|anstatt|nicht)\s+|\b(?:en lugar de|en vez de|no)\s+|"
     r"\b(?:em vez de|ao invés de|invece di|non)\s+|ではなく|じゃなくて?|而不是|不用|代替",
@@ -160,8 +160,9 @@ def _clean(sentence: str) -> str:
 
 def _names_any(text: str) -> list[str]:
     """What a sentence names, in any script: in Chinese or Japanese, the Latin words and `code`."""
+    dotfiles = [w.lower() for w in re.findall(r"(?<![\w.])\.[A-Za-z][\w.-]*[\w]", text)]  # `.env`, `.nvmrc`
     if not _CJK.search(text):
-        return names_of(text)
+        return list(dict.fromkeys(names_of(text) + dotfiles))
     found = re.findall(r"`[^`]+`|[A-Za-z][A-Za-z0-9_.+#/-]*[A-Za-z0-9_+#]|[A-Za-z]", text)
     return list(dict.fromkeys(w.strip("`").lower() for w in found if w.strip("`").lower() not in _STOP))
 
@@ -211,9 +212,9 @@ def judge(sentence: str) -> tuple[str | None, str]:
         return None, "no statement of how things are done"
     if foreign:
         # Words are not enough to judge a sentence in another language: it must name what it
-        # is about (a tool, a file, a `code` span), or be long enough to say something.
-        if not _names_any(text) and cjk < 8 and len(words) < 5:
-            return None, "says too little to be a rule"
+        # is about (a tool, a file, a `code` span).
+        if not _names_any(text):
+            return None, "names nothing it is about"
         return kind, ""
     if _NEEDS_CONTEXT.search(text):
         return None, "needs the conversation to make sense"
