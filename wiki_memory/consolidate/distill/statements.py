@@ -7,12 +7,14 @@ the conversation to make sense ("never do that again"), part of a paste (code, l
 spec), or says too little to be a rule ("always be careful"). A decision must name what it
 chose (a tool, a library, a file, a `code` span).
 
-In other languages the same structure is recognised: a modal word near the start of the
-sentence ("toujours", "jamais", "désormais"; "immer", "nie", "ab jetzt"; "siempre", "nunca";
-"常に", "必ず", "今後"; "总是", "不要", "以后") makes a preference, a contrast ("au lieu de",
-"statt", "en lugar de", "ではなく", "而不是") between something chosen and something turned
-down makes a decision; the page keeps the user's words. Only the modal and contrast words
-are listed per language, nothing about what the rule says.
+In other languages the same structure is recognised: a modal word opening the sentence or
+right after its verb ("toujours", "jamais", "désormais"; "immer", "nie", "ab jetzt";
+"siempre", "nunca"; in Chinese and Japanese, words for always, every time, from now on:
+"常に", "毎回", "今後"; "总是", "每次", "以后") makes a preference, a contrast ("au lieu
+de", "statt", "en lugar de", "ではなく", "而不是") between something chosen and something
+turned down makes a decision; either must name what it is about (a tool, a file). The page
+keeps the user's words. Only the modal and contrast words are listed per language, nothing
+about what the rule says.
 
 What a decision chose (`names`) and what it turned down (`negated`: "not SQLite", "instead
 of npm") let the memory layer see a reversal: a later decision that turns down what an
