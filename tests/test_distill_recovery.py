@@ -164,3 +164,20 @@ def test_installing_the_project_first_is_the_fix_of_a_missing_module(project):
     [(meta, body)] = gotchas(project).values()
     assert meta["signature"] == "ModuleNotFoundError: No module named 'widgets'"
     assert "**Fix**: run `pip install -e .` first." in body
+
+
+def test_an_install_that_needs_an_option_is_a_gotcha_and_a_retried_one_is_not(project):
+    s = Session(project, "s-peer-0001").start().prompt("Install the dependencies")
+    s.bash(
+        "npm install",
+        'npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree\nnpm ERR! peer react@"^17"',
+        error=True,
+    )
+    s.bash("npm install --legacy-peer-deps", "added 312 packages in 9s")
+    s.bash("npm install", "npm ERR! code ETIMEDOUT\nnpm ERR! network request failed", error=True)
+    s.bash("npm install", "up to date in 1s")
+    s.stop("Installed.").end().write()
+    consolidate_session(project, "s-peer-0001")
+    [(meta, body)] = gotchas(project).values()
+    assert meta["signature"] == "npm ERR! code ERESOLVE"
+    assert "**Fix**: run `npm install --legacy-peer-deps` instead." in body

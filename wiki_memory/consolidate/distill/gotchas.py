@@ -97,7 +97,10 @@ def _explanation(evidence: Evidence, run: Run, fixed_by: int, sig: str, files: l
 
 def _refusal(evidence: Evidence, run: Run, sig: str) -> str | None:
     """Why this failure makes no gotcha page (None: it may)."""
-    if not_a_run(run) and not (missing_program(run) and not run.outside):
+    # An install may be a trap of the project (a peer-dependency conflict that needs an
+    # option): it is judged by how it was resolved; a program that was missing, by its absence.
+    installs = bool(_INSTALLS.match(" ".join(run.words))) and not run.outside and not is_probe(run.command)
+    if not_a_run(run) and not installs and not (missing_program(run) and not run.outside):
         return "not a command that runs the project"
     if not sig or not is_telling(sig):
         return "no telling error line"
