@@ -35,7 +35,8 @@ TOPICS = {"stack": "Stack and versions", "scripts": "Scripts and make targets", 
 MAX_ITEMS = 12
 # Where a manifest is not the project's own (a dependency's, a fixture, a build's output).
 _NOT_OURS = re.compile(
-    r"(^|/)(node_modules|vendor|\.venv|venv|site-packages|dist|build|target|\.git|fixtures?|testdata|__pycache__)/"
+    r"(^|/)(node_modules|vendor|\.venv|venv|site-packages|dist|build|target|\.git|fixtures?|testdata|__pycache__|"
+    r"examples?|samples?|templates?|third_party|external)/"
 )
 # A Read tool's line numbers (`     1→`, `1\t`) and the capture's cut marker.
 _LINE_NO = re.compile(r"^\s*\d+(→|\t)", re.M)
