@@ -151,3 +151,37 @@ def test_a_users_long_request_with_shouted_rules_is_still_the_users():
         "so a retried refund is safe as long as the key is the same. The sandbox keys are in 1Password.\n"
     )
     assert classify(text).kind == USER
+
+
+TEMPLATE = """## Request
+
+```text
+Tighten the retry policy of the payments client
+```
+
+Take the request above into account before anything else.
+
+## Steps
+
+1. Read the current policy and the incidents it caused.
+2. Write the new limits into the configuration.
+3. Update the tests that cover retries.
+4. Run the whole suite and record the result.
+5. Summarise what changed for the reviewers.
+6. Stop and wait if any limit is ambiguous.
+
+## Rules
+
+- NEVER change the public interface of the client.
+- Keep every step small and reviewable.
+- Name each file you change in the summary, with one line on why it changed.
+- Leave the feature flags as they are unless the request says otherwise.
+"""
+
+
+def test_a_prompt_template_expanded_before_recording_keeps_only_what_the_user_typed():
+    kind = classify(TEMPLATE)
+    assert kind.kind == EXPANSION and kind.words == "Tighten the retry policy of the payments client"
+    # A short paste under a heading is the user's own turn.
+    paste = "## Error\n\n```\nKeyError: 'SHOP_DB_URL'\n```\n\nWhy does the app fail to start?"
+    assert classify(paste).kind == USER

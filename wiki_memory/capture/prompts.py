@@ -64,8 +64,9 @@ class PromptKind:
     """What one user turn is.
 
     `kind`: user | command | expansion | persona | meta. `command`: the slash command's name
-    (`/tasks`) for a command or its expansion. `words`: what the user wrote themselves (the
-    whole text of a user turn, a command's arguments), "" when none."""
+    (`/tasks`) for a command or its expansion, when known. `words`: what the user wrote
+    themselves (the whole text of a user turn, a command's arguments, the input a template
+    was filled with), "" when none."""
 
     kind: str
     command: str = ""
@@ -159,6 +160,34 @@ def is_persona(text: str) -> bool:
     return is_instructions(text) and any(_IDENTITY.match(line) for line in lines[:40])
 
 
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def template_input(text: str) -> str | None:
+    """The user's words in a prompt template the agent expanded before recording it (a Codex
+    or Gemini custom prompt): a long document of rules that opens with a heading and, right
+    under it, a fenced block holding what the user typed. None when the text is not that."""
+    lines = text.splitlines()
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    if len(text) < 600 or not filled or not _HEADING.match(lines[filled[0]]):
+        return None
+    opening = [i for i in filled[1:4] if _FENCE.match(lines[i])]
+    if not opening:
+        return None
+    start = opening[0]
+    end = next((i for i in range(start + 1, len(lines)) if _FENCE.match(lines[i])), None)
+    if end is None:
+        return None
+    rest = lines[end + 1 :]
+    headings = sum(1 for line in lines if _HEADING.match(line))
+    bullets = sum(1 for line in rest if _BULLET.match(line))
+    shouted = sum(1 for line in rest if _SHOUTED.search(line) and sum(c.islower() for c in line) > 10)
+    if headings < 2 or not (bullets >= 5 or shouted >= 2):
+        return None
+    words = "\n".join(lines[start + 1 : end]).strip()
+    return words if len(words) <= 1500 else None
+
+
 def classify(text: str) -> PromptKind:
     """What a single user turn is, on its own (see `classify_turns` for a whole session)."""
     text = text or ""
@@ -171,6 +200,9 @@ def classify(text: str) -> PromptKind:
         return PromptKind(COMMAND, command[0], command[1])
     if is_persona(text):
         return PromptKind(PERSONA)
+    typed = template_input(text)
+    if typed is not None:
+        return PromptKind(EXPANSION, words=typed)
     return PromptKind(USER, words=text.strip())
 
 

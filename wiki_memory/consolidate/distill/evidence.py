@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from wiki_memory.capture.prompts import COMMAND, USER, classify_turns
+from wiki_memory.capture.prompts import classify_turns
 from wiki_memory.capture.shell import split_heredocs
 from wiki_memory.consolidate.commands import CommandRun, command_words, is_probe
 from wiki_memory.consolidate.extract import Summary
@@ -349,9 +349,7 @@ def users_words(prompts: Sequence[Prompt]) -> tuple[Prompt, ...]:
     """The user's own words of each turn: no persona prompt, no slash command's expansion, no
     plumbing; of a slash command, its arguments."""
     kinds = classify_turns([p.text for p in prompts], [time_key(p.time) for p in prompts])
-    return tuple(
-        Prompt(p.time, k.words) for p, k in zip(prompts, kinds, strict=True) if k.kind in (USER, COMMAND) and k.words
-    )
+    return tuple(Prompt(p.time, k.words) for p, k in zip(prompts, kinds, strict=True) if k.words.strip())
 
 
 def answer_between(evidence: Evidence, start: int, end: int | None) -> list[Answer]:
