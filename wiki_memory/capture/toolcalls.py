@@ -19,6 +19,7 @@ import re
 from collections import namedtuple
 
 from wiki_memory.capture.observation import PlanItem
+from wiki_memory.capture.shell import edited_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -316,9 +317,15 @@ def patch_files(patch: str) -> list[str]:
 
 
 def touched_files(tool: str, tool_input: Any, cwd: str | None) -> tuple[str, ...]:
-    """The files a tool call changed (edit and write tools, patches)."""
+    """The files a tool call changed (edit and write tools, patches, and shell commands that
+    write files: `sed -i`, `> f`, a heredoc, `apply_patch` inside `bash -lc`, `mv`, `rm`...)."""
     low = tool.lower()
     paths: list[str] = []
+    if low in COMMAND_TOOLS:
+        command = (
+            tool_input if isinstance(tool_input, str) else _command(tool_input) if isinstance(tool_input, dict) else ""
+        )
+        return edited_files(command, cwd) if command else ()
     if low in PATCH_TOOLS:
         paths = patch_files(_patch_text(tool_input))
     elif low in EDIT_TOOLS and isinstance(tool_input, dict) and tool_input.get("command") != "view":

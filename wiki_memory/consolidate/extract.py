@@ -30,12 +30,14 @@ from dataclasses import dataclass, field
 from wiki_memory.capture.observation import PlanItem
 from wiki_memory.consolidate.commands import (
     CommandRun,
+    changes_files,
     command_key,
     command_words,
     is_probe,
     is_undo,
     is_verification,
     judge_runs,
+    undo_targets,
 )
 from wiki_memory.consolidate.final_message import split_final
 from wiki_memory.consolidate.oneline import clean, error_line, relative
@@ -214,6 +216,12 @@ def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, in
     edits: dict[str, int] = {}
     edit_log: list[tuple[Step, str, str, str]] = []  # (step, file, old digest, new digest)
     for s in steps:
+        if s.kind == "command" and changes_files(s):
+            # A shell command that wrote files (`sed -i`, `> f`, a heredoc, `mv`): an edit too.
+            for f in s.files:
+                name = relative(f, cwd)
+                edits[name] = edits.get(name, 0) + 1
+            continue
         if s.kind != "edit":
             continue
         if s.error:
@@ -245,9 +253,10 @@ def _reverts(runs: list[CommandRun], found: _Findings) -> None:
     for run in runs:
         words = command_words(run.command)
         if run.ok and is_undo(words):
-            targets = [w for w in words[2:] if not w.startswith("-") and w not in ("HEAD", "--")]
+            targets = undo_targets(words)
             what = ", ".join(targets) if targets else "the working tree"
-            found.failed.append(f"Changes to {what} were reverted (`{clean(run.command, 120)}`).")
+            verb = "set aside" if words[1] == "stash" else "reverted"
+            found.failed.append(f"Changes to {what} were {verb} (`{clean(run.command, 120)}`).")
 
 
 def _other_calls(steps: list[Step], found: _Findings) -> None:
@@ -316,7 +325,7 @@ def _edit_label(step: Step, cwd: str | None) -> str:
 def _between(steps: list[Step], start: int, end: int, cwd: str | None) -> list[str]:
     files: list[str] = []
     for s in steps[start + 1 : end]:
-        if s.kind == "edit" and not s.error:
+        if changes_files(s):
             for f in s.files:
                 name = relative(f, cwd)
                 if name not in files:
