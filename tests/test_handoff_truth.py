@@ -161,3 +161,146 @@ def test_git_apply_of_a_patch_file_names_the_files_it_patches(tmp_path):
     (tmp_path / "fix.diff").write_text("--- a/src/one.py\n+++ b/src/one.py\n@@ -1 +1 @@\n-a\n+b\n")
     facts = tool_facts("Bash", {"command": "git apply fix.diff"}, {"stdout": ""}, str(tmp_path))
     assert facts.files == ("src/one.py",)
+
+
+# -- the goal: the user's own words; a slash command or a persona is named, never the goal -------------
+
+TASKS_EXPANSION = """# Task board
+
+You are a meticulous project manager. ALWAYS keep the board in tasks.md up to date.
+
+## Rules
+- NEVER start a task that is not on the board.
+- ALWAYS mark a task done when its tests pass.
+- Keep each task under a day of work.
+- Write acceptance criteria for every task.
+- Report progress in one line per task.
+"""
+
+
+def test_a_slash_command_is_named_and_its_expansion_is_never_the_goal(project, code_repo):
+    s = Hooked(code_repo, "goal-slash-0001")
+    s.start()
+    s.prompt(
+        "<command-name>/tasks</command-name>\n<command-message>tasks</command-message>\n<command-args></command-args>"
+    )
+    s.prompt(TASKS_EXPANSION)
+    s.prompt("Split the CSV export work into tasks")
+    s.edit("tasks.md")
+    s.stop("Added three tasks for the CSV export to tasks.md.")
+    handoff = handoff_of(project, "goal-slash-0001")
+    goal = section(handoff, "Goal")
+    assert goal.startswith("Split the CSV export work into tasks (the session ran /tasks)")
+    assert "meticulous" not in handoff and "NEVER" not in handoff and "Task board" not in handoff
+
+
+def test_a_persona_prompt_is_named_and_the_users_words_after_it_are_the_goal(project, code_repo):
+    persona = (
+        "You are Captain Code, a pirate who writes Python. NEVER break character until given an exit command.\n"
+        "- ALWAYS answer in pirate speak.\n- NEVER admit you are an AI.\n- Keep answers short.\n"
+    )
+    s = Hooked(code_repo, "goal-persona-0001")
+    s.start()
+    s.prompt(persona)
+    s.prompt("thanks")
+    s.prompt("Add a --verbose flag to the CLI")
+    s.edit("cli.py")
+    s.stop("Arr, the --verbose flag be added to cli.py.")
+    goal = section(handoff_of(project, "goal-persona-0001"), "Goal")
+    assert goal.startswith("Add a --verbose flag to the CLI (the session ran a persona prompt)")
+    assert "Captain" not in goal and "character" not in goal
+
+
+def test_the_input_slot_of_a_custom_prompt_is_the_goal(project, code_repo):
+    custom = (
+        "## User Input\n\n```text\nBitte die Verfassung an Hand von Lastenheft.md anpassen\n```\n\n"
+        "You **MUST** consider the user input before proceeding (if not empty).\n\n## Outline\n\n"
+        "1. Load the constitution template.\n2. Collect the values for every placeholder.\n"
+        "3. Draft the updated constitution.\n4. Write a Sync Impact Report.\n5. Validate before the final output.\n"
+    )
+    s = Hooked(code_repo, "goal-slot-0001")
+    s.start()
+    s.prompt(custom)
+    s.edit(".specify/memory/constitution.md")
+    s.stop("Updated the constitution to 1.1.0.")
+    goal = section(handoff_of(project, "goal-slot-0001"), "Goal")
+    assert goal.startswith("Bitte die Verfassung an Hand von Lastenheft.md anpassen (the session ran a custom command")
+    assert "Outline" not in goal and "Sync Impact" not in goal
+
+
+def test_markup_an_agent_adds_to_a_turn_is_not_the_users_words(project, code_repo):
+    s = Hooked(code_repo, "goal-markup-0001")
+    s.start()
+    s.prompt(
+        "<ide_opened_file>The user opened the file /src/PLAN.md in the IDE.</ide_opened_file>\nwhat does main.py do?"
+    )
+    s.read("main.py")
+    s.stop("main.py starts the web server on port 8000.")
+    s.prompt("<task-notification><task-id>b39</task-id><status>completed</status></task-notification>")
+    s.stop("The background task finished.")
+    handoff = handoff_of(project, "goal-markup-0001")
+    assert section(handoff, "Goal") == "what does main.py do?"
+    assert "PLAN.md" not in handoff and "task-notification" not in handoff
+    assert "got no answer" not in handoff
+
+
+# -- no invented lines: answered requests, next steps -------------------------------------------------
+
+
+def test_an_answered_request_followed_by_exit_is_not_unanswered(project, code_repo):
+    s = Hooked(code_repo, "ans-exit-0001")
+    s.start()
+    s.prompt("Upgrade the brew package and confirm the version")
+    s.bash("brew upgrade claude-code", "claude-code 2.1.7 -> 2.1.9")
+    s.stop("Upgraded claude-code from 2.1.7 to 2.1.9.")
+    s.prompt(
+        "<command-name>/exit</command-name>\n<command-message>exit</command-message>\n<command-args></command-args>"
+    )
+    s.prompt("<local-command-stdout>See ya!</local-command-stdout>")
+    handoff = handoff_of(project, "ans-exit-0001")
+    assert "got no answer" not in handoff
+    assert "/exit" not in section(handoff, "Goal")
+    # A request that really got nothing is still said to be open.
+    t = Hooked(code_repo, "ans-none-0001")
+    t.start()
+    t.prompt("Fix the login redirect")
+    t.edit("src/login.py")
+    t.stop("Fixed the redirect in src/login.py.")
+    t.prompt("Now add a test for it")
+    assert "The last request got no answer: Now add a test for it" in handoff_of(project, "ans-none-0001")
+
+
+def test_a_version_or_a_fact_under_a_heading_is_not_a_next_step(project, code_repo):
+    s = Hooked(code_repo, "next-ver-0001")
+    s.start()
+    s.prompt("Scaffold the web app")
+    s.bash("npx create-next-app@latest web --yes", "Success! Created web")
+    s.stop(
+        "The app is scaffolded.\n\n## Stack\n- Next.js 15.5.2\n- React 19.1.0\n\n## Next steps\n"
+        "- Next.js 15.5.2\n- Add the login page under app/login\n\nYou can see the app at http://localhost:3000."
+    )
+    open_items = section(handoff_of(project, "next-ver-0001"), "Open items / next steps")
+    assert "Stated next step: Add the login page under app/login" in open_items
+    assert "15.5.2" not in open_items and "localhost" not in open_items
+
+
+def test_a_command_left_running_is_judged_by_the_call_that_collected_it(project, code_repo):
+    s = Hooked(code_repo, "run-stdin-0001")
+    s.start()
+    s.prompt("Generate the API docs")
+    for n in range(2):
+        s.tool(
+            "exec_command",
+            {"cmd": "docfx docfx.json"},
+            f"Chunk ID: a{n}\nWall time: 10 s\nProcess running with session ID 5868{n}\nOutput:\nBuilding...\n",
+        )
+        s.tool(
+            "write_stdin",
+            {"session_id": 58680 + n, "chars": "", "yield_time_ms": 120000},
+            "Chunk ID: b\nWall time: 120 s\nProcess exited with code 255\nOutput:\nTimeoutException: timed out.\n",
+        )
+    s.stop("docfx timed out twice.")
+    handoff = handoff_of(project, "run-stdin-0001")
+    failed = section(handoff, "Failed or abandoned approaches")
+    assert "`docfx docfx.json` failed (exit 255) (2 times): TimeoutException: timed out." in failed
+    assert "yield_time_ms" not in handoff

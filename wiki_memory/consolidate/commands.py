@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from wiki_memory.capture.shell import segments
+from wiki_memory.capture.shell import segments, split_heredocs
 from wiki_memory.consolidate.oneline import clean, error_line
 from wiki_memory.consolidate.session import Step
 
@@ -121,7 +121,7 @@ def command_words(command: str) -> list[str]:
 def _split_command(command: str) -> list[str]:
     # The last command of the line that does the work (not `cd`, `export`), and of a
     # pipeline its first stage (`pytest | tee log` is pytest).
-    pieces = segments(command.strip())
+    pieces = segments(split_heredocs(command.strip())[0])
     stages: list[str] = []
     for piece in pieces:
         after_pipe, text = piece[0] == "|", piece[1:]
@@ -159,6 +159,14 @@ def _without_redirections(words: list[str]) -> list[str]:
         elif not re.match(r"^\d*(>>?|<|&>)", word):
             out.append(word)
     return out
+
+
+def shown(command: str, limit: int = 160) -> str:
+    """A command as one short line for a summary: heredoc bodies left out (`<<'EOF' …`)."""
+    text, bodies = split_heredocs(command)
+    if bodies:
+        text = re.sub(r"(<<-?\s*(['\"]?)[A-Za-z_][\w.-]*\2)", r"\1 …", text, count=1)
+    return clean(text, limit)
 
 
 def command_key(command: str) -> tuple[str, ...]:
@@ -326,14 +334,32 @@ def cannot_run(run: CommandRun) -> bool:
     return False
 
 
+# A command left running (Codex's `exec_command`, a background Bash), and a later call that
+# reads its output or writes to it (`write_stdin {"session_id": N}`, `BashOutput {"bash_id": X}`).
+_RUNNING = re.compile(r"^\[running: session (\S+)\]|running in background with ID:? (\S+)", re.M)
+_CONTINUES = re.compile(r"\"(?:session_id|bash_id|shell_id)\":\s*\"?([\w-]+)")
+
+
 def _runs(steps: Iterable[Step]) -> list[CommandRun]:
+    """The command runs of the steps. A command left running is judged by the call that
+    collected its result (`write_stdin` to its session), under the command's own words."""
     runs: list[CommandRun] = []
+    running: dict[str, tuple[str, int]] = {}  # process id -> (its command, its run's position)
     for s in steps:
         if s.kind != "command":
             continue
+        command = s.input
+        continued = _CONTINUES.search(s.input) if s.input.lstrip().startswith("{") else None
+        if continued and continued.group(1) in running:
+            command, position = running[continued.group(1)]
+            runs[position] = replace(runs[position], ok=False, error="")  # its result is this call's
         ok = not s.error and not s.no_result
-        runs.append(CommandRun(s, s.input, ok, "" if ok else error_line(s.output) or clean(s.output, 200)))
-    return runs
+        still = _RUNNING.search(s.output) if ok else None
+        runs.append(CommandRun(s, command, ok, "" if ok else error_line(s.output) or clean(s.output, 200)))
+        if still:
+            running[still.group(1) or still.group(2)] = (command, len(runs) - 1)
+    # A run whose result another call collected is not a run of its own.
+    return [r for r in runs if r.ok or r.error or r.step.error or r.step.no_result]
 
 
 def _resolve(runs: list[CommandRun]) -> list[tuple[int, int, str]]:

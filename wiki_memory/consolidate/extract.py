@@ -37,11 +37,12 @@ from wiki_memory.consolidate.commands import (
     is_undo,
     is_verification,
     judge_runs,
+    shown,
     undo_targets,
 )
 from wiki_memory.consolidate.final_message import split_final
 from wiki_memory.consolidate.oneline import clean, error_line, relative
-from wiki_memory.consolidate.session import Session, Step, is_trivial_prompt
+from wiki_memory.consolidate.session import Prompt, Session, Step, is_trivial_prompt
 
 __all__ = ["CommandRun", "Summary", "clean", "error_line", "plan_lines", "relative", "summarize"]
 
@@ -63,7 +64,7 @@ class Summary:
     """What the session pages and the handoff say, each line backed by evidence."""
 
     session: Session
-    goal: str
+    goal: str  # the first request in the user's own words ("" when none)
     requests: tuple[str, ...]
     done: tuple[str, ...]
     failed: tuple[str, ...]
@@ -76,11 +77,12 @@ class Summary:
     final: str = ""
     memory: tuple[str, ...] = ()  # memory pages the session wrote or read
     mid_task: bool = False
+    invoked: tuple[str, ...] = ()  # slash commands, custom prompts, persona prompts the session ran
 
     @property
     def substantive(self) -> bool:
         """Worth a handoff: someone asked for something, or the session changed or ran things."""
-        return bool(self.goal) or any(s.kind in ("edit", "command") for s in self.session.steps)
+        return bool(self.goal) or bool(self.invoked) or any(s.kind in ("edit", "command") for s in self.session.steps)
 
 
 @dataclass
@@ -96,7 +98,7 @@ class _Findings:
 def summarize(session: Session) -> Summary:
     """The extractive summary of a session."""
     cwd, steps = session.cwd, session.steps
-    goal, requests = _goal_and_requests(session)
+    goal, requests, invoked = _goal_and_requests(session)
     runs = judge_runs(steps)
     found = _Findings()
     _plan_items(session.plan, found)
@@ -105,6 +107,7 @@ def summarize(session: Session) -> Summary:
     edits = _edits(steps, cwd, found)
     _reverts(runs, found)
     _other_calls(steps, found)
+    _failed_commands(session, found)
     final = _final_message(session, found)
     mid_task = _loose_ends(session, found)
     memory = _memory_pages(steps)
@@ -120,6 +123,7 @@ def summarize(session: Session) -> Summary:
         session=session,
         goal=goal,
         requests=requests,
+        invoked=invoked,
         done=_dedupe(found.done),
         failed=_dedupe(found.failed),
         open=_dedupe(found.open),
@@ -134,15 +138,39 @@ def summarize(session: Session) -> Summary:
     )
 
 
-def _goal_and_requests(session: Session) -> tuple[str, tuple[str, ...]]:
-    """The first prompt that asks for something, and the later ones that do."""
-    prompts = [p.text for p in session.real_prompts]
-    goal_index = next((i for i, p in enumerate(prompts) if not is_trivial_prompt(p)), None)
-    goal = prompts[goal_index] if goal_index is not None else ""
-    requests = tuple(
-        p for i, p in enumerate(prompts) if goal_index is not None and i > goal_index and not is_trivial_prompt(p)
-    )
-    return goal, requests
+def _goal_and_requests(session: Session) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """The first request in the user's own words (a slash command's arguments count; its
+    expansion, a persona prompt and plumbing never do), the later ones, and what the session
+    ran that was not the user's words (`/tasks`, "a persona prompt"), named."""
+    turns = session.turns
+    own = [t for t in turns if t.words and not is_trivial_prompt(t.words)]
+    goal = own[0].words if own else ""
+    requests = tuple(t.words for t in own[1:])
+    invoked: list[str] = []
+    for n, turn in enumerate(turns):
+        name = ""
+        if turn.kind == "command":
+            after = turns[n + 1].prompt.text.lstrip() if n + 1 < len(turns) else ""
+            if turn.failed or not after.startswith("<local-command-stdout>"):
+                name = turn.command  # a built-in that only printed something is housekeeping
+        elif turn.kind == "expansion" and not turn.command:
+            name = "a custom command prompt"
+        elif turn.kind == "persona":
+            name = "a persona prompt"
+        if name and name not in invoked:
+            invoked.append(name)
+    return goal, requests, tuple(invoked)
+
+
+def _failed_commands(session: Session, found: _Findings) -> None:
+    """Slash commands that printed an error and were not run again with success."""
+    turns = session.turns
+    for n, turn in enumerate(turns):
+        if turn.kind != "command" or not turn.failed:
+            continue
+        if any(t.kind == "command" and t.command == turn.command and not t.failed for t in turns[n + 1 :]):
+            continue
+        found.failed.append(f"{turn.command} failed: {clean(error_line(turn.failed) or turn.failed, 200)}")
 
 
 def _plan_items(plan: list[PlanItem], found: _Findings) -> None:
@@ -167,9 +195,9 @@ def _fixed_failures(
         key = command_key(run.command)
         changed = _between(steps, run.step.index, run.fixed_by, cwd)
         after = f" after changes to {', '.join(changed[:5])}" if changed else ""
-        later_cmd = steps[run.fixed_by].input
-        again = "then passed" if later_cmd.strip() == run.command.strip() else f"then `{clean(later_cmd, 120)}` passed"
-        line = f"`{clean(run.command, 120)}` failed at first ({run.error or run.outcome}), {again}{after}."
+        later_cmd = next((r.command for r in runs if r.step.index == run.fixed_by), steps[run.fixed_by].input)
+        again = "then passed" if later_cmd.strip() == run.command.strip() else f"then `{shown(later_cmd, 120)}` passed"
+        line = f"`{shown(run.command, 120)}` failed at first ({run.error or run.outcome}), {again}{after}."
         found.stories.append(line)
         if key not in reported_fixed and not is_probe(run.command):
             reported_fixed.add(key)
@@ -189,7 +217,7 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
             counts[key] = counts.get(key, 0) + 1
     for key, run in last_by_key.items():
         if run.step.rejected:
-            found.failed.append(f"The user declined to run `{clean(run.command, 160)}`.")
+            found.failed.append(f"The user declined to run `{shown(run.command, 160)}`.")
             continue
         if run.ok or run.fixed_by is not None or is_probe(run.command):
             continue
@@ -197,18 +225,18 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
             continue  # the session stopped while it ran: reported as a mid-task end
         times = f" ({counts[key]} times)" if counts.get(key, 0) > 1 else ""
         what = "was interrupted" if run.step.interrupted else run.outcome
-        found.failed.append(f"`{clean(run.command, 160)}` {what}{times}" + (f": {run.error}" if run.error else "."))
+        found.failed.append(f"`{shown(run.command, 160)}` {what}{times}" + (f": {run.error}" if run.error else "."))
         found.stories.append(
-            f"`{clean(run.command, 120)}` {what}" + (f" ({run.error})" if run.error else "") + "; no later run passed."
+            f"`{shown(run.command, 120)}` {what}" + (f" ({run.error})" if run.error else "") + "; no later run passed."
         )
         if not run.step.interrupted:
             found.open.append(
-                f"`{clean(run.command, 160)}` was still failing when the session ended"
+                f"`{shown(run.command, 160)}` was still failing when the session ended"
                 + (f" ({run.error})." if run.error else ".")
             )
     for key, run in last_by_key.items():
         if run.ok and is_verification(run.command) and key not in reported_fixed:
-            found.done.append(f"`{clean(run.command, 160)}` passed (last run).")
+            found.done.append(f"`{shown(run.command, 160)}` passed (last run).")
 
 
 def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, int]:
@@ -256,7 +284,7 @@ def _reverts(runs: list[CommandRun], found: _Findings) -> None:
             targets = undo_targets(words)
             what = ", ".join(targets) if targets else "the working tree"
             verb = "set aside" if words[1] == "stash" else "reverted"
-            found.failed.append(f"Changes to {what} were {verb} (`{clean(run.command, 120)}`).")
+            found.failed.append(f"Changes to {what} were {verb} (`{shown(run.command, 120)}`).")
 
 
 def _other_calls(steps: list[Step], found: _Findings) -> None:
@@ -276,11 +304,17 @@ def _other_calls(steps: list[Step], found: _Findings) -> None:
             found.failed.append(f"{s.tool} failed ({clean(s.input, 100)}): {error_line(s.output) or 'no detail'}")
 
 
+def _last_request(session: Session) -> Prompt | None:
+    """The last turn that holds the user's own words (not plumbing, not an expansion)."""
+    return next((t.prompt for t in reversed(session.turns) if t.words), None)
+
+
 def _final_message(session: Session, found: _Findings) -> str:
     """The last answer, if it answers the last request (not an earlier turn's greeting):
     what it reports is done, its questions and next steps open. Returns it ("" if none)."""
     final = session.final_answer or ""
-    if final and session.real_prompts and session.answers[-1].time < session.real_prompts[-1].time:
+    last = _last_request(session)
+    if final and last is not None and session.answers[-1].seq < last.seq:
         final = ""
     if final:
         statements, questions, next_steps = split_final(final)
@@ -294,15 +328,18 @@ def _final_message(session: Session, found: _Findings) -> str:
 
 
 def _loose_ends(session: Session, found: _Findings) -> bool:
-    """A request nobody answered, and a session that stopped in the middle of a call (then
-    True: it ended mid-task)."""
-    last_prompt = session.real_prompts[-1] if session.real_prompts else None
-    if last_prompt and session.last_kind == "prompt":
-        found.open.append(f"The last request got no answer: {clean(last_prompt.text, 200)}")
+    """A request nobody answered (no answer and no tool call after it), and a session that
+    stopped in the middle of a call (then True: it ended mid-task)."""
+    last = _last_request(session)
+    if last is not None:
+        answered = any(a.seq > last.seq for a in session.answers)
+        worked_on = any(s.seq > last.seq for s in session.steps)
+        if not answered and not worked_on:
+            found.open.append(f"The last request got no answer: {clean(last.text, 200)}")
     mid_task = session.last_kind == "tool"
     if mid_task:
-        last = session.steps[-1]
-        what = f"{last.tool} {clean(last.input, 120)}".strip()
+        last_step = session.steps[-1]
+        what = f"{last_step.tool} {clean(last_step.input, 120)}".strip()
         found.open.append(f"The session stopped mid-task, after `{what}`, before giving a final answer.")
     return mid_task
 

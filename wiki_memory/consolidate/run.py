@@ -136,12 +136,30 @@ def current_branch(cwd: str | None) -> str | None:
     return head[len("ref: refs/heads/") :] if head.startswith("ref: refs/heads/") else None
 
 
+def read_journal(journal_path: Path) -> list[Any]:
+    """A journal's observations in order, each carrying its line number (`meta["line"]`) so
+    that what a summary says can name the line it came from."""
+    from wiki_memory.capture.observation import Observation
+
+    out = []
+    with open(journal_path, "rb") as f:
+        for number, raw in enumerate(f, 1):
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                continue  # a torn line: skipped, as `journal.records` does
+            if isinstance(data, dict):
+                o = Observation.from_dict(data)
+                out.append(o._replace(meta={**o.meta, "line": number}))
+    return out
+
+
 def load_session(
     journal_path: Path, *, with_transcript: bool = True, max_transcript_bytes: int | None = None
 ) -> Session:
     """The session of a journal, completed with its transcript when one can be read (and is
     no bigger than `max_transcript_bytes`, when given)."""
-    observations = list(journal.read(journal_path))
+    observations = read_journal(journal_path)
     first = next((o for o in observations if o.session_id), None)
     agent = first.agent if first else ""
     session_id = first.session_id if first else journal_path.stem

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from wiki_memory.capture.observation import Observation, PlanItem
-from wiki_memory.capture.prompts import is_meta_prompt
+from wiki_memory.capture.prompts import COMMAND, EXPANSION, META, PERSONA, USER, classify_turns, is_meta_prompt
 from wiki_memory.capture.toolcalls import FULL_PLAN_TOOLS, normalize_status, tool_kind
 
 
@@ -62,6 +62,7 @@ class Step:
     files: tuple[str, ...] = ()
     plan: tuple[PlanItem, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
+    seq: int = 0  # its place among the session's events
 
     @property
     def rejected(self) -> bool:
@@ -97,6 +98,87 @@ class Step:
 class Prompt:
     time: str
     text: str
+    ref: str = ""  # where it was recorded (a journal line, a transcript record)
+    seq: int = 0  # its place among the session's events (times can tie to the millisecond)
+
+
+# A block of markup an agent wraps around what it adds to a user turn (`<ide_opened_file>`,
+# `<task-notification>`, `<system-reminder>`): plumbing, not the user's words.
+_PLUMBING = re.compile(r"^\s*<([a-z][\w-]*)\b[^>]*>.*?</\1>\s*", re.DOTALL)
+_PLUMBING_END = re.compile(r"\s*<([a-z][\w-]*)\b[^>]*>(?:(?!<\1\b).)*?</\1>\s*$", re.DOTALL)
+# An instruction document with a slot for the user's input (a custom prompt or command such as
+# spec-kit's: "## User Input\n\n```text\n$ARGUMENTS\n```"): what fills the slot is the user's.
+_INPUT_SLOT = re.compile(
+    r"^#{1,6}\s*(?:the\s+)?(?:user(?:'s)?\s+)?(?:input|arguments?|request)\s*:?\s*\n+"
+    r"(?:```[\w-]*\n(?P<fenced>.*?)\n```|(?P<para>[^#\n][^\n]*(?:\n[^#\n][^\n]*)*))",
+    re.IGNORECASE | re.MULTILINE | re.DOTALL,
+)
+
+
+def without_plumbing(text: str) -> str:
+    """A user turn without the markup blocks an agent adds before or after the user's words."""
+    text = text or ""
+    while (m := _PLUMBING.match(text)) is not None:
+        text = text[m.end() :]
+    while (m := _PLUMBING_END.search(text)) is not None and m.start() > 0:
+        text = text[: m.start()]
+    return "" if _PLUMBING.fullmatch(text) else text.strip()
+
+
+def slot_input(text: str) -> str | None:
+    """The user's input in the slot of an instruction document (see `_INPUT_SLOT`), when the
+    turn is such a document (long, with headings) and the slot is filled."""
+    if len(text) < 200 or len(re.findall(r"^#{1,6}\s+\S", text, re.M)) < 2:
+        return None
+    m = _INPUT_SLOT.search(text)
+    if m is None:
+        return None
+    words = (m.group("fenced") or m.group("para") or "").strip()
+    if not words or re.fullmatch(r"\$\w+|\{\{?\w+\}?\}|<\w+>", words):
+        return None  # an empty slot: the template itself
+    return words
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A user turn read for what it is: the user's own words, a slash command (and its
+    expansion), a persona prompt, or plumbing. `words` is what the user wrote themselves
+    ("" when nothing: a persona, an expansion without input, plumbing)."""
+
+    prompt: Prompt
+    kind: str  # user | command | expansion | persona | meta
+    command: str = ""
+    words: str = ""
+    failed: str = ""  # for a command: the error it printed (`<local-command-stderr>`)
+
+
+_LOCAL_OUTPUT = re.compile(r"^\s*<local-command-(stdout|stderr)>(.*?)(</local-command-\1>|$)", re.DOTALL)
+
+
+def read_turns(prompts: Sequence[Prompt]) -> list[Turn]:
+    """What each user turn is (see `Turn`), in order."""
+    kinds = classify_turns([p.text for p in prompts], [time_key(p.time) for p in prompts])
+    turns: list[Turn] = []
+    for n, (prompt, kind) in enumerate(zip(prompts, kinds, strict=True)):
+        words = kind.words
+        name = kind.command
+        kind_name = kind.kind
+        slot = slot_input(prompt.text) if kind_name in (USER, EXPANSION, PERSONA) else None
+        if slot is not None:
+            kind_name, words = EXPANSION, slot
+        elif kind_name == USER:
+            words = without_plumbing(words)
+            if not words:
+                kind_name = META
+        elif kind_name in (COMMAND, EXPANSION):
+            words = without_plumbing(words)
+        failed = ""
+        if kind_name == COMMAND and n + 1 < len(prompts):
+            output = _LOCAL_OUTPUT.match(prompts[n + 1].text)
+            if output and output.group(1) == "stderr":
+                failed = " ".join(output.group(2).split())[:300]
+        turns.append(Turn(prompt, kind_name, name, words, failed))
+    return turns
 
 
 @dataclass(frozen=True)
@@ -105,6 +187,8 @@ class Answer:
 
     time: str
     text: str
+    ref: str = ""
+    seq: int = 0
 
 
 @dataclass
@@ -143,6 +227,11 @@ class Session:
     @property
     def real_prompts(self) -> list[Prompt]:
         return [p for p in self.prompts if not is_meta_prompt(p.text)]
+
+    @property
+    def turns(self) -> list[Turn]:
+        """Every user turn read for what it is (see `read_turns`)."""
+        return read_turns(self.prompts)
 
     @property
     def final_answer(self) -> str | None:
@@ -211,6 +300,17 @@ def _apply_plan(plan: list[PlanItem], tool: str | None, items: Sequence[PlanItem
     return plan
 
 
+def ref_of(o: Observation) -> str:
+    """Where an observation was recorded, as a reader can find it again: its journal line,
+    its transcript record, its tool call id; else its time."""
+    meta = o.meta or {}
+    for key, label in (("line", "journal line"), ("uuid", "record"), ("record", "record"), ("tool_use_id", "call")):
+        value = meta.get(key)
+        if value not in (None, ""):
+            return f"{label} {value}"
+    return f"{o.kind} at {o.time}" if o.time else o.kind
+
+
 def build_session(
     observations: Iterable[Observation], *, agent: str | None = None, session_id: str | None = None
 ) -> Session:
@@ -240,7 +340,7 @@ def build_session(
             session.source = session.source or meta.get("source")
         elif o.kind == "prompt":
             if o.text and o.text.strip():
-                session.prompts.append(Prompt(o.time, o.text.strip()))
+                session.prompts.append(Prompt(o.time, o.text.strip(), ref_of(o), session.events))
                 session.last_kind = "prompt"
         elif o.kind == "tool":
             kind = tool_kind(o.tool, o.files)
@@ -256,6 +356,7 @@ def build_session(
                     tuple(o.files),
                     tuple(o.plan),
                     dict(meta),
+                    session.events,
                 )
             )
             if o.plan and not o.error:
@@ -263,7 +364,7 @@ def build_session(
             session.last_kind = "tool"
         elif o.kind == "stop":
             if o.text and o.text.strip():
-                session.answers.append(Answer(o.time, o.text.strip()))
+                session.answers.append(Answer(o.time, o.text.strip(), ref_of(o), session.events))
             session.last_kind = "stop"
         elif o.kind == "compact":
             session.compactions += 1
