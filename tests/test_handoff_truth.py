@@ -304,3 +304,75 @@ def test_a_command_left_running_is_judged_by_the_call_that_collected_it(project,
     failed = section(handoff, "Failed or abandoned approaches")
     assert "`docfx docfx.json` failed (exit 255) (2 times): TimeoutException: timed out." in failed
     assert "yield_time_ms" not in handoff
+
+
+# -- which handoff is handed: work, not the newest chatter; items a later session finished are gone ----
+
+
+def working_session(code_repo: Path, sid: str) -> None:
+    s = Hooked(code_repo, sid)
+    s.start()
+    s.prompt("Fix the token refresh in the auth client")
+    s.bash("pytest tests/test_login.py", exit_code=1, stderr="E   AssertionError: 401 != 200")
+    s.edit("src/auth/client.py")
+    s.bash("pytest tests/test_login.py", "3 passed")
+    s.tool(
+        "TodoWrite",
+        {
+            "todos": [
+                {"content": "Fix the refresh in src/auth/client.py", "status": "completed", "activeForm": "x"},
+                {"content": "Apply the same fix to src/auth/admin_client.py", "status": "pending", "activeForm": "y"},
+            ]
+        },
+        {"oldTodos": [], "newTodos": []},
+    )
+    s.bash("make lint", exit_code=2, stderr="src/auth/admin_client.py:3: F401 unused import")
+    s.stop("Fixed the refresh in src/auth/client.py; admin_client.py still needs the same fix.")
+
+
+def test_a_question_only_session_does_not_displace_the_last_working_one(project, code_repo):
+    working_session(code_repo, "work-a-0001")
+    consolidate_session(project, "work-a-0001")
+    q = Hooked(code_repo, "quiet-b-0001")
+    q.start()
+    q.prompt("how do we enable ralph mode?")
+    q.bash("brew info ralph", "ralph: stable 1.2")
+    q.stop("Ralph mode comes with the ralph plugin; install it with /plugin.")
+    q.prompt("thanks, looks good")
+    q.stop("You're welcome!")
+    consolidate_session(project, "quiet-b-0001")
+    text = Hooked(code_repo, "next-c-0001").start()
+    assert "session worka000" in text.split("\n")[1]  # the working session's handoff comes first, in full
+    assert "[pending] Apply the same fix to src/auth/admin_client.py" in text
+    assert "Since then, sessions that changed nothing:" in text
+    assert "quietb00" in text and "how do we enable ralph mode?" in text
+    assert "Ralph mode comes with" not in text  # named in a line, not handed in full
+
+
+def test_items_a_later_session_finished_are_no_longer_handed(project, code_repo):
+    working_session(code_repo, "work-a-0002")
+    consolidate_session(project, "work-a-0002")
+    later = Hooked(code_repo, "work-b-0002")
+    later.start()
+    later.prompt("Add a logout button to the navbar")
+    later.edit("src/auth/admin_client.py")
+    later.edit("web/navbar.tsx")
+    later.bash("make lint", "All checks passed")
+    later.tool(
+        "TodoWrite",
+        {
+            "todos": [
+                {"content": "Apply the same fix to src/auth/admin_client.py", "status": "completed", "activeForm": "x"}
+            ]
+        },
+        {"oldTodos": [], "newTodos": []},
+    )
+    later.bash("npm test", "12 passed")
+    later.stop("Added the logout button and fixed admin_client.py.")
+    consolidate_session(project, "work-b-0002")
+    text = Hooked(code_repo, "next-c-0002").start()
+    assert "Goal: Add a logout button to the navbar" in text
+
+    earlier = text.split("Also recent (shorter):", 1)[1].split("Procedures that worked", 1)[0]
+    assert "Fix the token refresh" in earlier
+    assert "admin_client.py" not in earlier and "make lint" not in earlier

@@ -19,6 +19,7 @@ from typing import Any
 
 from wiki_memory.capture import journal
 from wiki_memory.config import Project, find_code_root, load_settings, replace_file
+from wiki_memory.consolidate.closing import closing_meta
 from wiki_memory.consolidate.extract import Summary, summarize
 from wiki_memory.consolidate.render import (
     content_from_summary,
@@ -200,6 +201,15 @@ def stamp(value: str | None) -> str:
     return iso(seconds) if seconds else (value or "")
 
 
+def stamp_ms(value: str | None) -> str:
+    """A time in UTC to the millisecond (`2026-11-30T08:41:02.123Z`): sessions that end in the
+    same second still have an order."""
+    seconds = time_key(value)
+    if not seconds:
+        return value or ""
+    return iso(seconds)[:-1] + f".{int(seconds * 1000) % 1000:03d}Z"
+
+
 # The front-matter keys `build_pages` sets on session and handoff pages. The store keeps keys
 # only the page as it stands has (a person's own key survives a re-consolidation); these are
 # the consolidator's, so one it no longer sets is dropped: `in_progress` on a handoff written
@@ -219,6 +229,8 @@ OWNED_KEYS = frozenset(
         "session_page",
         "consolidation",
         "in_progress",
+        "work",
+        "finished",
     }
 )
 
@@ -278,7 +290,7 @@ def build_pages(
     handoff_meta: dict[str, Any] = {
         "agent": s.agent,
         "session_id": s.session_id,
-        "ended": stamp(s.end),
+        "ended": stamp_ms(s.end),
         "handoff_kind": "automatic",
         "session_page": session_path,
         "consolidation": mode,
@@ -287,6 +299,7 @@ def build_pages(
         handoff_meta["branch"] = s.branch
     if not s.ended:
         handoff_meta["in_progress"] = True
+    handoff_meta.update(closing_meta(summary))
     handoff_page = Page.new(
         f"Handoff {s.date} {s.agent} {s.key}: {goal_words}",
         "handoff",

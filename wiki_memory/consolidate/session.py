@@ -311,6 +311,19 @@ def ref_of(o: Observation) -> str:
     return f"{o.kind} at {o.time}" if o.time else o.kind
 
 
+def step_ref(step: Step) -> str:
+    """Where a tool call was recorded (its journal line, its call id; else its time)."""
+    meta = step.meta or {}
+    if meta.get("line"):
+        return f"journal line {meta['line']}"
+    for key in ("uuid", "record"):
+        if meta.get(key):
+            return f"record {meta[key]}"
+    if meta.get("tool_use_id"):
+        return f"call {meta['tool_use_id']}"
+    return f"{step.tool} at {step.time}"
+
+
 def build_session(
     observations: Iterable[Observation], *, agent: str | None = None, session_id: str | None = None
 ) -> Session:
