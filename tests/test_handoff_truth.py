@@ -3,6 +3,7 @@ through the real hook entry point, consolidated, and read back."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from hooked import Hooked
 from wiki_memory.capture import journal
 from wiki_memory.capture.toolcalls import tool_facts
 from wiki_memory.config import resolve_project
+from wiki_memory.consolidate import repostate
 from wiki_memory.consolidate.commands import resolutions
 from wiki_memory.consolidate.run import load_session
 
@@ -376,3 +378,52 @@ def test_items_a_later_session_finished_are_no_longer_handed(project, code_repo)
     earlier = text.split("Also recent (shorter):", 1)[1].split("Procedures that worked", 1)[0]
     assert "Fix the token refresh" in earlier
     assert "admin_client.py" not in earlier and "make lint" not in earlier
+
+
+# -- files touched: the repository's state at the start and at the end --------------------------------
+
+
+def commit_all(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", message)
+
+
+def test_the_repository_state_names_every_changed_file_whoever_changed_it(tmp_path):
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    for name in ("kept.py", "edited.py", "restored.py", "committed.py"):
+        (repo / name).write_text(f"{name}\n")
+    commit_all(repo, "start")
+    (repo / "dirty.py").write_text("dirty at start\n")  # untracked before the session, left alone
+    (repo / "committed.py").write_text("changed before the session\n")  # dirty at start, committed as it was
+    before = repostate.snapshot(repo)
+    (repo / "edited.py").write_text("a formatter rewrote this\n")
+    (repo / "restored.py").write_text("changed\n")
+    (repo / "restored.py").write_text("restored.py\n")  # and back: no change
+    (repo / "new.txt").write_text("generated\n")
+    git(repo, "add", "committed.py")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "commit what was there")
+    after = repostate.snapshot(repo)
+    assert sorted(repostate.changed_files(repo, before, after)) == ["edited.py", "new.txt"]
+
+
+def test_a_live_session_counts_files_changed_outside_its_tools(project, code_repo):
+    (code_repo / "app.py").write_text("print('hi')\n")
+    (code_repo / "notes.md").write_text("dirty before the session\n")
+    commit_all(code_repo, "start")
+    (code_repo / "notes.md").write_text("dirty before the session, still\n")
+    s = Hooked(code_repo, "live-state-0001")
+    s.start()  # records the repository's state in a background process
+    snapshot = repostate.start_state
+    deadline = time.monotonic() + 60
+    while snapshot(project, "live-state-0001") is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert snapshot(project, "live-state-0001") is not None
+    s.prompt("Format the code")
+    s.bash("make fmt", "formatted 1 file")  # the formatter rewrote app.py: no edit tool saw it
+    (code_repo / "app.py").write_text('print("hi")\n')
+    s.stop("Formatted the code.")
+    handoff = handoff_of(project, "live-state-0001")
+    touched = section(handoff, "Files touched")
+    assert "`app.py`" in touched and "notes.md" not in touched

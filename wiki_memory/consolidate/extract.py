@@ -131,6 +131,12 @@ def summarize(session: Session) -> Summary:
             if s.kind in ("memory", "command") and any(p in s.input + s.output for p in memory["written"])
         ]
         found.add("done", "Recorded in memory: " + ", ".join(memory["written"][:6]), *writes[:6])
+    for path in session.repo_changed or ():
+        # The repository's state says so, whichever tool changed it (a formatter, a script).
+        name = relative(path, cwd)
+        if name not in edits:
+            edits[name] = edits.get(name, 0)
+            found.refs.setdefault(f"file:{name}", []).append("repository state at start and at the end")
     files = tuple(edits)
     if files and not any(line.startswith("`") and "passed" in line for line in found.done):
         found.add(
@@ -146,7 +152,7 @@ def summarize(session: Session) -> Summary:
     for name in files:
         evidence[f"file:{name}"] = tuple(
             step_ref(s) for s in steps if changes_files(s) and name in (relative(f, cwd) for f in s.files)
-        )[:6]
+        )[:6] + tuple(found.refs.get(f"file:{name}", ()))
     return Summary(
         session=session,
         goal=goal,

@@ -19,7 +19,6 @@ from typing import Any
 
 from wiki_memory.capture import journal
 from wiki_memory.config import Project, find_code_root, load_settings, replace_file
-from wiki_memory.consolidate.closing import closing_meta
 from wiki_memory.consolidate.extract import Summary, summarize
 from wiki_memory.consolidate.render import (
     content_from_summary,
@@ -299,6 +298,8 @@ def build_pages(
         handoff_meta["branch"] = s.branch
     if not s.ended:
         handoff_meta["in_progress"] = True
+    from wiki_memory.consolidate.closing import closing_meta
+
     handoff_meta.update(closing_meta(summary))
     handoff_page = Page.new(
         f"Handoff {s.date} {s.agent} {s.key}: {goal_words}",
@@ -395,6 +396,11 @@ def _consolidate_journal(
                 "already consolidated as the journal stands",
             )
         session = load_session(path)
+        from wiki_memory.consolidate.repostate import changed_since_start  # git, subprocess: not for the hook path
+
+        changed = changed_since_start(project, session.session_id, time_key(session.end))
+        if changed is not None and project.root is not None:
+            session.repo_changed = tuple(os.path.join(str(project.root), p) for p in changed)
         summary = summarize(session)
         base = {
             "session_id": session.session_id,

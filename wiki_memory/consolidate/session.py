@@ -215,6 +215,9 @@ class Session:
     last_kind: str | None = None  # the kind of the last observation that was not lifecycle
 
     page_key: str | None = None  # names its pages; the short id unless that is taken
+    # Files (absolute paths) whose state in the code repository changed between the session's
+    # start and its consolidation, whichever tool changed them; None when not compared.
+    repo_changed: tuple[str, ...] | None = None
 
     @property
     def short_id(self) -> str:
