@@ -427,3 +427,49 @@ def test_a_live_session_counts_files_changed_outside_its_tools(project, code_rep
     handoff = handoff_of(project, "live-state-0001")
     touched = section(handoff, "Files touched")
     assert "`app.py`" in touched and "notes.md" not in touched
+
+
+# -- traceability: every item names the events it came from ------------------------------------------
+
+
+def test_every_handed_item_names_the_journal_lines_it_came_from(project, code_repo):
+    import json
+
+    from click.testing import CliRunner
+
+    from wiki_memory.cli import main
+
+    working_session(code_repo, "trace-a-0001")
+    consolidate_session(project, "trace-a-0001")
+    runner = CliRunner()
+    result = runner.invoke(main, ["--project", str(code_repo), "handoff", "--explain", "--json"])
+    assert result.exit_code == 0, result.output
+    (handed,) = json.loads(result.output)["handoffs"]
+    journal_lines = Path(handed["journal"]).read_text(encoding="utf-8").splitlines()
+    sections = {item["section"] for item in handed["items"]}
+    assert {"Goal", "Done", "Failed or abandoned", "Open items / next steps", "Files touched"} <= sections
+    for item in handed["items"]:
+        assert item["evidence"], item
+        for ref in item["evidence"]:
+            assert ref.startswith("journal line "), ref
+            assert 1 <= int(ref.split()[-1]) <= len(journal_lines)
+    by_text = {item["text"]: item["evidence"] for item in handed["items"]}
+    lint = by_text["`make lint` failed (exit 2): src/auth/admin_client.py:3: F401 unused import"]
+    assert all(json.loads(journal_lines[int(r.split()[-1]) - 1])["input"] == "make lint" for r in lint)
+    goal = next(i for i in handed["items"] if i["section"] == "Goal")
+    (goal_ref,) = goal["evidence"]
+    assert (
+        json.loads(journal_lines[int(goal_ref.split()[-1]) - 1])["text"] == "Fix the token refresh in the auth client"
+    )
+    # The text form says the same, item by item.
+    text = runner.invoke(main, ["--project", str(code_repo), "handoff", "--explain"]).output
+    assert "- `make lint` failed (exit 2)" in text and "<- journal line" in text
+    # A line a person rewrote has no recorded event, and says so.
+    page = project.wiki / handed["path"]
+    page.write_text(page.read_text().replace("## Done\n\n", "## Done\n\n- Checked by hand\n"))
+    from conftest import git as run_git
+
+    run_git(project.wiki, "commit", "-qam", "hand edit")
+    again = json.loads(runner.invoke(main, ["--project", str(code_repo), "handoff", "--explain", "--json"]).output)
+    by_text = {item["text"]: item["evidence"] for item in again["handoffs"][0]["items"]}
+    assert by_text["Checked by hand"] == []

@@ -230,6 +230,7 @@ OWNED_KEYS = frozenset(
         "in_progress",
         "work",
         "finished",
+        "evidence",
     }
 )
 
@@ -301,6 +302,11 @@ def build_pages(
     from wiki_memory.consolidate.closing import closing_meta
 
     handoff_meta.update(closing_meta(summary))
+    from wiki_memory.consolidate.explain import evidence_meta
+
+    evidence = evidence_meta(summary, content.goal)
+    if evidence:
+        handoff_meta["evidence"] = evidence
     handoff_page = Page.new(
         f"Handoff {s.date} {s.agent} {s.key}: {goal_words}",
         "handoff",
