@@ -473,3 +473,18 @@ def test_every_handed_item_names_the_journal_lines_it_came_from(project, code_re
     again = json.loads(runner.invoke(main, ["--project", str(code_repo), "handoff", "--explain", "--json"]).output)
     by_text = {item["text"]: item["evidence"] for item in again["handoffs"][0]["items"]}
     assert by_text["Checked by hand"] == []
+
+
+def test_a_call_the_permission_settings_refused_is_not_a_failure_left_open(project, code_repo):
+    s = Hooked(code_repo, "perm-0001")
+    s.start()
+    s.prompt("Install tmux")
+    s.tool(
+        "Bash", {"command": "brew install tmux"}, error="Permission to use Bash has been auto-denied in dontAsk mode."
+    )
+    s.stop("I could not run brew: the permission settings refused it. Run `brew install tmux` yourself.")
+    handoff = handoff_of(project, "perm-0001")
+    assert "`brew install tmux` was not run: the permission settings refused it." in section(
+        handoff, "Failed or abandoned approaches"
+    )
+    assert "still failing" not in handoff

@@ -54,7 +54,14 @@ def did_work(summary: Summary) -> bool:
     if any(s.kind == "memory" and not s.error and re.search(r"write|edit|create|append", s.tool, re.I)
            for s in summary.session.steps):  # fmt: skip
         return True
-    return any(not run.step.rejected and not changes_nothing(run.command) for run in summary.commands)
+    session = summary.session
+    last = max([s.seq for s in session.steps if not s.no_result] + [a.seq for a in session.answers], default=0)
+    # A run declined, or whose result never came because the session stopped, is not known
+    # to have done anything; one the session went on past (a background run) is.
+    return any(
+        not run.step.rejected and not (run.step.no_result and run.step.seq >= last) and not changes_nothing(run.command)
+        for run in summary.commands
+    )
 
 
 def _norm(text: str) -> str:

@@ -137,7 +137,8 @@ def summarize(session: Session) -> Summary:
         if name not in edits:
             edits[name] = edits.get(name, 0)
             found.refs.setdefault(f"file:{name}", []).append("repository state at start and at the end")
-    files = tuple(edits)
+    # A folder made for files the session then wrote (`mkdir -p d` and `d/x.py`) is those files.
+    files = tuple(n for n in edits if not any(other.startswith(n.rstrip("/") + "/") for other in edits))
     if files and not any(line.startswith("`") and "passed" in line for line in found.done):
         found.add(
             "done",
@@ -180,7 +181,7 @@ def _goal_and_requests(session: Session) -> tuple[str, tuple[str, ...], tuple[st
     turns = session.turns
     own = [t for t in turns if t.words and not is_trivial_prompt(t.words)]
     goal = own[0].words if own else ""
-    requests = tuple(t.words for t in own[1:])
+    requests = tuple(dict.fromkeys(t.words for t in own[1:] if t.words != goal))
     invoked: list[str] = []
     for n, turn in enumerate(turns):
         name = ""
@@ -266,6 +267,11 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
             counts[key] = counts.get(key, 0) + 1
             failures.setdefault(key, []).append(run.step)
     for key, run in last_by_key.items():
+        if run.step.not_permitted:
+            found.add(
+                "failed", f"`{shown(run.command, 160)}` was not run: the permission settings refused it.", run.step
+            )
+            continue
         if run.step.rejected:
             found.add("failed", f"The user declined to run `{shown(run.command, 160)}`.", run.step)
             continue
@@ -311,7 +317,8 @@ def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, in
             continue
         if s.error:
             if s.rejected:
-                found.add("failed", f"The user declined the edit of {_edit_label(s, cwd)}.", s)
+                who = "the permission settings refused" if s.not_permitted else "the user declined"
+                found.add("failed", f"The edit of {_edit_label(s, cwd)} was not made: {who} it.", s)
                 continue
             if _TOOL_UNAVAILABLE.search(s.output):
                 continue
@@ -398,7 +405,8 @@ def _loose_ends(session: Session, found: _Findings) -> bool:
     mid_task = session.last_kind == "tool"
     if mid_task:
         last_step = session.steps[-1]
-        what = f"{last_step.tool} {clean(last_step.input, 120)}".strip()
+        shown_input = shown(last_step.input, 120) if last_step.kind == "command" else clean(last_step.input, 120)
+        what = f"{last_step.tool} {shown_input}".strip()
         found.add("open", f"The session stopped mid-task, after `{what}`, before giving a final answer.", last_step)
     return mid_task
 

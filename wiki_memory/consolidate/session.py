@@ -69,14 +69,26 @@ class Step:
         """The user refused the call (a permission prompt answered no, a rejected plan)."""
         if self.meta.get("rejected"):
             return True
+        return (
+            bool(
+                self.error
+                and re.search(
+                    r"user (doesn't|does not|did not|didn't) want to proceed|"
+                    r"rejected by (the )?user|user rejected|user denied",
+                    self.output,
+                    re.IGNORECASE,
+                )
+            )
+            or self.not_permitted
+        )
+
+    @property
+    def not_permitted(self) -> bool:
+        """The agent's permission settings refused the call (it never ran): not a failure of
+        what it would have done."""
         return bool(
             self.error
-            and re.search(
-                r"user (doesn't|does not|did not|didn't) want to proceed|"
-                r"rejected by (the )?user|user rejected|user denied",
-                self.output,
-                re.IGNORECASE,
-            )
+            and re.search(r"permission to use \S+ (has been|was) (auto-)?denied", self.output[:300], re.IGNORECASE)
         )
 
     @property
@@ -167,7 +179,10 @@ def read_turns(prompts: Sequence[Prompt]) -> list[Turn]:
         if slot is not None:
             kind_name, words = EXPANSION, slot
         elif kind_name == USER:
-            words = without_plumbing(words)
+            first = _PLUMBING.match(prompt.text)
+            # A turn that opens with a notice (`<task-notification>`, `<system-reminder>`) is
+            # written by the agent's harness, whatever follows it.
+            words = "" if first and re.search(r"notification|reminder", first.group(1)) else without_plumbing(words)
             if not words:
                 kind_name = META
         elif kind_name in (COMMAND, EXPANSION):
