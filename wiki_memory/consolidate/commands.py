@@ -294,7 +294,7 @@ def _operands(words: tuple[str, ...]) -> set[str]:
     return {os.path.basename(w.rstrip("/")) or w for w in words[1:] if not w.startswith("-")}
 
 
-def _same_job(earlier: CommandRun, later: CommandRun, immediate: bool) -> str:
+def _same_job(earlier: CommandRun, later: CommandRun, immediate: bool, could_not_run: bool) -> str:
     """How `later` does the job `earlier` failed at ("" if it does not)."""
     if _covers(command_key(later.command), command_key(earlier.command)):
         return "rerun"
@@ -308,7 +308,7 @@ def _same_job(earlier: CommandRun, later: CommandRun, immediate: bool) -> str:
         return ""
     if a[0] == b[0] and _operands(a) and _operands(a) <= _operands(b):
         return "same program"  # `git checkout -b B` then `git checkout B`; `python x.py` then `python src/x.py`
-    if cannot_run(earlier):
+    if could_not_run:
         # The program could not run: what the agent ran next did the job (`find` for `tree`).
         if immediate and is_probe(earlier.command) == is_probe(later.command):
             return "another program"
@@ -370,11 +370,14 @@ def _resolve(runs: list[CommandRun]) -> list[tuple[int, int, str]]:
         if run.ok or run.step.rejected:
             continue
         best: tuple[int, str] | None = None
+        could_not_run = cannot_run(run)
+        # The agent's reaction to the failure: the first run after it that passed.
+        first_ok = next((m for m in range(n + 1, len(runs)) if runs[m].ok), len(runs))
         for m in range(n + 1, len(runs)):
             later = runs[m]
             if not later.ok or later.step.rejected:
                 continue
-            how = _same_job(run, later, immediate=m == n + 1 or all(not r.ok for r in runs[n + 1 : m]))
+            how = _same_job(run, later, m <= first_ok, could_not_run)
             if how == "rerun":
                 best = (m, how)
                 break

@@ -150,10 +150,15 @@ def summarize(session: Session) -> Summary:
     goal_turn = next((t for t in session.turns if t.words == goal), None) if goal else None
     if goal_turn is not None:
         evidence["goal"] = (goal_turn.prompt.ref,)
+    changed_by: dict[str, list[str]] = {}
+    for s in steps:
+        if changes_files(s):
+            for f in s.files:
+                refs = changed_by.setdefault(relative(f, cwd), [])
+                if len(refs) < 6:
+                    refs.append(step_ref(s))
     for name in files:
-        evidence[f"file:{name}"] = tuple(
-            step_ref(s) for s in steps if changes_files(s) and name in (relative(f, cwd) for f in s.files)
-        )[:6] + tuple(found.refs.get(f"file:{name}", ()))
+        evidence[f"file:{name}"] = tuple(changed_by.get(name, ())) + tuple(found.refs.get(f"file:{name}", ()))
     return Summary(
         session=session,
         goal=goal,
@@ -237,6 +242,7 @@ def _fixed_failures(
     """Failures that a later run fixed: Done, with what changed in between. Returns the
     commands (their keys) told as fixed."""
     reported_fixed: set[tuple[str, ...]] = set()
+    by_index = {r.step.index: r for r in runs}
     for run in runs:
         if run.fixed_by is None:
             continue
@@ -244,7 +250,7 @@ def _fixed_failures(
         changed = _between(steps, run.step.index, run.fixed_by, cwd)
         changes = [s for s in steps[run.step.index + 1 : run.fixed_by] if changes_files(s)]
         after = f" after changes to {', '.join(changed[:5])}" if changed else ""
-        later_cmd = next((r.command for r in runs if r.step.index == run.fixed_by), steps[run.fixed_by].input)
+        later_cmd = by_index[run.fixed_by].command if run.fixed_by in by_index else steps[run.fixed_by].input
         again = "then passed" if later_cmd.strip() == run.command.strip() else f"then `{shown(later_cmd, 120)}` passed"
         line = f"`{shown(run.command, 120)}` failed at first ({run.error or run.outcome}), {again}{after}."
         found.add("stories", line, run.step, *changes, steps[run.fixed_by])

@@ -248,8 +248,12 @@ class Session:
 
     @property
     def turns(self) -> list[Turn]:
-        """Every user turn read for what it is (see `read_turns`)."""
-        return read_turns(self.prompts)
+        """Every user turn read for what it is (see `read_turns`); read once per set of prompts."""
+        cached = self.__dict__.get("_turns")
+        if cached is None or cached[0] != len(self.prompts):
+            cached = (len(self.prompts), read_turns(self.prompts))
+            self.__dict__["_turns"] = cached
+        return list(cached[1])
 
     @property
     def final_answer(self) -> str | None:
