@@ -86,16 +86,18 @@ def finished(summary: Summary) -> list[str]:
     keys.update((k, None) for k, ok in last_by_key.items() if ok)
     # A file is finished when a check passed after its last change and no check failed since.
     checks = [r for r in summary.commands if is_verification(r.command)]
+    last_change: dict[str, int] = {}
+    for step in session.steps:
+        for f in step.files:
+            last_change[relative(f, session.cwd)] = step.index
     for name in summary.files:
-        last_change = max(
-            (s.index for s in session.steps if s.files and name in (relative(f, session.cwd) for f in s.files)),
-            default=-1,
-        )
-        after = [r for r in checks if r.step.index > last_change]
+        after = [r for r in checks if r.step.index > last_change.get(name, -1)]
         if after and all(r.ok or r.fixed_by is not None for r in after):
             keys["file:" + name] = None
     return list(keys)
 
+
+MAX_FINISHED = 200  # keys kept in a handoff page's front matter
 
 _PLAN_ITEM = re.compile(r"^\[(pending|in progress)\]\s+(.*)$")
 _BACKTICKED = re.compile(r"`([^`]+)`")
@@ -180,5 +182,5 @@ def closing_meta(summary: Summary) -> Mapping[str, object]:
         meta["work"] = False
     fin = finished(summary)
     if fin:
-        meta["finished"] = fin
+        meta["finished"] = fin[:MAX_FINISHED]
     return meta

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -362,27 +363,46 @@ def _runs(steps: Iterable[Step]) -> list[CommandRun]:
     return [r for r in runs if r.ok or r.error or r.step.error or r.step.no_result]
 
 
+# How far after a failure another way of doing its job is looked for (runs); a rerun of the
+# same command is found however late it comes.
+OTHER_WAY_WINDOW = 40
+
+
 def _resolve(runs: list[CommandRun]) -> list[tuple[int, int, str]]:
     """(failed run, resolving run, how) by position in `runs`: the first later run that did
     the same job and passed; a rerun of the same command is preferred to another way."""
+    # Where each command (its key) passed, in order: a rerun is looked up, not searched for.
+    passed_at: dict[tuple[str, ...], list[int]] = {}
+    for m, r in enumerate(runs):
+        if r.ok and not r.step.rejected:
+            passed_at.setdefault(command_key(r.command), []).append(m)
     found: list[tuple[int, int, str]] = []
     for n, run in enumerate(runs):
         if run.ok or run.step.rejected:
             continue
+        key = command_key(run.command)
+        rerun = min(
+            (
+                positions[bisect_right(positions, n)]
+                for later_key, positions in ((key[:size], passed_at.get(key[:size], [])) for size in range(1, 4))
+                if positions and positions[-1] > n and _covers(later_key, key)
+            ),
+            default=None,
+        )
         best: tuple[int, str] | None = None
         could_not_run = cannot_run(run)
         # The agent's reaction to the failure: the first run after it that passed.
         first_ok = next((m for m in range(n + 1, len(runs)) if runs[m].ok), len(runs))
-        for m in range(n + 1, len(runs)):
+        for m in range(n + 1, min(len(runs), n + 1 + OTHER_WAY_WINDOW, rerun if rerun is not None else len(runs))):
             later = runs[m]
             if not later.ok or later.step.rejected:
                 continue
             how = _same_job(run, later, m <= first_ok, could_not_run)
-            if how == "rerun":
+            if how:
                 best = (m, how)
                 break
-            if how and best is None:
-                best = (m, how)
+        if rerun is not None:
+            best = (rerun, "rerun")
         if best is not None:
             found.append((n, best[0], best[1]))
     return found

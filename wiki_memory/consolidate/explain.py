@@ -33,16 +33,17 @@ def item_id(text: str) -> str:
 def evidence_meta(summary: Summary, goal_line: str) -> dict[str, list[str]]:
     """The handoff page's `evidence` front matter: each line's id -> the events it came from."""
     out: dict[str, list[str]] = {}
-    for line in (*summary.done, *summary.failed, *summary.open):
+    # The lines the page shows (its lists stop at 25 items, its files at 60), six events each.
+    for line in (*summary.done[:25], *summary.failed[:25], *summary.open[:25]):
         refs = summary.evidence.get(line)
         if refs:
-            out[item_id(line)] = list(refs)
+            out[item_id(line)] = list(refs)[:6]
     if goal_line and summary.evidence.get("goal"):
         out[item_id(goal_line)] = list(summary.evidence["goal"])
-    for name in summary.files:
+    for name in summary.files[:60]:
         refs = summary.evidence.get(f"file:{name}")
         if refs:
-            out[item_id(f"`{name}`")] = list(refs)
+            out[item_id(f"`{name}`")] = list(refs)[:6]
     return out
 
 
