@@ -122,3 +122,66 @@ def test_the_turn_a_command_record_expands_into_is_its_expansion():
 def test_plumbing_is_meta():
     for text in ("<environment_context>cwd</environment_context>", "Caveat: The messages below were generated"):
         assert classify(text).kind == META
+
+
+def test_a_notification_record_written_as_a_user_turn_is_plumbing():
+    text = (
+        "<task-notification>\n<task-id>b3932ee</task-id>\n<status>completed</status>\n"
+        "<summary>Background command finished</summary>\n</task-notification>"
+    )
+    assert is_meta_prompt(text) and classify(text).kind == META
+    assert classify("<div> is not closing here, why?").kind == USER
+
+
+def test_a_turn_opening_with_a_machines_record_is_plumbing():
+    # (The harness's words may follow the record: not the user's.)
+    text = "<task-notification>\n<task-id>ac27727</task-id>\n</task-notification>\nRead the output file to retrieve it"
+    assert classify(text).kind == META
+
+
+def test_a_users_long_request_with_shouted_rules_is_still_the_users():
+    text = (
+        "Migrate the billing service to the new payments API.\n\n## Scope\n"
+        "- Replace the client in src/billing/client.py\n- Keep the retry policy\n- Update the fixtures\n"
+        "- Add a test for refunds\n- Document the change in docs/billing.md\n\n## Constraints\n"
+        "You MUST keep the public functions as they are.\nYou must NEVER log card numbers anywhere.\n"
+        "You should ONLY touch files under src/billing and tests/billing.\nTell me what you changed and why "
+        "when you are done, and list anything you could not finish so that I can pick it up tomorrow.\n"
+        "\n## Notes\nThe old client retries three times with a backoff; the new API has idempotency keys, "
+        "so a retried refund is safe as long as the key is the same. The sandbox keys are in 1Password.\n"
+    )
+    assert classify(text).kind == USER
+
+
+TEMPLATE = """## Request
+
+```text
+Tighten the retry policy of the payments client
+```
+
+Take the request above into account before anything else.
+
+## Steps
+
+1. Read the current policy and the incidents it caused.
+2. Write the new limits into the configuration.
+3. Update the tests that cover retries.
+4. Run the whole suite and record the result.
+5. Summarise what changed for the reviewers.
+6. Stop and wait if any limit is ambiguous.
+
+## Rules
+
+- NEVER change the public interface of the client.
+- Keep every step small and reviewable.
+- Name each file you change in the summary, with one line on why it changed.
+- Leave the feature flags as they are unless the request says otherwise.
+"""
+
+
+def test_a_prompt_template_expanded_before_recording_keeps_only_what_the_user_typed():
+    kind = classify(TEMPLATE)
+    assert kind.kind == EXPANSION and kind.words == "Tighten the retry policy of the payments client"
+    # A short paste under a heading is the user's own turn.
+    paste = "## Error\n\n```\nKeyError: 'SHOP_DB_URL'\n```\n\nWhy does the app fail to start?"
+    assert classify(paste).kind == USER

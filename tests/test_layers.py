@@ -55,6 +55,8 @@ LAUNCHES = {
     ("wiki_memory.cli.serve", "wiki_memory.mcp.transport"),
     ("wiki_memory.cli.install", "wiki_memory.hook.main"),
     ("wiki_memory.cli.ui", "wiki_memory.ui.server"),
+    # The demo waits for the background workers its hook calls started (found by command line).
+    ("wiki_memory.cli.demo", "wiki_memory.hook.worker"),
 }
 MODULE_NAME = re.compile(r"^wiki_memory(\.[a-z_]+)+\.?$")
 #: Modules the hook path loads on every call: none may import a third-party module at the top.

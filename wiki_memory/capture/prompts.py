@@ -64,8 +64,9 @@ class PromptKind:
     """What one user turn is.
 
     `kind`: user | command | expansion | persona | meta. `command`: the slash command's name
-    (`/tasks`) for a command or its expansion. `words`: what the user wrote themselves (the
-    whole text of a user turn, a command's arguments), "" when none."""
+    (`/tasks`) for a command or its expansion, when known. `words`: what the user wrote
+    themselves (the whole text of a user turn, a command's arguments, the input a template
+    was filled with), "" when none."""
 
     kind: str
     command: str = ""
@@ -77,9 +78,16 @@ class PromptKind:
         return bool(self.words.strip())
 
 
+# A record the harness writes as a user turn: it opens with a machine's tag, a name joined by
+# `-` or `_` (`<task-notification>`, `<ide_opened_file>`, `<bash-stdout>`), or is one XML-like
+# element whole. A person types prose, not that.
+_RECORD = re.compile(r"^\s*<([a-z]+[-_][\w-]*)>|^\s*<([a-z][\w-]*)>.*</\2>\s*$", re.DOTALL)
+
+
 def is_meta_prompt(text: str) -> bool:
-    """True for text an agent injects as a user turn (command caveats, environment context)."""
-    if _META_PROMPT.match(text):
+    """True for text an agent injects as a user turn (command caveats, environment context,
+    a notification record)."""
+    if _META_PROMPT.match(text) or _RECORD.match(text):
         return True
     found = _SLASH_COMMAND.match(text)
     return bool(found and not _PATH_LIKE.match(text) and len(text.split()) <= 3)
@@ -147,7 +155,37 @@ def is_persona(text: str) -> bool:
     opening = lines[:3]
     if len(text) >= 400 and sum(1 for line in opening if _SHOUTED.search(line)) >= 2 and shouted >= 3:
         return True
-    return is_instructions(text) and (shouted >= 3 or bool(_IDENTITY.search(text[:2000])))
+    # A long document of rules for the agent is a persona when, somewhere near its top, it
+    # tells the agent who it is; rules alone may be the user's own long request.
+    return is_instructions(text) and any(_IDENTITY.match(line) for line in lines[:40])
+
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def template_input(text: str) -> str | None:
+    """The user's words in a prompt template the agent expanded before recording it (a Codex
+    or Gemini custom prompt): a long document of rules that opens with a heading and, right
+    under it, a fenced block holding what the user typed. None when the text is not that."""
+    lines = text.splitlines()
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    if len(text) < 600 or not filled or not _HEADING.match(lines[filled[0]]):
+        return None
+    opening = [i for i in filled[1:4] if _FENCE.match(lines[i])]
+    if not opening:
+        return None
+    start = opening[0]
+    end = next((i for i in range(start + 1, len(lines)) if _FENCE.match(lines[i])), None)
+    if end is None:
+        return None
+    rest = lines[end + 1 :]
+    headings = sum(1 for line in lines if _HEADING.match(line))
+    bullets = sum(1 for line in rest if _BULLET.match(line))
+    shouted = sum(1 for line in rest if _SHOUTED.search(line) and sum(c.islower() for c in line) > 10)
+    if headings < 2 or not (bullets >= 5 or shouted >= 2):
+        return None
+    words = "\n".join(lines[start + 1 : end]).strip()
+    return words if len(words) <= 1500 else None
 
 
 def classify(text: str) -> PromptKind:
@@ -156,12 +194,15 @@ def classify(text: str) -> PromptKind:
     command = slash_command(text)
     if command and _COMMAND_NAME.search(text):
         return PromptKind(COMMAND, command[0], command[1])
-    if _META_PROMPT.match(text):
+    if _META_PROMPT.match(text) or _RECORD.match(text):
         return PromptKind(META)
     if command:
         return PromptKind(COMMAND, command[0], command[1])
     if is_persona(text):
         return PromptKind(PERSONA)
+    typed = template_input(text)
+    if typed is not None:
+        return PromptKind(EXPANSION, words=typed)
     return PromptKind(USER, words=text.strip())
 
 

@@ -295,4 +295,35 @@ def demo(keep: bool = False, say: Callable[[str], None] = print) -> DemoResult:
         else:
             os.environ["WIKI_MEMORY_HOME"] = previous
         if not keep:
+            # Why: SessionEnd's worker goes on after the state file appears (distillation, its
+            # log line), and Codex's SessionStart may start another; removing the folder under
+            # them lets a late write make the home anew. Wait for them, then remove.
+            wait_for_workers(root)
             shutil.rmtree(root, ignore_errors=True)
+
+
+def wait_for_workers(root: Path, timeout: float = 60.0) -> None:
+    """Until no background worker (`python -m wiki_memory.hook.worker`) serving a home inside
+    `root` runs, at most `timeout` seconds. Workers are found by their command line, which
+    names their project's home; where /proc is not there to read, this returns at once."""
+    needle = str(root)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _workers_under(needle):
+        time.sleep(0.05)
+
+
+def _workers_under(needle: str) -> bool:
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return False
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone, or not ours to read
+        words = [a.decode("utf-8", "replace") for a in argv]
+        if "wiki_memory.hook.worker" in words and any(needle in w for w in words):
+            return True
+    return False
