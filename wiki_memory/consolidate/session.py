@@ -175,6 +175,14 @@ def read_turns(prompts: Sequence[Prompt]) -> list[Turn]:
         words = kind.words
         name = kind.command
         kind_name = kind.kind
+        if kind_name == META:
+            # A record the harness put before the user's own words (`<ide_opened_file>` then
+            # the question) in one turn: the words after it are the user's.
+            first = _PLUMBING.match(prompt.text)
+            tag = first.group(1) if first else ""
+            rest = without_plumbing(prompt.text) if first else ""
+            if rest and not rest.startswith("<") and not re.search(r"notification|reminder|command", tag):
+                kind_name, words = USER, rest
         slot = slot_input(prompt.text) if kind_name in (USER, EXPANSION, PERSONA) else None
         if slot is not None:
             kind_name, words = EXPANSION, slot
