@@ -26,7 +26,11 @@ if TYPE_CHECKING:  # no runtime `typing` import on the hook path
 
 CONTEXT_FILE = "handoff-context.json"
 CACHE_FILE = "handoff-context-cache.json"
-VERSION = 2
+# The context file's format: new keys (a handoff's `work`, `goal`, `closed`) are optional, so
+# a file written before them still reads (a session starting right after an upgrade is handed
+# what it was before, not nothing). The cache of page entries has a version of its own.
+VERSION = 1
+CACHE_VERSION = 2
 BUDGET = 8000
 KEEP_HANDOFFS = 8
 PREFERENCES_BUDGET = 2000

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from wiki_memory.config import Project, replace_file
-from wiki_memory.consolidate.context import CACHE_FILE, KEEP_HANDOFFS, VERSION, context_path, terms
+from wiki_memory.consolidate.context import CACHE_FILE, CACHE_VERSION, KEEP_HANDOFFS, VERSION, context_path, terms
 from wiki_memory.pages.status import handed_out
 
 
@@ -140,7 +140,7 @@ def build(project: Project, store: Any, head: bytes | None, index: Any = None) -
     _write_json(
         cache_path,
         {
-            "version": VERSION,
+            "version": CACHE_VERSION,
             "entries": pages.fresh,
             "notes_key": notes_key,
             "related": {h["key"]: related_by.get(h["path"], []) for h in handoffs},
@@ -154,7 +154,7 @@ def _read_cache(path: Path) -> dict[str, Any]:
         cache = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return cache if isinstance(cache, dict) and cache.get("version") == VERSION else {}
+    return cache if isinstance(cache, dict) and cache.get("version") == CACHE_VERSION else {}
 
 
 class _Pages:
