@@ -254,11 +254,7 @@ class Resolution:
 # The interpreters that run a script named as their first operand (`python x.py` is `x.py`).
 _INTERPRETERS = {"python", "node", "bash", "sh", "zsh", "ruby", "perl", "php", "deno", "bun", "tsx", "ts-node"}
 # What a shell says when the program itself could not run (missing, not executable).
-_CANNOT_RUN = re.compile(
-    r"command not found|not found|is not recognized as|No such file or directory|Permission denied|"
-    r"cannot execute|not executable|no such command",
-    re.IGNORECASE,
-)
+_CANNOT_RUN = r"command not found|not found|No such file or directory|Permission denied|cannot execute|not executable"
 # Commands that change files or modes: a fix made on the way, not the job done another way.
 _FIX_STEPS = {"chmod", "chown", "ln", "sed", "perl", "mv", "cp", "rm", "touch", "mkdir", "tee", "patch"}
 
@@ -328,11 +324,16 @@ def cannot_run(run: CommandRun) -> bool:
     words = command_words(run.command)
     if not words:
         return False
+    # The shell names the program it could not run: `bash: tree: command not found`, `zsh:
+    # command not found: tree`, `./x.sh: Permission denied`, `'tree' is not recognized`. Not
+    # `ls: cannot access 'f': No such file or directory` (ls ran; its operand was missing).
     program = re.escape(os.path.basename(words[0]))
-    for line in run.step.output.splitlines()[:6]:
-        if _CANNOT_RUN.search(line) and re.search(rf"(^|[\s:'\"/]){program}($|[\s:'\"])", line):
-            return True
-    return False
+    said = re.compile(
+        rf"(^|[\s:'\"/]){program}:\s*({_CANNOT_RUN})\s*$|command not found:\s*{program}\b|"
+        rf"'{program}' is not recognized as",
+        re.IGNORECASE,
+    )
+    return any(said.search(line.strip()) for line in run.step.output.splitlines()[:6])
 
 
 # A command left running (Codex's `exec_command`, a background Bash), and a later call that
