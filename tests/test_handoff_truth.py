@@ -98,9 +98,13 @@ def test_other_work_passing_does_not_resolve_a_failure(project, code_repo):
     s.bash("python3 manage.py runserver --noreload", "Starting development server")
     s.bash("pytest tests/test_a.py", exit_code=1, stderr="FAILED tests/test_a.py::test_x - assert 1 == 2")
     s.bash("pytest tests/test_b.py", "1 passed")
+    # A missing operand is the command's own failure, not a program that could not start.
+    s.bash("bash scripts/seed.sh", exit_code=127, stderr="bash: scripts/seed.sh: No such file or directory")
+    s.bash("npm install", "added 12 packages")
     s.stop("The server starts.")
     failed = section(handoff_of(project, "res-none-0001"), "Failed or abandoned approaches")
     assert "`python3 manage.py migrate` failed" in failed and "`pytest tests/test_a.py` failed" in failed
+    assert "`bash scripts/seed.sh` failed" in failed
     assert resolutions(steps_of(project, "res-none-0001")) == []
 
 

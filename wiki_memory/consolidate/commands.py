@@ -306,10 +306,13 @@ def _same_job(earlier: CommandRun, later: CommandRun, immediate: bool, could_not
     if a[0] == b[0] and _operands(a) and _operands(a) <= _operands(b):
         return "same program"  # `git checkout -b B` then `git checkout B`; `python x.py` then `python src/x.py`
     if could_not_run:
-        # The program could not run: what the agent ran next did the job (`find` for `tree`).
-        if immediate and is_probe(earlier.command) == is_probe(later.command):
+        # The program could not run: another one did its job. A look around is replaced by
+        # the next look around (`find` for `tree`); other work by a command on the same
+        # operands (`yarn install` for `npm install`), never by whatever came next.
+        probe = is_probe(earlier.command)
+        if probe and is_probe(later.command) and immediate:
             return "another program"
-        if _operands(a) & _operands(b) and is_probe(earlier.command) == is_probe(later.command):
+        if not probe and not is_probe(later.command) and _operands(a) & _operands(b):
             return "another program"
     return ""
 
