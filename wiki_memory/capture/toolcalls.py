@@ -236,7 +236,13 @@ def command_output(text: str) -> tuple[str, int | None]:
     the output reports (in the header or, failing that, anywhere)."""
     header = _regex("codex-header").match(text)
     if header:
-        return text[header.end() :], read_exit_code(header.group(0))
+        head = header.group(0)
+        code = read_exit_code(head)
+        running = re.search(r"Process running with session ID (\S+)", head)
+        if code is None and running:
+            # Still running: its result comes with a later `write_stdin` to this session.
+            return f"[running: session {running.group(1)}]\n" + text[header.end() :], None
+        return text[header.end() :], code
     return text, read_exit_code(text)
 
 

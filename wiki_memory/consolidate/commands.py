@@ -8,11 +8,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from wiki_memory.capture.shell import segments
+from wiki_memory.capture.shell import segments, split_heredocs
 from wiki_memory.consolidate.oneline import clean, error_line
 from wiki_memory.consolidate.session import Step
 
@@ -121,7 +122,7 @@ def command_words(command: str) -> list[str]:
 def _split_command(command: str) -> list[str]:
     # The last command of the line that does the work (not `cd`, `export`), and of a
     # pipeline its first stage (`pytest | tee log` is pytest).
-    pieces = segments(command.strip())
+    pieces = segments(split_heredocs(command.strip())[0])
     stages: list[str] = []
     for piece in pieces:
         after_pipe, text = piece[0] == "|", piece[1:]
@@ -159,6 +160,14 @@ def _without_redirections(words: list[str]) -> list[str]:
         elif not re.match(r"^\d*(>>?|<|&>)", word):
             out.append(word)
     return out
+
+
+def shown(command: str, limit: int = 160) -> str:
+    """A command as one short line for a summary: heredoc bodies left out (`<<'EOF' …`)."""
+    text, bodies = split_heredocs(command)
+    if bodies:
+        text = re.sub(r"(<<-?\s*(['\"]?)[A-Za-z_][\w.-]*\2)", r"\1 …", text, count=1)
+    return clean(text, limit)
 
 
 def command_key(command: str) -> tuple[str, ...]:
@@ -245,11 +254,7 @@ class Resolution:
 # The interpreters that run a script named as their first operand (`python x.py` is `x.py`).
 _INTERPRETERS = {"python", "node", "bash", "sh", "zsh", "ruby", "perl", "php", "deno", "bun", "tsx", "ts-node"}
 # What a shell says when the program itself could not run (missing, not executable).
-_CANNOT_RUN = re.compile(
-    r"command not found|not found|is not recognized as|No such file or directory|Permission denied|"
-    r"cannot execute|not executable|no such command",
-    re.IGNORECASE,
-)
+_CANNOT_RUN = r"command not found|not found|No such file or directory|Permission denied|cannot execute|not executable"
 # Commands that change files or modes: a fix made on the way, not the job done another way.
 _FIX_STEPS = {"chmod", "chown", "ln", "sed", "perl", "mv", "cp", "rm", "touch", "mkdir", "tee", "patch"}
 
@@ -286,7 +291,7 @@ def _operands(words: tuple[str, ...]) -> set[str]:
     return {os.path.basename(w.rstrip("/")) or w for w in words[1:] if not w.startswith("-")}
 
 
-def _same_job(earlier: CommandRun, later: CommandRun, immediate: bool) -> str:
+def _same_job(earlier: CommandRun, later: CommandRun, immediate: bool, could_not_run: bool) -> str:
     """How `later` does the job `earlier` failed at ("" if it does not)."""
     if _covers(command_key(later.command), command_key(earlier.command)):
         return "rerun"
@@ -300,11 +305,14 @@ def _same_job(earlier: CommandRun, later: CommandRun, immediate: bool) -> str:
         return ""
     if a[0] == b[0] and _operands(a) and _operands(a) <= _operands(b):
         return "same program"  # `git checkout -b B` then `git checkout B`; `python x.py` then `python src/x.py`
-    if cannot_run(earlier):
-        # The program could not run: what the agent ran next did the job (`find` for `tree`).
-        if immediate and is_probe(earlier.command) == is_probe(later.command):
+    if could_not_run:
+        # The program could not run: another one did its job. A look around is replaced by
+        # the next look around (`find` for `tree`); other work by a command on the same
+        # operands (`yarn install` for `npm install`), never by whatever came next.
+        probe = is_probe(earlier.command)
+        if probe and is_probe(later.command) and immediate:
             return "another program"
-        if _operands(a) & _operands(b) and is_probe(earlier.command) == is_probe(later.command):
+        if not probe and not is_probe(later.command) and _operands(a) & _operands(b):
             return "another program"
     return ""
 
@@ -319,41 +327,86 @@ def cannot_run(run: CommandRun) -> bool:
     words = command_words(run.command)
     if not words:
         return False
+    # The shell names the program it could not run: `bash: tree: command not found`, `zsh:
+    # command not found: tree`, `./x.sh: Permission denied`, `'tree' is not recognized`. Not
+    # `ls: cannot access 'f': No such file or directory` (ls ran; its operand was missing).
     program = re.escape(os.path.basename(words[0]))
-    for line in run.step.output.splitlines()[:6]:
-        if _CANNOT_RUN.search(line) and re.search(rf"(^|[\s:'\"/]){program}($|[\s:'\"])", line):
-            return True
-    return False
+    said = re.compile(
+        rf"(^|[\s:'\"/]){program}:\s*({_CANNOT_RUN})\s*$|command not found:\s*{program}\b|"
+        rf"'{program}' is not recognized as",
+        re.IGNORECASE,
+    )
+    return any(said.search(line.strip()) for line in run.step.output.splitlines()[:6])
+
+
+# A command left running (Codex's `exec_command`, a background Bash), and a later call that
+# reads its output or writes to it (`write_stdin {"session_id": N}`, `BashOutput {"bash_id": X}`).
+_RUNNING = re.compile(r"^\[running: session (\S+)\]|running in background with ID:? (\S+)", re.M)
+_CONTINUES = re.compile(r"\"(?:session_id|bash_id|shell_id)\":\s*\"?([\w-]+)")
 
 
 def _runs(steps: Iterable[Step]) -> list[CommandRun]:
+    """The command runs of the steps. A command left running is judged by the call that
+    collected its result (`write_stdin` to its session), under the command's own words."""
     runs: list[CommandRun] = []
+    running: dict[str, tuple[str, int]] = {}  # process id -> (its command, its run's position)
     for s in steps:
         if s.kind != "command":
             continue
+        command = s.input
+        continued = _CONTINUES.search(s.input) if s.input.lstrip().startswith("{") else None
+        if continued and continued.group(1) in running:
+            command, position = running[continued.group(1)]
+            runs[position] = replace(runs[position], ok=False, error="")  # its result is this call's
         ok = not s.error and not s.no_result
-        runs.append(CommandRun(s, s.input, ok, "" if ok else error_line(s.output) or clean(s.output, 200)))
-    return runs
+        still = _RUNNING.search(s.output) if ok else None
+        runs.append(CommandRun(s, command, ok, "" if ok else error_line(s.output) or clean(s.output, 200)))
+        if still:
+            running[still.group(1) or still.group(2)] = (command, len(runs) - 1)
+    # A run whose result another call collected is not a run of its own.
+    return [r for r in runs if r.ok or r.error or r.step.error or r.step.no_result]
+
+
+# How far after a failure another way of doing its job is looked for (runs); a rerun of the
+# same command is found however late it comes.
+OTHER_WAY_WINDOW = 40
 
 
 def _resolve(runs: list[CommandRun]) -> list[tuple[int, int, str]]:
     """(failed run, resolving run, how) by position in `runs`: the first later run that did
     the same job and passed; a rerun of the same command is preferred to another way."""
+    # Where each command (its key) passed, in order: a rerun is looked up, not searched for.
+    passed_at: dict[tuple[str, ...], list[int]] = {}
+    for m, r in enumerate(runs):
+        if r.ok and not r.step.rejected:
+            passed_at.setdefault(command_key(r.command), []).append(m)
     found: list[tuple[int, int, str]] = []
     for n, run in enumerate(runs):
         if run.ok or run.step.rejected:
             continue
+        key = command_key(run.command)
+        rerun = min(
+            (
+                positions[bisect_right(positions, n)]
+                for later_key, positions in ((key[:size], passed_at.get(key[:size], [])) for size in range(1, 4))
+                if positions and positions[-1] > n and _covers(later_key, key)
+            ),
+            default=None,
+        )
         best: tuple[int, str] | None = None
-        for m in range(n + 1, len(runs)):
+        could_not_run = cannot_run(run)
+        # The agent's reaction to the failure: the first run after it that passed.
+        first_ok = next((m for m in range(n + 1, len(runs)) if runs[m].ok), len(runs))
+        for m in range(n + 1, min(len(runs), n + 1 + OTHER_WAY_WINDOW, rerun if rerun is not None else len(runs))):
             later = runs[m]
             if not later.ok or later.step.rejected:
                 continue
-            how = _same_job(run, later, immediate=m == n + 1 or all(not r.ok for r in runs[n + 1 : m]))
-            if how == "rerun":
+            how = _same_job(run, later, m <= first_ok, could_not_run)
+            if how:
                 best = (m, how)
                 break
-            if how and best is None:
-                best = (m, how)
+        if rerun is not None:
+            best = (rerun, "rerun")
         if best is not None:
             found.append((n, best[0], best[1]))
     return found
