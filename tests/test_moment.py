@@ -526,3 +526,19 @@ def test_opencode_gets_the_gotcha_of_a_failed_shell_command_as_its_context(proje
     assert set(printed) == {"context"} and "gotchas/tests-need-shop-db-url.md" in printed["context"]
     worked = {**payload, "part": {**part, "callID": "c2", "state": {**state, "metadata": {"exit": 0}}}}
     assert hook("opencode", "message.part.updated", worked) is None
+
+
+def test_a_rebuild_parses_only_the_pages_that_changed(project, code_repo):
+    from wiki_memory.memory import Memory
+
+    moments.table(project)
+    cache_path = Path(project.home) / moments.CACHE
+    cache = json.loads(cache_path.read_text())
+    kept = cache["pages"]["gotchas/tests-need-shop-db-url.md"]
+    kept["entries"][0]["passage"] = "MARKER: as parsed before"
+    cache_path.write_text(json.dumps(cache))
+    with Memory(project) as memory:
+        memory.write("Docker compose needs the env file", "**Symptom**: `docker compose up` fails.", type="gotcha")
+    text = moments.table(project)
+    assert "MARKER: as parsed before" in text  # the unchanged page was not parsed again
+    assert "\nc docker\t" in text  # the new one was
