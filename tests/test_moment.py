@@ -542,3 +542,18 @@ def test_a_rebuild_parses_only_the_pages_that_changed(project, code_repo):
     text = moments.table(project)
     assert "MARKER: as parsed before" in text  # the unchanged page was not parsed again
     assert "\nc docker\t" in text  # the new one was
+
+
+def test_the_background_consolidation_and_reindex_write_the_table_for_the_hooks(project):
+    from wiki_memory.hook import background, worker
+    from wiki_memory.memory import Memory
+
+    table = Path(moments.table_path(project))
+    table.unlink(missing_ok=True)
+    assert worker.main([background.project_arg(project), "pending"]) == 0
+    header = json.loads(table.read_text().split("\n", 1)[0])
+    assert header["generation"] == moments._generation(project) and "\nc pytest\t" in table.read_text()
+    table.unlink()
+    with Memory(project) as memory:
+        memory.reindex(embed=False)
+    assert "\nc pytest\t" in table.read_text()
