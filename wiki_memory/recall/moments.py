@@ -261,8 +261,9 @@ def _generation(project: Project) -> str | None:
 
 def _write(project: Project, text: str, name: str = TABLE) -> None:
     path = os.path.join(str(project.home), name)
+    if not os.path.isdir(str(project.home)):
+        return  # a home removed under a background worker is not made anew
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         partial = f"{path}.{os.getpid()}.tmp"
         with open(partial, "w", encoding="utf-8") as f:
             f.write(text)
