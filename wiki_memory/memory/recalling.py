@@ -43,6 +43,25 @@ class Recalling(MemoryBase):
         utf8("prompt", prompt)
         return run.for_prompt(self.project, prompt, session_id=session_id, settings=chosen)
 
+    def recalled(self, session_id: str) -> list[dict[str, Any]]:
+        """Every recall handed to a session, from its journal: when, on which trigger
+        (prompt or file), for what, and which pages."""
+        from wiki_memory.capture import journal
+
+        path = journal.journal_file(self.project.journal_dir, session_id)
+        if not path.is_file():
+            return []
+        return [
+            {
+                "time": o.time,
+                "trigger": o.meta.get("trigger"),
+                "subject": o.text or (o.files[0] if o.files else ""),
+                "pages": list(o.meta.get("pages") or []),
+            }
+            for o in journal.read(path)
+            if o.kind == "recall"
+        ]
+
     def recall_moment(
         self,
         *,
@@ -125,25 +144,6 @@ class Recalling(MemoryBase):
         """The status of each of `paths` that is a page, from the index (empty without one)."""
         index = self.index
         return {p: m.status for p, m in index.page_meta(sorted(set(paths))).items()} if index is not None else {}
-
-    def recalled(self, session_id: str) -> list[dict[str, Any]]:
-        """Every recall handed to a session, from its journal: when, on which trigger
-        (prompt or file), for what, and which pages."""
-        from wiki_memory.capture import journal
-
-        path = journal.journal_file(self.project.journal_dir, session_id)
-        if not path.is_file():
-            return []
-        return [
-            {
-                "time": o.time,
-                "trigger": o.meta.get("trigger"),
-                "subject": o.text or (o.files[0] if o.files else ""),
-                "pages": list(o.meta.get("pages") or []),
-            }
-            for o in journal.read(path)
-            if o.kind == "recall"
-        ]
 
 
 def _public(entry: Mapping[str, Any]) -> dict[str, Any]:
