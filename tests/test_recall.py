@@ -275,7 +275,13 @@ def test_meaning_alone_brings_a_page_words_would_not(project):
     assert verdict.kept and verdict.candidate.path == payments
     assert verdict.candidate.score < RecallSettings().floor and verdict.reason == "words 0.26, meaning 0.62"
     other = "the login token expired during the test"  # words of the wiki, none of this page's
-    found = run.for_prompt(project, other, similarities=lambda pages: {}, nearby=lambda floor: {payments: (0.6, chunk)})
+    # Every page has its vector, far from this prompt (a page without one is judged by its words).
+    found = run.for_prompt(
+        project,
+        other,
+        similarities=lambda pages: dict.fromkeys(pages, 0.1),
+        nearby=lambda floor: {payments: (0.6, chunk)},
+    )
     kept = [v for v in found.verdicts if v.candidate.path == payments]
     assert payments in found.pages and kept[0].candidate.score == 0.0
     assert "Declines are never retried" in kept[0].candidate.chunk
@@ -479,7 +485,7 @@ def test_wiki_memory_recall_shows_what_the_hook_would_inject(project, code_repo,
     assert handed[0]["trigger"] == "prompt" and handed[0]["pages"] == [rows[0]["path"]]
     assert json.loads(runner.invoke(main, ["recall", text, "--session", "h1", "--json"]).output) == []
     bad = runner.invoke(main, ["recall"])
-    assert bad.exit_code != 0 and "give a PROMPT or --file PATH" in bad.output
+    assert bad.exit_code != 0 and "give one of PROMPT, --file PATH, --command CMD or --error TEXT" in bad.output
 
 
 # The warm helper ----------------------------------------------------------------------------------------

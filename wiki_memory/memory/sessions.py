@@ -175,7 +175,11 @@ class Sessions(Sharing):
         `full`: rebuild it), embedding on every core: someone waits for it."""
         index = self.require_index()
         index.embedder.for_bulk()
-        return index.sync(self.store(), progress=progress, embed=embed, full=full)
+        stats = index.sync(self.store(), progress=progress, embed=embed, full=full)
+        from wiki_memory.recall import moments
+
+        moments.table(self.project)  # the shell hooks' table, so that no command pays for it
+        return stats
 
     def warm(self) -> None:
         """Open what the first call will need (the MCP server, while its client connects):

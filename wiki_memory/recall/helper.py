@@ -41,6 +41,7 @@ from wiki_memory.recall import find, meaning
 NEAREST = 10  # pages meaning alone may bring to a recall, at most
 CHECK_EVERY = 1.0  # seconds between checks of the idle clock and the socket file
 MAX_REQUEST = 256 * 1024
+EMBED_SLICE = 0.5  # seconds of embedding pending chunks between two requests, at most
 
 
 class Vectors:
@@ -55,6 +56,7 @@ class Vectors:
         self.chunks: list[int] = []  # the chunk id of each row
         self.pages: list[str] = []  # the page of each row
         self.open: Any = None  # whether each row's page may be handed at all (type, status)
+        self.embedded_at: str | None = None  # the generation at which no chunk lacked its vector
 
     def current(self, kept: sqlite3.Connection | None = None) -> Vectors:
         """These vectors, read again if the index moved on (`kept`: an open connection to
@@ -181,6 +183,30 @@ class Helper:
         # schema read) of its own per request.
         return found.current(self.connection(path))
 
+    def catch_up(self, seconds: float = EMBED_SLICE) -> None:
+        """Chunks written without their vector (a page from the CLI, the viewer, a hand edit:
+        processes without the model) get one here, where the model is loaded, a slice at a
+        time between requests: a fresh page is found by meaning too, with no reindex."""
+        for path, kept in list(self.indexes.items()):
+            conn = self.connection(path)
+            if conn is None:
+                continue
+            generation = None
+            try:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+                generation = row[0] if row else None
+                if kept.embedded_at is not None and kept.embedded_at == generation:
+                    continue
+                from wiki_memory.index import Index
+
+                with Index(path, embedder=self.embedder) as index:
+                    left = index.embed_some(seconds)
+                    if not left:
+                        kept.embedded_at = index.db.generation()
+            except Exception as e:  # noqa: BLE001 - a busy or broken index: tried again later
+                log(self.home, f"embedding pending chunks of {path}: {type(e).__name__}: {e}")
+                kept.embedded_at = generation
+
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         if request.get("op") == "stop":
             return {"ok": True, "stopping": True}
@@ -276,10 +302,12 @@ class Helper:
                 try:
                     conn, _ = server.accept()
                 except TimeoutError:
+                    self.catch_up()
                     continue
                 self.last = time.monotonic()
                 if self.handle(conn):
                     break
+                self.catch_up()
         finally:
             server.close()
             self.remove_socket()
