@@ -628,23 +628,27 @@ def for_error(text: str, output: str, lines: list[tuple[str, str]] | None = None
 def render(
     entries: Iterable[dict[str, Any]], *, command: str | None = None, max_chars: int = 1500
 ) -> tuple[str, list[str]]:
-    """(the block, the paths placed) for the entries; "" when none fit."""
-    from wiki_memory.recall.render import CLOSE_TAG, FOOTER, defuse
+    """(the block, the paths placed) for the entries; "" when none fit. Every value placed
+    (path, title, type, status, command, error, passage) is made one line and defused by
+    `pages.fence.inline`, as in recall's own block: front matter may hold a closing tag."""
+    from wiki_memory.pages.fence import inline
+    from wiki_memory.recall.render import CLOSE_TAG, FOOTER
 
-    head = OPEN_COMMAND.format(command=defuse(_one_line(command, 120)).replace("`", "'")) if command else OPEN_ERROR
+    head = OPEN_COMMAND.format(command=inline(command, 120).replace("`", "'")) if command else OPEN_ERROR
     used = len(head) + len(FOOTER) + len(CLOSE_TAG) + 3
     lines: list[str] = []
     placed: list[str] = []
     for e in entries:
         status = e.get("status") or "active"
-        entry = f'- {defuse(e["path"])}: "{defuse(_one_line(e["title"], 160))}" ({e["type"]}, {status})'
+        kind = f"{inline(e['type'], 40)}, {inline(status, 40)}"
+        entry = f'- {inline(e["path"], 300)}: "{inline(e["title"], 160)}" ({kind})'
         if e["on"] == "command":
             said = _SAID.get(str(e.get("said")), _SAID["failed"])
-            entry += "\n  " + said.format(command=defuse(_one_line(e["failed"], 160)).replace("`", "'"))
+            entry += "\n  " + said.format(command=inline(e["failed"], 160).replace("`", "'"))
         else:
-            entry += f"\n  Error: `{defuse(_one_line(e['sig'], 200))}`."
+            entry += f"\n  Error: `{inline(e['sig'], 200)}`."
         if e.get("passage"):
-            entry += f" {defuse(_one_line(e['passage'], PASSAGE))}"
+            entry += f" {inline(e['passage'], PASSAGE)}"
         if used + len(entry) + 1 > max_chars or e["path"] in placed:
             continue
         lines.append(entry)
@@ -660,8 +664,3 @@ _SAID = {
     "needs": "`{command}` needs more than the command line here.",
     "avoid": "The project says not to run `{command}`.",
 }
-
-
-def _one_line(text: str | None, limit: int) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
