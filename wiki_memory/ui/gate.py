@@ -106,9 +106,8 @@ class Gate:
             if given is not None and self._matches(given.encode("utf-8")):
                 await self._set_cookie(self.base + ("/" if path == self.base else path), query, send)
                 return
-            if hmac.compare_digest(
-                path.encode("utf-8"), self.base.encode("utf-8")
-            ):  # the prefix without its slash: the cookie's Path needs it
+            # The prefix without its slash: on to the prefix with it (the cookie's Path has one).
+            if hmac.compare_digest(path.encode("utf-8"), self.base.encode("utf-8")):
                 await _redirect(send, self.base + "/", scope.get("query_string", b""))
                 return
             await _plain(send, 404, "not found")
