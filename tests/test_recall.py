@@ -485,7 +485,7 @@ def test_wiki_memory_recall_shows_what_the_hook_would_inject(project, code_repo,
     assert handed[0]["trigger"] == "prompt" and handed[0]["pages"] == [rows[0]["path"]]
     assert json.loads(runner.invoke(main, ["recall", text, "--session", "h1", "--json"]).output) == []
     bad = runner.invoke(main, ["recall"])
-    assert bad.exit_code != 0 and "give a PROMPT or --file PATH" in bad.output
+    assert bad.exit_code != 0 and "give one of PROMPT, --file PATH, --command CMD or --error TEXT" in bad.output
 
 
 # The warm helper ----------------------------------------------------------------------------------------

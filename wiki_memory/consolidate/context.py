@@ -26,7 +26,11 @@ if TYPE_CHECKING:  # no runtime `typing` import on the hook path
 
 CONTEXT_FILE = "handoff-context.json"
 CACHE_FILE = "handoff-context-cache.json"
+# The context file's format: new keys (a handoff's `work`, `goal`, `closed`) are optional, so
+# a file written before them still reads (a session starting right after an upgrade is handed
+# what it was before, not nothing). The cache of page entries has a version of its own.
 VERSION = 1
+CACHE_VERSION = 2
 BUDGET = 8000
 KEEP_HANDOFFS = 8
 PREFERENCES_BUDGET = 2000
@@ -181,14 +185,32 @@ def _candidates(
 
 
 def _handoff_blocks(text: _Text, chosen: list[dict[str, Any]]) -> list[str]:
-    """The newest handoff in full, others of the same day in short; the paths shown."""
+    """The newest handoff of a session that did work in full (a newer session that did none,
+    only asked or thanked, never displaces it: it is named in a line), others of the same
+    day in short; the paths shown."""
     if not chosen:
         return []
-    first = chosen[0]
+    first = next((c for c in chosen if c.get("work", True) is not False), chosen[0])
+    quiet = list(chosen[: chosen.index(first)])
     text.add(_fit(_with_origin(first, str(first["text"])), text.budget - text.used - 200, str(first.get("path"))))
     paths = [str(first.get("path"))]
+    if quiet:
+        from wiki_memory.consolidate.session import short_id
+
+        lines = ["Since then, sessions that changed nothing:"]
+        for q in quiet[:3]:
+            goal = str(q.get("goal") or "").strip()
+            sid = short_id(str(q.get("session_id") or ""))
+            # Every value is the page's own front matter (a hand edit or a sync may set it): one line each.
+            line = (
+                f"- {inline(q.get('agent') or 'an agent', 40)} session {inline(sid, 20)}, ended {inline(_when(q), 40)}"
+            )
+            lines.append(f"{line}: {inline(goal or 'no request', 200)}{_origin_note(q)}")
+            paths.append(str(q.get("path")))
+        text.add("\n".join(lines))
     newest = float(first.get("ended_ts") or 0)
-    others = [c for c in chosen[1:] if newest - float(c.get("ended_ts") or 0) <= 86400][:2]
+    rest = [c for c in chosen[chosen.index(first) + 1 :] if c.get("work", True) is not False]
+    others = [c for c in rest if newest - float(c.get("ended_ts") or 0) <= 86400][:2]
     lines = ["Also recent (shorter):"]
     for other in others:
         compact = _with_origin(other, str(other.get("compact") or other["text"]))
@@ -202,6 +224,13 @@ def _handoff_blocks(text: _Text, chosen: list[dict[str, Any]]) -> list[str]:
     if len(lines) > 1:
         text.parts.append("\n\n".join(lines))
     return paths
+
+
+def _when(entry: Mapping[str, Any]) -> str:
+    stamp = str(entry.get("ended") or "")
+    return (
+        f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 and stamp[10] in "T " else stamp or "at an unknown time"
+    )
 
 
 def _preferences_block(text: _Text, prefs: list[dict[str, Any]], ctx: Mapping[str, Any]) -> None:

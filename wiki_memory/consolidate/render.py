@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wiki_memory.consolidate.commands import shown as shown_command
 from wiki_memory.consolidate.extract import Summary, clean, plan_lines
 from wiki_memory.consolidate.session import Session, iso, short_id, time_key
 
@@ -79,9 +80,19 @@ class HandoffContent:
     related: tuple[str, ...] = ()  # memory pages (paths)
 
 
+def goal_line(summary: Summary) -> str:
+    """The goal in the user's words, with the slash commands and persona or custom prompts the
+    session ran named as such (their text is never the goal)."""
+    goal = clean(summary.goal, 1000)
+    if not summary.invoked:
+        return goal
+    ran = ", ".join(summary.invoked)
+    return f"{goal} (the session ran {ran})" if goal else f"The session ran {ran}; no request in the user's own words."
+
+
 def content_from_summary(summary: Summary) -> HandoffContent:
     return HandoffContent(
-        goal=clean(summary.goal, 1000),
+        goal=goal_line(summary),
         done=summary.done,
         failed=summary.failed,
         open=summary.open,
@@ -133,7 +144,10 @@ def session_body(summary: Summary, handoff_page: str | None, llm_summary: str | 
     parts = ["| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows if v)]
     if llm_summary:
         parts.append(f"## Summary\n\n{llm_summary.strip()}")
-    parts.append(f"## Goal\n\n{_quote(summary.goal) if summary.goal else 'No goal was stated.'}")
+    goal = _quote(summary.goal) if summary.goal else "No request in the user's own words."
+    if summary.invoked:
+        goal += f"\n\nThe session ran {', '.join(summary.invoked)}."
+    parts.append(f"## Goal\n\n{goal}")
     if summary.requests:
         parts.append("## Later requests\n\n" + _bullets((clean(r, 500) for r in summary.requests), 25, keep_last=20))
     if s.plan:
@@ -152,7 +166,7 @@ def session_body(summary: Summary, handoff_page: str | None, llm_summary: str | 
         for run in summary.commands[:80]:
             mark = "ok" if run.ok else run.outcome
             detail = f": {run.error}" if run.error and not run.ok else ""
-            lines.append(f"`{clean(run.command, 200)}` ({mark}){detail}")
+            lines.append(f"`{shown_command(run.command, 200)}` ({mark}){detail}")
         more = f"\n- … and {len(summary.commands) - 80} more" if len(summary.commands) > 80 else ""
         parts.append("## Commands\n\n" + _bullets(lines) + more)
     if summary.stories:

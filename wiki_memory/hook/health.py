@@ -101,7 +101,6 @@ def problems(
     if counts["recall-helper"]:
         found.append("the recall helper failed")
     try:
-        os.makedirs(os.path.dirname(marker), exist_ok=True)
         partial = f"{marker}.{os.getpid()}.tmp"
         with open(partial, "w", encoding="utf-8") as f:
             json.dump(sizes, f)

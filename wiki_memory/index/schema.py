@@ -185,6 +185,11 @@ def open_db(path: Path) -> tuple[sqlite3.Connection, str | None]:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     reason: str | None = None
+    if path.is_dir() and not path.is_symlink():
+        # Not ours to delete (someone's folder of that name), and SQLite can never open it.
+        aside = path.with_name(f"{path.name}.not-a-file-{time.time_ns()}")
+        os.rename(path, aside)
+        reason = f"it was a directory (moved aside to {aside.name})"
     for attempt in range(2):
         conn = None
         try:

@@ -56,6 +56,7 @@ class Vectors:
         self.chunks: list[int] = []  # the chunk id of each row
         self.pages: list[str] = []  # the page of each row
         self.open: Any = None  # whether each row's page may be handed at all (type, status)
+        self.embedded_at: str | None = None  # the generation at which no chunk lacked its vector
 
     def current(self, kept: sqlite3.Connection | None = None) -> Vectors:
         """These vectors, read again if the index moved on (`kept`: an open connection to
@@ -142,7 +143,6 @@ class Helper:
         self.embedder: Any = None
         self.last = time.monotonic()
         self.inode: int | None = None
-        self.embedded: dict[str, str | None] = {}  # index -> the generation it had nothing pending at
 
     def load_model(self) -> bool:
         from wiki_memory.config import load_settings
@@ -203,7 +203,7 @@ class Helper:
         """Chunks written without their vector (a page from the CLI, the viewer, a hand edit:
         processes without the model) get one here, where the model is loaded, a slice at a
         time between requests: a fresh page is found by meaning too, with no reindex."""
-        for path in list(self.indexes):
+        for path, kept in list(self.indexes.items()):
             conn = self.connection(path)
             if conn is None:
                 continue
@@ -211,17 +211,17 @@ class Helper:
             try:
                 row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
                 generation = row[0] if row else None
-                if path in self.embedded and self.embedded[path] == generation:
+                if kept.embedded_at is not None and kept.embedded_at == generation:
                     continue
                 from wiki_memory.index import Index
 
                 with Index(path, embedder=self.embedder) as index:
                     left = index.embed_some(seconds)
                     if not left:
-                        self.embedded[path] = index.db.generation()
+                        kept.embedded_at = index.db.generation()
             except Exception as e:  # noqa: BLE001 - a busy or broken index: tried again later
                 log(self.home, f"embedding pending chunks of {path}: {type(e).__name__}: {e}")
-                self.embedded[path] = generation
+                kept.embedded_at = generation
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         if request.get("op") == "stop":

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from wiki_memory.config import Project
 
 TABLE = "moments.tsv"
+CACHE = "moments-pages.json"  # each page's entries by its blob: a rebuild parses only what changed
 VERSION = 3
 KINDS = ("gotcha", "procedure")
 HIDDEN = ("wrong", "superseded", "archived")
@@ -258,10 +259,11 @@ def _generation(project: Project) -> str | None:
         conn.close()
 
 
-def _write(project: Project, text: str) -> None:
-    path = table_path(project)
+def _write(project: Project, text: str, name: str = TABLE) -> None:
+    path = os.path.join(str(project.home), name)
+    if not os.path.isdir(str(project.home)):
+        return  # a home removed under a background worker is not made anew
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         partial = f"{path}.{os.getpid()}.tmp"
         with open(partial, "w", encoding="utf-8") as f:
             f.write(text)
@@ -271,18 +273,33 @@ def _write(project: Project, text: str) -> None:
 
 
 def refresh(project: Project) -> str:
-    """Rebuild the table from the index (nothing when there is no index yet); its text."""
+    """Rebuild the table from the index (nothing when there is no index yet); its text. Each
+    page's entries are kept by its blob (`moments-pages.json`), so a rebuild after a write
+    reads and parses only the pages that changed."""
     stamp = _stamp(project)
-    generation, rows = _pages_from_index(project) if stamp[0] >= 0 else (None, [])
+    root = str(project.root) if project.root else None
+    cache_path = os.path.join(str(project.home), CACHE)
+    try:
+        with open(cache_path, encoding="utf-8") as f:
+            cached = json.load(f)
+        if not isinstance(cached, dict) or cached.get("version") != VERSION or cached.get("root") != root:
+            cached = {}
+    except (OSError, ValueError):
+        cached = {}
+    known: dict[str, Any] = cached.get("pages") or {}
+    generation, pages = _pages_from_index(project, known) if stamp[0] >= 0 else (None, {})
     by_command: dict[str, list[dict[str, Any]]] = {}
     by_signature: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        for entry in entries_of(row, str(project.root) if project.root else None):
+    for path, page in pages.items():
+        if "entries" not in page:
+            page["entries"] = entries_of({**page, "path": path}, root)
+            page.pop("text", None)
+        for entry in page["entries"]:
             if entry["on"] == "command":
                 by_command.setdefault(entry["cmd"][0], []).append(entry)
             else:
                 by_signature.setdefault(_head(entry["sig"]), []).append(entry)
-    lines = [json.dumps({"version": VERSION, "stamp": stamp, "generation": generation, "pages": len(rows)})]
+    lines = [json.dumps({"version": VERSION, "stamp": stamp, "generation": generation, "pages": len(pages)})]
     lines += [f"c {k}\t{json.dumps(v)}" for k, v in sorted(by_command.items()) if "\t" not in k and "\n" not in k]
     lines += [f"s {k}\t{json.dumps(v)}" for k, v in sorted(by_signature.items()) if "\t" not in k and "\n" not in k]
     # The longest word of each error: a line of output without any of them names none of them.
@@ -290,33 +307,49 @@ def refresh(project: Project) -> str:
     lines.append(f"k \t{json.dumps(keys)}")
     text = "\n".join(lines) + "\n"
     _write(project, text)
+    _write(project, json.dumps({"version": VERSION, "root": root, "pages": pages}), CACHE)
     return text
 
 
-def _pages_from_index(project: Project) -> tuple[str | None, list[dict[str, Any]]]:
-    """The index's generation, and every gotcha and procedure it holds, not hidden, with its text."""
+def _pages_from_index(project: Project, known: dict[str, Any]) -> tuple[str | None, dict[str, dict[str, Any]]]:
+    """The index's generation, and every gotcha and procedure it holds, not hidden: from
+    `known` (path -> what was parsed of it) when its blob and title are the same, else with
+    its text, to be parsed."""
     import sqlite3
 
     try:
         conn = sqlite3.connect(f"file:{project.index_path}?mode=ro", uri=True, timeout=2)
     except sqlite3.Error:
-        return None, []
+        return None, {}
     try:
         conn.execute("BEGIN")  # one snapshot: the generation read is the pages'
         row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         found: dict[str, dict[str, Any]] = {}
-        query = (
-            "SELECT p.path, p.title, p.type, p.status, c.heading, c.text FROM pages p JOIN chunks c ON c.page = p.path "
-            "WHERE p.type IN ('gotcha', 'procedure') ORDER BY p.path, c.ordinal"
-        )
-        for path, title, kind, status, heading, text in conn.execute(query):
+        fresh: list[str] = []
+        query = "SELECT path, title, type, status, blob FROM pages WHERE type IN ('gotcha', 'procedure')"
+        for path, title, kind, status, blob in conn.execute(query):
             if status in HIDDEN:
                 continue
-            page = found.setdefault(path, {"path": path, "title": title, "type": kind, "status": status, "text": ""})
-            page["text"] += (f"\n\n## {heading}\n\n" if heading and heading != title else "\n\n") + text
-        return (str(row[0]) if row else None), list(found.values())
+            page = {"title": title, "type": kind, "status": status, "blob": blob}
+            was = known.get(path)
+            if isinstance(was, dict) and all(was.get(k) == v for k, v in page.items()) and "entries" in was:
+                found[path] = was
+            else:
+                found[path] = {**page, "text": ""}
+                fresh.append(path)
+        for start in range(0, len(fresh), 500):
+            part = fresh[start : start + 500]
+            chunks = conn.execute(
+                f"SELECT page, heading, text FROM chunks WHERE page IN ({', '.join('?' * len(part))}) "
+                "ORDER BY page, ordinal",
+                part,
+            )
+            for path, heading, text in chunks:
+                title = found[path]["title"]
+                found[path]["text"] += (f"\n\n## {heading}\n\n" if heading and heading != title else "\n\n") + text
+        return (str(row[0]) if row else None), found
     except sqlite3.Error:
-        return None, []
+        return None, {}
     finally:
         conn.close()
 
@@ -407,7 +440,8 @@ def entries_of(page: dict[str, Any], root: str | None) -> list[dict[str, Any]]:
                 elif _looks_like_command(quoted):
                     commands.append((quoted, ".", "failed"))
             # Error lines written out, not quoted: `KeyError: 'X'` in prose.
-            errors += [line.strip() for line in symptom.splitlines() if _telling(line) and "`" not in line][:2]
+            prose = [line.strip() for line in symptom.splitlines() if ":" in line and "`" not in line]
+            errors += [line for line in prose if len(line) <= 200 and _telling(line)][:2]
         cause = _passage(text, "Cause, as the agent explained it", "Cause")
         fix = _passage(text, "Fix", "Workaround", "Solution")
         passage = " ".join(p for p in (fix, cause) if p)
@@ -594,23 +628,27 @@ def for_error(text: str, output: str, lines: list[tuple[str, str]] | None = None
 def render(
     entries: Iterable[dict[str, Any]], *, command: str | None = None, max_chars: int = 1500
 ) -> tuple[str, list[str]]:
-    """(the block, the paths placed) for the entries; "" when none fit."""
-    from wiki_memory.recall.render import CLOSE_TAG, FOOTER, defuse
+    """(the block, the paths placed) for the entries; "" when none fit. Every value placed
+    (path, title, type, status, command, error, passage) is made one line and defused by
+    `pages.fence.inline`, as in recall's own block: front matter may hold a closing tag."""
+    from wiki_memory.pages.fence import inline
+    from wiki_memory.recall.render import CLOSE_TAG, FOOTER
 
-    head = OPEN_COMMAND.format(command=defuse(_one_line(command, 120)).replace("`", "'")) if command else OPEN_ERROR
+    head = OPEN_COMMAND.format(command=inline(command, 120).replace("`", "'")) if command else OPEN_ERROR
     used = len(head) + len(FOOTER) + len(CLOSE_TAG) + 3
     lines: list[str] = []
     placed: list[str] = []
     for e in entries:
         status = e.get("status") or "active"
-        entry = f'- {defuse(e["path"])}: "{defuse(_one_line(e["title"], 160))}" ({e["type"]}, {status})'
+        kind = f"{inline(e['type'], 40)}, {inline(status, 40)}"
+        entry = f'- {inline(e["path"], 300)}: "{inline(e["title"], 160)}" ({kind})'
         if e["on"] == "command":
             said = _SAID.get(str(e.get("said")), _SAID["failed"])
-            entry += "\n  " + said.format(command=defuse(_one_line(e["failed"], 160)).replace("`", "'"))
+            entry += "\n  " + said.format(command=inline(e["failed"], 160).replace("`", "'"))
         else:
-            entry += f"\n  Error: `{defuse(_one_line(e['sig'], 200))}`."
+            entry += f"\n  Error: `{inline(e['sig'], 200)}`."
         if e.get("passage"):
-            entry += f" {defuse(_one_line(e['passage'], PASSAGE))}"
+            entry += f" {inline(e['passage'], PASSAGE)}"
         if used + len(entry) + 1 > max_chars or e["path"] in placed:
             continue
         lines.append(entry)
@@ -626,8 +664,3 @@ _SAID = {
     "needs": "`{command}` needs more than the command line here.",
     "avoid": "The project says not to run `{command}`.",
 }
-
-
-def _one_line(text: str | None, limit: int) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -43,8 +43,12 @@ def read(project: Project, session_id: str) -> set[str]:
 
 
 def reset(project: Project, session_id: str) -> None:
-    """The session's context was compacted: everything may be handed again."""
-    add(project, session_id, [COMPACTED])
+    """The session's context was compacted: everything may be handed again (never raises:
+    a record that cannot be written only means pages are not handed twice)."""
+    try:
+        add(project, session_id, [COMPACTED])
+    except OSError:
+        pass
 
 
 def add(project: Project, session_id: str, entries: Iterable[str]) -> None:
