@@ -88,6 +88,7 @@ def test_a_search_by_meaning_is_answered_by_the_warm_helper(project, code_repo, 
         warm, modules = run_search(code_repo, QUERY)
         assert warm == results  # the same search, by the helper
         assert modules.isdisjoint(HEAVY), sorted(modules & set(HEAVY))
+        assert "wiki_memory.index.index" not in modules  # not even the index is opened here
         # Filters and modes travel to the helper; words alone stay here.
         only, modules = run_search(code_repo, QUERY, "--mode", "vector", "--type", "decision")
         assert [r["path"] for r in only] == ["decisions/retry-policy.md"] and "numpy" not in modules

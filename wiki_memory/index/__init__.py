@@ -9,15 +9,49 @@ idx.search("tests hang on the build server", k=8)
 
 from __future__ import annotations
 
-from wiki_memory.config import read_head
-from wiki_memory.index.embed import DEFAULT_MODEL, Embedder, ModelUnavailableWarning
-from wiki_memory.index.index import MODES, Index
-from wiki_memory.index.links import Link
-from wiki_memory.index.query import parse_since
-from wiki_memory.index.results import PageMeta, SearchResult, SyncStats
-from wiki_memory.index.snippets import cut
-from wiki_memory.index.tuning import Tuning
-from wiki_memory.index.vectors import embed_text
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from wiki_memory.config import read_head
+    from wiki_memory.index.embed import DEFAULT_MODEL, Embedder, ModelUnavailableWarning
+    from wiki_memory.index.index import MODES, Index
+    from wiki_memory.index.links import Link
+    from wiki_memory.index.query import parse_since
+    from wiki_memory.index.results import PageMeta, SearchResult, SyncStats
+    from wiki_memory.index.snippets import cut
+    from wiki_memory.index.tuning import Tuning
+    from wiki_memory.index.vectors import embed_text
+
+# Each name is imported from its module on first use (PEP 562): a process that needs one
+# part (a search answered by the warm helper needs `SearchResult` alone) does not load the rest.
+_WHERE = {
+    "read_head": "wiki_memory.config",
+    "DEFAULT_MODEL": "wiki_memory.index.embed",
+    "Embedder": "wiki_memory.index.embed",
+    "ModelUnavailableWarning": "wiki_memory.index.embed",
+    "MODES": "wiki_memory.index.index",
+    "Index": "wiki_memory.index.index",
+    "Link": "wiki_memory.index.links",
+    "parse_since": "wiki_memory.index.query",
+    "PageMeta": "wiki_memory.index.results",
+    "SearchResult": "wiki_memory.index.results",
+    "SyncStats": "wiki_memory.index.results",
+    "cut": "wiki_memory.index.snippets",
+    "Tuning": "wiki_memory.index.tuning",
+    "embed_text": "wiki_memory.index.vectors",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_MODEL",

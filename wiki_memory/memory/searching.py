@@ -66,19 +66,23 @@ class Searching(MemoryBase):
             "not_status": not_status,
         }
         note = None
-        results = self._warm_search(query, asked) if mode != "fts" else None
-        if results is None:
+        warm = self._warm_search(query, asked) if mode != "fts" else None
+        if warm is not None:
+            results, anchors = warm
+        else:
             index = self.require_index()
             results = index.search(query, **asked)
+            anchors = None
             if index.embedder.error and mode != "fts":
                 note = f"searched by words only: no embedding model ({index.embedder.error[:160]})"
         usage.record(self.project, "found", [r.path for r in results])
-        return SearchReport(query, results, note, self.drift_notes([r.path for r in results]))
+        return SearchReport(query, results, note, self.drift_notes([r.path for r in results], anchors))
 
-    def _warm_search(self, query: str, asked: dict[str, Any]) -> list[SearchResult] | None:
+    def _warm_search(self, query: str, asked: dict[str, Any]) -> tuple[list[SearchResult], dict[str, str]] | None:
         """The results of the warm helper (the same `Index.search`, with the model and the
-        vectors already in memory), or None: no helper, another model, an error. A search
-        without a helper starts one for the next (unless recall by meaning is off)."""
+        vectors already in memory) and the results' anchors (for their drift notes), or
+        None: no helper, another model, an error. A search without a helper starts one for
+        the next (unless recall by meaning is off)."""
         if self._index is not None and self._index.embedder.loaded:
             return None  # the model is loaded here already (a long-lived process: MCP, viewer)
         from wiki_memory.recall import meaning
@@ -100,27 +104,34 @@ class Searching(MemoryBase):
             if not os.path.exists(meaning.socket_path()):
                 meaning.ensure_started(where, preload=str(self.project.index_path))
             return None
-        from wiki_memory.index import SearchResult
+        from wiki_memory.index.results import SearchResult
 
         try:
-            return [
+            anchors = {str(k): str(v) for k, v in (answer.get("anchors") or {}).items()}
+            results = [
                 SearchResult(**{**r, "retrievers": tuple(r["retrievers"]), "tags": tuple(r["tags"])})
                 for r in answer["results"]
             ]
-        except (KeyError, TypeError):
+            return results, anchors
+        except (KeyError, TypeError, AttributeError):
             return None
 
-    def drift_notes(self, paths: Sequence[str]) -> dict[str, str]:
+    def drift_notes(self, paths: Sequence[str], anchors: dict[str, str] | None = None) -> dict[str, str]:
         """path -> "may be stale (src/x.py changed since)" for those of `paths` whose anchored
-        code files changed since (from the index's anchors: no page is parsed)."""
+        code files changed since (from the index's anchors, or `anchors` when the warm
+        helper sent them: no page is parsed, and then no index is opened here)."""
         from wiki_memory.pages.drift import drift_note, drifted
 
-        index = self.index
-        if index is None or self.project.root is None or not paths:
+        if self.project.root is None or not paths:
             return {}
+        if anchors is None:
+            index = self.index
+            if index is None:
+                return {}
+            anchors = index.anchors_of(list(paths))
         notes: dict[str, str] = {}
-        for path, anchors in index.anchors_of(list(paths)).items():
-            note = drift_note(drifted(self.project.root, anchors))
+        for path, anchors_json in anchors.items():
+            note = drift_note(drifted(self.project.root, anchors_json))
             if note:
                 notes[path] = note
         return notes

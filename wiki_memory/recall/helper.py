@@ -270,7 +270,9 @@ class Helper:
         results = kept[1].search(str(request["query"]), **asked)
         if self.embedder.error:
             return {"ok": False, "error": self.embedder.error}
-        return {"ok": True, "results": [r.as_dict() for r in results]}
+        # The results' anchors too: the caller notes their drift without opening the index.
+        anchors = kept[1].anchors_of([r.path for r in results])
+        return {"ok": True, "results": [r.as_dict() for r in results], "anchors": anchors}
 
     def recall(self, request: dict[str, Any]) -> list[dict[str, Any]]:
         """A hook's whole recall (see `meaning.recall`), as `recall.run` does it in a hook,
