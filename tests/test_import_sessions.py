@@ -438,8 +438,10 @@ def test_every_agents_session_files_import_and_other_files_get_one_line(tmp_path
     [page] = export["imported"][project.id]
     assert "`cart.py`" in (project.wiki / page).read_text()
     chats = tmp_path / "gem" / "chats"
-    gemini = run("gemini", str(gemini_jsonl(chats, cwd)))
-    assert len(gemini["imported"][project.id]) == 1
+    gemini_jsonl(chats, cwd)
+    (chats.parent / "logs.json").write_text("[]")  # a folder is searched for session files only
+    gemini = run("gemini", str(chats.parent))
+    assert len(gemini["imported"][project.id]) == 1 and not gemini["failed"]
     # Not a session of the agent named: one line each, nothing written, no traceback.
     notes = tmp_path / "notes.txt"
     notes.write_text("just some notes\n")

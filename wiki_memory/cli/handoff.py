@@ -203,7 +203,7 @@ def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: boo
     from wiki_memory.memory import import_transcripts
 
     app: App = ctx.obj
-    files = find_transcripts(paths) if paths else default_transcripts(agent)
+    files = find_transcripts(paths, agent) if paths else default_transcripts(agent)
     if not files:
         raise WikiMemoryError(
             f"no {agent} transcripts found" + (f" in {', '.join(paths)}" if paths else " in the default place")

@@ -28,18 +28,25 @@ def default_transcripts(agent: str) -> list[Path]:
     return load(agent).default_transcripts()
 
 
-#: the names of transcript files in a folder given to `import`.
-TRANSCRIPT_GLOBS = ("*.jsonl", "session-*.json", "ses_*.json", "opencode*.db")
+#: the names of an agent's transcript files in a folder given to `import`.
+TRANSCRIPT_GLOBS: dict[str, tuple[str, ...]] = {
+    "claude-code": ("*.jsonl",),
+    "codex": ("*.jsonl",),
+    "gemini": ("session-*.jsonl", "session-*.json", "checkpoint-*.json"),
+    "opencode": ("opencode*.db", "ses_*.json"),
+}
 
 
-def find_transcripts(paths: Iterable[str | Path]) -> list[Path]:
-    """The transcript files among `paths` (folders are searched, sub-agents' files included:
-    they join their parent's session when it is there)."""
+def find_transcripts(paths: Iterable[str | Path], agent: str | None = None) -> list[Path]:
+    """The transcript files among `paths`: files as given, folders searched for the agent's
+    transcript names (any agent's, without one), sub-agents' files included: they join their
+    parent's session when it is there."""
+    patterns = TRANSCRIPT_GLOBS.get(agent or "") or tuple({g for globs in TRANSCRIPT_GLOBS.values() for g in globs})
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend(sorted({p for pattern in TRANSCRIPT_GLOBS for p in path.rglob(pattern) if p.is_file()}))
+            found.extend(sorted({p for pattern in patterns for p in path.rglob(pattern) if p.is_file()}))
         elif path.is_file():
             found.append(path)
     seen: set[Path] = set()
