@@ -488,7 +488,13 @@ def replay_payloads(agent: str, observations: Sequence[Any], cwd: str, transcrip
     start, prompt_event, pre, post, stop, end = names
 
     def base(event: str, o: Any) -> dict[str, Any]:
-        payload: dict[str, Any] = {"session_id": sid, "cwd": cwd, "hook_event_name": event}
+        # `_time`: when it happened, for the hook's clock (taken off before the call).
+        payload: dict[str, Any] = {
+            "session_id": sid,
+            "cwd": cwd,
+            "hook_event_name": event,
+            "_time": o.time if o else "",
+        }
         if agent == "opencode":
             from wiki_memory.consolidate.session import time_key
 
@@ -499,6 +505,13 @@ def replay_payloads(agent: str, observations: Sequence[Any], cwd: str, transcrip
 
     def tool_input(o: Any) -> dict[str, Any]:
         tool = str(o.tool or "").lower()
+        if o.plan:  # the plan as the planning tool carried it
+            if tool == "update_plan":
+                return {"plan": [{"step": p.text, "status": p.status} for p in o.plan]}
+            if tool in ("taskcreate", "taskupdate"):
+                p = o.plan[0]
+                return {"subject": p.text, "status": p.status or None, "taskId": p.id}
+            return {"todos": [{"content": p.text, "status": p.status, "id": p.id} for p in o.plan]}
         files = [f if f.startswith("/") else f"{cwd}/{f}" for f in o.files]
         if (tool in EDIT_TOOLS or tool in READ_TOOLS) and files:
             key = "filePath" if agent == "opencode" else "file_path"
@@ -586,14 +599,21 @@ def run_hooks(home: Home, session: Session, timings: dict[str, float]) -> str | 
             timings[args[1]] = time.perf_counter() - began
         return None
 
-    original = background.spawn
+    # A hook stamps what it records with the time of the call (Claude Code's payloads carry
+    # none): the replay's calls happen when the transcript says they did, as live ones do.
+    from wiki_memory.capture import adapter
+
+    now = {"time": ""}
+    original_spawn, original_clock = background.spawn, adapter.utc_now
     background.spawn = run_worker  # type: ignore[assignment]
+    adapter.utc_now = lambda: now["time"] or original_clock()  # type: ignore[assignment]
     try:
         for event, payload in payloads:
+            now["time"] = str(payload.pop("_time", "") or "")
             stdin = io.BytesIO(json.dumps(payload).encode())
             hook.main([session.label["agent"], event], stdin, io.BytesIO(), os.environ)
     finally:
-        background.spawn = original  # type: ignore[assignment]
+        background.spawn, adapter.utc_now = original_spawn, original_clock  # type: ignore[assignment]
     return None
 
 
