@@ -160,7 +160,7 @@ def consolidate(
             click.echo(f"  {path}")
 
 
-TRANSCRIPT_AGENTS = ("claude-code", "codex", "opencode")  # the agents whose transcripts we can read
+TRANSCRIPT_AGENTS = ("claude-code", "codex", "gemini", "opencode")  # the agents whose transcripts we can read
 
 
 def _transcript_agent(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -182,23 +182,28 @@ def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: boo
     """Import past sessions from transcripts, as session pages.
 
     Without PATHs, reads the agent's default place (~/.claude/projects,
-    $CODEX_HOME/sessions, or OpenCode's opencode.db). Each session is filed under
-    the project of the working directory its transcript records, unless --project
-    (before the command) says where.
-    Importing again skips sessions that already have a page.
+    $CODEX_HOME/sessions, ~/.gemini/tmp, or OpenCode's opencode.db). A PATH may
+    also be a sub-agent's transcript (alone, or with its parent's: then its work
+    joins the parent's session), a Gemini CLI session or checkpoint file, or an
+    `opencode export` JSON file. Each session is filed under the project of the
+    working directory its transcript records, unless --project (before the
+    command) says where. The newest imported session's handoff is written, so
+    the next session picks up from it. Importing again skips sessions that
+    already have a page.
 
     \b
     Examples:
       wiki-memory import claude-code      # or: claude
       wiki-memory import codex ~/.codex/sessions/2026/11
       wiki-memory import opencode ~/.local/share/opencode/opencode.db
+      wiki-memory --project . import gemini ~/.gemini/tmp/myapp/chats
       wiki-memory --project . import claude-code ~/Downloads/session.jsonl
     """
     from wiki_memory.consolidate.importer import default_transcripts, find_transcripts
     from wiki_memory.memory import import_transcripts
 
     app: App = ctx.obj
-    files = find_transcripts(paths) if paths else default_transcripts(agent)
+    files = find_transcripts(paths, agent) if paths else default_transcripts(agent)
     if not files:
         raise WikiMemoryError(
             f"no {agent} transcripts found" + (f" in {', '.join(paths)}" if paths else " in the default place")
