@@ -94,6 +94,7 @@ def main(ctx: click.Context, project_dir: str | None) -> None:
 
 # Command modules register themselves on `main` when imported.
 from wiki_memory.cli import handoff as _handoff  # noqa: E402,F401
+from wiki_memory.cli import inout as _inout  # noqa: E402,F401
 from wiki_memory.cli import install as _install  # noqa: E402,F401
 from wiki_memory.cli import lifecycle as _lifecycle  # noqa: E402,F401
 from wiki_memory.cli import pages as _pages  # noqa: E402,F401

@@ -167,9 +167,13 @@ def _transcript_agent(ctx: click.Context, param: click.Parameter, value: str) ->
     """The canonical agent name for AGENT (aliases as `install` takes them: claude, ...)."""
     from wiki_memory.capture.adapter import agent_name
 
+    if value == "instructions":
+        return value  # not an agent: the instruction files (`import instructions`)
     name = agent_name(value)
     if name not in TRANSCRIPT_AGENTS:
-        raise click.BadParameter(f"{value!r}: transcripts can be imported from {', '.join(TRANSCRIPT_AGENTS)}")
+        raise click.BadParameter(
+            f"{value!r}: transcripts can be imported from {', '.join(TRANSCRIPT_AGENTS)} (or: instructions)"
+        )
     return name
 
 
@@ -177,8 +181,9 @@ def _transcript_agent(ctx: click.Context, param: click.Parameter, value: str) ->
 @click.argument("agent", metavar="AGENT", callback=_transcript_agent)
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="Print what was imported, per project, as JSON.")
+@click.option("--dry-run", is_flag=True, help="import instructions: show the pages, write nothing.")
 @click.pass_context
-def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: bool) -> None:
+def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: bool, dry_run: bool) -> None:
     """Import past sessions from transcripts, as session pages.
 
     Without PATHs, reads the agent's default place (~/.claude/projects,
@@ -198,7 +203,24 @@ def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: boo
       wiki-memory import opencode ~/.local/share/opencode/opencode.db
       wiki-memory --project . import gemini ~/.gemini/tmp/myapp/chats
       wiki-memory --project . import claude-code ~/Downloads/session.jsonl
+
+    `import instructions [PATH...] [--dry-run]` reads the memory you already keep
+    for your agents instead: CLAUDE.md (with CLAUDE.local.md and @imports),
+    AGENTS.md, GEMINI.md, Cursor rules, copilot-instructions.md, .windsurfrules,
+    Claude Code's auto memory of the project, a Cline memory-bank/, Serena's
+    memories, a basic-memory folder; each section becomes a page (docs/import-export.md).
+
+    \b
+      wiki-memory import instructions --dry-run
+      wiki-memory import instructions ~/notes/basic-memory/myapp
     """
+    if agent == "instructions":
+        from wiki_memory.cli.inout import import_instructions_command
+
+        import_instructions_command(ctx.obj, paths, as_json=as_json, dry_run=dry_run)
+        return
+    if dry_run:
+        raise WikiMemoryError("--dry-run is for `import instructions`")
     from wiki_memory.consolidate.importer import default_transcripts, find_transcripts
     from wiki_memory.memory import import_transcripts
 
