@@ -248,3 +248,21 @@ def test_export_leaves_out_pages_imported_from_that_file(project: Path) -> None:
         assert "Pull requests" in block  # from AGENTS.md
         assert (project / "CLAUDE.md").read_text().startswith(CLAUDE_MD)
         assert result.changed
+
+
+def test_export_targets_are_refreshed_after_a_consolidation(code_repo: Path) -> None:
+    from journals import Session, set_config
+
+    from wiki_memory.config import resolve_project
+
+    set_config('[export]\ntargets = ["agents-md", "claude-md"]\n')
+    agents = code_repo / "AGENTS.md"
+    agents.write_text(f"Mine.\n\n{START}\n{END}\n\nAlso mine.\n")
+    project = resolve_project(code_repo)
+    Session(project, "s-export-01").start().prompt("From now on, use pnpm instead of npm.").stop("Ok.").end().write()
+    with Memory(project) as memory:
+        memory.consolidate("s-export-01", llm=False)
+    text = agents.read_text()
+    assert text.startswith("Mine.\n\n") and text.endswith("\n\nAlso mine.\n")
+    assert "use pnpm instead of npm" in text.split(START)[1].lower()
+    assert not (code_repo / "CLAUDE.md").exists(), "a file without the block is not opted in"

@@ -411,3 +411,30 @@ def durable_pages(memory: Memory, exclude_source: str = "") -> list[Page]:
 
     out.sort(key=lambda p: (_ORDER[p.type], -weight(p), p.title.lower()))
     return out
+
+
+def refresh_exports(memory: Memory) -> list[Exported]:
+    """After a consolidation: rewrite the block in each `[export] targets` file that holds it
+    already (a file without the block is the user's to opt in with `export`); never raises,
+    since the session's pages are committed whatever happens here."""
+    from wiki_memory.config import load_settings
+    from wiki_memory.consolidate.state import log
+
+    targets = load_settings().get("export", "targets", [])
+    if isinstance(targets, str):
+        targets = [targets]
+    if not isinstance(targets, list) or memory.project.root is None:
+        return []
+    done: list[Exported] = []
+    for target in targets:
+        if target not in TARGETS:
+            log(f"[export] targets: unknown target {target!r} (one of {', '.join(TARGETS)})")
+            continue
+        path = Path(memory.project.root) / TARGETS[target][0]
+        try:
+            if not path.is_file() or START not in path.read_bytes().decode("utf-8"):
+                continue
+            done.append(export_block(memory, target))
+        except (OSError, UnicodeDecodeError, WikiMemoryError) as e:
+            log(f"[export] {target}: {e}")
+    return done
