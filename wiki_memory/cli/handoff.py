@@ -167,12 +167,12 @@ def _transcript_agent(ctx: click.Context, param: click.Parameter, value: str) ->
     """The canonical agent name for AGENT (aliases as `install` takes them: claude, ...)."""
     from wiki_memory.capture.adapter import agent_name
 
-    if value == "instructions":
-        return value  # not an agent: the instruction files (`import instructions`)
+    if value in ("instructions", "wiki"):
+        return value  # not agents: instruction files, an export (`import instructions`, `import wiki`)
     name = agent_name(value)
     if name not in TRANSCRIPT_AGENTS:
         raise click.BadParameter(
-            f"{value!r}: transcripts can be imported from {', '.join(TRANSCRIPT_AGENTS)} (or: instructions)"
+            f"{value!r}: transcripts can be imported from {', '.join(TRANSCRIPT_AGENTS)} (or: instructions, wiki)"
         )
     return name
 
@@ -213,14 +213,21 @@ def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: boo
     \b
       wiki-memory import instructions --dry-run
       wiki-memory import instructions ~/notes/basic-memory/myapp
+
+    `import wiki PATH` brings in what `export --format markdown|json` wrote.
     """
     if agent == "instructions":
         from wiki_memory.cli.inout import import_instructions_command
 
         import_instructions_command(ctx.obj, paths, as_json=as_json, dry_run=dry_run)
         return
+    if agent == "wiki":
+        from wiki_memory.cli.inout import import_wiki_command
+
+        import_wiki_command(ctx.obj, paths, as_json=as_json, dry_run=dry_run)
+        return
     if dry_run:
-        raise WikiMemoryError("--dry-run is for `import instructions`")
+        raise WikiMemoryError("--dry-run is for `import instructions` and `import wiki`")
     from wiki_memory.consolidate.importer import default_transcripts, find_transcripts
     from wiki_memory.memory import import_transcripts
 
