@@ -12,6 +12,7 @@ import click
 from wiki_memory.cli import App, main
 from wiki_memory.cli.output import echo_json
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.install import Change, Context
 from wiki_memory.memory.instructions import TARGETS, export_block, import_instructions
 
 
@@ -205,3 +206,26 @@ def prune(app: App, age: str, dry_run: bool, as_json: bool) -> None:
     verb = "would be removed" if dry_run else "removed"
     commit = f" (commit {result.commit[:8]})" if result.commit else ""
     click.echo(f"{len(result.paths)} session pages ended before {result.cutoff[:10]} {verb}{commit}")
+
+
+def client_blocks(app: App, results: dict[str, list[Change]], ctx: Context, *, remove: bool = False) -> None:
+    """At project scope, the memory block (`export`) in the instruction file each MCP-only
+    client reads, added to what `install` reports (or taken out again by `uninstall`)."""
+    from wiki_memory.install import installer
+    from wiki_memory.install.mcp_client import McpClient
+    from wiki_memory.memory.instructions import remove_block
+
+    if ctx.scope != "project":
+        return
+    for agent, changes in results.items():
+        client = installer(agent)
+        if not isinstance(client, McpClient) or not client.instructions:
+            continue
+        if remove:
+            done = remove_block(app.memory, client.instructions, dry_run=ctx.dry_run)
+            action = ("delete" if not done.text else "update") if done.changed else "unchanged"
+            changes.append(Change(done.path, action, ["- the memory block"] if done.changed else []))
+        else:
+            done = export_block(app.memory, client.instructions, check=ctx.dry_run)
+            line = f"+ the memory block ({len(done.pages)} pages; `wiki-memory export {client.instructions}` renews it)"
+            changes.append(Change(done.path, "update" if done.changed else "unchanged", [line] if done.changed else []))

@@ -438,3 +438,37 @@ def refresh_exports(memory: Memory) -> list[Exported]:
         except (OSError, UnicodeDecodeError, WikiMemoryError) as e:
             log(f"[export] {target}: {e}")
     return done
+
+
+def remove_block(memory: Memory, target: str, *, dry_run: bool = False) -> Exported:
+    """Take the block out of the target's file again, with the blank line `export` put before
+    it; a file that held nothing else is deleted."""
+    if target not in TARGETS:
+        raise WikiMemoryError(f"unknown export target {target!r}: one of {', '.join(TARGETS)}")
+    rel, new_file = TARGETS[target]
+    root = memory.project.root
+    if root is None:
+        raise WikiMemoryError("no project folder to remove the block from")
+    path = Path(root) / rel
+    try:
+        old = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return Exported(target, path, False, (), "")
+    match = _BLOCK.search(old)
+    if match is None:
+        return Exported(target, path, False, (), old)
+    before, after = old[: match.start()], old[match.end() :].removeprefix("\n")
+    if after.strip():
+        new = before + after
+    else:
+        new = before.rstrip("\n") + "\n" if before.strip() else ""
+    if new in ("", new_file):
+        new = ""
+    if not dry_run:
+        if new:
+            from wiki_memory.install.configfile import write_atomic
+
+            write_atomic(path, new)
+        else:
+            path.unlink()
+    return Exported(target, path, True, (), new)
