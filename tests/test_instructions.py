@@ -266,3 +266,30 @@ def test_export_targets_are_refreshed_after_a_consolidation(code_repo: Path) -> 
     assert text.startswith("Mine.\n\n") and text.endswith("\n\nAlso mine.\n")
     assert "use pnpm instead of npm" in text.split(START)[1].lower()
     assert not (code_repo / "CLAUDE.md").exists(), "a file without the block is not opted in"
+
+
+@pytest.mark.parametrize(
+    ("heading", "text", "kind"),
+    [
+        ("Build and test", "- `cargo test -p core` for one crate\n- `just fmt` after each change", "procedure"),
+        ("Release", "1. Tag the commit.\n2. Push the tag.\n3. Wait for CI to publish.", "procedure"),
+        (
+            "Tests",
+            "- Prefer whole-object asserts.\n- Avoid mutating the environment.\n- Use the shared helpers.\n"
+            "- Never sleep in a test.\n- Run `cargo test -p x` first.",
+            "preference",
+        ),
+        (
+            "Development practices",
+            "- Always add a changelog entry.\n- Never add a v1 endpoint.\n- Keep ids strings.\n"
+            "- Regenerate the schema: `just schema`",
+            "preference",
+        ),
+        ("Storage", "We decided on SQLite over Postgres: one file, no server to run.", "decision"),
+        ("Layout", "The API lives in `server/`, the web client in `web/`.", "fact"),
+    ],
+)
+def test_a_sections_type_comes_from_its_shape(heading: str, text: str, kind: str) -> None:
+    from wiki_memory.memory.instruction_files import classify
+
+    assert classify(heading, text) == kind

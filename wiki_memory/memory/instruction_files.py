@@ -353,7 +353,9 @@ def classify(heading: str, text: str) -> str:
             rules += 1
     if _DECISION_HEADING.search(heading) or (_DECISION_WORDS.search(text) and rules <= 1):
         return "decision"
-    if commands + steps and (commands + steps >= rules or _PROCEDURE_HEADING.search(heading)):
+    # Steps and commands against rules; a heading that names a procedure counts them twice.
+    weight = 2 if _PROCEDURE_HEADING.search(heading) else 1
+    if commands + steps and (commands + steps) * weight >= rules:
         return "procedure"
     if rules or _PREFERENCE_HEADING.search(heading):
         return "preference"
