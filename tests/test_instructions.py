@@ -293,3 +293,13 @@ def test_a_sections_type_comes_from_its_shape(heading: str, text: str, kind: str
     from wiki_memory.memory.instruction_files import classify
 
     assert classify(heading, text) == kind
+
+
+def test_a_secret_in_an_instruction_file_is_redacted_and_said(code_repo: Path) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    write(code_repo / "CLAUDE.md", f"## Deploy\n\n- Run `make deploy` with GITHUB_TOKEN={token}\n")
+    result = cli("--project", str(code_repo), "import", "instructions")
+    assert "github" in result.output
+    with Memory.at(code_repo) as memory:
+        body = memory.read("Deploy").page.body
+    assert token not in body and "[REDACTED:" in body

@@ -29,6 +29,8 @@ def import_instructions_command(app: App, paths: tuple[str, ...], *, as_json: bo
     for page in report.pages:
         if page.action != "unchanged":
             click.echo(f"  {page.action:8} {page.path} ({page.type}) <- {', '.join(page.sources)}")
+    if report.redacted:
+        click.echo(f"secrets replaced by [REDACTED:<kind>]: {', '.join(report.redacted)}", err=True)
     counts = ", ".join(f"{report.count(a)} {a}" for a in ("created", "updated", "stale", "unchanged"))
     click.echo(f"pages that {verb} written: {counts}" + (f"; commit {report.commit[:8]}" if report.commit else ""))
 

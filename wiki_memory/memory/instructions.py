@@ -37,6 +37,7 @@ from wiki_memory.memory.instruction_files import (
     read_sections,
 )
 from wiki_memory.memory.records import Actor
+from wiki_memory.memory.rules import Scrubber
 from wiki_memory.pages import Page, folder_for
 
 if TYPE_CHECKING:
@@ -68,13 +69,14 @@ class InstructionImport:
     pages: tuple[PlannedPage, ...] = ()
     commit: str | None = None
     dry_run: bool = False
+    redacted: tuple[str, ...] = ()  # kinds of secret replaced by [REDACTED:<kind>]
 
     def count(self, action: str) -> int:
         return sum(1 for p in self.pages if p.action == action)
 
     def as_dict(self) -> dict[str, Any]:
         return {"files": list(self.files), "pages": [p.as_dict() for p in self.pages], "commit": self.commit,
-                "dry_run": self.dry_run}  # fmt: skip
+                "dry_run": self.dry_run, "redacted": list(self.redacted)}  # fmt: skip
 
 
 @dataclass
@@ -116,6 +118,7 @@ def import_instructions(
     names = tuple(dict.fromkeys(s.source.name for s in sections))
     # Every file that was read, even when it has no section left (its pages then go stale).
     read_names = {display_name(p, root, home) for p in files} | set(names)
+    scrub = Scrubber()  # secrets in the user's files stay out of the wiki, as in every write
     grouped: dict[str, list[Section]] = {}
     for section in sections:
         grouped.setdefault(_text_hash(section.text), []).append(section)
@@ -136,7 +139,7 @@ def import_instructions(
                 plans.append(PlannedPage(old.path, old.title, old.type, "unchanged", sources))
                 seen_paths.add(old.path)
                 continue
-            page = Page(old.path, dict(old.meta), _body(first.title, first.text))
+            page = Page(old.path, dict(old.meta), _body(first.title, scrub(first.text)))
             page = page.with_meta(imported=imported, sources=_merged(old.sources, sources), status="active")
             if anchors:
                 page = page.with_meta(anchors=anchors)
@@ -150,7 +153,8 @@ def import_instructions(
             extra: dict[str, Any] = {"imported": imported}
             if anchors:
                 extra["anchors"] = anchors
-            page = Page.new(title, first.type, _body(title, first.text), sources=list(sources), extra=extra, path=path)
+            body = _body(scrub(title), scrub(first.text))
+            page = Page.new(scrub(title), first.type, body, sources=list(sources), extra=extra, path=path)
             action = "created"
         seen_paths.add(page.path)
         writes.append(page)
@@ -173,7 +177,7 @@ def import_instructions(
         body = "Read: " + ", ".join(names) if names else ""
         results = store.write_many(writes, IMPORTER.author(memory.wiki), message=subject, body=body)
         commit = next((r.commit for r in results if r.commit), None)
-    return InstructionImport(tuple(names), tuple(plans), commit, dry_run)
+    return InstructionImport(tuple(names), tuple(plans), commit, dry_run, tuple(dict.fromkeys(scrub.found)))
 
 
 def _text_hash(text: str) -> str:
