@@ -303,3 +303,10 @@ def test_a_secret_in_an_instruction_file_is_redacted_and_said(code_repo: Path) -
     with Memory.at(code_repo) as memory:
         body = memory.read("Deploy").page.body
     assert token not in body and "[REDACTED:" in body
+
+
+def test_imported_pages_are_searchable_at_once(project: Path) -> None:
+    with Memory.at(project) as memory:
+        import_instructions(memory)
+        hits = memory.search("type hints print statements", mode="fts").results
+        assert hits and hits[0].path == memory.find("Code style")

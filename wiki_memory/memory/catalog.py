@@ -181,4 +181,8 @@ def prune_sessions(
                 Actor().author(memory.wiki),
                 body="They stay in the history; handoffs and distilled pages are untouched.",
             )
+    if commit:
+        from wiki_memory.memory.instructions import after_bulk_commit
+
+        after_bulk_commit(memory)
     return Pruned(old, commit, cutoff, dry_run)

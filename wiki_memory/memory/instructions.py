@@ -177,7 +177,23 @@ def import_instructions(
         body = "Read: " + ", ".join(names) if names else ""
         results = store.write_many(writes, IMPORTER.author(memory.wiki), message=subject, body=body)
         commit = next((r.commit for r in results if r.commit), None)
+        if commit:
+            after_bulk_commit(memory)
     return InstructionImport(tuple(names), tuple(plans), commit, dry_run, tuple(dict.fromkeys(scrub.found)))
+
+
+def after_bulk_commit(memory: Memory) -> None:
+    """After a commit of many pages (an import, a prune): the search index takes them and the
+    SessionStart context is rebuilt now, so the next prompt or start sees them; never raises
+    (both are derived data, rebuilt next time anyway)."""
+    from wiki_memory.consolidate import context_build
+    from wiki_memory.consolidate.state import log
+
+    try:
+        memory.reindex()
+        context_build.refresh(memory.project, memory.store(), memory.index)
+    except Exception as e:  # noqa: BLE001 - the pages are committed whatever happens here
+        log(f"index or context after a bulk commit failed ({type(e).__name__}: {e})")
 
 
 def _text_hash(text: str) -> str:

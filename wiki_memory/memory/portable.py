@@ -125,4 +125,8 @@ def import_wiki(memory: Memory, path: Path, *, dry_run: bool = False) -> WikiImp
         commit = store.commit(
             changes, f"import: {len(changes)} pages from {path.name}", Actor().author(memory.wiki), body=f"From {path}."
         )
+        if commit:
+            from wiki_memory.memory.instructions import after_bulk_commit
+
+            after_bulk_commit(memory)
     return WikiImport(str(path), tuple(sorted(changes)), len(pages) - len(changes), commit)
