@@ -6,14 +6,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from wiki_memory.cli import App, main
 from wiki_memory.cli.output import echo_json
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.install import Change, Context
 from wiki_memory.memory.instructions import TARGETS, export_block, import_instructions
+
+if TYPE_CHECKING:
+    from wiki_memory.install import Change, Context
 
 
 def import_instructions_command(app: App, paths: tuple[str, ...], *, as_json: bool, dry_run: bool) -> None:
@@ -213,7 +216,7 @@ def prune(app: App, age: str, dry_run: bool, as_json: bool) -> None:
 def client_blocks(app: App, results: dict[str, list[Change]], ctx: Context, *, remove: bool = False) -> None:
     """At project scope, the memory block (`export`) in the instruction file each MCP-only
     client reads, added to what `install` reports (or taken out again by `uninstall`)."""
-    from wiki_memory.install import installer
+    from wiki_memory.install import Change, installer
     from wiki_memory.install.mcp_client import McpClient
     from wiki_memory.memory.instructions import remove_block
 

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wiki_memory.errors import PageError
-from wiki_memory.pages.document import parse_page
 
 #: Our own blocks in instruction files (`install-instructions`, `export`): never imported back.
 _OUR_BLOCKS = re.compile(r"<!-- wiki-memory:(?:[a-z-]+:)?start -->.*?<!-- wiki-memory:(?:[a-z-]+:)?end -->\n?", re.S)
@@ -227,6 +226,8 @@ def _read_file(path: Path, kind: str, root: Path | None, home: Path, seen: set[P
 def _front_matter(raw: str, name: str) -> tuple[dict[str, object], str]:
     """The file's front matter (Cursor rules, auto memory, basic-memory notes) and the rest;
     front matter that does not parse is read as text, like the tools themselves do."""
+    from wiki_memory.pages.document import parse_page  # here: YAML is not needed to start the CLI
+
     try:
         page = parse_page(raw, name)
     except PageError:
