@@ -310,3 +310,17 @@ def test_imported_pages_are_searchable_at_once(project: Path) -> None:
         import_instructions(memory)
         hits = memory.search("type hints print statements", mode="fts").results
         assert hits and hits[0].path == memory.find("Code style")
+
+
+def test_a_models_proposal_is_exported_once_marked_helpful(code_repo: Path) -> None:
+    from wiki_memory.pages import Page
+    from wiki_memory.store import Author
+
+    with Memory.at(code_repo) as memory:
+        memory.write("Use pnpm", "Always use pnpm.", "preference")
+        page = Page.new("Cache the wheels", "procedure", "Run `pip download -d wheels .` once.",
+                        extra={"distilled": "llm", "evidence": 1})  # fmt: skip
+        memory.store().write(page, Author.agent("claude-code"))
+        assert "Cache the wheels" not in export_block(memory, "agents-md").text
+        memory.mark("Cache the wheels", "helpful")
+        assert "Cache the wheels" in export_block(memory, "agents-md").text

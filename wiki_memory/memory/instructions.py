@@ -13,8 +13,9 @@ Import rules:
 - a title that already names a page not imported from there gets the file's name after it.
 
 Export rules: only active pages of the durable types, never the ones imported from the very
-file written to (the file says them already), preferences first, then procedures, then the
-gotchas hit most, within a character budget; only the bytes between the markers change.
+file written to (the file says them already) nor a model's proposal nobody marked helpful;
+preferences first, then procedures, then the gotchas hit most, within a character budget;
+only the bytes between the markers change.
 """
 
 from __future__ import annotations
@@ -423,6 +424,8 @@ def durable_pages(memory: Memory, exclude_source: str = "") -> list[Page]:
             continue
         if exclude_source and exclude_source in page.sources:
             continue
+        if page.meta.get("distilled") == "llm" and not page.meta.get("helpful"):
+            continue  # a model's proposal goes into instruction files once someone found it helpful
         out.append(page)
 
     def weight(page: Page) -> int:
