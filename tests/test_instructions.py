@@ -134,6 +134,11 @@ def test_a_section_removed_from_its_file_marks_its_page_stale(project: Path) -> 
         assert actions["Pull requests"] == "stale" and actions["Checks"] == "created"
         page = memory.read("Pull requests").page
         assert page.status == "stale" and page.meta["stale_reason"] == "its section is gone from AGENTS.md"
+        write(project / "AGENTS.md", FILES["AGENTS.md"])
+        back = {p.title: p.action for p in import_instructions(memory).pages}
+        assert back["Pull requests"] == "updated" and back["Checks"] == "stale"
+        page = memory.read("Pull requests").page
+        assert page.status == "active" and "stale_reason" not in page.meta
 
 
 def test_dry_run_writes_nothing(project: Path) -> None:
@@ -324,3 +329,13 @@ def test_a_models_proposal_is_exported_once_marked_helpful(code_repo: Path) -> N
         assert "Cache the wheels" not in export_block(memory, "agents-md").text
         memory.mark("Cache the wheels", "helpful")
         assert "Cache the wheels" in export_block(memory, "agents-md").text
+
+
+def test_a_persons_mark_survives_a_changed_source(project: Path) -> None:
+    with Memory.at(project) as memory:
+        import_instructions(memory)
+        memory.mark("Code style", "wrong", reason="we print on purpose")
+        write(project / "CLAUDE.md", CLAUDE_MD.replace("type hints", "full type hints"))
+        import_instructions(memory)
+        page = memory.read("Code style").page
+        assert "full type hints" in page.body and page.status == "wrong"

@@ -141,7 +141,12 @@ def import_instructions(
                 seen_paths.add(old.path)
                 continue
             page = Page(old.path, dict(old.meta), _body(first.title, scrub(first.text)))
-            page = page.with_meta(imported=imported, sources=_merged(old.sources, sources), status="active")
+            # A page gone stale with its section is active again; a person's mark (wrong,
+            # archived, superseded) stays: the file changing does not overrule them.
+            status = "active" if old.status == "stale" else old.status
+            page = page.with_meta(
+                imported=imported, sources=_merged(old.sources, sources), status=status, stale_reason=None
+            )
             if anchors:
                 page = page.with_meta(anchors=anchors)
             action = "updated"
@@ -176,7 +181,10 @@ def import_instructions(
         stale = sum(p.action == "stale" for p in plans)
         subject = f"import: {created} new, {updated} updated, {stale} stale pages from instruction files"
         body = "Read: " + ", ".join(names) if names else ""
-        results = store.write_many(writes, IMPORTER.author(memory.wiki), message=subject, body=body)
+        # `stale_reason` is ours: a section back in its file takes it off its page.
+        results = store.write_many(
+            writes, IMPORTER.author(memory.wiki), message=subject, body=body, owns=("stale_reason",)
+        )
         commit = next((r.commit for r in results if r.commit), None)
         if commit:
             after_bulk_commit(memory)
