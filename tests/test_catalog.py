@@ -112,10 +112,37 @@ def test_export_then_import_into_a_fresh_home_gives_the_same_pages(
     assert not project.wiki.exists()
     result = cli("--project", str(worked.root), "import", "wiki", str(done.path), "--json")
     report = json.loads(result.output)
-    assert len(report["written"]) == len(original) and report["commit"]
+    assert len(report["written"]) == len(original) and report["with_history"]
     assert files(project.wiki) == original
+    # The history came along: the same commits, ids and all, and a clean repository.
+    assert git(project.wiki, "log", "--format=%H %an %s") == git(worked.wiki, "log", "--format=%H %an %s")
+    assert report["commit"] == git(worked.wiki, "rev-parse", "HEAD").strip()
+    assert git(project.wiki, "status", "--porcelain") == ""
     with Memory(project) as memory:
         assert memory.read("Ünïcödé note").page.body.endswith("a [[Use pnpm]] link.\n")
         again = import_wiki(memory, done.path)
     assert again.commit is None and again.unchanged == len(original)
     git(project.wiki, "fsck", "--strict")
+
+
+def test_import_wiki_into_a_wiki_that_exists_writes_the_pages_in_one_commit(worked, tmp_path: Path) -> None:
+    with Memory(worked) as memory:
+        done = export_wiki(memory, "json", tmp_path / "out.json")
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    cli("--project", str(other), "write", "-t", "Already here", "--body", "x")
+    report = json.loads(cli("--project", str(other), "import", "wiki", str(done.path), "--json").output)
+    assert not report["with_history"] and report["written"] and report["commit"]
+    project = resolve_project(other)
+    assert git(project.wiki, "log", "-1", "--format=%s").startswith(f"import: {len(report['written'])} pages")
+    assert (project.wiki / "notes" / "already-here.md").is_file()
+
+
+def test_the_history_bundle_is_a_git_bundle(worked, tmp_path: Path) -> None:
+    with Memory(worked) as memory:
+        export_wiki(memory, "markdown", tmp_path / "out")
+    bundle = tmp_path / "out" / ".wiki-memory-history.bundle"
+    assert "refs/heads/main" in git(tmp_path, "bundle", "list-heads", str(bundle))
+    git(tmp_path, "clone", "-q", str(bundle), "clone")
+    assert git(tmp_path / "clone", "rev-parse", "HEAD") == git(worked.wiki, "rev-parse", "HEAD")

@@ -1,24 +1,29 @@
 """A whole wiki moved out and back in: `export --format markdown|json` writes every page as
-it is stored (front matter included), and `import wiki PATH` reads such an export into a
-project, each page byte for byte, in one commit. The history travels with git itself
-(`remote add` and `sync`); an export carries the pages and a list of the commits.
+it is stored (front matter included) and the history as a git bundle; `import wiki PATH`
+reads such an export into a project: a project with no wiki yet gets the whole history
+(every commit, as it was); one with a wiki gets the pages, byte for byte, in one commit.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.memory.base import write_project_file
+from wiki_memory.memory.instructions import after_bulk_commit
 from wiki_memory.memory.records import Actor
+from wiki_memory.store.create import create_wiki_from_bundle, history_bundle
 
 if TYPE_CHECKING:
     from wiki_memory.memory.memory import Memory
 
 FORMAT = "wiki-memory-export/1"
 MANIFEST = ".wiki-memory-export.json"  # beside the pages of a Markdown export
+BUNDLE = ".wiki-memory-history.bundle"  # the history, beside them (`git clone` reads it)
 
 
 @dataclass(frozen=True)
@@ -41,10 +46,11 @@ class WikiImport:
     written: tuple[str, ...]
     unchanged: int
     commit: str | None
+    with_history: bool = False  # the wiki was made from the export's history
 
     def as_dict(self) -> dict[str, Any]:
         return {"source": self.source, "written": list(self.written), "unchanged": self.unchanged,
-                "commit": self.commit}  # fmt: skip
+                "commit": self.commit, "with_history": self.with_history}  # fmt: skip
 
 
 def _pages(memory: Memory) -> list[tuple[str, bytes]]:
@@ -72,13 +78,14 @@ def export_wiki(memory: Memory, fmt: str, out: Path) -> WikiExport:
             target.write_bytes(data)
         manifest = {"format": FORMAT, "project": project, "pages": [p for p, _ in pages], "log": _log(memory)}
         (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        (out / BUNDLE).write_bytes(history_bundle(memory.wiki))
         return WikiExport(out, fmt, len(pages))
     if fmt == "json":
         target = out / f"{memory.project.name}.json" if out.is_dir() else out
         target.parent.mkdir(parents=True, exist_ok=True)
         doc = {"format": FORMAT, "project": project,
                "pages": [{"path": p, "text": d.decode("utf-8", "surrogateescape")} for p, d in pages],
-               "log": _log(memory)}  # fmt: skip
+               "log": _log(memory), "history": base64.b64encode(history_bundle(memory.wiki)).decode()}  # fmt: skip
         target.write_text(
             json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8", errors="surrogateescape"
         )
@@ -86,8 +93,9 @@ def export_wiki(memory: Memory, fmt: str, out: Path) -> WikiExport:
     raise WikiMemoryError(f"unknown format {fmt!r}: markdown or json")
 
 
-def read_export(path: Path) -> list[tuple[str, bytes]]:
-    """The pages of an export (a JSON file, or a folder of Markdown files)."""
+def read_export(path: Path) -> tuple[list[tuple[str, bytes]], bytes | None]:
+    """The pages of an export (a JSON file, or a folder of Markdown files), and its history
+    bundle when it has one."""
     if path.is_file():
         try:
             doc = json.loads(path.read_text(encoding="utf-8", errors="surrogateescape"))
@@ -95,25 +103,36 @@ def read_export(path: Path) -> list[tuple[str, bytes]]:
             raise WikiMemoryError(f"{path}: not a wiki-memory export ({e})") from None
         if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("pages"), list):
             raise WikiMemoryError(f"{path}: not a wiki-memory export (no {FORMAT!r} format)")
-        return [(str(p["path"]), str(p["text"]).encode("utf-8", "surrogateescape")) for p in doc["pages"]]
+        pages = [(str(p["path"]), str(p["text"]).encode("utf-8", "surrogateescape")) for p in doc["pages"]]
+        history = doc.get("history")
+        return pages, base64.b64decode(history) if isinstance(history, str) and history else None
     if path.is_dir():
-        return sorted(
+        pages = sorted(
             (f.relative_to(path).as_posix(), f.read_bytes())
             for f in path.rglob("*.md")
             if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts)
         )
+        return pages, (path / BUNDLE).read_bytes() if (path / BUNDLE).is_file() else None
     raise WikiMemoryError(f"{path}: no such file or folder")
 
 
 def import_wiki(memory: Memory, path: Path, *, dry_run: bool = False) -> WikiImport:
-    """Bring an export's pages into this project's wiki, byte for byte, in one commit: a page
-    already there with other bytes is replaced (the old version stays in the history)."""
+    """Bring an export into this project: with no wiki yet, the wiki is made from the export's
+    history (every commit); else its pages are written byte for byte in one commit (a page
+    already there with other bytes is replaced; the old version stays in the history)."""
     from wiki_memory.store.paths import normalize_path
 
-    pages = read_export(path)
+    pages, history = read_export(path)
     for rel, _data in pages:
         if normalize_path(rel, page=False) != rel:
             raise WikiMemoryError(f"{path}: {rel!r} is not a clean wiki path; nothing was imported")
+    if history is not None and not memory.exists:
+        if dry_run:
+            return WikiImport(str(path), tuple(sorted(p for p, _ in pages)), 0, None, with_history=True)
+        head = create_wiki_from_bundle(memory.wiki, history)
+        write_project_file(memory.project)
+        after_bulk_commit(memory)
+        return WikiImport(str(path), tuple(sorted(p for p, _ in pages)), 0, head, with_history=True)
     store = memory.store(create=not dry_run) if (memory.exists or not dry_run) else None
     changes: dict[str, bytes | None] = {}
     for rel, data in pages:
@@ -126,7 +145,5 @@ def import_wiki(memory: Memory, path: Path, *, dry_run: bool = False) -> WikiImp
             changes, f"import: {len(changes)} pages from {path.name}", Actor().author(memory.wiki), body=f"From {path}."
         )
         if commit:
-            from wiki_memory.memory.instructions import after_bulk_commit
-
             after_bulk_commit(memory)
     return WikiImport(str(path), tuple(sorted(changes)), len(pages) - len(changes), commit)
