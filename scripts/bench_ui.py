@@ -218,7 +218,8 @@ def measure(repo: Path, hot: str, runs: int) -> tuple[dict[str, list[float]], di
     }
     timings: dict[str, list[float]] = {name: [] for name in views}
     cpu: dict[str, list[float]] = {name: [] for name in views}
-    with TestClient(app, base_url=f"http://127.0.0.1:{PORT}", headers=headers, follow_redirects=False) as client:
+    base_url = f"http://127.0.0.1:{PORT}{viewer.base}"  # the viewer lives under its secret path
+    with TestClient(app, base_url=base_url, headers=headers, follow_redirects=False) as client:
         # As the viewer does from its start: the history worked out between requests. The
         # figures below are a viewer that has been up that long.
         workspace = viewer.workspaces.get(project)

@@ -13,8 +13,24 @@ on the wiki (and on the remote after a sync). At the end a last `watch --once`,
 process reported done must be in the wiki's HEAD and the remote's main; no lock or
 temporary file may be left. The search index runs on words alone unless `--model`.
 
+Two phases of issue 27 follow the rounds when asked:
+
+- `--forget-rounds N`: a page holding a unique string is written and synced, then
+  `forget --string` of it is killed at one of its steps in turn (`WIKI_MEMORY_CRASH_AT`:
+  after the new pack, after its journal, after the branch moved, after the other refs,
+  after the old objects went, after the remote's lease was recorded, after the index,
+  after the local files), and the `sync` its error message recommends runs. The string
+  must never be back in the wiki's objects nor pushed to the remote's `main`; after
+  `forget` (again, if it was undone) and `sync --replace-remote-history`, it must be gone
+  from both, and every page reported written must still be there.
+- `--edit-rounds N`: `wiki-memory edit` opens a page in an "editor" (a script) that,
+  while it is open, has an agent change the page through the CLI (at the line the person
+  changes, or elsewhere), then saves the person's change. Both changes must be in HEAD:
+  merged into the page, or the person's kept in a conflict copy beside it.
+
     python scripts/soak.py --rounds 200 --seed 21
     python scripts/soak.py --rounds 20 --json bench-results/soak.json --keep
+    python scripts/soak.py --rounds 0 --forget-rounds 50 --edit-rounds 50
 """
 
 from __future__ import annotations
@@ -318,7 +334,119 @@ class Soak:
                     found.append(str(path.relative_to(self.root)))
         return sorted(found)
 
-    def run(self, rounds: int) -> dict[str, object]:
+    # Issue 27: a forget killed at each of its steps; an edit made while an editor is open ----
+
+    FORGET_STEPS = (
+        "forget:packed",
+        "forget:journal",
+        "forget:branch",
+        "forget:refs",
+        "forget:pruned",
+        "forget:remembered",
+        "forget:indexed",
+        "forget:scrubbed",
+    )
+
+    def all_objects(self, repo: Path) -> bytes:
+        return subprocess.run(
+            ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repo, env=self.env, capture_output=True
+        ).stdout
+
+    def run_forget(self, rounds: int) -> dict[str, object]:
+        out: dict[str, object] = {"rounds": rounds, "by_step": Counter(), "undone": 0, "finished": 0}
+        back: list[str] = []
+        pushed: list[str] = []
+        left: list[str] = []
+        failures: list[str] = []
+        for i in range(rounds):
+            step = self.FORGET_STEPS[i % len(self.FORGET_STEPS)]
+            out["by_step"][step] += 1  # type: ignore[index]
+            token = self.token()
+            needle = f"db-{token}.staging.internal"
+            write = self.command("forget", ("write", "-t", f"Forget page {token}", "--body", f"Host: {needle}."), False)
+            if write.returncode == 0:
+                self.figures.pages_reported.add(token)  # its title stays (only the host goes)
+            self.command("forget", ("sync",), False)
+            remote_before = self.git(self.remote, "rev-parse", "main").strip()
+            env = dict(self.env, WIKI_MEMORY_CRASH_AT=step)
+            killed = subprocess.run(
+                [sys.executable, "-m", "wiki_memory", "forget", "--string", needle],
+                cwd=self.code, env=env, capture_output=True, text=True, timeout=600,
+            )  # fmt: skip
+            if killed.returncode != 137:
+                failures.append(f"{step}: forget was not stopped there ({killed.returncode}: {killed.stderr[-200:]})")
+            after = self.command("forget-sync", ("sync",), False)
+            self.figures.unkilled_failures = [
+                f for f in self.figures.unkilled_failures if not f.startswith("forget-sync")
+            ]
+            if self.git(self.remote, "rev-parse", "main").strip() != remote_before and needle.encode() in (
+                self.git(self.remote, "log", "-p", "main").encode()
+            ):
+                pushed.append(step)
+            undone = after.returncode == 0
+            out["undone" if undone else "finished"] += 1  # type: ignore[operator]
+            if not undone and needle.encode() in self.all_objects(self.wiki):
+                back.append(step)  # the sync brought it back
+            if undone:
+                self.command("forget", ("forget", "--string", needle), False)
+            self.command("forget", ("sync", "--replace-remote-history"), False)
+            if needle.encode() in self.all_objects(self.wiki) or needle in self.git(self.remote, "log", "-p", "main"):
+                left.append(step)
+            self.fsck(self.wiki)
+            self.fsck(self.remote)
+        out.update(secret_back_after_sync=back, secret_pushed=pushed, secret_left=left, failures=failures)
+        out["by_step"] = dict(out["by_step"])  # type: ignore[call-overload]
+        return out
+
+    EDITOR = """\
+import subprocess, sys
+agent_change, old, new, title, path = sys.argv[1:6]
+buffer = open(path, encoding="utf-8").read()
+change = [sys.executable, "-m", "wiki_memory", "edit", title, "--agent", "codex", *agent_change.split("|")]
+done = subprocess.run(change, capture_output=True, text=True)
+if done.returncode:
+    sys.exit("the agent's edit failed: " + done.stderr)
+with open(path, "w", encoding="utf-8") as f:
+    f.write(buffer.replace(old, new))
+"""
+
+    def run_edits(self, rounds: int) -> dict[str, object]:
+        script = self.root / "editor.py"
+        script.write_text(self.EDITOR)
+        merged = kept_both = 0
+        lost: list[str] = []
+        for _ in range(rounds):
+            token = self.token()
+            title = f"Edited page {token}"
+            body = f"First line {token}.\n\nMiddle line.\n\nLast line {token}."
+            if self.command("edit", ("write", "-t", title, "--body", body), False).returncode != 0:
+                continue
+            same_line = self.rng.random() < 0.5
+            agent_word, person_word = f"agent{token}", f"person{token}"
+            agent = (
+                f"--find|First line {token}.|--replace|First line {agent_word}."
+                if same_line
+                else (f"--append|Appended {agent_word}.")
+            )
+            editor = f"{sys.executable} {script} '{agent}' 'First line {token}.' 'First line {person_word}.' '{title}'"
+            run = subprocess.run(
+                [sys.executable, "-m", "wiki_memory", "edit", title],
+                cwd=self.code, env=dict(self.env, EDITOR=editor), capture_output=True, text=True, timeout=600,
+            )  # fmt: skip
+            if run.returncode != 0:
+                self.figures.unkilled_failures.append(f"edit {token}: {run.stderr.strip()[-900:]}")
+                continue
+            found = self.found(self.wiki, "HEAD", {agent_word, person_word})
+            if found != {agent_word, person_word}:
+                lost.append(f"{token}: {sorted({agent_word, person_word} - found)}")
+            elif "your version is in" in run.stdout:
+                kept_both += 1
+            else:
+                merged += 1
+            self.fsck(self.wiki)
+        return {"rounds": rounds, "merged": merged, "kept_both": kept_both, "lost": lost}
+
+    def run(self, rounds: int, forget_rounds: int = 0, edit_rounds: int = 0) -> dict[str, object]:
         started = time.monotonic()
         self.setup()
         for _ in range(rounds):
@@ -327,6 +455,8 @@ class Soak:
             self.figures.by_op[op] += 1
             getattr(self, f"op_{op}")()
             self.fsck(self.wiki)
+        forgets = self.run_forget(forget_rounds) if forget_rounds else None
+        edits = self.run_edits(edit_rounds) if edit_rounds else None
         for args in (("watch", "--once"), ("consolidate", "--pending", "--settle", "0"), ("sync",)):
             self.command("final", args, kill=False)
         self.fsck(self.wiki)
@@ -361,6 +491,8 @@ class Soak:
             "fsck_failures": f.fsck_failures,
             "unkilled_failures": f.unkilled_failures,
             "litter": self.litter(),
+            **({"forget_killed": forgets} if forgets is not None else {}),
+            **({"edits_while_open": edits} if edits is not None else {}),
         }
 
 
@@ -369,12 +501,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--seed", type=int, default=21)
     parser.add_argument("--model", action="store_true", help="Use the embedding model (WIKI_MEMORY_EMBED_MODEL_PATH).")
+    parser.add_argument("--forget-rounds", type=int, default=0, help="Forgets killed at each step in turn.")
+    parser.add_argument("--edit-rounds", type=int, default=0, help="Edits while an editor has the page open.")
     parser.add_argument("--keep", action="store_true", help="Keep the temporary folder and print where it is.")
     parser.add_argument("--json", type=Path, help="Also write the results to this JSON file.")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="wiki-memory-soak-"))
     try:
-        results = Soak(root, args.seed, args.model).run(args.rounds)
+        results = Soak(root, args.seed, args.model).run(args.rounds, args.forget_rounds, args.edit_rounds)
     finally:
         if args.keep:
             print(f"kept {root}", file=sys.stderr)
@@ -390,7 +524,10 @@ def main() -> None:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     bad = ("pages_lost", "pages_missing_from_remote", "prompts_lost_from_journal", "prompts_missing_from_session_pages",
            "hand_edits_lost", "remote_pages_lost", "fsck_failures", "unkilled_failures", "litter")  # fmt: skip
-    sys.exit(1 if any(results[k] for k in bad) else 0)
+    forget = results.get("forget_killed") or {}
+    edits = results.get("edits_while_open") or {}
+    worse = any(forget.get(k) for k in ("secret_back_after_sync", "secret_pushed", "secret_left", "failures"))  # type: ignore[union-attr]
+    sys.exit(1 if any(results[k] for k in bad) or worse or edits.get("lost") else 0)  # type: ignore[union-attr]
 
 
 if __name__ == "__main__":

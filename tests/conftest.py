@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,8 +39,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def env_setup(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def env_setup(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     base = tmp_path_factory.mktemp("env")
+    # The recall helper's folder, one per test (short: a socket path must stay under ~100
+    # bytes): a helper a test starts is never the user's, nor another test's, and it exits
+    # when the folder is removed at the end.
+    runtime = tempfile.mkdtemp(prefix="wm-", dir="/tmp")
+    monkeypatch.setenv("WIKI_MEMORY_RUNTIME_DIR", runtime)
     home = base / "home"
     home.mkdir()
     (home / ".gitconfig").write_text(
@@ -62,7 +70,8 @@ def env_setup(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     if MODEL_PATH is not None:
         monkeypatch.setenv("WIKI_MEMORY_EMBED_MODEL_PATH", MODEL_PATH)
         monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return base
+    yield base
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 def git(cwd: Path | str, *args: str, check: bool = True) -> str:

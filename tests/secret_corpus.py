@@ -8,7 +8,7 @@ first case are comments. Inside a case's text:
 - `⟦g:SPEC⟧` is a secret generated here, fake but of the real shape (prefix, length,
   characters), the same on every run: `ghp_|AN|36` (prefix|charset|length[|suffix]),
   `jwt`, `pem|RSA PRIVATE KEY`, `pemjson|PRIVATE KEY` (escaped `\\n`), `slack|xoxb`,
-  `sendgrid`, `telegram`, `azure`, `basic|USER`, `pw|N`, `uuid`;
+  `sendgrid`, `telegram`, `azure`, `discord`, `basic|USER`, `pw|N`, `uuid`;
 - `⟦k:TEXT⟧` is a look-alike that must survive verbatim.
 
 Why generated: a token-shaped string is written nowhere in the repository, so no secret
@@ -139,6 +139,9 @@ def generate(spec: str, seed: str) -> str:
         return f"{rng.randrange(10**9, 7 * 10**9)}:AA{chars('B64U', 33)}"
     if kind == "azure":
         return f"{chars('AN', 3)}{rng.randrange(10)}Q~{chars('AN', 34)}"
+    if kind == "discord":
+        bot_id = str(rng.randrange(10**17, 10**19)).encode()
+        return f"{_b64url(bot_id)}.{chars('ANUD', 6)}.{chars('ANUD', 38)}"
     if kind == "basic":
         return base64.b64encode(f"{args[0]}:{password(rng, 16)}".encode()).decode()
     if kind == "pw":

@@ -113,6 +113,9 @@ def test_a_full_disk_is_one_line_and_leaves_nothing_behind(small_disk, code_repo
         assert "busy" not in result.stderr, (args, result.stderr)
         if result.returncode != 0:
             assert "no space left" in result.stderr or "disk is full" in result.stderr, (args, result.stderr)
+    # Reading needs no room: the index as it stands answers (issue 27: search failed).
+    found = run("search", "filled", "--mode", "fts", cwd=code_repo, env=env)
+    assert found.returncode == 0 and "seed-page" in found.stdout, found.stderr
     writer_locks = {"wiki-memory.lock", ".create-wiki.lock", "sync.lock"}
     litter = [
         str(p.relative_to(small_disk))

@@ -490,3 +490,24 @@ def test_codex_trust_through_the_real_app_server_and_doctor(agent_clis):
     after = state(Path.home())
     assert after[".codex/config.toml"] == before[".codex/config.toml"]
     assert json.loads(after[".codex/hooks.json"]) == json.loads(before[".codex/hooks.json"])
+
+
+def test_the_shell_command_hooks_are_added_to_an_older_install_once_and_removed():
+    """An install from before the shell-command hooks (PreToolUse on the file tools only) is
+    brought up to date in place; a second install changes nothing; uninstall removes it."""
+    path = Path.home() / ".claude" / "settings.json"
+    install(["claude-code", "codex"], ctx())
+    data = json.loads(path.read_text())
+    assert data["hooks"]["PreToolUse"][0]["matcher"] == "Read|Edit|Write|MultiEdit|Bash"
+    codex = json.loads((Path.home() / ".codex" / "hooks.json").read_text())["hooks"]
+    assert codex["PreToolUse"][0]["matcher"] == "apply_patch|Bash"
+    data["hooks"]["PreToolUse"][0]["matcher"] = "Read|Edit|Write|MultiEdit"  # the older install
+    path.write_text(json.dumps(data))
+    install(["claude-code"], ctx())
+    upgraded = json.loads(path.read_text())["hooks"]["PreToolUse"]
+    assert [g["matcher"] for g in upgraded] == ["Read|Edit|Write|MultiEdit|Bash"]
+    before = path.read_bytes()
+    install(["claude-code"], ctx())
+    assert path.read_bytes() == before
+    uninstall(["claude-code", "codex"], ctx())
+    assert not path.exists() or "PreToolUse" not in path.read_text()

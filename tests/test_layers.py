@@ -58,6 +58,9 @@ LAUNCHES = {
     # The demo waits for the background workers its hook calls started (found by command line).
     ("wiki_memory.cli.demo", "wiki_memory.hook.worker"),
 }
+#: The one light module of another part the hook path reaches across for: the error signature
+#: the distiller computes, so that a recurring error matches the gotcha made from it.
+CROSSINGS = {("wiki_memory.recall.moments", "wiki_memory.consolidate.distill.signature")}
 MODULE_NAME = re.compile(r"^wiki_memory(\.[a-z_]+)+\.?$")
 #: Modules the hook path loads on every call: none may import a third-party module at the top.
 HOOK_PATH = ("hook", "capture", "recall", "config", "errors", "entry")
@@ -128,7 +131,7 @@ def test_every_import_points_down():
             target = _existing(name)
             if target == "wiki_memory":
                 continue  # the package itself (its version)
-            if _part(target) in allowed or (module, target) in LAUNCHES:
+            if _part(target) in allowed or (module, target) in LAUNCHES | CROSSINGS:
                 continue
             wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {part} imports {target}")
     assert not wrong, "imports that point up or across:\n" + "\n".join(sorted(set(wrong)))
@@ -153,3 +156,20 @@ def test_the_hook_path_imports_nothing_heavy_at_module_level(module, path):
 
 def test_the_table_knows_every_part():
     assert {_part(m) for m, _ in _modules()} <= set(MAY_IMPORT)
+
+
+def test_the_crossing_module_loads_without_its_package():
+    """`recall.moments` loads the distiller's signature module by its file, because the
+    distill package's `__init__` is too heavy for a hook: the module must keep loading so,
+    without that package, dataclasses or anything third-party."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from wiki_memory.recall import moments; "
+        "assert moments._signature('E   KeyError: \\'X\\'') == \"KeyError: 'X'\"; "
+        "loaded = [m for m in ('wiki_memory.consolidate.distill', 'dataclasses', 'yaml', 'dulwich', 'numpy') "
+        "if m in sys.modules]; assert not loaded, loaded"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

@@ -257,6 +257,8 @@ if event == "session.created":
     print(json.dumps({{"context": "HANDOFF for " + data["cwd"]}}))
 elif event == "chat.message":
     print(json.dumps({{"context": "PAGES for " + data["parts"][0]["text"]}}))
+elif event == "message.part.updated":
+    print(json.dumps({{"context": "GOTCHA for " + data["part"]["state"].get("output", "")}}))
 """
 
 HARNESS = """
@@ -437,3 +439,35 @@ def test_a_missing_wiki_memory_never_breaks_a_hook(tmp_path):
     results, _record = run_plugin(tmp_path, steps, command=str(tmp_path / "no" / "wiki-memory"))
     assert results[1]["output"]["system"] == ["You are OpenCode."]
     assert all(r["ms"] < 2000 for r in results)
+
+
+def tool_part(sid: str, call: str, status: str, output: str, exit_code: int | None = None) -> dict:
+    state = {"status": status, "input": {"command": "pytest"}, "output": output}
+    if exit_code is not None:
+        state["metadata"] = {"exit": exit_code}
+    part = {"type": "tool", "tool": "bash", "callID": call, "id": f"prt_{call}", "sessionID": sid, "state": state}
+    return {"event": {"type": "message.part.updated", "properties": {"part": part}}}
+
+
+@needs_node
+def test_a_failed_tool_call_brings_its_gotcha_for_the_rest_of_the_turn(tmp_path):
+    """A shell command that exited non-zero (OpenCode's "completed" with `metadata.exit`) waits
+    for what the hook prints back, and it joins the turn's system prompt from the next call
+    on; a command that worked is fire and forget and adds nothing; a new prompt starts afresh."""
+    steps = [
+        created(SID, "/work/one"),
+        chat(SID, "run the tests"),
+        tool_part(SID, "c1", "completed", "ok", 0),
+        tool_part(SID, "c2", "completed", "KeyError: 'SHOP_DB_URL'", 1),
+        transform(SID),
+        transform(SID),
+        chat(SID, "next"),
+        transform(SID),
+    ]
+    results, record = run_plugin(tmp_path, steps)
+    first, second, after = (r["output"]["system"][-1] for r in results if r["hook"] != "chat.message")
+    assert first.endswith("GOTCHA for KeyError: 'SHOP_DB_URL'") and "GOTCHA for ok" not in first
+    assert second == first
+    assert "GOTCHA" not in after
+    recorded = [c for c in calls(record, 5) if c["argv"][2] == "message.part.updated"]
+    assert sorted(c["payload"]["part"]["callID"] for c in recorded) == ["c1", "c2"]  # both recorded

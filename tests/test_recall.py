@@ -275,7 +275,13 @@ def test_meaning_alone_brings_a_page_words_would_not(project):
     assert verdict.kept and verdict.candidate.path == payments
     assert verdict.candidate.score < RecallSettings().floor and verdict.reason == "words 0.26, meaning 0.62"
     other = "the login token expired during the test"  # words of the wiki, none of this page's
-    found = run.for_prompt(project, other, similarities=lambda pages: {}, nearby=lambda floor: {payments: (0.6, chunk)})
+    # Every page has its vector, far from this prompt (a page without one is judged by its words).
+    found = run.for_prompt(
+        project,
+        other,
+        similarities=lambda pages: dict.fromkeys(pages, 0.1),
+        nearby=lambda floor: {payments: (0.6, chunk)},
+    )
     kept = [v for v in found.verdicts if v.candidate.path == payments]
     assert payments in found.pages and kept[0].candidate.score == 0.0
     assert "Declines are never retried" in kept[0].candidate.chunk
@@ -479,7 +485,7 @@ def test_wiki_memory_recall_shows_what_the_hook_would_inject(project, code_repo,
     assert handed[0]["trigger"] == "prompt" and handed[0]["pages"] == [rows[0]["path"]]
     assert json.loads(runner.invoke(main, ["recall", text, "--session", "h1", "--json"]).output) == []
     bad = runner.invoke(main, ["recall"])
-    assert bad.exit_code != 0 and "give a PROMPT or --file PATH" in bad.output
+    assert bad.exit_code != 0 and "give one of PROMPT, --file PATH, --command CMD or --error TEXT" in bad.output
 
 
 # The warm helper ----------------------------------------------------------------------------------------
@@ -561,24 +567,99 @@ def test_the_helper_leaves_when_idle(helper_home):
     )
 
 
-def test_the_helper_leaves_when_its_home_is_removed_and_makes_it_no_more(tmp_path, embedding_model, monkeypatch):
-    """A demo's or a test's home is deleted under its helper: the helper goes within its next
-    check, long before its idle time, and leaves no folder behind."""
+def test_the_helper_leaves_when_its_folder_is_removed_and_makes_it_no_more(tmp_path, embedding_model, monkeypatch):
+    """A test's (or a logged-out user's) folder is deleted under its helper: the helper goes
+    within its next check, long before its idle time, and leaves no folder behind."""
     monkeypatch.setenv("WIKI_MEMORY_RECALL", "on")
-    where = tmp_path / "a-home-to-remove"
-    where.mkdir()
-    process = _helper(str(where), "--idle", "600")
+    runtime = tmp_path / "run"
+    monkeypatch.setenv("WIKI_MEMORY_RUNTIME_DIR", str(runtime))
+    where = str(home())
+    process = _helper(where, "--idle", "600")
     try:
-        _wait_for(str(where))
-        shutil.rmtree(where)
+        _wait_for(where)
+        shutil.rmtree(runtime)
         assert process.wait(timeout=30) == 0
-        assert not where.exists() and not os.path.exists(meaning.socket_path(str(where)))
+        assert not runtime.exists() and not os.path.exists(meaning.socket_path())
     finally:
         if process.poll() is None:
             process.kill()
-        for path in (meaning.lock_path(str(where)), meaning.lock_path(str(where)).replace(".lock", ".started")):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
+
+
+def test_one_helper_serves_every_home_and_temporary_directory(tmp_path, code_repo, embedding_model, monkeypatch):
+    """One helper per home and per `$TMPDIR` (~220 MB each: 2.7 GB for 12 homes) ran; now
+    the socket's folder depends on the user alone and the helper serves any home: a second
+    one, started for another home under another `$TMPDIR`, finds it and exits at once, and
+    the first answers for both homes' projects. Files helpers of earlier versions left in
+    the temporary directory are removed."""
+    monkeypatch.setenv("WIKI_MEMORY_RECALL", "on")
+    homes, tmpdirs = [tmp_path / "home-a", tmp_path / "home-b"], [tmp_path / "tmp-a", tmp_path / "tmp-b"]
+    for folder in tmpdirs:
+        folder.mkdir()
+    # Without the tests' own folder, the address depends on neither the home nor $TMPDIR.
+    monkeypatch.delenv("WIKI_MEMORY_RUNTIME_DIR")
+    addresses = set()
+    for h, t in zip(homes, tmpdirs, strict=True):
+        monkeypatch.setenv("TMPDIR", str(t))
+        monkeypatch.setenv("WIKI_MEMORY_HOME", str(h))
+        addresses.add(meaning.socket_path(str(h)))
+    assert addresses == {f"/tmp/wiki-memory-{os.getuid()}/recall.sock"}
+    monkeypatch.setenv("WIKI_MEMORY_RUNTIME_DIR", str(tmp_path / "run"))
+    # Leftovers of per-home helpers in a session's temporary directory.
+    legacy = tmpdirs[1] / f"wiki-memory-{os.getuid()}"
+    legacy.mkdir(mode=0o700)
+    for name in ("recall-0badc0de.sock", "recall-0badc0de.lock", "recall-0badc0de.started"):
+        (legacy / name).write_bytes(b"")
+
+    projects = []
+    for h, t in zip(homes, tmpdirs, strict=True):
+        monkeypatch.setenv("TMPDIR", str(t))
+        monkeypatch.setenv("WIKI_MEMORY_HOME", str(h))
+        repo = tmp_path / f"code-{h.name}"
+        repo.mkdir()
+        git(repo, "init", "-q", "-b", "main")
+        project = resolve_project(repo)
+        from wiki_memory.memory import Memory
+
+        with Memory(project) as memory:
+            memory.store(create=True).write_many(PAGES[:1], Author.agent("test"))
+            memory.reindex()
+        projects.append((str(h), str(t), project))
+
+    def started(where: str, tmpdir: str) -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-m", "wiki_memory.recall.helper", "--home", where, "--idle", "60"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "TMPDIR": tmpdir, "WIKI_MEMORY_HOME": where},
+        )
+
+    first = started(projects[0][0], projects[0][1])
+    try:
+        _wait_for(projects[0][0])
+        second = started(projects[1][0], projects[1][1])
+        assert second.wait(timeout=30) == 0  # the user's helper is running: it leaves at once
+        pid = meaning.ask(projects[1][0], {"op": "ping"}, timeout=2.0)
+        assert pid is not None and pid["pid"] == first.pid
+        for where, tmpdir, project in projects:
+            monkeypatch.setenv("TMPDIR", tmpdir)
+            found = meaning.similarities(
+                where,
+                str(project.index_path),
+                "my sign-in test gets unauthorized responses now and then",
+                [PAGES[0].path],
+                10,
+            )
+            assert found is not None and found[PAGES[0].path] > 0.4, where
+        monkeypatch.setenv("TMPDIR", projects[1][1])
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(meaning.started_path())
+        meaning.ensure_started(projects[1][0])  # a hook in the session of that temporary directory
+        assert not legacy.exists()
+        assert meaning.stop()
+        assert first.wait(timeout=30) == 0
+    finally:
+        if first.poll() is None:
+            first.kill()
 
 
 def test_the_hook_starts_the_helper_once_and_uses_it_when_ready(project, code_repo, helper_home):

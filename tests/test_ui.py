@@ -4,7 +4,9 @@ person. The same viewer in a real browser: test_ui_browser.py."""
 
 from __future__ import annotations
 
+import email.message
 import html
+import http.cookiejar
 import os
 import re
 import stat
@@ -58,8 +60,14 @@ def viewer(memory):
 
 
 @pytest.fixture
+def root(viewer):
+    """The viewer's secret path: every address it makes starts with it."""
+    return viewer.base
+
+
+@pytest.fixture
 def client(viewer):
-    with TestClient(build_app(viewer), base_url=BASE, follow_redirects=False) as client:
+    with TestClient(build_app(viewer), base_url=BASE + viewer.base, follow_redirects=False) as client:
         assert client.get(f"/?token={TOKEN}").status_code == 200  # the cookie, as a browser gets it
         yield client
 
@@ -78,7 +86,7 @@ def _head(memory: Memory) -> str:
 
 
 def test_without_the_token_everything_is_refused(viewer):
-    with TestClient(build_app(viewer), base_url=BASE, follow_redirects=False) as anonymous:
+    with TestClient(build_app(viewer), base_url=BASE + viewer.base, follow_redirects=False) as anonymous:
         for url in ("/", "/page/decisions/retry-policy.md", "/search?q=retry", "/static/app.css", "/graph"):
             response = anonymous.get(url)
             assert response.status_code == 401, url
@@ -92,16 +100,141 @@ def test_without_the_token_everything_is_refused(viewer):
         assert anonymous.get("/", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
 
 
+def test_outside_its_secret_path_the_viewer_is_a_404_that_does_not_name_it(viewer):
+    """Only the token leads in from outside the prefix; everything else, the bearer token
+    and a wrong token included, is the same bare 404 (the prefix in no header or body)."""
+    with TestClient(build_app(viewer), base_url=BASE, follow_redirects=False) as outsider:
+        bearer = {"Authorization": f"Bearer {TOKEN}"}
+        for url, headers in [
+            ("/", {}),
+            ("/search?q=retry", {}),
+            ("/static/app.js", {}),
+            ("/favicon.ico", {}),
+            ("/?token=not-the-token", {}),
+            ("/", bearer),
+            (f"/{viewer.prefix[:-1]}/", bearer),  # the prefix but one character
+            (f"/x{viewer.base}/", bearer),
+        ]:
+            response = outsider.get(url, headers=headers)
+            assert response.status_code == 404, url
+            assert response.text == "not found\n" and "set-cookie" not in response.headers
+            assert viewer.prefix not in str(response.headers), url
+        assert outsider.post("/revert/HEAD", headers=bearer).status_code == 404
+        # The prefix without its slash goes to the prefix with it (the cookie's Path has one).
+        bare = outsider.get(f"{viewer.base}?who=codex")
+        assert bare.status_code == 308 and bare.headers["location"] == f"{viewer.base}/?who=codex"
+
+
 def test_the_token_in_the_address_becomes_a_strict_cookie_and_leaves_the_address(viewer):
-    with TestClient(build_app(viewer), base_url=BASE, follow_redirects=False) as browser:
+    with TestClient(build_app(viewer), base_url=BASE + viewer.base, follow_redirects=False) as browser:
         landing = browser.get(f"/search?q=retry&token={TOKEN}")
         assert landing.status_code == 200
         cookie = landing.headers["set-cookie"]
-        assert cookie.startswith(f"wiki_memory_ui_{PORT}={TOKEN};")
-        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
-        assert '<meta http-equiv="refresh" content="0;url=/search?q=retry">' in landing.text
+        assert cookie.startswith(f"wiki_memory_ui_{PORT}=") and TOKEN not in cookie  # not the token itself
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and f"Path={viewer.base}/" in cookie
+        assert f'<meta http-equiv="refresh" content="0;url={viewer.base}/search?q=retry">' in landing.text
         assert TOKEN not in landing.text
         assert browser.get("/search?q=retry").status_code == 200  # the cookie does the rest
+    # The address without the prefix, as a fixed `--token` was always opened: the token leads
+    # under the prefix, where the cookie counts.
+    with TestClient(build_app(viewer), base_url=BASE, follow_redirects=False) as kept:
+        landing = kept.get(f"/graph?token={TOKEN}")
+        assert landing.status_code == 200 and f"Path={viewer.base}/" in landing.headers["set-cookie"]
+        assert f'content="0;url={viewer.base}/graph"' in landing.text
+        assert kept.get(f"{viewer.base}/graph").status_code == 200
+
+
+def _jar_after_landing(app, viewer) -> http.cookiejar.CookieJar:
+    """A cookie jar (the standard library's, with RFC 6265's domain and path rules) that has
+    been through the viewer's landing page, as a browser is."""
+    with TestClient(app, base_url=BASE, follow_redirects=False) as browser:
+        landing = browser.get(f"{viewer.base}/?token={TOKEN}")
+    assert landing.status_code == 200
+
+    class Answer:  # what CookieJar.extract_cookies reads of a response: its headers
+        def info(self) -> email.message.Message:
+            message = email.message.Message()
+            for value in landing.headers.get_list("set-cookie"):
+                message["Set-Cookie"] = value
+            return message
+
+    jar = http.cookiejar.CookieJar()
+    jar.extract_cookies(Answer(), urllib.request.Request(f"{BASE}{viewer.base}/?token={TOKEN}"))  # type: ignore[arg-type]
+    assert len(jar) == 1
+    return jar
+
+
+def _sent_to(jar: http.cookiejar.CookieJar, url: str) -> str | None:
+    request = urllib.request.Request(url)
+    jar.add_cookie_header(request)
+    return request.get_header("Cookie")
+
+
+def test_the_cookie_goes_only_under_the_secret_path_never_to_another_server_on_the_host(viewer):
+    """Issue 27, item 11: cookies ignore ports, so a cookie with `Path=/` went to every
+    server on 127.0.0.1, which could replay it to the viewer. Scoped to `/<prefix>/`, it
+    goes to no address another server is asked for unless that server knows the prefix."""
+    app = build_app(viewer)
+    jar = _jar_after_landing(app, viewer)
+    (cookie,) = list(jar)
+    assert cookie.path == f"{viewer.base}/" and cookie.has_nonstandard_attr("HttpOnly")
+    other = f"http://127.0.0.1:{PORT + 1}"
+    for url in (
+        f"{other}/",
+        f"{other}/favicon.ico",
+        f"{other}/search?q=retry",
+        f"{other}/static/app.js",
+        f"{BASE}/",  # this viewer's own port, outside the prefix
+        f"{BASE}/favicon.ico",
+        f"{BASE}{viewer.base}",  # no slash: not under the cookie's path
+        f"{BASE}/{viewer.prefix[:-1]}/",
+        f"{BASE}{viewer.base}x/",
+    ):
+        assert _sent_to(jar, url) is None, url
+    # Under the prefix it is sent (to any port: ports are not what scopes it; the secret is).
+    for url in (f"{BASE}{viewer.base}/", f"{BASE}{viewer.base}/search?q=retry", f"{other}{viewer.base}/graph"):
+        assert _sent_to(jar, url) == f"{cookie.name}={cookie.value}", url
+    # And what the jar sends under the prefix opens the viewer.
+    with TestClient(app, base_url=BASE, follow_redirects=False) as replay:
+        sent = _sent_to(jar, f"{BASE}{viewer.base}/search?q=retry")
+        assert replay.get(f"{viewer.base}/search?q=retry", headers={"Cookie": sent or ""}).status_code == 200
+
+
+def test_a_cookie_of_the_same_name_on_a_wider_path_does_not_shadow_the_viewer_s(client, viewer):
+    """Another server on the host may set `wiki_memory_ui_<port>` on `Path=/`; the browser
+    then sends both, and the viewer takes its own."""
+    own = client.cookies[f"wiki_memory_ui_{PORT}"]
+    name = f"wiki_memory_ui_{PORT}"
+    for header in (f"{name}=planted; {name}={own}", f"{name}={own}; {name}=planted"):
+        assert client.get("/", headers={"Cookie": header}).status_code == 200
+    assert client.get("/", headers={"Cookie": f"{name}=planted"}).status_code == 401
+
+
+def test_a_viewers_cookie_opens_no_other_viewer_and_no_other_launch(memory):
+    """The cookie is an HMAC of the port under a secret of the launch: no other port's
+    viewer (even one started with the same `--token`), nor this one relaunched, takes it."""
+    other_port = PORT + 1
+    first_viewer = Viewer(memory.project, token=TOKEN, port=PORT)
+    second_viewer = Viewer(memory.project, token=TOKEN, port=other_port)
+    assert first_viewer.prefix != second_viewer.prefix  # drawn per launch
+    with TestClient(build_app(first_viewer), base_url=BASE + first_viewer.base, follow_redirects=False) as browser:
+        assert browser.get(f"/?token={TOKEN}").status_code == 200
+        stolen = browser.cookies[f"wiki_memory_ui_{PORT}"]
+        assert stolen != TOKEN and browser.get("/search?q=retry").status_code == 200
+    second_base = f"http://127.0.0.1:{other_port}{second_viewer.base}"
+    with TestClient(build_app(second_viewer), base_url=second_base, follow_redirects=False) as thief:
+        for name in (f"wiki_memory_ui_{PORT}", f"wiki_memory_ui_{other_port}"):
+            thief.cookies.clear()
+            thief.cookies.set(name, stolen)
+            assert thief.get("/search?q=retry").status_code == 401
+            assert thief.post("/revert/HEAD", headers={"Origin": f"http://127.0.0.1:{other_port}"}).status_code == 401
+        thief.cookies.clear()
+        assert thief.get(f"/?token={TOKEN}").status_code == 200  # its own launch's cookie works
+        assert thief.get("/search?q=retry").status_code == 200
+    again = Viewer(memory.project, token=TOKEN, port=PORT, prefix=first_viewer.prefix)
+    with TestClient(build_app(again), base_url=BASE + again.base, follow_redirects=False) as later:
+        later.cookies.set(f"wiki_memory_ui_{PORT}", stolen)
+        assert later.get("/").status_code == 401  # a cookie of an earlier launch is worth nothing
 
 
 def test_a_foreign_host_is_refused_and_loopback_names_are_not(client):
@@ -115,7 +248,9 @@ def test_a_foreign_host_is_refused_and_loopback_names_are_not(client):
 
 def test_a_viewer_on_another_loopback_address_answers_to_it_and_refuses_foreign_names(memory):
     viewer = Viewer(memory.project, token=TOKEN, host="127.0.0.2", port=PORT)
-    with TestClient(build_app(viewer), base_url=f"http://127.0.0.2:{PORT}", follow_redirects=False) as browser:
+    with TestClient(
+        build_app(viewer), base_url=f"http://127.0.0.2:{PORT}{viewer.base}", follow_redirects=False
+    ) as browser:
         assert browser.get(f"/?token={TOKEN}").status_code == 200
         assert browser.get("/", headers={"Host": f"127.0.0.2:{PORT}"}).status_code == 200
         assert browser.get("/", headers={"Host": f"evil.example:{PORT}"}).status_code == 403
@@ -170,7 +305,7 @@ def test_raw_html_in_a_page_is_shown_as_text(client, memory):
 # What the views show -------------------------------------------------------------------------
 
 
-def test_a_page_with_its_links_backlinks_and_front_matter(client, memory, code_repo):
+def test_a_page_with_its_links_backlinks_and_front_matter(client, root, memory, code_repo):
     (code_repo / "src").mkdir()
     (code_repo / "src" / "retry.py").write_text("RETRIES = 2\n")
     blob = git(code_repo, "hash-object", "src/retry.py").strip()
@@ -179,17 +314,19 @@ def test_a_page_with_its_links_backlinks_and_front_matter(client, memory, code_r
     memory.save_text(source.path, source.text.replace("sources:", anchors + "sources:"))
     (code_repo / "src" / "retry.py").write_text("RETRIES = 3\n")
     text = client.get("/page/decisions/retry-policy.md").text
-    assert '<a class="wikilink" href="/page/facts/auth-overview.md">Auth overview</a>' in text
-    assert re.search(r'<a class="wikilink missing" href="/go\?ref=Not\+written\+yet"[^>]*>Not written yet</a>', text)
+    assert f'<a class="wikilink" href="{root}/page/facts/auth-overview.md">Auth overview</a>' in text
+    assert re.search(
+        rf'<a class="wikilink missing" href="{root}/go\?ref=Not\+written\+yet"[^>]*>Not written yet</a>', text
+    )
     assert "codex:c0dex5e5" in text and "#http" in text and 'b-type-decision">decision<' in text
     auth = client.get("/page/facts/auth-overview.md").text
-    assert '<a href="/page/decisions/retry-policy.md">decisions/retry-policy.md</a>' in auth  # a backlink
+    assert f'<a href="{root}/page/decisions/retry-policy.md">decisions/retry-policy.md</a>' in auth  # a backlink
     assert re.search(r"src/retry\.py</span>\s*<span class=\"badge b-anchor-drifted\"", auth)
     assert re.search(r"src/gone\.py</span>\s*<span class=\"badge b-anchor-missing\"", auth)
     # A title or an id leads to the page's own address; a name no page has is a 404.
     by_title = client.get("/page/" + quote("Auth overview"))
-    assert by_title.status_code == 303 and by_title.headers["location"] == "/page/facts/auth-overview.md"
-    assert client.get("/go?ref=Retry+policy").headers["location"] == "/page/decisions/retry-policy.md"
+    assert by_title.status_code == 303 and by_title.headers["location"] == root + "/page/facts/auth-overview.md"
+    assert client.get("/go?ref=Retry+policy").headers["location"] == root + "/page/decisions/retry-policy.md"
     missing = client.get("/go?ref=Not+written+yet")
     assert missing.status_code == 404 and "no page with path, title or id" in missing.text
 
@@ -201,9 +338,9 @@ def test_a_page_as_it_was_at_a_commit(client, memory):
     assert "one run in ten" in old and "as of commit" in old and "one run in five" not in old
 
 
-def test_search_with_filters_and_the_query_s_words_marked(client):
+def test_search_with_filters_and_the_query_s_words_marked(client, root):
     text = client.get("/search?q=login+fails+401").text
-    assert 'href="/page/gotchas/flaky-login-test.md"' in text
+    assert f'href="{root}/page/gotchas/flaky-login-test.md"' in text
     assert "<mark>fails</mark>" in text and "<mark>401</mark>" in text
     only_facts = client.get("/search?q=retry&type=fact").text
     assert "facts/auth-overview.md" in only_facts and "decisions/retry-policy.md" not in only_facts
@@ -213,14 +350,14 @@ def test_search_with_filters_and_the_query_s_words_marked(client):
     assert client.get("/search?q=" + "x" * 2100).status_code == 400  # refused in one line, as everywhere
 
 
-def test_home_shows_the_handoff_and_who_did_what(client, memory):
+def test_home_shows_the_handoff_and_who_did_what(client, root, memory):
     memory.handoff_write("Fixing the flaky login", done=["Found the refresh race"], actor=CODEX)
     text = client.get("/").text
     expected = memory.handoff()
     assert expected is not None and escape(expected.text.splitlines()[0]) in text
     assert "Fixing the flaky login" in text
     assert text.count('class="event ') == 5  # init, three pages, the handoff
-    assert 'href="/?who=codex"' in text and 'href="/?who=Test%20Person"' in text
+    assert f'href="{root}/?who=codex"' in text and f'href="{root}/?who=Test%20Person"' in text
     codex_only = client.get("/?who=codex").text
     assert codex_only.count('class="event ') == 3 and "remember: facts/auth-overview" not in codex_only
     handoff = client.get("/handoff").text
@@ -247,7 +384,7 @@ def test_history_and_commit_show_coloured_diffs(client, memory):
     assert client.get("/commit/0000000").status_code == 404
 
 
-def test_review_and_graph(client, memory):
+def test_review_and_graph(client, root, memory):
     (memory.wiki / "notes").mkdir(exist_ok=True)
     (memory.wiki / "notes" / "broken.md").write_text("---\ntitle: [unclosed\n---\n# Broken\n")
     memory.commit_hand_edits()
@@ -255,7 +392,7 @@ def test_review_and_graph(client, memory):
     assert "notes/broken.md" in review and "invalid YAML front matter" in review
     broken = client.get("/page/notes/broken.md")  # shown as it is, with the way to fix it
     assert broken.status_code == 200 and "title: [unclosed" in broken.text
-    assert 'href="/edit/notes/broken.md"' in broken.text
+    assert f'href="{root}/edit/notes/broken.md"' in broken.text
     graph = client.get("/graph").text
     data = re.search(r'<script type="application/json" id="graph-data">(.*?)</script>', graph, re.S)
     assert data and '"path": "decisions/retry-policy.md"' in data.group(1) and '"edges": [[' in data.group(1)
@@ -266,7 +403,7 @@ def test_review_and_graph(client, memory):
 # Actions: one commit each, as the person --------------------------------------------------------
 
 
-def test_an_edit_is_committed_as_the_person_and_a_stale_one_is_refused_with_the_text_kept(client, memory):
+def test_an_edit_is_committed_as_the_person_and_a_stale_one_is_refused_with_the_text_kept(client, root, memory):
     form = client.get("/edit/gotchas/flaky-login-test.md").text
     csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)
     base = re.search(r'name="base" value="([^"]+)"', form).group(1)
@@ -277,25 +414,28 @@ def test_an_edit_is_committed_as_the_person_and_a_stale_one_is_refused_with_the_
     )
     assert saved.status_code == 303
     commit = _head(memory)
-    assert saved.headers["location"] == f"/page/gotchas/flaky-login-test.md?committed={commit}"
+    assert saved.headers["location"] == f"{root}/page/gotchas/flaky-login-test.md?committed={commit}"
     log = git(memory.wiki, "log", "-1", "--format=%an <%ae>|%s").strip()
     assert log == "Test Person <person@example.com>|edit: gotchas/flaky-login-test.md"
     assert "one run in three" in (memory.wiki / "gotchas" / "flaky-login-test.md").read_text()
-    assert f'<a href="/commit/{commit}">{commit[:8]}</a>' in client.get(saved.headers["location"]).text
-    # The same form again: the page moved on since; refused, the person's text comes back.
-    again = client.post("/edit/gotchas/flaky-login-test.md", data={"csrf": csrf, "base": base, "text": text + "Mine."})
-    assert again.status_code == 409 and "changed since you opened it" in again.text and "Mine." in again.text
+    assert f'<a href="{root}/commit/{commit}">{commit[:8]}</a>' in client.get(BASE + saved.headers["location"]).text
     broken = client.post("/edit/gotchas/flaky-login-test.md", data={"csrf": csrf, "text": "---\ntags: [x\n---\nBody"})
     assert broken.status_code == 400 and "invalid YAML" in broken.text and "tags: [x" in broken.text
     assert _head(memory) == commit
+    # The same form again: the page moved on since, at the same lines; both are kept, neither lost.
+    again = client.post("/edit/gotchas/flaky-login-test.md", data={"csrf": csrf, "base": base, "text": text + "Mine."})
+    assert again.status_code == 303
+    page = (memory.wiki / "gotchas" / "flaky-login-test.md").read_text()
+    copy = next((memory.wiki / "gotchas").glob("flaky-login-test.conflict-edit-*.md")).read_text()
+    assert "one run in three" in page and "Edit conflict" in page and "Mine." in copy
 
 
-def test_a_revert_is_one_commit_by_the_person(client, memory):
+def test_a_revert_is_one_commit_by_the_person(client, root, memory):
     memory.edit("Flaky login test", "find_replace", find="one run in ten", replace="one run in five", actor=CODEX)
     undone = _head(memory)
     response = client.post(f"/revert/{undone}", data={"csrf": _csrf(client)})
     new = _head(memory)
-    assert response.status_code == 303 and response.headers["location"] == f"/commit/{new}?reverted={undone}"
+    assert response.status_code == 303 and response.headers["location"] == f"{root}/commit/{new}?reverted={undone}"
     log = git(memory.wiki, "log", "-1", "--format=%an|%s|%b").strip()
     assert log.startswith("Test Person|revert: update: gotchas/flaky-login-test (find_replace)|")
     assert "one run in ten" in (memory.wiki / "gotchas" / "flaky-login-test.md").read_text()
@@ -309,7 +449,7 @@ def _trailers(memory: Memory) -> str:
     return git(memory.wiki, "log", "-1", f"--format={fmt}").strip()
 
 
-def test_a_verdict_flags_the_page_and_a_supersede_names_the_replacement(client, memory):
+def test_a_verdict_flags_the_page_and_a_supersede_names_the_replacement(client, root, memory):
     csrf = _csrf(client)
     page = client.get("/page/gotchas/flaky-login-test.md").text
     for verdict in ("helpful", "active", "stale", "wrong", "archived"):
@@ -333,7 +473,7 @@ def test_a_verdict_flags_the_page_and_a_supersede_names_the_replacement(client, 
     back = client.post(
         "/status/gotchas/flaky-login-test.md", data={"csrf": csrf, "verdict": "stale", "next": "/review"}
     )
-    assert back.headers["location"] == "/review"
+    assert back.headers["location"] == root + "/review"
     assert _trailers(memory) == "Test Person|mark: stale gotchas/flaky-login-test||stale"
     assert (
         client.post("/status/x.md", data={"csrf": csrf, "verdict": "stale", "next": "//evil.example"}).status_code
@@ -348,7 +488,7 @@ def test_a_verdict_flags_the_page_and_a_supersede_names_the_replacement(client, 
         "/status/facts/auth-overview.md",
         data={"csrf": csrf, "superseded_by": "Retry policy", "reason": "merged into it", "next": "//evil.example"},
     )
-    assert moved.status_code == 303 and moved.headers["location"].startswith("/page/facts/auth-overview.md")
+    assert moved.status_code == 303 and moved.headers["location"].startswith(root + "/page/facts/auth-overview.md")
     # Memory.supersede: both pages in one commit, with the reason.
     assert _trailers(memory) == (
         "Test Person|supersede: facts/auth-overview by decisions/retry-policy|merged into it|supersede"
@@ -360,7 +500,7 @@ def test_a_verdict_flags_the_page_and_a_supersede_names_the_replacement(client, 
     assert client.post("/status/facts/auth-overview.md", data={"csrf": csrf, "verdict": "bogus"}).status_code == 400
 
 
-def test_review_lists_the_lifecycle_s_actions_and_resolves_a_drifted_page(client, memory, code_repo):
+def test_review_lists_the_lifecycle_s_actions_and_resolves_a_drifted_page(client, root, memory, code_repo):
     (code_repo / "src").mkdir()
     (code_repo / "src" / "retry.py").write_text("RETRIES = 2\n")
     (code_repo / "src" / "auth.py").write_text("REFRESH_FIRST = True\n")
@@ -376,7 +516,7 @@ def test_review_lists_the_lifecycle_s_actions_and_resolves_a_drifted_page(client
     assert "wiki-memory mark decisions/retry-policy.md active|stale|wrong" in review  # the command too
     assert "facts/auth-overview.md may be stale" not in review
     drift_item = review[review.index('class="review-item review-drift"') :].split("</li>", 1)[0]
-    assert 'action="/status/decisions/retry-policy.md"' in drift_item
+    assert f'action="{root}/status/decisions/retry-policy.md"' in drift_item
     for verdict in ("active", "stale", "wrong"):
         assert f'name="verdict" value="{verdict}"' in drift_item
     page = client.get("/page/decisions/retry-policy.md").text
@@ -387,7 +527,7 @@ def test_review_lists_the_lifecycle_s_actions_and_resolves_a_drifted_page(client
         "/status/decisions/retry-policy.md",
         data={"csrf": _csrf(client), "verdict": "active", "reason": "three retries is right", "next": "/review"},
     )
-    assert still.status_code == 303 and still.headers["location"] == "/review"
+    assert still.status_code == 303 and still.headers["location"] == root + "/review"
     assert _trailers(memory) == "Test Person|mark: active decisions/retry-policy|three retries is right|active"
     blob = git(code_repo, "hash-object", "src/retry.py").strip()
     assert memory.read("Retry policy").page.meta["anchors"] == [{"path": "src/retry.py", "blob": blob}]
@@ -398,7 +538,7 @@ def test_review_lists_the_lifecycle_s_actions_and_resolves_a_drifted_page(client
     )
 
 
-def test_review_offers_a_supersede_for_a_duplicate_and_the_command(client, memory, embedding_model):
+def test_review_offers_a_supersede_for_a_duplicate_and_the_command(client, root, memory, embedding_model):
     # Written oldest first, so the older page is the older by its time and by its path alike:
     # `updated` counts seconds, and a slow machine may put the two writes in different ones.
     memory.write("CSV export batches 500 rows", "The CSV exporter writes its rows in batches of 500.", "fact")
@@ -409,11 +549,11 @@ def test_review_offers_a_supersede_for_a_duplicate_and_the_command(client, memor
     assert 'id="duplicate"' in review and "say the same" in review
     item = review[review.index('class="review-item review-duplicate"') :].split("</li>", 1)[0]
     assert f"wiki-memory supersede {old} {new}" in html.unescape(item)
-    assert f'action="/status/{old}"' in item and f'name="superseded_by" value="{new}"' in item
+    assert f'action="{root}/status/{old}"' in item and f'name="superseded_by" value="{new}"' in item
     merged = client.post(
         f"/status/{old}", data={"csrf": _csrf(client), "superseded_by": new, "reason": "one page", "next": "/review"}
     )
-    assert merged.status_code == 303 and merged.headers["location"] == "/review"
+    assert merged.status_code == 303 and merged.headers["location"] == root + "/review"
     assert _trailers(memory) == (
         "Test Person|supersede: facts/csv-export-batches-500-rows by facts/exports-are-batched-by-500-rows"
         "|one page|supersede"
@@ -424,7 +564,7 @@ def test_review_offers_a_supersede_for_a_duplicate_and_the_command(client, memor
 # Projects, and the command ---------------------------------------------------------------------
 
 
-def test_the_project_switcher(client, tmp_path):
+def test_the_project_switcher(client, root, tmp_path):
     other = tmp_path / "billing"
     other.mkdir()
     git(other, "init", "-q")
@@ -435,7 +575,8 @@ def test_the_project_switcher(client, tmp_path):
     home = client.get("/").text
     assert f'<option value="{project_id}"' in home
     switched = client.get(f"/project?id={project_id}")
-    assert switched.status_code == 303 and "HttpOnly" in switched.headers["set-cookie"]
+    assert switched.status_code == 303 and switched.headers["location"] == root + "/"
+    assert "HttpOnly" in switched.headers["set-cookie"] and f"Path={root}/" in switched.headers["set-cookie"]
     assert "Invoices are immutable" in client.get("/search?q=invoices").text
     assert "Retry policy" not in client.get("/").text
     assert client.get("/project?id=nope").status_code == 404
@@ -445,7 +586,8 @@ def test_a_project_without_memory_yet(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     viewer = Viewer(Memory.at(empty).project, token=TOKEN, port=PORT)
-    with TestClient(build_app(viewer), base_url=BASE, headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    with TestClient(build_app(viewer), base_url=BASE + viewer.base, headers=bearer) as client:
         assert "No memory yet" in client.get("/").text
         for url in ("/handoff", "/review", "/graph", "/search?q=x"):
             assert client.get(url).status_code == 200, url
@@ -480,7 +622,7 @@ def test_the_command_opens_the_browser_through_a_private_file(code_repo, memory,
     )
     try:
         assert proc.stdout is not None
-        address = re.search(r"(http://127\.0\.0\.1:\d+/\?token=[\w-]+)", proc.stdout.readline())
+        address = re.search(r"(http://127\.0\.0\.1:\d+/[\w-]{20,}/\?token=[\w-]+)", proc.stdout.readline())
         assert address
         deadline = time.monotonic() + 20
         while not (seen.exists() and seen.read_text().strip()) and time.monotonic() < deadline:
@@ -496,3 +638,34 @@ def test_the_command_opens_the_browser_through_a_private_file(code_repo, memory,
         proc.terminate()
         proc.wait(timeout=15)
     assert not forwarder.exists()  # removed when the viewer stops
+
+
+def test_a_very_large_page_is_shown_in_part_with_its_whole_raw_file(client, root, memory):
+    """A page far over `[pages] large_kb` that arrived by hand: its beginning is shown, with
+    a note and a link to the raw file, which is whole (issue 27, item 8)."""
+    filler = "".join(f"line {i} of a log pasted whole into a page\n" for i in range(80_000))
+    text = f"---\ntitle: Huge log\ntype: note\n---\nFIRSTWORD\n{filler}LASTWORD\n"
+    path = memory.wiki / "notes" / "huge-log.md"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    memory.commit_hand_edits()
+    page = client.get("/page/notes/huge-log.md")
+    assert page.status_code == 200
+    assert "FIRSTWORD" in page.text and "LASTWORD" not in page.text
+    assert f"This page is {len(text.split('---', 2)[2].lstrip()):,} bytes" in page.text
+    assert f'href="{root}/raw/notes/huge-log.md"' in page.text
+    raw = client.get("/raw/notes/huge-log.md")
+    assert raw.status_code == 200 and raw.content == text.encode() and path.read_text() == text
+
+
+def test_malformed_values_and_overlong_names_are_no_server_error(client, memory):
+    """A hand edit that makes `superseded_by` a number and `anchors` an integer, and a name
+    over 255 bytes, answer pages, not a 500 (issue 27, item 12)."""
+    path = memory.wiki / "decisions" / "retry-policy.md"
+    path.write_text(path.read_text().replace("status: active", "status: superseded\nsuperseded_by: 5\nanchors: 7"))
+    memory.commit_hand_edits()
+    page = client.get("/page/decisions/retry-policy.md")
+    assert page.status_code == 200 and "Retry" in page.text
+    long = client.get("/page/notes/" + "x" * 300 + ".md")
+    assert long.status_code in (400, 404) and "255 bytes" in long.text
+    assert client.get("/graph").status_code == 200

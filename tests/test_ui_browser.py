@@ -10,15 +10,19 @@ refused. A screenshot of each view is saved."""
 
 from __future__ import annotations
 
+import http.server
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
+from urllib.parse import urlsplit
 
 import pytest
 from conftest import git
@@ -77,7 +81,8 @@ def wiki(code_repo) -> Iterator[Memory]:
 
 @pytest.fixture
 def viewer(wiki, code_repo) -> Iterator[tuple[str, str]]:
-    """The real command, as a person starts it; (its address with the token, its base)."""
+    """The real command, as a person starts it; (its address with the token, its base: the
+    origin and the secret path, `http://127.0.0.1:PORT/<prefix>`)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "wiki_memory", "ui", "--no-open", "--port", "0"],
         cwd=code_repo,
@@ -88,7 +93,7 @@ def viewer(wiki, code_repo) -> Iterator[tuple[str, str]]:
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
-        match = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=([\w-]+)", line)
+        match = re.search(r"(http://127\.0\.0\.1:\d+/[\w-]{20,})/\?token=([\w-]+)", line)
         assert match, f"no address in {line!r}: {proc.stderr.read() if proc.stderr else ''}"
         yield match.group(0), match.group(1)
     finally:
@@ -272,7 +277,7 @@ def test_what_the_viewer_refuses(browser, viewer, wiki):
     assert response is not None and response.status == 401
     assert "needs its token" in stranger.content() and "Celery" not in stranger.content()
     # A foreign Host (a rebound DNS name pointing at 127.0.0.1), even with the token.
-    port = base.rsplit(":", 1)[1]
+    port = urlsplit(base).port
     request = urllib.request.Request(url, headers={"Host": f"attacker.example:{port}"})
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=10)
@@ -287,3 +292,85 @@ def test_what_the_viewer_refuses(browser, viewer, wiki):
     posted = page.request.post(base + "/status/facts/staging-resets-nightly.md", form={"verdict": "wrong"})
     assert posted.status == 403
     assert git(wiki.wiki, "rev-parse", "HEAD").strip() == head
+
+
+class _Hostile(http.server.BaseHTTPRequestHandler):
+    """Another program's server on 127.0.0.1 (another port): it notes what each request
+    brought, and links back to nothing."""
+
+    seen: ClassVar[list[tuple[str, str, str]]] = []  # (path, Cookie, Referer)
+
+    def do_GET(self) -> None:
+        self.seen.append((self.path, self.headers.get("Cookie", ""), self.headers.get("Referer", "")))
+        body = b"<!doctype html><title>another server</title><p>hello"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def hostile() -> Iterator[tuple[str, list[tuple[str, str, str]]]]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    seen: list[tuple[str, str, str]] = []
+    _Hostile.seen = seen
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_another_server_on_the_host_never_gets_the_viewer_s_cookie(browser, viewer, wiki, hostile):
+    """Issue 27, item 11: browsers send a 127.0.0.1 cookie to every port, so a cookie on
+    `Path=/` reached any local server, which could replay it. Scoped to the secret path, it
+    reaches none that does not know the secret, and no link out of the viewer tells it."""
+    url, base = viewer
+    other, seen = hostile
+    wiki.write("Another local service", f"Its dashboard: [the dashboard]({other}/dashboard).", "fact")
+    page = browser.new_page()
+    page.goto(url)
+    page.wait_for_url(base + "/")
+    cookies = page.context.cookies()
+    (cookie,) = [c for c in cookies if c["name"].startswith("wiki_memory_ui_")]
+    prefix = urlsplit(base).path
+    # The other server, opened in the same browser, at the addresses it would be asked for.
+    for path in ("/", "/favicon.ico", "/search?q=x"):
+        page.goto(other + path)
+    # A link out of the viewer: the browser follows it with no Referer naming the prefix.
+    page.goto(base + "/page/facts/another-local-service.md")
+    page.click("text=the dashboard")
+    page.wait_for_url(other + "/dashboard")
+    assert {"/", "/favicon.ico", "/search?q=x", "/dashboard"} <= {path for path, _, _ in seen}
+    for path, cookie_header, referer in seen:
+        assert cookie["name"] not in cookie_header and prefix not in referer, path
+    assert cookie["path"] == prefix + "/" and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    # What scopes it is the path, not the port: under the prefix even this server would get
+    # it, which is why the prefix is a secret.
+    page.goto(other + prefix + "/")
+    under = [header for path, header, _ in seen if path == prefix + "/"]
+    assert under and f"{cookie['name']}={cookie['value']}" in under[0]
+
+
+def test_graph_labels_never_overlap(browser, viewer, wiki):
+    """Thirty pages linked to one, drawn close together: no label is drawn over another
+    (issue 27, item 12); those left out show on hover."""
+    for n in range(30):
+        wiki.write(f"Rollout step {n} of the worker fleet", "See [[Worker deploy procedure]].", "note", actor=CODEX)
+    url, base = viewer
+    page = browser.new_page(viewport={"width": 1000, "height": 700})
+    page.goto(url)
+    page.wait_for_url(base + "/")
+    page.goto(base + "/graph")
+    page.wait_for_selector("#graph[data-settled]", timeout=30_000)
+    boxes = page.evaluate("document.getElementById('graph').labelBoxes()")
+    assert len(boxes) >= 3
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)

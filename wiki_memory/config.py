@@ -373,7 +373,8 @@ def resolve_project(cwd: str | os.PathLike[str] | None = None, env: Mapping[str,
         return project_for_store(Path(env["WIKI_MEMORY_STORE"]), env)
     # resolve(): a checkout reached through a symlink is still the same project.
     start = (Path(cwd) if cwd is not None else Path.cwd()).resolve()
-    root = find_code_root(start) or start
+    code_root = find_code_root(start)
+    root = code_root or start
     pinned, warning = _pinned(root, env)
     if pinned.get("store"):
         store = Path(str(pinned["store"])).expanduser()
@@ -391,6 +392,13 @@ def resolve_project(cwd: str | os.PathLike[str] | None = None, env: Mapping[str,
             name = root.name
     pid = f"{_name_slug(name)}-{_short_hash(identity)}"
     project_home = home(env) / "projects" / pid
+    if code_root is None and not pinned.get("name") and not project_home.exists():
+        # Said until this folder's memory exists (its first write), not at every command after.
+        note = (
+            f"{start} is in no git repository: this folder is a project of its own ({pid}), and each folder "
+            "outside a repository would be another; run in the repository, or set WIKI_MEMORY_STORE to share one"
+        )
+        warning = f"{warning}; {note}" if warning else note
     return Project(pid, name, project_home, project_home / "wiki", root, identity, warning)
 
 

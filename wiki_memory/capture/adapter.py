@@ -122,6 +122,13 @@ class Adapter:
     #: tool events whose output reaches the model as context, and the file tools recall answers for.
     recall_file_events: frozenset[str] = frozenset()
     recall_file_tools: frozenset[str] = frozenset()
+    #: tool events that fire before a shell command runs and whose output reaches the model
+    #: (the gotcha or procedure the command walks into), and the shell tools' names.
+    recall_command_events: frozenset[str] = frozenset()
+    recall_command_tools: frozenset[str] = frozenset()
+    #: tool events whose output reaches the model after a failed call (the gotcha its error
+    #: is about).
+    recall_error_events: frozenset[str] = frozenset()
 
     # -- events ---------------------------------------------------------------------------
     def resolve_event(self, given: str | None, payload: Mapping[str, Any]) -> str | None:
@@ -242,6 +249,17 @@ class Adapter:
         if event not in self.recall_file_events or tool not in self.recall_file_tools:
             return []
         return call_files(tool, payload.get("tool_input"))
+
+    def recall_command(self, event: str, payload: Mapping[str, Any]) -> str | None:
+        """The shell command a call is about to run, on an event that can carry context."""
+        tool = str(payload.get("tool_name") or "")
+        if event not in self.recall_command_events or tool not in self.recall_command_tools:
+            return None
+        data = payload.get("tool_input")
+        command = data.get("command") if isinstance(data, dict) else None
+        if isinstance(command, list):  # an argv (`["bash", "-lc", "pytest -x"]`)
+            command = command[-1] if len(command) >= 3 and command[1] in ("-c", "-lc") else " ".join(map(str, command))
+        return command if isinstance(command, str) and command.strip() else None
 
     # -- output -------------------------------------------------------------------------------
     def envelope(self, event: str, text: str) -> dict[str, Any]:

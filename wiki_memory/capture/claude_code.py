@@ -67,6 +67,11 @@ class ClaudeCode(Adapter):
     # PreToolUse's additionalContext reaches the model before the tool runs.
     recall_file_events = frozenset({"PreToolUse"})
     recall_file_tools = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
+    # PreToolUse on Bash: before a command that failed here before; PostToolUseFailure's
+    # additionalContext reaches the model with the failed call's result.
+    recall_command_events = frozenset({"PreToolUse"})
+    recall_command_tools = frozenset({"Bash"})
+    recall_error_events = frozenset({"PostToolUseFailure"})
 
     def read_transcript(self, path: Path) -> list[Observation]:
         return read_transcript(path)

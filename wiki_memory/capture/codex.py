@@ -64,6 +64,10 @@ class Codex(Adapter):
     # Codex reads files through the shell; its PreToolUse fires for `apply_patch` (edits).
     recall_file_events = frozenset({"PreToolUse"})
     recall_file_tools = frozenset({"apply_patch"})
+    # The shell tool reaches hooks as `Bash`; a failure is known only from PostToolUse's output.
+    recall_command_events = frozenset({"PreToolUse"})
+    recall_command_tools = frozenset({"Bash", "shell", "exec_command", "local_shell"})
+    recall_error_events = frozenset({"PostToolUse"})
 
     def read_transcript(self, path: Path) -> list[Observation]:
         return read_rollout(path)

@@ -88,6 +88,8 @@ class Gemini(Adapter):
     # the tool's result, which the model reads next.
     recall_file_events = frozenset({"AfterTool"})
     recall_file_tools = frozenset({"read_file", "replace", "write_file", "edit"})
+    # No context before a command (BeforeTool cannot carry it); after a failed one, AfterTool can.
+    recall_error_events = frozenset({"AfterTool"})
 
     def parse(self, event: str, payload: Mapping[str, Any]) -> list[Observation]:
         cleaned = dict(payload)

@@ -123,6 +123,8 @@ class OpenCode(Adapter):
     # The plugin waits (boundedly) for what chat.message prints and adds it to that turn's
     # system prompt. Per-file recall would need tool.execute.after forwarded: not yet.
     recall_prompt_events = frozenset({"chat.message"})
+    # A failed tool call: the plugin waits for what the hook prints and adds it to the turn.
+    recall_error_events = frozenset({"message.part.updated"})
 
     def resolve_event(self, given: str | None, payload: Mapping[str, Any]) -> str | None:
         # OpenCode's names are dotted: matched as given, not squashed.

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import re
 from collections import namedtuple
+from functools import lru_cache
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -365,10 +366,14 @@ def _is_reference(value: str) -> bool:
     return first == "{" and "}" in s  # f"{token}", Caddy's {env.TOKEN}
 
 
+_FILLER = frozenset("-_ .:/")
+
+
+@lru_cache(maxsize=4096)  # one value is judged by several rules (a header's token: its header's and Bearer's)
 def _is_placeholder(value: str) -> bool:
     s = value.strip().strip("\"'`")
     low = s.lower()
-    if len(set(low) - set("-_ .:/")) <= 3:
+    if len(set(low) - _FILLER) <= 3:
         return True  # xxxx, ****, 0000, ...
     if low.endswith(("example", "examplekey")):
         return True  # AWS's documented keys (gitleaks allows `.+EXAMPLE$` too)
@@ -394,6 +399,7 @@ def _classes(value: str) -> int:
     )
 
 
+@lru_cache(maxsize=4096)
 def _looks_random(value: str, min_len: int = 12) -> bool:
     """A value with the look of a generated credential: long enough, mixing character
     classes, and not a word, an identifier in snake or kebab case, or a version."""
@@ -636,6 +642,7 @@ _VENDORS: tuple[tuple[str, str, str, int, int], ...] = (
     ("braintree-token", "access_token$sandbox$", _AN + "$", 40, 80),
     ("firecrawl-key", "fc-", _HEX, 32, 32),
     ("resend-key", "re_", _ANU, 30, 40),
+    ("fireworks-key", "fw_", _AN, 20, 64),
     # A private key block, base64-encoded again (Kubernetes secrets, CI variables).
     ("private-key", "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBL", _B64, 60, 16384),
     ("private-key", "LS0tLS1CRUdJTiBQUklWQVRFIEtF", _B64, 60, 16384),
@@ -646,7 +653,9 @@ _VENDORS: tuple[tuple[str, str, str, int, int], ...] = (
     ("private-key", "LS0tLS1CRUdJTiBQR1AgUFJJVkFURSBLRVkgQkxP", _B64, 60, 16384),
 )
 # Prefixes common in words or identifiers: their bodies must also look generated.
-_RANDOM_BODY = frozenset(("sk-", "cio", "oy2", "re_", "key-", "secret_", "SK", "EAAA", "dapi", "fc-", "ico-", "p8e-"))
+_RANDOM_BODY = frozenset(
+    ("sk-", "cio", "oy2", "re_", "key-", "secret_", "SK", "EAAA", "dapi", "fc-", "ico-", "p8e-", "fw_")
+)
 _VENDOR_INDEX: dict[str, list[tuple[str, str, str, int, int]]] = {}
 for _vendor in _VENDORS:
     if _vendor[1][0] not in "./":
@@ -1638,6 +1647,68 @@ def _special_spans(text: str) -> Iterator[Span]:
         yield m.start(group), m.end(group), names.get(group, group)
 
 
+_AWS_KEY_ID = r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+_AWS_SECRET = r"(?<![A-Za-z0-9/+=])(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+_AWS_NEAR = 240  # characters around a key id in which its secret half is looked for
+
+
+def _aws_pair_spans(text: str) -> Iterator[Span]:
+    """The secret half of an AWS key pair, written near its access key id with no name
+    that says so ("access key AKIA... secret wJalr..."): 40 characters of base64 mixing
+    upper case, lower case and digits (a commit id or a hex digest mixes two)."""
+    for key in _regex(_AWS_KEY_ID).finditer(text):
+        lo, hi = max(0, key.start() - _AWS_NEAR), min(len(text), key.end() + _AWS_NEAR)
+        for m in _regex(_AWS_SECRET).finditer(text, lo, hi):
+            value = m.group("s")
+            if (
+                any(c.islower() for c in value)
+                and any(c.isupper() for c in value)
+                and any(c.isdigit() for c in value)
+                and not _is_placeholder(value)
+            ):
+                yield m.start("s"), m.end("s"), "aws-secret-key"
+
+
+def _discord_spans(text: str) -> Iterator[Span]:
+    """Discord bot tokens: the bot's id in base64 (it decodes to digits), a dot, six
+    characters, a dot, the signature."""
+    import base64
+    import binascii
+
+    pattern = _regex(r"(?<![\w-])(?P<id>[MNO][A-Za-z0-9_-]{23,27})\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![\w-])")
+    for m in pattern.finditer(text):
+        head = m.group("id")
+        try:
+            decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+        except (binascii.Error, ValueError):
+            continue
+        if decoded.isdigit() and 17 <= len(decoded) <= 20:
+            yield m.start(), m.end(), "discord-bot-token"
+
+
+def _okta_spans(text: str) -> Iterator[Span]:
+    """Okta API tokens after their `SSWS` scheme, wherever it is written (prose, a log)."""
+    for m in _regex(r"(?<![\w-])SSWS[ \t]{1,4}(?P<t>[A-Za-z0-9_-]{30,80})(?![\w-])").finditer(text):
+        if not _is_placeholder(m.group("t")):
+            yield m.start("t"), m.end("t"), "okta-token"
+
+
+def _cookie_map_spans(text: str) -> Iterator[Span]:
+    """Session cookies handed to an HTTP client in code: `cookies={"sessionid": "..."}`,
+    `cookies: {session: '...'}`, `cookies=dict(sessionid="...")`."""
+    opening = _regex(r"(?i)(?<![\w-])cookies?[\"'`]?\]?[ \t]{0,8}[:=][ \t]{0,8}(?:dict\(|\{)")
+    pair = _regex(
+        r"[\"'`]?(?P<n>[\w.-]{1,64})[\"'`]?[ \t]{0,8}[:=][ \t]{0,8}(?P<q>[\"'`])(?P<v>[^\"'`\n]{1,4096})(?P=q)"
+    )
+    for m in opening.finditer(text):
+        close = text.find(")" if m.group().endswith("(") else "}", m.end(), m.end() + 4096)
+        for p in pair.finditer(text, m.end(), close if close >= 0 else min(len(text), m.end() + 4096)):
+            low, value = p.group("n").lower(), p.group("v")
+            named = any(w in low for w in _COOKIE_NAMES) and "csrf" not in low and "xsrf" not in low
+            if named and len(value) >= 8 and not _keep_value(value, True):
+                yield p.start("v"), p.end("v"), "cookie"
+
+
 FAMILIES: tuple[Family, ...] = (
     Family("private-key", "", 0, ("PRIVATE KEY", "Private-Lines:"), False, _pem_spans),
     Family("vendor", "", 0, (), False, _vendor_spans),
@@ -1659,6 +1730,10 @@ FAMILIES: tuple[Family, ...] = (
     Family("authorization", "", 0, ("basic ", "basic\t"), True, _basic_spans),
     Family("authorization", "", 0, ("bearer ", "bearer\t"), True, _bearer_spans),
     Family("prose-secret", "", 0, _PROSE_HINTS, True, _prose_spans),
+    Family("aws-secret-key", "", 0, ("AKIA", "ASIA", "ABIA", "ACCA"), False, _aws_pair_spans),
+    Family("discord-bot-token", "", 0, (".",), False, _discord_spans),
+    Family("okta-token", "", 0, ("SSWS",), False, _okta_spans),
+    Family("cookie", "", 0, ("cookie",), True, _cookie_map_spans),
 )
 # The label shown where findings overlap: the first family in this order that found it.
 _RANK = {
@@ -1668,6 +1743,8 @@ _RANK = {
             "private-key",
             *dict.fromkeys(family for family, *_ in _VENDORS),
             "telegram-bot-token",
+            "discord-bot-token",
+            "okta-token",
             "mailchimp-key",
             "azure-ad-secret",
             "terraform-token",

@@ -19,6 +19,7 @@ import re
 from collections import namedtuple
 
 from wiki_memory.capture.observation import PlanItem
+from wiki_memory.capture.shell import edited_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -235,7 +236,13 @@ def command_output(text: str) -> tuple[str, int | None]:
     the output reports (in the header or, failing that, anywhere)."""
     header = _regex("codex-header").match(text)
     if header:
-        return text[header.end() :], read_exit_code(header.group(0))
+        head = header.group(0)
+        code = read_exit_code(head)
+        running = re.search(r"Process running with session ID (\S+)", head)
+        if code is None and running:
+            # Still running: its result comes with a later `write_stdin` to this session.
+            return f"[running: session {running.group(1)}]\n" + text[header.end() :], None
+        return text[header.end() :], code
     return text, read_exit_code(text)
 
 
@@ -316,9 +323,15 @@ def patch_files(patch: str) -> list[str]:
 
 
 def touched_files(tool: str, tool_input: Any, cwd: str | None) -> tuple[str, ...]:
-    """The files a tool call changed (edit and write tools, patches)."""
+    """The files a tool call changed (edit and write tools, patches, and shell commands that
+    write files: `sed -i`, `> f`, a heredoc, `apply_patch` inside `bash -lc`, `mv`, `rm`...)."""
     low = tool.lower()
     paths: list[str] = []
+    if low in COMMAND_TOOLS:
+        command = (
+            tool_input if isinstance(tool_input, str) else _command(tool_input) if isinstance(tool_input, dict) else ""
+        )
+        return edited_files(command, cwd) if command else ()
     if low in PATCH_TOOLS:
         paths = patch_files(_patch_text(tool_input))
     elif low in EDIT_TOOLS and isinstance(tool_input, dict) and tool_input.get("command") != "view":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,9 @@ class WikiGroup(click.Group):
     """Turns errors a user can cause into one line and a non-zero exit."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        # A Python warning (no embedding model, ...) is one line on stderr, as it happens,
+        # not Python's two lines naming our source file.
+        warnings.showwarning = _one_line_warning
         try:
             return super().invoke(ctx)
         except WikiMemoryError as e:
@@ -59,6 +63,10 @@ class WikiGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
+
+
+def _one_line_warning(message: Warning | str, *_args: Any, **_kwargs: Any) -> None:
+    click.echo(f"wiki-memory: warning: {message}", err=True)
 
 
 pass_app = click.make_pass_decorator(App)

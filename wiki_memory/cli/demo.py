@@ -231,7 +231,8 @@ def run_demo(root: Path, *, say: Callable[[str], None] = lambda line: None, wait
     """Run the demo in `root` (a fresh folder); see the module docstring."""
     home = root / "wiki-memory-home"
     repo = _make_repo(root)
-    env = {**os.environ, "WIKI_MEMORY_HOME": str(home)}
+    # No repository state at SessionStart: the demo's folder is gone before that background step ends.
+    env = {**os.environ, "WIKI_MEMORY_HOME": str(home), "WIKI_MEMORY_REPO_STATE": "0"}
     for key in ("WIKI_MEMORY_STORE", "WIKI_MEMORY_PROJECT"):
         env.pop(key, None)
     claude_id, codex_id = str(uuid.uuid4()), str(uuid.uuid4())

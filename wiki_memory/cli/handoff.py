@@ -18,8 +18,11 @@ from wiki_memory.memory import Actor
     "--session", "session_id", metavar="ID", help="As this session would see it (its own handoff is left out)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the text, the handoff pages and the size as JSON.")
+@click.option(
+    "--explain", is_flag=True, help="Show each item with the recorded events (journal lines, calls) it came from."
+)
 @click.pass_context
-def handoff(ctx: click.Context, session_id: str | None, as_json: bool) -> None:
+def handoff(ctx: click.Context, session_id: str | None, as_json: bool, explain: bool) -> None:
     """Print what the next session in this project will be handed when it starts.
 
     Exactly the text the SessionStart hook gives an agent: the newest handoffs not
@@ -29,11 +32,19 @@ def handoff(ctx: click.Context, session_id: str | None, as_json: bool) -> None:
     Examples:
       wiki-memory handoff
       wiki-memory handoff --json
+      wiki-memory handoff --explain
       wiki-memory handoff write --summary "Refresh moved before the retry" --next "Fix admin_client.py"
     """
     if ctx.invoked_subcommand is not None:
         return
     app: App = ctx.obj
+    if explain:
+        explained = app.memory.handoff_explain(session_id)
+        if as_json:
+            echo_json(explained.as_dict())
+        else:
+            click.echo(explained.text(), nl=False)
+        return
     view = app.memory.handoff(session_id)
     if as_json:
         echo_json(view.as_dict() if view else {"text": None, "handoffs": [], "pending": [], "chars": 0})

@@ -4,8 +4,11 @@ revert, edit, status."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import click
@@ -390,21 +393,44 @@ def edit(
 
 
 def _edit_in_editor(app: App, page: str) -> None:
+    """The page's text in a copy outside the wiki, opened in $EDITOR; on close, saved as the
+    person's edit against the version it started from (merged with, or kept beside, what
+    changed meanwhile: an agent's write while the editor was open is not reverted)."""
     memory = app.memory
     memory.commit_hand_edits()  # what was pending is not mixed into this edit
-    path = memory.find(page)
+    source = memory.page_source(page)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    folder = Path(tempfile.mkdtemp(prefix="wiki-memory-edit-"))
+    copy = folder / Path(source.path).name
+    copy.write_bytes(source.text.encode("utf-8"))
     try:
-        subprocess.run(
-            f'{editor} "$WIKI_MEMORY_EDIT_FILE"',
-            shell=True,
-            check=True,
-            env={**os.environ, "WIKI_MEMORY_EDIT_FILE": str(memory.wiki / path)},
-        )
+        subprocess.run(f'{editor} "$WIKI_MEMORY_EDIT_FILE"', shell=True, check=True,
+                       env={**os.environ, "WIKI_MEMORY_EDIT_FILE": str(copy)})  # fmt: skip
     except subprocess.CalledProcessError as e:
+        shutil.rmtree(folder, ignore_errors=True)
         raise WikiMemoryError(f"the editor ({editor}) exited with status {e.returncode}; nothing committed") from None
-    edits = memory.commit_hand_edits([path])
-    click.echo(f"committed {path} ({edits[0].commit[:8]})" if edits else f"no change to {path}")
+    data = copy.read_bytes()
+    if data == source.text.encode("utf-8"):
+        shutil.rmtree(folder, ignore_errors=True)
+        click.echo(f"no change to {source.path}")
+        return
+    try:
+        written = memory.save_text(source.path, data.decode("utf-8"), base=source.blob)
+    except (WikiMemoryError, UnicodeDecodeError) as e:
+        reason = "it is not UTF-8 text" if isinstance(e, UnicodeDecodeError) else str(e)
+        raise WikiMemoryError(f"{reason}; your text is kept in {copy}") from None
+    shutil.rmtree(folder, ignore_errors=True)
+    say_redacted(written.redacted)
+    commit = (written.commit or "")[:8]
+    if written.conflict_copy:
+        click.echo(
+            f"{source.path} changed while the editor was open ({written.merged}) at the same lines: it is kept as "
+            f"it is, and your version is in {written.conflict_copy} ({commit}); merge what you need, then delete it"
+        )
+    elif written.merged:
+        click.echo(f"committed {source.path} ({commit}), merged with {written.merged} made while the editor was open")
+    else:
+        click.echo(f"committed {source.path} ({commit})" if written.commit else f"no change to {source.path}")
 
 
 def _index_line(index: dict[str, Any]) -> str:
@@ -449,5 +475,9 @@ def status(app: App, as_json: bool) -> None:
     pending = info["pending_edits"]
     if pending:
         click.echo(f"pending:  {len(pending)} uncommitted hand edit(s): " + ", ".join(pending[:5]))
+    for broken in info["broken_pages"]:
+        click.echo(f"broken:   {broken['path']}: {broken['error']} (fix its front matter; `wiki-memory review`)")
+    for copy in info["conflict_copies"]:
+        click.echo(f"conflict: {copy['path']}, a version of {copy['page']} kept beside it (`wiki-memory review`)")
     if info["index"] is not None:
         click.echo(f"index:    {_index_line(info['index'])}")

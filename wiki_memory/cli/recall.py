@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from wiki_memory.cli import App, main, pass_app
@@ -11,6 +13,8 @@ from wiki_memory.cli.output import echo_json
 @main.command()
 @click.argument("prompt", required=False)
 @click.option("--file", "file", metavar="PATH", help="Recall for a read or edit of this file instead of a prompt.")
+@click.option("--command", "command", metavar="CMD", help="Recall before this shell command runs instead.")
+@click.option("--error", "error", metavar="TEXT", help="Recall after a failed call with this output instead.")
 @click.option("--session", "session_id", metavar="ID", help="Leave out what this session was handed already.")
 @click.option("--json", "as_json", is_flag=True, help="Print the pages as a list of objects.")
 @click.option("--explain", is_flag=True, help="Show every candidate's scores against the floors, kept or dropped.")
@@ -20,6 +24,8 @@ def recall(
     app: App,
     prompt: str | None,
     file: str | None,
+    command: str | None,
+    error: str | None,
     session_id: str | None,
     as_json: bool,
     explain: bool,
@@ -36,6 +42,8 @@ def recall(
       wiki-memory recall "the login test fails one run in ten with 401"
       wiki-memory recall --file src/auth/client.py --json
       wiki-memory recall "why do retries double-charge?" --explain
+      wiki-memory recall --command "pytest tests/test_api.py" --explain
+      wiki-memory recall --error "KeyError: 'SHOP_DB_URL'"
       wiki-memory recall --session 2624e4c8 --handed
     """
     memory = app.memory
@@ -53,10 +61,15 @@ def recall(
         if not entries:
             click.echo("nothing was handed to that session by recall", err=True)
         return
-    if prompt is None and file is None:
-        raise click.UsageError("give a PROMPT or --file PATH")
-    if prompt is not None and file is not None:
-        raise click.UsageError("give a PROMPT or --file PATH, not both")
+    given = [n for n, v in (("PROMPT", prompt), ("--file", file), ("--command", command), ("--error", error)) if v]
+    if len(given) != 1:
+        raise click.UsageError(
+            "give one of PROMPT, --file PATH, --command CMD or --error TEXT"
+            + (f" (not {' and '.join(given)} together)" if given else "")
+        )
+    if command is not None or error is not None:
+        _moment(memory, command, error, session_id, as_json, explain)
+        return
     result = memory.recall(prompt, file=file, session_id=session_id)
     passages = dict(result.passages)
     kept = [v for v in result.verdicts if v.candidate.path in result.pages]
@@ -85,3 +98,66 @@ def recall(
         click.echo(result.text)
     else:
         click.echo("nothing to recall", err=True)
+
+
+def _moment(
+    memory: Any, command: str | None, error: str | None, session_id: str | None, as_json: bool, explain: bool
+) -> None:
+    """`--command` / `--error`: what the hook would hand before that command, after that error."""
+    found = memory.recall_moment(command=command, error=error, session_id=session_id)
+    if as_json:
+        kept = [c for c in found["candidates"] if c.get("path") in found["pages"]]
+        echo_json({"pages": kept, "candidates": found["candidates"], "text": found["text"]} if explain else kept)
+        return
+    if explain:
+        for c in found["candidates"]:
+            what = c.get("path") or f"{c['line']!r} -> {c['signature']!r}"
+            how = f" ({c['command']})" if c.get("command") else ""
+            click.echo(f"{'+' if c['kept'] else '-'} {what}{how}: {c['reason']}")
+        if not found["candidates"]:
+            click.echo(
+                "no candidate: no gotcha or procedure names this program"
+                if command is not None
+                else "no candidate: no line of it names an error"
+            )
+        click.echo("")
+    if found["text"]:
+        click.echo(found["text"])
+    else:
+        click.echo("nothing to recall", err=True)
+
+
+@main.command()
+@click.option("--session", "session_id", metavar="ID", help="One session only.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as an object.")
+@pass_app
+def stats(app: App, session_id: str | None, as_json: bool) -> None:
+    """Show what memory handed the agents in this project, per session and in total: the
+    hand-overs (SessionStart, prompts, files, commands, errors), the pages handed, the
+    characters and estimated tokens injected, the handed pages read afterwards, and of the
+    pages handed, those marked helpful and those now marked wrong.
+
+    \b
+    Examples:
+      wiki-memory stats
+      wiki-memory stats --session 2624e4c8 --json
+    """
+    figures = app.memory.stats(session_id)
+    if as_json:
+        echo_json(figures)
+        return
+    head = f"{'session':<14} {'agent':<12} {'started':<20} {'handed':>6} {'pages':>5} {'chars':>7} {'tokens':>6}"
+    click.echo(f"{head} {'read':>4} {'helpful':>7} {'wrong':>5}")
+    for s in figures["sessions"]:
+        click.echo(
+            f"{str(s['session_id'])[:14]:<14} {str(s['agent'] or '-')[:12]:<12} {str(s['started'] or '-')[:20]:<20} "
+            f"{s['injections']:>6} {s['pages_handed']:>5} {s['chars']:>7} {s['tokens']:>6} {s['read_after']:>4} "
+            f"{s['helpful']:>7} {s['wrong']:>5}"
+        )
+    t = figures["total"]
+    triggers = ", ".join(f"{k} {v}" for k, v in sorted(t["by_trigger"].items())) or "none"
+    click.echo(
+        f"{figures['project']}: {t['sessions']} sessions, {t['injections']} hand-overs ({triggers}), "
+        f"{t['pages_handed']} pages, {t['chars']:,} characters (about {t['tokens']:,} tokens), "
+        f"{t['read_after']} read afterwards, {t['helpful']} marked helpful, {t['wrong']} now marked wrong"
+    )

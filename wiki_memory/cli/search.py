@@ -144,6 +144,8 @@ def reindex(app: App, full: bool, no_embed: bool, as_json: bool) -> None:
     )
     for error in stats.errors:
         click.echo(f"indexed as plain text: {error}", err=True)
+    for note in stats.cut:
+        click.echo(f"indexed in part: {note} (`[pages] large_kb` in config.toml)", err=True)
 
 
 @main.command()

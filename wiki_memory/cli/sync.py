@@ -336,6 +336,8 @@ def sync_cmd(
 
 
 def _print_sync(report: SyncReport) -> None:
+    if report.recovered:
+        click.echo(report.recovered)
     click.echo(f"synced with {report.remote} ({report.url})")
     _print_rewrite(report)
     if report.edits:
@@ -359,9 +361,12 @@ def _print_sync(report: SyncReport) -> None:
     for path in report.kept:
         click.echo(f"kept: {path} (deleted on one side, edited on the other)")
     for page, copy in report.conflicts:
+        page_has, copy_has = (
+            (f"{report.remote}'s version", "yours") if copy in report.ours_copied else ("your version", "theirs")
+        )
         click.echo(
             f"conflict: {page} was changed here and on {report.remote} at the same lines; both are "
-            f"kept: the page has {report.remote}'s version, yours is in {copy} (linked from the page)"
+            f"kept: the page has {page_has}, {copy_has} is in {copy} (linked from the page)"
         )
     if report.sent_commits:
         click.echo(f"sent {report.sent_commits} commit{'s' if report.sent_commits != 1 else ''}")

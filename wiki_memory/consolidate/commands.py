@@ -8,10 +8,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from wiki_memory.capture.shell import segments, split_heredocs
 from wiki_memory.consolidate.oneline import clean, error_line
 from wiki_memory.consolidate.session import Step
 
@@ -105,7 +107,6 @@ _WRAPPERS = {
     "timeout",
     "xvfb-run",
 }
-_UNDO = re.compile(r"^git (checkout( --)?|restore|reset --hard|stash( push)?|revert)\b")
 
 
 @lru_cache(maxsize=4096)
@@ -118,49 +119,10 @@ def command_words(command: str) -> list[str]:
     return list(_command_words(command))
 
 
-def _segments(command: str) -> list[str]:
-    """A shell line cut at `&&`, `||`, `;`, `|` and newlines outside quotes; each part starts
-    with the separator before it (`|` after a pipe, else `;`)."""
-    parts: list[str] = []
-    current: list[str] = []
-    quote = ""
-    sep = ";"
-    i = 0
-    while i < len(command):
-        ch = command[i]
-        if quote:
-            if ch == "\\" and quote == '"' and i + 1 < len(command):
-                current.append(command[i : i + 2])
-                i += 2
-                continue
-            if ch == quote:
-                quote = ""
-            current.append(ch)
-        elif ch in "'\"":
-            quote = ch
-            current.append(ch)
-        elif ch == "\\" and i + 1 < len(command):
-            current.append(command[i : i + 2])
-            i += 2
-            continue
-        elif ch in ";\n&|":
-            double = command[i : i + 2] in ("&&", "||")
-            parts.append(sep + "".join(current).strip())
-            sep = "|" if ch == "|" and not double else ";"
-            current = []
-            i += 2 if double else 1
-            continue
-        else:
-            current.append(ch)
-        i += 1
-    parts.append(sep + "".join(current).strip())
-    return parts
-
-
 def _split_command(command: str) -> list[str]:
     # The last command of the line that does the work (not `cd`, `export`), and of a
     # pipeline its first stage (`pytest | tee log` is pytest).
-    pieces = _segments(command.strip())
+    pieces = segments(split_heredocs(command.strip())[0])
     stages: list[str] = []
     for piece in pieces:
         after_pipe, text = piece[0] == "|", piece[1:]
@@ -176,6 +138,7 @@ def _split_command(command: str) -> list[str]:
             words = shlex.split(segment)
         except ValueError:
             words = segment.split()
+    words = _without_redirections(words)
     while words and (
         re.match(r"^\w+=", words[0]) or words[0] in _WRAPPERS or words[0] == "run" or words[0].startswith("-")
     ):
@@ -183,6 +146,28 @@ def _split_command(command: str) -> list[str]:
     if len(words) >= 3 and re.match(r"^python[\d.]*$", words[0]) and words[1] == "-m":
         words = words[2:]
     return words
+
+
+def _without_redirections(words: list[str]) -> list[str]:
+    """The words without `2>&1`, `> log`, `<in`: where output goes is not what runs."""
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif re.fullmatch(r"\d*(>>?|<|&>>?|>\|)", word):
+            skip = True  # the target is the next word
+        elif not re.match(r"^\d*(>>?|<|&>)", word):
+            out.append(word)
+    return out
+
+
+def shown(command: str, limit: int = 160) -> str:
+    """A command as one short line for a summary: heredoc bodies left out (`<<'EOF' …`)."""
+    text, bodies = split_heredocs(command)
+    if bodies:
+        text = re.sub(r"(<<-?\s*(['\"]?)[A-Za-z_][\w.-]*\2)", r"\1 …", text, count=1)
+    return clean(text, limit)
 
 
 def command_key(command: str) -> tuple[str, ...]:
@@ -228,7 +213,7 @@ class CommandRun:
     command: str
     ok: bool
     error: str  # the telling line of its output when it failed
-    fixed_by: int | None = None  # the index of the later run that passed
+    fixed_by: int | None = None  # the index of the later run that resolved it
 
     @property
     def outcome(self) -> str:
@@ -244,25 +229,245 @@ class CommandRun:
         return f"failed (exit {code})" if code is not None else "failed"
 
 
-def judge_runs(steps: Iterable[Step]) -> list[CommandRun]:
-    """Every command the session ran, in order, with its fate: a failed run that a later
-    run covering it passed is `fixed_by` that run."""
+@dataclass(frozen=True)
+class Resolution:
+    """A failure the session got past: the run that failed, the later run that did the same
+    job and passed, the file changes in between, and the failure's telling line.
+
+    `how` says what made the two runs one job: `rerun` (the same command, or a broader run of
+    the same test runner), `same program` (its family: `python`/`python3`, `pip`/`pip3`, and
+    the same operands), `same script` (`./x.sh` then `bash x.sh`), or `another program`
+    (the first could not run at all: not found, not executable; the next command did its job)."""
+
+    failed: CommandRun
+    resolved_by: CommandRun
+    how: str
+    changes: tuple[Step, ...]  # edits and shell edits between the two runs
+    error: str
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The files changed between the failure and the run that resolved it."""
+        return tuple(dict.fromkeys(f for s in self.changes for f in s.files))
+
+
+# The interpreters that run a script named as their first operand (`python x.py` is `x.py`).
+_INTERPRETERS = {"python", "node", "bash", "sh", "zsh", "ruby", "perl", "php", "deno", "bun", "tsx", "ts-node"}
+# What a shell says when the program itself could not run (missing, not executable).
+_CANNOT_RUN = r"command not found|not found|No such file or directory|Permission denied|cannot execute|not executable"
+# Commands that change files or modes: a fix made on the way, not the job done another way.
+_FIX_STEPS = {"chmod", "chown", "ln", "sed", "perl", "mv", "cp", "rm", "touch", "mkdir", "tee", "patch"}
+
+
+def _family(program: str) -> str:
+    """A program by its family: `/usr/bin/python3.11` and `python` are `python`, `pip3` is `pip`."""
+    name = os.path.basename(program)
+    if name.startswith("./"):
+        name = name[2:]
+    family = re.sub(r"(?<=[a-z])[\d.]+$", "", name)
+    return family or name
+
+
+@lru_cache(maxsize=4096)
+def purpose_words(command: str) -> tuple[str, ...]:
+    """The words of a command with its program named by family and a script run through an
+    interpreter named by the script: `python3 ./x.py --v` -> (x.py, --v); `./x.sh` -> (x.sh)."""
+    words = list(_command_words(command))
+    if not words:
+        return ()
+    head = _family(words[0])
+    if head in _INTERPRETERS:
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        if rest and ("." in rest[0] or "/" in rest[0]):
+            script = rest[0][2:] if rest[0].startswith("./") else rest[0]
+            return (script, *words[words.index(rest[0]) + 1 :])
+    if words[0].startswith("./"):
+        return (words[0][2:], *words[1:])
+    return (head, *words[1:])
+
+
+def _operands(words: tuple[str, ...]) -> set[str]:
+    """Non-option words after the program, paths by their last part (`src/x.py` is `x.py`)."""
+    return {os.path.basename(w.rstrip("/")) or w for w in words[1:] if not w.startswith("-")}
+
+
+def _same_job(earlier: CommandRun, later: CommandRun, immediate: bool, could_not_run: bool) -> str:
+    """How `later` does the job `earlier` failed at ("" if it does not)."""
+    if _covers(command_key(later.command), command_key(earlier.command)):
+        return "rerun"
+    a, b = purpose_words(earlier.command), purpose_words(later.command)
+    if not a or not b:
+        return ""
+    if _covers(tuple(w for w in b if not w.startswith("-"))[:3], tuple(w for w in a if not w.startswith("-"))[:3]):
+        same_head = _family(command_words(earlier.command)[0]) == _family(command_words(later.command)[0])
+        return "same program" if same_head else "same script"
+    if b[0] in _FIX_STEPS or later.step.files:
+        return ""
+    if a[0] == b[0] and _operands(a) and _operands(a) <= _operands(b):
+        return "same program"  # `git checkout -b B` then `git checkout B`; `python x.py` then `python src/x.py`
+    if could_not_run:
+        # The program could not run: another one did its job. A look around is replaced by
+        # the next look around (`find` for `tree`); other work by a command on the same
+        # operands (`yarn install` for `npm install`), never by whatever came next.
+        probe = is_probe(earlier.command)
+        if probe and is_probe(later.command) and immediate:
+            return "another program"
+        if not probe and not is_probe(later.command) and _operands(a) & _operands(b):
+            return "another program"
+    return ""
+
+
+def cannot_run(run: CommandRun) -> bool:
+    """Did the failure say that the program itself could not run (exit 126 or 127, `tree:
+    command not found`, `./x.sh: Permission denied`), rather than that its work failed?"""
+    if run.ok:
+        return False
+    if run.step.exit_code in (126, 127):
+        return True
+    words = command_words(run.command)
+    if not words:
+        return False
+    # The shell names the program it could not run: `bash: tree: command not found`, `zsh:
+    # command not found: tree`, `./x.sh: Permission denied`, `'tree' is not recognized`. Not
+    # `ls: cannot access 'f': No such file or directory` (ls ran; its operand was missing).
+    program = re.escape(os.path.basename(words[0]))
+    said = re.compile(
+        rf"(^|[\s:'\"/]){program}:\s*({_CANNOT_RUN})\s*$|command not found:\s*{program}\b|"
+        rf"'{program}' is not recognized as",
+        re.IGNORECASE,
+    )
+    return any(said.search(line.strip()) for line in run.step.output.splitlines()[:6])
+
+
+# A command left running (Codex's `exec_command`, a background Bash), and a later call that
+# reads its output or writes to it (`write_stdin {"session_id": N}`, `BashOutput {"bash_id": X}`).
+_RUNNING = re.compile(r"^\[running: session (\S+)\]|running in background with ID:? (\S+)", re.M)
+_CONTINUES = re.compile(r"\"(?:session_id|bash_id|shell_id)\":\s*\"?([\w-]+)")
+
+
+def _runs(steps: Iterable[Step]) -> list[CommandRun]:
+    """The command runs of the steps. A command left running is judged by the call that
+    collected its result (`write_stdin` to its session), under the command's own words."""
     runs: list[CommandRun] = []
+    running: dict[str, tuple[str, int]] = {}  # process id -> (its command, its run's position)
     for s in steps:
         if s.kind != "command":
             continue
+        command = s.input
+        continued = _CONTINUES.search(s.input) if s.input.lstrip().startswith("{") else None
+        if continued and continued.group(1) in running:
+            command, position = running[continued.group(1)]
+            runs[position] = replace(runs[position], ok=False, error="")  # its result is this call's
         ok = not s.error and not s.no_result
-        runs.append(CommandRun(s, s.input, ok, "" if ok else error_line(s.output) or clean(s.output, 200)))
-    keyed = [(command_key(r.command), r) for r in runs]
-    for n, (key, run) in enumerate(keyed):
+        still = _RUNNING.search(s.output) if ok else None
+        runs.append(CommandRun(s, command, ok, "" if ok else error_line(s.output) or clean(s.output, 200)))
+        if still:
+            running[still.group(1) or still.group(2)] = (command, len(runs) - 1)
+    # A run whose result another call collected is not a run of its own.
+    return [r for r in runs if r.ok or r.error or r.step.error or r.step.no_result]
+
+
+# How far after a failure another way of doing its job is looked for (runs); a rerun of the
+# same command is found however late it comes.
+OTHER_WAY_WINDOW = 40
+
+
+def _resolve(runs: list[CommandRun]) -> list[tuple[int, int, str]]:
+    """(failed run, resolving run, how) by position in `runs`: the first later run that did
+    the same job and passed; a rerun of the same command is preferred to another way."""
+    # Where each command (its key) passed, in order: a rerun is looked up, not searched for.
+    passed_at: dict[tuple[str, ...], list[int]] = {}
+    for m, r in enumerate(runs):
+        if r.ok and not r.step.rejected:
+            passed_at.setdefault(command_key(r.command), []).append(m)
+    found: list[tuple[int, int, str]] = []
+    for n, run in enumerate(runs):
         if run.ok or run.step.rejected:
             continue
-        later = next((r for k, r in keyed[n + 1 :] if r.ok and _covers(k, key)), None)
-        if later is not None:
-            runs[n] = replace(run, fixed_by=later.step.index)
+        key = command_key(run.command)
+        rerun = min(
+            (
+                positions[bisect_right(positions, n)]
+                for later_key, positions in ((key[:size], passed_at.get(key[:size], [])) for size in range(1, 4))
+                if positions and positions[-1] > n and _covers(later_key, key)
+            ),
+            default=None,
+        )
+        best: tuple[int, str] | None = None
+        could_not_run = cannot_run(run)
+        # The agent's reaction to the failure: the first run after it that passed.
+        first_ok = next((m for m in range(n + 1, len(runs)) if runs[m].ok), len(runs))
+        for m in range(n + 1, min(len(runs), n + 1 + OTHER_WAY_WINDOW, rerun if rerun is not None else len(runs))):
+            later = runs[m]
+            if not later.ok or later.step.rejected:
+                continue
+            how = _same_job(run, later, m <= first_ok, could_not_run)
+            if how:
+                best = (m, how)
+                break
+        if rerun is not None:
+            best = (rerun, "rerun")
+        if best is not None:
+            found.append((n, best[0], best[1]))
+    return found
+
+
+def judge_runs(steps: Iterable[Step]) -> list[CommandRun]:
+    """Every command the session ran, in order, with its fate: a failed run that a later run
+    resolved (see `resolutions`) is `fixed_by` that run."""
+    runs = _runs(steps)
+    for n, m, _how in _resolve(runs):
+        runs[n] = replace(runs[n], fixed_by=runs[m].step.index)
     return runs
 
 
+def resolutions(steps: Iterable[Step]) -> list[Resolution]:
+    """Every failure the session got past, in order, with the run that resolved it and the
+    edits (by edit tools or through the shell) made in between."""
+    steps = list(steps)
+    runs = _runs(steps)
+    by_index = {s.index: s for s in steps}
+    out: list[Resolution] = []
+    for n, m, how in _resolve(runs):
+        failed = replace(runs[n], fixed_by=runs[m].step.index)
+        start, end = failed.step.index, runs[m].step.index
+        changes = tuple(
+            s
+            for i in range(start + 1, end)
+            if (s := by_index.get(i)) is not None and s.files and not s.error and s.kind in ("edit", "command")
+        )
+        out.append(Resolution(failed, runs[m], how, changes, failed.error))
+    return out
+
+
+def changes_files(step: Step) -> bool:
+    """Did the step change files (an edit tool, or a shell command that wrote files)?"""
+    return bool(step.files) and not step.error and step.kind in ("edit", "command")
+
+
+_RESET = re.compile(r"^git (reset( \S+)* --hard|stash( (push|save|-\S+)( .*)?)?$|revert \S)")
+
+
 def is_undo(words: list[str]) -> bool:
-    """Does the command (its words) throw changes away (`git checkout -- f`, `git reset --hard`)?"""
-    return bool(_UNDO.match(" ".join(words)))
+    """Does the command (its words) throw changes away? `git checkout -- f`, `git checkout .`,
+    `git restore f`, `git reset --hard`, `git stash`, `git revert C`; not a checkout of a
+    branch (`git checkout main`, `git checkout -b x`), nor `git restore --staged f`."""
+    if len(words) < 2 or os.path.basename(words[0]) != "git":
+        return False
+    sub, rest = words[1], words[2:]
+    if sub == "checkout":
+        if any(w in ("-b", "-B", "--orphan", "-") for w in rest):
+            return False
+        if "--" in rest:
+            return True
+        # A file, not a branch: `.`, or a name with an extension (`src/app.py`).
+        return any(w == "." or re.search(r"\.[A-Za-z0-9]{1,6}$", w) for w in rest if not w.startswith("-"))
+    if sub == "restore":
+        return "--staged" not in rest or "--worktree" in rest or "-W" in rest
+    return bool(_RESET.match(" ".join(words)))
+
+
+def undo_targets(words: list[str]) -> list[str]:
+    """What an undo (see `is_undo`) throws away: its files, or [] for the whole tree."""
+    skip = {"HEAD", "--", "--hard", "--staged", "--worktree", "checkout", "restore", "reset", "stash", "push", "save"}
+    return [w for w in words[2:] if not w.startswith("-") and w not in skip and not re.match(r"^HEAD[~^]", w)]

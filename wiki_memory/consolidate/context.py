@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from wiki_memory.config import Project, read_head
-from wiki_memory.pages.fence import fence_safe
+from wiki_memory.pages.fence import fence_safe, inline
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no runtime `typing` import on the hook path
@@ -26,7 +26,11 @@ if TYPE_CHECKING:  # no runtime `typing` import on the hook path
 
 CONTEXT_FILE = "handoff-context.json"
 CACHE_FILE = "handoff-context-cache.json"
+# The context file's format: new keys (a handoff's `work`, `goal`, `closed`) are optional, so
+# a file written before them still reads (a session starting right after an upgrade is handed
+# what it was before, not nothing). The cache of page entries has a version of its own.
 VERSION = 1
+CACHE_VERSION = 2
 BUDGET = 8000
 KEEP_HANDOFFS = 8
 PREFERENCES_BUDGET = 2000
@@ -88,7 +92,7 @@ def _fit(text: str, limit: int, path: str) -> str:
     if len(text) <= limit:
         return text
     cut = text[: max(0, limit - 80)].rsplit("\n", 1)[0]
-    return cut + f"\n- … (cut to fit; the whole handoff is {path})"
+    return cut + f"\n- … (cut to fit; the whole handoff is {inline(path, 300)})"
 
 
 def compose(
@@ -142,7 +146,7 @@ class _Text:
 
             note = drift_note(drifted(self.root, entry["anchors"]))
             if note:
-                return f" ({note})"
+                return f" ({inline(note, 300)})"  # anchors' paths are the page's own front matter
         return " (marked stale)" if entry.get("status") == "stale" else ""
 
     def add(self, block: str, separator: int = 2) -> None:
@@ -181,17 +185,35 @@ def _candidates(
 
 
 def _handoff_blocks(text: _Text, chosen: list[dict[str, Any]]) -> list[str]:
-    """The newest handoff in full, others of the same day in short; the paths shown."""
+    """The newest handoff of a session that did work in full (a newer session that did none,
+    only asked or thanked, never displaces it: it is named in a line), others of the same
+    day in short; the paths shown."""
     if not chosen:
         return []
-    first = chosen[0]
-    text.add(_fit(fence_safe(str(first["text"])), text.budget - text.used - 200, str(first.get("path"))))
+    first = next((c for c in chosen if c.get("work", True) is not False), chosen[0])
+    quiet = list(chosen[: chosen.index(first)])
+    text.add(_fit(_with_origin(first, str(first["text"])), text.budget - text.used - 200, str(first.get("path"))))
     paths = [str(first.get("path"))]
+    if quiet:
+        from wiki_memory.consolidate.session import short_id
+
+        lines = ["Since then, sessions that changed nothing:"]
+        for q in quiet[:3]:
+            goal = str(q.get("goal") or "").strip()
+            sid = short_id(str(q.get("session_id") or ""))
+            # Every value is the page's own front matter (a hand edit or a sync may set it): one line each.
+            line = (
+                f"- {inline(q.get('agent') or 'an agent', 40)} session {inline(sid, 20)}, ended {inline(_when(q), 40)}"
+            )
+            lines.append(f"{line}: {inline(goal or 'no request', 200)}{_origin_note(q)}")
+            paths.append(str(q.get("path")))
+        text.add("\n".join(lines))
     newest = float(first.get("ended_ts") or 0)
-    others = [c for c in chosen[1:] if newest - float(c.get("ended_ts") or 0) <= 86400][:2]
+    rest = [c for c in chosen[chosen.index(first) + 1 :] if c.get("work", True) is not False]
+    others = [c for c in rest if newest - float(c.get("ended_ts") or 0) <= 86400][:2]
     lines = ["Also recent (shorter):"]
     for other in others:
-        compact = fence_safe(str(other.get("compact") or other["text"]))
+        compact = _with_origin(other, str(other.get("compact") or other["text"]))
         if len(compact.splitlines()) <= 2:
             continue  # a header and nothing else says nothing
         if text.used + len(compact) + 40 > text.budget - 600:
@@ -204,6 +226,13 @@ def _handoff_blocks(text: _Text, chosen: list[dict[str, Any]]) -> list[str]:
     return paths
 
 
+def _when(entry: Mapping[str, Any]) -> str:
+    stamp = str(entry.get("ended") or "")
+    return (
+        f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 and stamp[10] in "T " else stamp or "at an unknown time"
+    )
+
+
 def _preferences_block(text: _Text, prefs: list[dict[str, Any]], ctx: Mapping[str, Any]) -> None:
     """Preferences get a share of the budget, not all of it: related notes come after."""
     if not prefs:
@@ -212,8 +241,8 @@ def _preferences_block(text: _Text, prefs: list[dict[str, Any]], ctx: Mapping[st
     room = min(text.budget - text.used - 700, PREFERENCES_BUDGET)
     shown = 0
     for p in prefs:
-        line = fence_safe(f"- {p.get('title')}: {p.get('line')}" if p.get("line") else f"- {p.get('title')}")
-        line += text.caveat(p)
+        line = f"- {inline(p.get('title'), 200)}" + (f": {inline(p.get('line'), 400)}" if p.get("line") else "")
+        line += text.caveat(p) + _origin_note(p)
         if len(line) + 1 > room or shown >= MAX_PREFERENCES:
             break
         lines.append(line)
@@ -227,11 +256,29 @@ def _preferences_block(text: _Text, prefs: list[dict[str, Any]], ctx: Mapping[st
         text.add("\n".join(lines))
 
 
+def _origin_note(entry: Mapping[str, Any]) -> str:
+    """ " (synced from Ana on laptop)" for an entry that came by sync or is dated ahead; ""."""
+    from wiki_memory.consolidate.provenance import note
+
+    said = note(entry.get("origin"))
+    return f" ({said})" if said else ""
+
+
+def _with_origin(entry: Mapping[str, Any], rendered: str) -> str:
+    """A handoff's text, defused, opening with where it came from when it came by sync."""
+    from wiki_memory.consolidate.provenance import note
+
+    said = note(entry.get("origin"))
+    body = fence_safe(rendered)
+    return f"[{said[0].upper()}{said[1:]}.]\n{body}" if said else body
+
+
 def _procedures_block(text: _Text, procedures: list[dict[str, Any]]) -> None:
     """How the project is tested, linted and built: the commands that last worked."""
     lines = ["Procedures that worked in earlier sessions:"]
     for p in procedures:
-        line = fence_safe(f"- {p.get('title')}: {p.get('line')} ({p.get('path')})") + text.caveat(p)
+        line = f"- {inline(p.get('title'), 200)}: {inline(p.get('line'), 400)} ({inline(p.get('path'), 300)})"
+        line += text.caveat(p)
         if text.used + len(line) + 1 > text.budget - 400:
             break
         lines.append(line)
@@ -247,10 +294,10 @@ def _related_block(text: _Text, related: list[str], notes: Mapping[str, Mapping[
     lines = ["Decisions and gotchas that may bear on this work:"]
     for path in related:
         note = notes.get(path) or {}
-        line = fence_safe(
-            f"- [{note.get('type', 'note')}] {note.get('title', path)} ({path})"
-            + (f": {note['line']}" if note.get("line") else "")
+        line = (
+            f"- [{inline(note.get('type', 'note'), 40)}] {inline(note.get('title', path), 200)} ({inline(path, 300)})"
         )
+        line += f": {inline(note['line'], 400)}" if note.get("line") else ""
         line += text.caveat(note)
         if text.used + len(line) + 1 > text.budget:
             break

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from wiki_memory.config import Project, replace_file
-from wiki_memory.consolidate.context import CACHE_FILE, KEEP_HANDOFFS, VERSION, context_path, terms
+from wiki_memory.consolidate.context import CACHE_FILE, CACHE_VERSION, KEEP_HANDOFFS, VERSION, context_path, terms
 from wiki_memory.pages.status import handed_out
 
 
@@ -48,8 +48,14 @@ def _entry(path: str, text: str) -> dict[str, Any] | None:
     }
     if page.type == "handoff" or path.startswith("handoffs/"):
         ended = str(meta.get("ended") or page.updated or page.created or "")
+        finished = meta.get("finished")
         return {
             **base,
+            "work": meta.get("work") is not False,
+            "finished": [str(k) for k in finished] if isinstance(finished, list) else [],
+            "goal": goal_of(page.body),
+            "body": page.body,
+            "meta": meta,
             "kind": "explicit" if meta.get("handoff_kind") == "explicit" else "automatic",
             "session_id": str(meta.get("session_id") or ""),
             "agent": str(meta.get("agent") or ""),
@@ -76,6 +82,29 @@ def _entry(path: str, text: str) -> dict[str, Any] | None:
     return {**base, "line": _line(body), "terms": terms(page.title, " ".join(page.tags), body)}
 
 
+def goal_of(body: str, limit: int = 200) -> str:
+    """The goal a handoff page states (its Goal or Summary section's first paragraph)."""
+    from wiki_memory.consolidate.extract import clean
+
+    m = re.search(r"^##\s+(Goal|Summary|Objective)\b[^\n]*\n+(.+?)(?:\n\s*\n|\n##|$)", body, re.I | re.M | re.S)
+    return clean(m.group(2), limit) if m else ""
+
+
+def _close_items(handoffs: list[dict[str, Any]]) -> None:
+    """Items of a handoff that a later session finished are dropped from what it hands."""
+    from wiki_memory.consolidate.closing import close_earlier
+    from wiki_memory.consolidate.render import handoff_text
+
+    entries = [dict(h) for h in handoffs]
+    close_earlier(entries)
+    for h, e in zip(handoffs, entries, strict=True):
+        h["closed"] = e.get("closed") or []
+        if e.get("open_body") is not None:
+            meta = h.get("meta") or {}
+            h["text"] = handoff_text(meta, str(e["open_body"]), h["path"])
+            h["compact"] = handoff_text(meta, str(e["open_body"]), h["path"], compact=True)
+
+
 def refresh(project: Project, store: Any, index: Any = None) -> dict[str, Any]:
     """Rebuild the context file from the store's HEAD (written atomically under the store's
     writer lock, so that a newer commit's context is never overwritten by an older one).
@@ -99,6 +128,7 @@ def build(project: Project, store: Any, head: bytes | None, index: Any = None) -
     pages = _Pages(store, cache.get("entries") or {})
     pages.read(head)
     handoffs = pages.newest_handoffs()
+    _close_items(handoffs)
     # Related notes are worked out again only for a handoff that changed, or when the
     # decisions and gotchas did (a search per handoff costs a fifth of a second in a big wiki).
     notes_key = pages.notes_digest.hexdigest()
@@ -110,7 +140,7 @@ def build(project: Project, store: Any, head: bytes | None, index: Any = None) -
     _write_json(
         cache_path,
         {
-            "version": VERSION,
+            "version": CACHE_VERSION,
             "entries": pages.fresh,
             "notes_key": notes_key,
             "related": {h["key"]: related_by.get(h["path"], []) for h in handoffs},
@@ -124,7 +154,7 @@ def _read_cache(path: Path) -> dict[str, Any]:
         cache = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return cache if isinstance(cache, dict) and cache.get("version") == VERSION else {}
+    return cache if isinstance(cache, dict) and cache.get("version") == CACHE_VERSION else {}
 
 
 class _Pages:
@@ -146,9 +176,16 @@ class _Pages:
         self.notes_digest = hashlib.sha1()
 
     def entry(self, path: str, blob: bytes) -> Any:
-        return _cached(self.store, self.entries, self.fresh, path, blob)
+        found = _cached(self.store, self.entries, self.fresh, path, blob)
+        if found is not None and path.startswith(("handoffs/", "preferences/")):
+            # Where it came from (sync, another machine), and a date in the future not believed.
+            self.provenance.mark(path, blob, found)
+        return found
 
     def read(self, head: bytes | None) -> None:
+        from wiki_memory.consolidate.provenance import Provenance
+
+        self.provenance = Provenance(self.store, head)
         for path, blob in self.store.page_files(head) if head else ():
             if not path.startswith(self.WANTED):
                 continue
@@ -217,6 +254,8 @@ def _contents(
         "handoffs": [
             {k: e[k] for k in ("path", "kind", "session_id", "agent", "ended", "ended_ts", "text", "compact")}
             | {"related": related_by.get(e["path"], []), "terms": e["terms"][:40]}
+            | _origin(e)
+            | {"work": e.get("work", True), "goal": e.get("goal", ""), "closed": e.get("closed") or []}
             for e in handoffs
         ],
         "preferences": [_lifecycle(e, ("path", "title", "line", "pinned")) for e in pages.preferences[:40]],
@@ -243,12 +282,19 @@ _PURPOSES = {"tests": 0, "lint": 1, "typecheck": 2, "format": 3, "build": 4, "de
 def _lifecycle(entry: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     """The entry's `keys`, and what SessionStart needs to note a page that may be stale:
     its anchors (checked against the code at start) and a `stale` status."""
-    out = {k: entry.get(k) for k in keys}
+    out = {k: entry.get(k) for k in keys} | _origin(entry)
     if entry.get("anchors"):
         out["anchors"] = entry["anchors"]
     if entry.get("status") == "stale":
         out["status"] = "stale"
     return out
+
+
+def _origin(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """{"origin": ...} when there is something to say of where the entry came from."""
+    from wiki_memory.consolidate.provenance import noteworthy
+
+    return {"origin": entry["origin"]} if noteworthy(entry.get("origin")) else {}
 
 
 def _cached(store: Any, entries: Mapping[str, Any], fresh: dict[str, Any], path: str, blob: bytes) -> Any:

@@ -30,16 +30,19 @@ from dataclasses import dataclass, field
 from wiki_memory.capture.observation import PlanItem
 from wiki_memory.consolidate.commands import (
     CommandRun,
+    changes_files,
     command_key,
     command_words,
     is_probe,
     is_undo,
     is_verification,
     judge_runs,
+    shown,
+    undo_targets,
 )
 from wiki_memory.consolidate.final_message import split_final
 from wiki_memory.consolidate.oneline import clean, error_line, relative
-from wiki_memory.consolidate.session import Session, Step, is_trivial_prompt
+from wiki_memory.consolidate.session import Answer, Prompt, Session, Step, is_trivial_prompt, step_ref
 
 __all__ = ["CommandRun", "Summary", "clean", "error_line", "plan_lines", "relative", "summarize"]
 
@@ -61,7 +64,7 @@ class Summary:
     """What the session pages and the handoff say, each line backed by evidence."""
 
     session: Session
-    goal: str
+    goal: str  # the first request in the user's own words ("" when none)
     requests: tuple[str, ...]
     done: tuple[str, ...]
     failed: tuple[str, ...]
@@ -74,11 +77,15 @@ class Summary:
     final: str = ""
     memory: tuple[str, ...] = ()  # memory pages the session wrote or read
     mid_task: bool = False
+    invoked: tuple[str, ...] = ()  # slash commands, custom prompts, persona prompts the session ran
+    # The recorded events each line came from: a line of done/failed/open -> its references
+    # (journal lines, transcript records, call ids); also "goal" and "file:<path>".
+    evidence: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def substantive(self) -> bool:
         """Worth a handoff: someone asked for something, or the session changed or ran things."""
-        return bool(self.goal) or any(s.kind in ("edit", "command") for s in self.session.steps)
+        return bool(self.goal) or bool(self.invoked) or any(s.kind in ("edit", "command") for s in self.session.steps)
 
 
 @dataclass
@@ -89,35 +96,75 @@ class _Findings:
     failed: list[str] = field(default_factory=list)
     open: list[str] = field(default_factory=list)
     stories: list[str] = field(default_factory=list)
+    refs: dict[str, list[str]] = field(default_factory=dict)  # line -> the events it came from
+
+    def add(self, section: str, line: str, *evidence: Step | Prompt | Answer | str) -> None:
+        """Add `line` to `section` (done, failed, open, stories), with the events it came from."""
+        getattr(self, section).append(line)
+        refs = self.refs.setdefault(line, [])
+        for item in evidence:
+            ref = item if isinstance(item, str) else step_ref(item) if isinstance(item, Step) else item.ref
+            if ref and ref not in refs:
+                refs.append(ref)
 
 
 def summarize(session: Session) -> Summary:
     """The extractive summary of a session."""
     cwd, steps = session.cwd, session.steps
-    goal, requests = _goal_and_requests(session)
+    goal, requests, invoked = _goal_and_requests(session)
     runs = judge_runs(steps)
     found = _Findings()
-    _plan_items(session.plan, found)
+    _plan_items(session.plan, steps, found)
     reported_fixed = _fixed_failures(runs, steps, cwd, found)
     _last_runs(runs, reported_fixed, found)
     edits = _edits(steps, cwd, found)
     _reverts(runs, found)
     _other_calls(steps, found)
+    _failed_commands(session, found)
     final = _final_message(session, found)
     mid_task = _loose_ends(session, found)
     memory = _memory_pages(steps)
     if memory["written"]:
-        found.done.append("Recorded in memory: " + ", ".join(memory["written"][:6]))
-    files = tuple(edits)
+        writes = [
+            s
+            for s in steps
+            if s.kind in ("memory", "command") and any(p in s.input + s.output for p in memory["written"])
+        ]
+        found.add("done", "Recorded in memory: " + ", ".join(memory["written"][:6]), *writes[:6])
+    for path in session.repo_changed or ():
+        # The repository's state says so, whichever tool changed it (a formatter, a script).
+        name = relative(path, cwd)
+        if name not in edits:
+            edits[name] = edits.get(name, 0)
+            found.refs.setdefault(f"file:{name}", []).append("repository state at start and at the end")
+    # A folder made for files the session then wrote (`mkdir -p d` and `d/x.py`) is those files.
+    files = tuple(n for n in edits if not any(other.startswith(n.rstrip("/") + "/") for other in edits))
     if files and not any(line.startswith("`") and "passed" in line for line in found.done):
-        found.done.append(
+        found.add(
+            "done",
             f"Changed {len(files)} file{'s' if len(files) != 1 else ''} ({', '.join(files[:6])}"
-            f"{', …' if len(files) > 6 else ''}); no test or build run was recorded afterwards."
+            f"{', …' if len(files) > 6 else ''}); no test or build run was recorded afterwards.",
+            *[s for s in steps if changes_files(s)][:8],
         )
+    evidence = {line: tuple(refs) for line, refs in found.refs.items()}
+    goal_turn = next((t for t in session.turns if t.words == goal), None) if goal else None
+    if goal_turn is not None:
+        evidence["goal"] = (goal_turn.prompt.ref,)
+    changed_by: dict[str, list[str]] = {}
+    for s in steps:
+        if changes_files(s):
+            for f in s.files:
+                refs = changed_by.setdefault(relative(f, cwd), [])
+                if len(refs) < 6:
+                    refs.append(step_ref(s))
+    for name in files:
+        evidence[f"file:{name}"] = tuple(changed_by.get(name, ())) + tuple(found.refs.get(f"file:{name}", ()))
     return Summary(
         session=session,
         goal=goal,
+        evidence=evidence,
         requests=requests,
+        invoked=invoked,
         done=_dedupe(found.done),
         failed=_dedupe(found.failed),
         open=_dedupe(found.open),
@@ -132,25 +179,61 @@ def summarize(session: Session) -> Summary:
     )
 
 
-def _goal_and_requests(session: Session) -> tuple[str, tuple[str, ...]]:
-    """The first prompt that asks for something, and the later ones that do."""
-    prompts = [p.text for p in session.real_prompts]
-    goal_index = next((i for i, p in enumerate(prompts) if not is_trivial_prompt(p)), None)
-    goal = prompts[goal_index] if goal_index is not None else ""
-    requests = tuple(
-        p for i, p in enumerate(prompts) if goal_index is not None and i > goal_index and not is_trivial_prompt(p)
-    )
-    return goal, requests
+def _goal_and_requests(session: Session) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """The first request in the user's own words (a slash command's arguments count; its
+    expansion, a persona prompt and plumbing never do), the later ones, and what the session
+    ran that was not the user's words (`/tasks`, "a persona prompt"), named."""
+    turns = session.turns
+    own = [t for t in turns if t.words and not is_trivial_prompt(t.words)]
+    goal = own[0].words if own else ""
+    requests = tuple(dict.fromkeys(t.words for t in own[1:] if t.words != goal))
+    invoked: list[str] = []
+    for n, turn in enumerate(turns):
+        name = ""
+        if turn.kind == "command":
+            after = turns[n + 1].prompt.text.lstrip() if n + 1 < len(turns) else ""
+            if turn.failed or not after.startswith("<local-command-stdout>"):
+                name = turn.command  # a built-in that only printed something is housekeeping
+        elif turn.kind == "expansion" and not turn.command:
+            name = "a custom command prompt"
+        elif turn.kind == "persona":
+            name = "a persona prompt"
+        if name and name not in invoked:
+            invoked.append(name)
+    return goal, requests, tuple(invoked)
 
 
-def _plan_items(plan: list[PlanItem], found: _Findings) -> None:
+def _failed_commands(session: Session, found: _Findings) -> None:
+    """Slash commands that printed an error and were not run again with success."""
+    turns = session.turns
+    for n, turn in enumerate(turns):
+        if turn.kind != "command" or not turn.failed:
+            continue
+        if any(t.kind == "command" and t.command == turn.command and not t.failed for t in turns[n + 1 :]):
+            continue
+        output = turns[n + 1].prompt if n + 1 < len(turns) else turn.prompt
+        found.add(
+            "failed",
+            f"{turn.command} failed: {clean(error_line(turn.failed) or turn.failed, 200)}",
+            turn.prompt,
+            output,
+        )
+
+
+def _plan_items(plan: list[PlanItem], steps: list[Step], found: _Findings) -> None:
     """Plan items: completed ones are done, the others open."""
     for item in plan:
+        # The plan calls that named the item (by id or text): where its status came from.
+        named = [
+            s
+            for s in steps
+            if s.kind == "plan" and any((item.id and p.id == item.id) or p.text == item.text for p in s.plan)
+        ][-2:]
         if item.status == "completed":
-            found.done.append(f"[completed] {clean(item.text, 200)}")
+            found.add("done", f"[completed] {clean(item.text, 200)}", *named)
         elif item.status in ("pending", "in_progress", ""):
             label = "in progress" if item.status == "in_progress" else "pending"
-            found.open.append(f"[{label}] {clean(item.text, 200)}")
+            found.add("open", f"[{label}] {clean(item.text, 200)}", *named)
 
 
 def _fixed_failures(
@@ -159,19 +242,21 @@ def _fixed_failures(
     """Failures that a later run fixed: Done, with what changed in between. Returns the
     commands (their keys) told as fixed."""
     reported_fixed: set[tuple[str, ...]] = set()
+    by_index = {r.step.index: r for r in runs}
     for run in runs:
         if run.fixed_by is None:
             continue
         key = command_key(run.command)
         changed = _between(steps, run.step.index, run.fixed_by, cwd)
+        changes = [s for s in steps[run.step.index + 1 : run.fixed_by] if changes_files(s)]
         after = f" after changes to {', '.join(changed[:5])}" if changed else ""
-        later_cmd = steps[run.fixed_by].input
-        again = "then passed" if later_cmd.strip() == run.command.strip() else f"then `{clean(later_cmd, 120)}` passed"
-        line = f"`{clean(run.command, 120)}` failed at first ({run.error or run.outcome}), {again}{after}."
-        found.stories.append(line)
+        later_cmd = by_index[run.fixed_by].command if run.fixed_by in by_index else steps[run.fixed_by].input
+        again = "then passed" if later_cmd.strip() == run.command.strip() else f"then `{shown(later_cmd, 120)}` passed"
+        line = f"`{shown(run.command, 120)}` failed at first ({run.error or run.outcome}), {again}{after}."
+        found.add("stories", line, run.step, *changes, steps[run.fixed_by])
         if key not in reported_fixed and not is_probe(run.command):
             reported_fixed.add(key)
-            found.done.append(line)
+            found.add("done", line, run.step, *changes, steps[run.fixed_by])
     return reported_fixed
 
 
@@ -180,14 +265,21 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
     left), or a verification that passed (unless already told as a fix)."""
     last_by_key: dict[tuple[str, ...], CommandRun] = {}
     counts: dict[tuple[str, ...], int] = {}
+    failures: dict[tuple[str, ...], list[Step]] = {}
     for run in runs:
         key = command_key(run.command)
         last_by_key[key] = run
         if not run.ok:
             counts[key] = counts.get(key, 0) + 1
+            failures.setdefault(key, []).append(run.step)
     for key, run in last_by_key.items():
+        if run.step.not_permitted:
+            found.add(
+                "failed", f"`{shown(run.command, 160)}` was not run: the permission settings refused it.", run.step
+            )
+            continue
         if run.step.rejected:
-            found.failed.append(f"The user declined to run `{clean(run.command, 160)}`.")
+            found.add("failed", f"The user declined to run `{shown(run.command, 160)}`.", run.step)
             continue
         if run.ok or run.fixed_by is not None or is_probe(run.command):
             continue
@@ -195,18 +287,25 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
             continue  # the session stopped while it ran: reported as a mid-task end
         times = f" ({counts[key]} times)" if counts.get(key, 0) > 1 else ""
         what = "was interrupted" if run.step.interrupted else run.outcome
-        found.failed.append(f"`{clean(run.command, 160)}` {what}{times}" + (f": {run.error}" if run.error else "."))
-        found.stories.append(
-            f"`{clean(run.command, 120)}` {what}" + (f" ({run.error})" if run.error else "") + "; no later run passed."
+        tried = failures.get(key, [run.step])[-3:]
+        found.add(
+            "failed", f"`{shown(run.command, 160)}` {what}{times}" + (f": {run.error}" if run.error else "."), *tried
+        )
+        found.add(
+            "stories",
+            f"`{shown(run.command, 120)}` {what}" + (f" ({run.error})" if run.error else "") + "; no later run passed.",
+            *tried,
         )
         if not run.step.interrupted:
-            found.open.append(
-                f"`{clean(run.command, 160)}` was still failing when the session ended"
-                + (f" ({run.error})." if run.error else ".")
+            found.add(
+                "open",
+                f"`{shown(run.command, 160)}` was still failing when the session ended"
+                + (f" ({run.error})." if run.error else "."),
+                run.step,
             )
     for key, run in last_by_key.items():
         if run.ok and is_verification(run.command) and key not in reported_fixed:
-            found.done.append(f"`{clean(run.command, 160)}` passed (last run).")
+            found.add("done", f"`{shown(run.command, 160)}` passed (last run).", run.step)
 
 
 def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, int]:
@@ -214,17 +313,24 @@ def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, in
     edits: dict[str, int] = {}
     edit_log: list[tuple[Step, str, str, str]] = []  # (step, file, old digest, new digest)
     for s in steps:
+        if s.kind == "command" and changes_files(s):
+            # A shell command that wrote files (`sed -i`, `> f`, a heredoc, `mv`): an edit too.
+            for f in s.files:
+                name = relative(f, cwd)
+                edits[name] = edits.get(name, 0) + 1
+            continue
         if s.kind != "edit":
             continue
         if s.error:
             if s.rejected:
-                found.failed.append(f"The user declined the edit of {_edit_label(s, cwd)}.")
+                who = "the permission settings refused" if s.not_permitted else "the user declined"
+                found.add("failed", f"The edit of {_edit_label(s, cwd)} was not made: {who} it.", s)
                 continue
             if _TOOL_UNAVAILABLE.search(s.output):
                 continue
             redone = any(t.kind == "edit" and not t.error and set(t.files) & set(s.files) for t in steps[s.index + 1 :])
             if not redone:
-                found.failed.append(f"Editing {_edit_label(s, cwd)} failed: {error_line(s.output) or 'no detail'}")
+                found.add("failed", f"Editing {_edit_label(s, cwd)} failed: {error_line(s.output) or 'no detail'}", s)
             continue
         for f in s.files:
             name = relative(f, cwd)
@@ -232,10 +338,10 @@ def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, in
             digests = s.meta.get("edit")
             if isinstance(digests, list) and len(digests) == 2:
                 edit_log.append((s, name, str(digests[0]), str(digests[1])))
-    for n, (_step, name, old, new) in enumerate(edit_log):
-        for _later, later_name, later_old, later_new in edit_log[n + 1 :]:
+    for n, (step, name, old, new) in enumerate(edit_log):
+        for later, later_name, later_old, later_new in edit_log[n + 1 :]:
             if later_name == name and later_old == new and later_new == old:
-                found.failed.append(f"An edit to {name} was made and then undone.")
+                found.add("failed", f"An edit to {name} was made and then undone.", step, later)
                 break
     return edits
 
@@ -245,9 +351,10 @@ def _reverts(runs: list[CommandRun], found: _Findings) -> None:
     for run in runs:
         words = command_words(run.command)
         if run.ok and is_undo(words):
-            targets = [w for w in words[2:] if not w.startswith("-") and w not in ("HEAD", "--")]
+            targets = undo_targets(words)
             what = ", ".join(targets) if targets else "the working tree"
-            found.failed.append(f"Changes to {what} were reverted (`{clean(run.command, 120)}`).")
+            verb = "set aside" if words[1] == "stash" else "reverted"
+            found.add("failed", f"Changes to {what} were {verb} (`{shown(run.command, 120)}`).", run.step)
 
 
 def _other_calls(steps: list[Step], found: _Findings) -> None:
@@ -257,44 +364,56 @@ def _other_calls(steps: list[Step], found: _Findings) -> None:
             continue
         if s.rejected:
             if s.tool.lower() == "exitplanmode":
-                found.failed.append(f"The user rejected the proposed plan: {clean(s.input, 200)}")
+                found.add("failed", f"The user rejected the proposed plan: {clean(s.input, 200)}", s)
             else:
-                found.failed.append(f"The user declined {s.tool}: {clean(s.input, 160)}")
+                found.add("failed", f"The user declined {s.tool}: {clean(s.input, 160)}", s)
             continue
         if _TOOL_UNAVAILABLE.search(s.output) or s.kind == "plan":
             continue
         if not any(t.tool == s.tool and not t.error for t in steps[s.index + 1 :]):
-            found.failed.append(f"{s.tool} failed ({clean(s.input, 100)}): {error_line(s.output) or 'no detail'}")
+            found.add("failed", f"{s.tool} failed ({clean(s.input, 100)}): {error_line(s.output) or 'no detail'}", s)
+
+
+def _last_request(session: Session) -> Prompt | None:
+    """The last turn that holds the user's own words (not plumbing, not an expansion)."""
+    return next((t.prompt for t in reversed(session.turns) if t.words), None)
 
 
 def _final_message(session: Session, found: _Findings) -> str:
     """The last answer, if it answers the last request (not an earlier turn's greeting):
     what it reports is done, its questions and next steps open. Returns it ("" if none)."""
     final = session.final_answer or ""
-    if final and session.real_prompts and session.answers[-1].time < session.real_prompts[-1].time:
+    last = _last_request(session)
+    if final and last is not None and session.answers[-1].seq < last.seq:
         final = ""
     if final:
         statements, questions, next_steps = split_final(final)
         report = clean(" ".join(statements), 400)
+        answer = session.answers[-1]
         if report:
-            found.done.append(f"Final report: {report}")
+            found.add("done", f"Final report: {report}", answer)
         for q in questions[:4]:
-            found.open.append(f"Question left for the user: {q}")
-        found.open.extend(next_steps[:6])
+            found.add("open", f"Question left for the user: {q}", answer)
+        for step_line in next_steps[:6]:
+            found.add("open", step_line, answer)
     return final
 
 
 def _loose_ends(session: Session, found: _Findings) -> bool:
-    """A request nobody answered, and a session that stopped in the middle of a call (then
-    True: it ended mid-task)."""
-    last_prompt = session.real_prompts[-1] if session.real_prompts else None
-    if last_prompt and session.last_kind == "prompt":
-        found.open.append(f"The last request got no answer: {clean(last_prompt.text, 200)}")
+    """A request nobody answered (no answer and no tool call after it), and a session that
+    stopped in the middle of a call (then True: it ended mid-task)."""
+    last = _last_request(session)
+    if last is not None:
+        answered = any(a.seq > last.seq for a in session.answers)
+        worked_on = any(s.seq > last.seq for s in session.steps)
+        if not answered and not worked_on:
+            found.add("open", f"The last request got no answer: {clean(last.text, 200)}", last)
     mid_task = session.last_kind == "tool"
     if mid_task:
-        last = session.steps[-1]
-        what = f"{last.tool} {clean(last.input, 120)}".strip()
-        found.open.append(f"The session stopped mid-task, after `{what}`, before giving a final answer.")
+        last_step = session.steps[-1]
+        shown_input = shown(last_step.input, 120) if last_step.kind == "command" else clean(last_step.input, 120)
+        what = f"{last_step.tool} {shown_input}".strip()
+        found.add("open", f"The session stopped mid-task, after `{what}`, before giving a final answer.", last_step)
     return mid_task
 
 
@@ -316,7 +435,7 @@ def _edit_label(step: Step, cwd: str | None) -> str:
 def _between(steps: list[Step], start: int, end: int, cwd: str | None) -> list[str]:
     files: list[str] = []
     for s in steps[start + 1 : end]:
-        if s.kind == "edit" and not s.error:
+        if changes_files(s):
             for f in s.files:
                 name = relative(f, cwd)
                 if name not in files:

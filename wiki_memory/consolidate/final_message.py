@@ -18,13 +18,33 @@ _UNFINISHED = re.compile(
 _FILLER = re.compile(
     r"^(perfect|great|done|excellent|sure|okay|ok|alright|all set|got it|awesome|nice)\b[!.]*$", re.IGNORECASE
 )
+# A sentence that states a next step: "Next: run the migration", "You still need to ...",
+# "Remaining: ...", "TODO: ...", "I'd suggest ...". Not "Next.js 15.5.2", not "You can see ...".
 _NEXT = re.compile(
-    r"^(next( steps?)?\b|to ?do\b|remaining\b|still (need|to)\b|not (yet|done)\b|left to do|"
-    r"follow[- ]?ups?\b|you (may|might|could|should|can|will need to) |consider\b|i would\b|"
-    r"i'd (suggest|recommend)|(we|you) (still )?need to|pending\b|open (questions?|issues?)\b|"
-    r"todo:)",
+    r"^(next(\s+steps?)?\s*[:\-\u2013]|next,?\s+(i|we|you)\b|the next step\b|to ?do\s*:|remaining\s*:|"
+    r"still (need|to)\b|not (yet|done)\b|left to do|follow[- ]?ups?\s*:|you (should|will need to|'ll need to|"
+    r"need to|must)\b|(we|you) (still )?need to\b|i'd (suggest|recommend)|i would (suggest|recommend)|"
+    r"consider\b|pending\s*:|open (questions?|issues?)\s*:)",
     re.IGNORECASE,
 )
+# A heading (or a bold line) that opens a list of next steps.
+_NEXT_HEADING = re.compile(
+    r"^(next(?!\.\w)(\s+steps?)?|what'?s next|remaining(\s+(work|tasks|steps|items))?|to ?dos?|"
+    r"follow[- ]?ups?|open (items|questions|issues)|pending( work| items)?|left to do|still to do|"
+    r"suggested next steps?|recommended next steps?)\b[^.]*$",
+    re.IGNORECASE,
+)
+
+
+def _actionable(sentence: str) -> bool:
+    """Reads as something to do, not a fact: some words, one of them a lowercase word (a
+    verb, most often), and not a name with a version (`Next.js 15.5.2`) or a label and value."""
+    words = sentence.split()
+    if len(words) < 3 or sentence.endswith(":"):
+        return False
+    if not any(re.fullmatch(r"[a-z]{3,}", w.strip(".,;:()`'\"")) for w in words):
+        return False
+    return not re.fullmatch(r"[\w .@/+-]{1,40}:?\s*v?\d+(\.\d+)+\S*", sentence)
 
 
 def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
@@ -42,10 +62,7 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
             continue
         heading = re.match(r"^#+\s*(.+)$", line)
         if heading:
-            in_next = bool(
-                _NEXT.match(heading.group(1))
-                or re.search(r"next|remaining|todo|follow", heading.group(1), re.IGNORECASE)
-            )
+            in_next = bool(_NEXT_HEADING.match(clean(heading.group(1), 200)))
             after_blank = False
             continue
         is_item = bool(re.match(r"^([-*•]|\d+[.)])\s+", line))
@@ -56,8 +73,8 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
         body = clean(body, 300)
         if not body:
             continue
-        bold = re.match(r"^(next steps?|remaining|to ?do|follow[- ]?ups?)\s*:?\s*$", body, re.IGNORECASE)
-        if bold:
+        bold = body.rstrip(":").strip() if body.endswith(":") or line.startswith(("**", "__")) else ""
+        if bold and _NEXT_HEADING.match(bold) and len(bold) < 60:
             in_next = True
             continue
         sentences = re.split(r"(?<=[.!?:])\s+(?=[A-Z`\"'(])", body)
@@ -71,8 +88,10 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
                 continue  # an introduction to what follows
             if sentence.endswith("?"):
                 questions.append(sentence)
-            elif in_next or _NEXT.match(sentence) or re.match(r"^next\b", sentence, re.IGNORECASE):
+            elif (in_next and _actionable(sentence)) or (_NEXT.match(sentence) and _actionable(sentence)):
                 steps.append(f"Stated next step: {sentence}")
+            elif in_next:
+                continue  # a fact listed under the next steps (a version, a label): not a step
             elif _UNFINISHED.search(sentence):
                 steps.append(f"Reported as unfinished: {sentence}")
             else:

@@ -62,7 +62,8 @@ def _inline_entries(project: Project, pending: list[Path], session_id: str | Non
     """Sessions that ended but were not consolidated yet, summarised from their journals."""
     if not pending:
         return []  # the common case: nothing more to import
-    from wiki_memory.consolidate.extract import summarize
+    from wiki_memory.consolidate.closing import did_work
+    from wiki_memory.consolidate.extract import clean, summarize
     from wiki_memory.consolidate.render import (
         content_from_summary,
         handoff_body,
@@ -70,7 +71,7 @@ def _inline_entries(project: Project, pending: list[Path], session_id: str | Non
         handoff_text,
         session_page_path,
     )
-    from wiki_memory.consolidate.run import current_branch, load_session, stamp
+    from wiki_memory.consolidate.run import current_branch, load_session, stamp_ms
     from wiki_memory.consolidate.session import time_key
 
     started = time.monotonic()
@@ -93,7 +94,7 @@ def _inline_entries(project: Project, pending: list[Path], session_id: str | Non
         meta: dict[str, Any] = {
             "agent": session.agent,
             "session_id": session.session_id,
-            "ended": stamp(session.end),
+            "ended": stamp_ms(session.end),
             "session_page": session_page_path(session),
             "handoff_kind": "automatic",
         }
@@ -115,6 +116,8 @@ def _inline_entries(project: Project, pending: list[Path], session_id: str | Non
                 "compact": handoff_text(meta, body, handoff_path, compact=True),
                 "terms": context.terms(summary.goal, " ".join(summary.open), " ".join(summary.files)),
                 "related": None,
+                "work": did_work(summary),
+                "goal": clean(summary.goal, 200),
             }
         )
     return entries

@@ -12,11 +12,52 @@ _ERROR_WORDS = re.compile(
     r"assert|panic|segmentation|undefined|invalid|exit code|exited with|✗|✘",
     re.IGNORECASE,
 )
-_STRONG_ERROR = re.compile(
-    r"^(E\s{2,}|\w*(Error|Exception)\b:?|error(\[\w+\])?:|FAIL(ED)?\b|fatal:|npm ERR!|"
-    r"panic:|Traceback|AssertionError)",
+# The shapes of an error line, strongest first. Each names the error itself in its
+# ecosystem's own form, so no list of known errors is needed:
+# 1. a crash: Go's `panic:`, Rust's `thread 'main' panicked at`, a fatal signal;
+# 2. an exception: a name ending in Error/Exception (dotted or not) and a colon, as Python,
+#    Node, Java/Kotlin, C#, Ruby print them, with Java's `Exception in thread "main"` and
+#    `Caused by:` lead-ins, pytest's `E   ` and Node's `Uncaught`;
+# 3. a line that says it is an error: `error:`, `error[E0433]:`, `fatal:`, `ERROR`,
+#    `npm ERR!`/`npm error`, `FAILED`, `--- FAIL:`, a compiler's `file:line:col: error ...`;
+# 4. a program speaking of itself (`bash: tree: command not found`, `cat: x: No such file
+#    or directory`, `go: cannot find main module`): `prog: [detail: ]message` where the
+#    message says something could not be done.
+_CRASH = re.compile(r"^(panic: |thread '[^']*' panicked at|fatal error: |Segmentation fault|Killed$)")
+_EXCEPTION = re.compile(
+    r"^(E\s+|Exception in thread \"[^\"]*\"\s+|Caused by:\s+|Uncaught\s+|Unhandled\w*\s+|\(\w+\)\s+)?"
+    r"([A-Za-z_$][\w$]*[.:]{1,2})*[A-Za-z_$][\w$]*(Error|Exception|Exit|Interrupt|Failure|Fault)(\s*\[\w+\])?(: |:$|$)"
+)
+_SAYS_ERROR = re.compile(
+    r"^(E\s{2,}\S|(\S+:\d+(:\d+)?:\s*)?(fatal )?error(\[\w+\])?( TS\d+)?:|fatal:|ERROR\b|npm ERR!|npm error\b|"
+    r"(\[ERROR\]|ERR!|FAIL(ED)?\b|--- FAIL:)|AssertionError|Traceback)",
     re.IGNORECASE,
 )
+_PROGRAM = re.compile(r"^(?:[\w.~/-]*/)?[a-z][\w.+-]*:(?: line \d+:| \d+:)? (?P<message>.+)$")
+_CANNOT = re.compile(
+    r"not found|no such file|permission denied|cannot|can't|could not|couldn't|unable to|invalid|unknown|"
+    r"unrecognized|illegal|missing|already exists|does not exist|doesn't exist|not a (git repository|directory)|"
+    r"is a directory|not permitted|denied|refused|failed|is not a \w+ command|no module named|not installed",
+    re.IGNORECASE,
+)
+# POSIX shells exit 127 when the command was not found, 126 when it could not be executed.
+_EXIT_MEANING = {"127": "command not found", "126": "permission denied or not executable"}
+_EXIT_LINE = re.compile(r"^(?:Error: )?(?:Exit code|exit status|exited with code) (-?\d+)$", re.IGNORECASE)
+
+
+def error_rank(line: str) -> int:
+    """How surely a line names the error by its shape (0: the surest; 9: it does not)."""
+    if _CRASH.match(line):
+        return 0
+    if _EXCEPTION.match(line):
+        return 1
+    if _SAYS_ERROR.match(line):
+        # `Traceback (most recent call last):` only announces the exception below it.
+        return 4 if line.startswith("Traceback") else 2
+    program = _PROGRAM.match(line)
+    if program and _CANNOT.search(program.group("message")):
+        return 3
+    return 9
 
 
 def clean(text: str, limit: int = 300) -> str:
@@ -31,19 +72,40 @@ def clean(text: str, limit: int = 300) -> str:
 
 
 def error_line(output: str) -> str:
-    """The most telling line of a failure's output (the assertion, the error), else its last line."""
+    """The most telling line of a failure's output (the crash, the exception, the error, a
+    program's complaint; see `error_rank`), else its last line that speaks of failing, else its
+    last line. Of lines of the same strength the first wins: what follows is the cascade."""
     lines = [line.strip() for line in _ANSI.sub("", output or "").splitlines() if line.strip()]
     lines = [line for line in lines if not re.match(r"^[\[\]\.…─━⎯\-=_ ]+$", line) and not line.startswith("[... ")]
     lines = [re.sub(r"</?tool_use_error>", "", line).strip() for line in lines]
-    lines = [line for line in lines if line and not re.match(r"^(Error: )?Exit code -?\d+$", line)]
+    exits = [m.group(1) for m in (_EXIT_LINE.match(line) for line in lines) if m]
+    lines = [line for line in lines if line and not _EXIT_LINE.match(line)]
     if not lines:
-        return ""
-    strong = [line for line in lines if _STRONG_ERROR.match(line)]
-    if strong:
-        # The first assertion or error names the cause; what follows is usually the cascade.
-        return clean(strong[0], 200)
+        meaning = _EXIT_MEANING.get(exits[-1]) if exits else None
+        return f"exit code {exits[-1]}: {meaning}" if meaning else ""
+    ranked = sorted(range(len(lines)), key=lambda i: (error_rank(lines[i]), i))
+    best = ranked[0]
+    if error_rank(lines[best]) < 9:
+        if error_rank(lines[best]) != 1:
+            best = _root_cause(lines, best)
+        return clean(lines[best], 200)
     weak = [line for line in lines if _ERROR_WORDS.search(line)]
+    if not weak and exits and exits[-1] in _EXIT_MEANING:
+        return f"exit code {exits[-1]}: {_EXIT_MEANING[exits[-1]]}"
     return clean((weak or lines)[-1], 200)
+
+
+def _root_cause(lines: list[str], best: int) -> int:
+    """A traceback's exception line rather than the header that announces it; a Rust
+    panic's message with its `panicked at` line."""
+    if lines[best].startswith("thread '") and lines[best].endswith(":") and best + 1 < len(lines):
+        lines[best] = f"{lines[best]} {lines[best + 1]}"
+        return best
+    if lines[best].startswith("Traceback"):
+        for i in range(best + 1, len(lines)):
+            if _EXCEPTION.match(lines[i]) or re.match(r"^[A-Za-z_][\w.]*: \S", lines[i]):
+                return i
+    return best
 
 
 def relative(path: str, cwd: str | None) -> str:

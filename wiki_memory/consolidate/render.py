@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wiki_memory.consolidate.commands import shown as shown_command
 from wiki_memory.consolidate.extract import Summary, clean, plan_lines
 from wiki_memory.consolidate.session import Session, iso, short_id, time_key
 
@@ -79,9 +80,19 @@ class HandoffContent:
     related: tuple[str, ...] = ()  # memory pages (paths)
 
 
+def goal_line(summary: Summary) -> str:
+    """The goal in the user's words, with the slash commands and persona or custom prompts the
+    session ran named as such (their text is never the goal)."""
+    goal = clean(summary.goal, 1000)
+    if not summary.invoked:
+        return goal
+    ran = ", ".join(summary.invoked)
+    return f"{goal} (the session ran {ran})" if goal else f"The session ran {ran}; no request in the user's own words."
+
+
 def content_from_summary(summary: Summary) -> HandoffContent:
     return HandoffContent(
-        goal=clean(summary.goal, 1000),
+        goal=goal_line(summary),
         done=summary.done,
         failed=summary.failed,
         open=summary.open,
@@ -133,7 +144,10 @@ def session_body(summary: Summary, handoff_page: str | None, llm_summary: str | 
     parts = ["| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows if v)]
     if llm_summary:
         parts.append(f"## Summary\n\n{llm_summary.strip()}")
-    parts.append(f"## Goal\n\n{_quote(summary.goal) if summary.goal else 'No goal was stated.'}")
+    goal = _quote(summary.goal) if summary.goal else "No request in the user's own words."
+    if summary.invoked:
+        goal += f"\n\nThe session ran {', '.join(summary.invoked)}."
+    parts.append(f"## Goal\n\n{goal}")
     if summary.requests:
         parts.append("## Later requests\n\n" + _bullets((clean(r, 500) for r in summary.requests), 25, keep_last=20))
     if s.plan:
@@ -152,7 +166,7 @@ def session_body(summary: Summary, handoff_page: str | None, llm_summary: str | 
         for run in summary.commands[:80]:
             mark = "ok" if run.ok else run.outcome
             detail = f": {run.error}" if run.error and not run.ok else ""
-            lines.append(f"`{clean(run.command, 200)}` ({mark}){detail}")
+            lines.append(f"`{shown_command(run.command, 200)}` ({mark}){detail}")
         more = f"\n- … and {len(summary.commands) - 80} more" if len(summary.commands) > 80 else ""
         parts.append("## Commands\n\n" + _bullets(lines) + more)
     if summary.stories:
@@ -263,24 +277,29 @@ def _label(name: str) -> str:
 
 
 def handoff_header(meta: Mapping[str, Any], path: str) -> str:
-    agent = str(meta.get("agent") or "an agent")
-    sid = str(meta.get("session_id") or "")
+    """The first two lines of a handoff as handed out: who, when, where its record is. Each
+    value from front matter is one line and defused (`pages.fence.inline`)."""
+    from wiki_memory.pages.fence import inline
+
+    agent = inline(meta.get("agent") or "an agent", 80)
+    sid = inline(meta.get("session_id") or "", 80)
     if meta.get("handoff_kind") == "explicit":
-        who = agent if meta.get("agent") else str(meta.get("author") or "a person")
-        line = f"From a handoff written by {who} at {when(str(meta.get('ended') or meta.get('created') or ''))}"
+        who = agent if meta.get("agent") else inline(meta.get("author") or "a person", 80)
+        at = inline(when(str(meta.get("ended") or meta.get("created") or "")), 40)
+        line = f"From a handoff written by {who} at {at}"
         if sid:
             line += f", session {short_id(sid)}"
     else:
         line = f"From {agent}" + (f", session {short_id(sid)}" if sid else "")
-        line += f", ended {when(str(meta.get('ended') or meta.get('updated') or ''))}"
+        line += f", ended {inline(when(str(meta.get('ended') or meta.get('updated') or '')), 40)}"
         if meta.get("in_progress"):
             line = line.replace(", ended ", ", last active ")
     if meta.get("branch"):
-        line += f" on branch {meta['branch']}"
+        line += f" on branch {inline(meta['branch'], 120)}"
     if meta.get("in_progress"):
         line += " (no session end was recorded: it may still be running)"
-    record = meta.get("session_page")
-    line += f"\n(full record: {record})" if record else f"\n(handoff page: {path})"
+    record = inline(meta.get("session_page") or "", 300)
+    line += f"\n(full record: {record})" if record else f"\n(handoff page: {inline(path, 300)})"
     return line
 
 

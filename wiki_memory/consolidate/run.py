@@ -136,12 +136,30 @@ def current_branch(cwd: str | None) -> str | None:
     return head[len("ref: refs/heads/") :] if head.startswith("ref: refs/heads/") else None
 
 
+def read_journal(journal_path: Path) -> list[Any]:
+    """A journal's observations in order, each carrying its line number (`meta["line"]`) so
+    that what a summary says can name the line it came from."""
+    from wiki_memory.capture.observation import Observation
+
+    out = []
+    with open(journal_path, "rb") as f:
+        for number, raw in enumerate(f, 1):
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                continue  # a torn line: skipped, as `journal.records` does
+            if isinstance(data, dict):
+                o = Observation.from_dict(data)
+                out.append(o._replace(meta={**o.meta, "line": number}))
+    return out
+
+
 def load_session(
     journal_path: Path, *, with_transcript: bool = True, max_transcript_bytes: int | None = None
 ) -> Session:
     """The session of a journal, completed with its transcript when one can be read (and is
     no bigger than `max_transcript_bytes`, when given)."""
-    observations = list(journal.read(journal_path))
+    observations = read_journal(journal_path)
     first = next((o for o in observations if o.session_id), None)
     agent = first.agent if first else ""
     session_id = first.session_id if first else journal_path.stem
@@ -182,6 +200,15 @@ def stamp(value: str | None) -> str:
     return iso(seconds) if seconds else (value or "")
 
 
+def stamp_ms(value: str | None) -> str:
+    """A time in UTC to the millisecond (`2026-11-30T08:41:02.123Z`): sessions that end in the
+    same second still have an order."""
+    seconds = time_key(value)
+    if not seconds:
+        return value or ""
+    return iso(seconds)[:-1] + f".{int(seconds * 1000) % 1000:03d}Z"
+
+
 # The front-matter keys `build_pages` sets on session and handoff pages. The store keeps keys
 # only the page as it stands has (a person's own key survives a re-consolidation); these are
 # the consolidator's, so one it no longer sets is dropped: `in_progress` on a handoff written
@@ -201,6 +228,9 @@ OWNED_KEYS = frozenset(
         "session_page",
         "consolidation",
         "in_progress",
+        "work",
+        "finished",
+        "evidence",
     }
 )
 
@@ -260,7 +290,7 @@ def build_pages(
     handoff_meta: dict[str, Any] = {
         "agent": s.agent,
         "session_id": s.session_id,
-        "ended": stamp(s.end),
+        "ended": stamp_ms(s.end),
         "handoff_kind": "automatic",
         "session_page": session_path,
         "consolidation": mode,
@@ -269,6 +299,14 @@ def build_pages(
         handoff_meta["branch"] = s.branch
     if not s.ended:
         handoff_meta["in_progress"] = True
+    from wiki_memory.consolidate.closing import closing_meta
+
+    handoff_meta.update(closing_meta(summary))
+    from wiki_memory.consolidate.explain import evidence_meta
+
+    evidence = evidence_meta(summary, content.goal)
+    if evidence:
+        handoff_meta["evidence"] = evidence
     handoff_page = Page.new(
         f"Handoff {s.date} {s.agent} {s.key}: {goal_words}",
         "handoff",
@@ -364,6 +402,11 @@ def _consolidate_journal(
                 "already consolidated as the journal stands",
             )
         session = load_session(path)
+        from wiki_memory.consolidate.repostate import changed_since_start  # git, subprocess: not for the hook path
+
+        changed = changed_since_start(project, session.session_id, time_key(session.end))
+        if changed is not None and project.root is not None:
+            session.repo_changed = tuple(os.path.join(str(project.root), p) for p in changed)
         summary = summarize(session)
         base = {
             "session_id": session.session_id,

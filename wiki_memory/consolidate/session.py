@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from wiki_memory.capture.observation import Observation, PlanItem
-from wiki_memory.capture.prompts import is_meta_prompt
+from wiki_memory.capture.prompts import COMMAND, EXPANSION, META, PERSONA, USER, classify_turns, is_meta_prompt
 from wiki_memory.capture.toolcalls import FULL_PLAN_TOOLS, normalize_status, tool_kind
 
 
@@ -62,20 +62,33 @@ class Step:
     files: tuple[str, ...] = ()
     plan: tuple[PlanItem, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
+    seq: int = 0  # its place among the session's events
 
     @property
     def rejected(self) -> bool:
         """The user refused the call (a permission prompt answered no, a rejected plan)."""
         if self.meta.get("rejected"):
             return True
+        return (
+            bool(
+                self.error
+                and re.search(
+                    r"user (doesn't|does not|did not|didn't) want to proceed|"
+                    r"rejected by (the )?user|user rejected|user denied",
+                    self.output,
+                    re.IGNORECASE,
+                )
+            )
+            or self.not_permitted
+        )
+
+    @property
+    def not_permitted(self) -> bool:
+        """The agent's permission settings refused the call (it never ran): not a failure of
+        what it would have done."""
         return bool(
             self.error
-            and re.search(
-                r"user (doesn't|does not|did not|didn't) want to proceed|"
-                r"rejected by (the )?user|user rejected|user denied",
-                self.output,
-                re.IGNORECASE,
-            )
+            and re.search(r"permission to use \S+ (has been|was) (auto-)?denied", self.output[:300], re.IGNORECASE)
         )
 
     @property
@@ -97,6 +110,98 @@ class Step:
 class Prompt:
     time: str
     text: str
+    ref: str = ""  # where it was recorded (a journal line, a transcript record)
+    seq: int = 0  # its place among the session's events (times can tie to the millisecond)
+
+
+# A block of markup an agent wraps around what it adds to a user turn (`<ide_opened_file>`,
+# `<task-notification>`, `<system-reminder>`): plumbing, not the user's words.
+_PLUMBING = re.compile(r"^\s*<([a-z][\w-]*)\b[^>]*>.*?</\1>\s*", re.DOTALL)
+_PLUMBING_END = re.compile(r"\s*<([a-z][\w-]*)\b[^>]*>(?:(?!<\1\b).)*?</\1>\s*$", re.DOTALL)
+# An instruction document with a slot for the user's input (a custom prompt or command such as
+# spec-kit's: "## User Input\n\n```text\n$ARGUMENTS\n```"): what fills the slot is the user's.
+_INPUT_SLOT = re.compile(
+    r"^#{1,6}\s*(?:the\s+)?(?:user(?:'s)?\s+)?(?:input|arguments?|request)\s*:?\s*\n+"
+    r"(?:```[\w-]*\n(?P<fenced>.*?)\n```|(?P<para>[^#\n][^\n]*(?:\n[^#\n][^\n]*)*))",
+    re.IGNORECASE | re.MULTILINE | re.DOTALL,
+)
+
+
+def without_plumbing(text: str) -> str:
+    """A user turn without the markup blocks an agent adds before or after the user's words."""
+    text = text or ""
+    while (m := _PLUMBING.match(text)) is not None:
+        text = text[m.end() :]
+    while (m := _PLUMBING_END.search(text)) is not None and m.start() > 0:
+        text = text[: m.start()]
+    return "" if _PLUMBING.fullmatch(text) else text.strip()
+
+
+def slot_input(text: str) -> str | None:
+    """The user's input in the slot of an instruction document (see `_INPUT_SLOT`), when the
+    turn is such a document (long, with headings) and the slot is filled."""
+    if len(text) < 200 or len(re.findall(r"^#{1,6}\s+\S", text, re.M)) < 2:
+        return None
+    m = _INPUT_SLOT.search(text)
+    if m is None:
+        return None
+    words = (m.group("fenced") or m.group("para") or "").strip()
+    if not words or re.fullmatch(r"\$\w+|\{\{?\w+\}?\}|<\w+>", words):
+        return None  # an empty slot: the template itself
+    return words
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A user turn read for what it is: the user's own words, a slash command (and its
+    expansion), a persona prompt, or plumbing. `words` is what the user wrote themselves
+    ("" when nothing: a persona, an expansion without input, plumbing)."""
+
+    prompt: Prompt
+    kind: str  # user | command | expansion | persona | meta
+    command: str = ""
+    words: str = ""
+    failed: str = ""  # for a command: the error it printed (`<local-command-stderr>`)
+
+
+_LOCAL_OUTPUT = re.compile(r"^\s*<local-command-(stdout|stderr)>(.*?)(</local-command-\1>|$)", re.DOTALL)
+
+
+def read_turns(prompts: Sequence[Prompt]) -> list[Turn]:
+    """What each user turn is (see `Turn`), in order."""
+    kinds = classify_turns([p.text for p in prompts], [time_key(p.time) for p in prompts])
+    turns: list[Turn] = []
+    for n, (prompt, kind) in enumerate(zip(prompts, kinds, strict=True)):
+        words = kind.words
+        name = kind.command
+        kind_name = kind.kind
+        if kind_name == META:
+            # A record the harness put before the user's own words (`<ide_opened_file>` then
+            # the question) in one turn: the words after it are the user's.
+            first = _PLUMBING.match(prompt.text)
+            tag = first.group(1) if first else ""
+            rest = without_plumbing(prompt.text) if first else ""
+            if rest and not rest.startswith("<") and not re.search(r"notification|reminder|command", tag):
+                kind_name, words = USER, rest
+        slot = slot_input(prompt.text) if kind_name in (USER, EXPANSION, PERSONA) else None
+        if slot is not None:
+            kind_name, words = EXPANSION, slot
+        elif kind_name == USER:
+            first = _PLUMBING.match(prompt.text)
+            # A turn that opens with a notice (`<task-notification>`, `<system-reminder>`) is
+            # written by the agent's harness, whatever follows it.
+            words = "" if first and re.search(r"notification|reminder", first.group(1)) else without_plumbing(words)
+            if not words:
+                kind_name = META
+        elif kind_name in (COMMAND, EXPANSION):
+            words = without_plumbing(words)
+        failed = ""
+        if kind_name == COMMAND and n + 1 < len(prompts):
+            output = _LOCAL_OUTPUT.match(prompts[n + 1].text)
+            if output and output.group(1) == "stderr":
+                failed = " ".join(output.group(2).split())[:300]
+        turns.append(Turn(prompt, kind_name, name, words, failed))
+    return turns
 
 
 @dataclass(frozen=True)
@@ -105,6 +210,8 @@ class Answer:
 
     time: str
     text: str
+    ref: str = ""
+    seq: int = 0
 
 
 @dataclass
@@ -131,6 +238,9 @@ class Session:
     last_kind: str | None = None  # the kind of the last observation that was not lifecycle
 
     page_key: str | None = None  # names its pages; the short id unless that is taken
+    # Files (absolute paths) whose state in the code repository changed between the session's
+    # start and its consolidation, whichever tool changed them; None when not compared.
+    repo_changed: tuple[str, ...] | None = None
 
     @property
     def short_id(self) -> str:
@@ -143,6 +253,15 @@ class Session:
     @property
     def real_prompts(self) -> list[Prompt]:
         return [p for p in self.prompts if not is_meta_prompt(p.text)]
+
+    @property
+    def turns(self) -> list[Turn]:
+        """Every user turn read for what it is (see `read_turns`); read once per set of prompts."""
+        cached = self.__dict__.get("_turns")
+        if cached is None or cached[0] != len(self.prompts):
+            cached = (len(self.prompts), read_turns(self.prompts))
+            self.__dict__["_turns"] = cached
+        return list(cached[1])
 
     @property
     def final_answer(self) -> str | None:
@@ -211,6 +330,30 @@ def _apply_plan(plan: list[PlanItem], tool: str | None, items: Sequence[PlanItem
     return plan
 
 
+def ref_of(o: Observation) -> str:
+    """Where an observation was recorded, as a reader can find it again: its journal line,
+    its transcript record, its tool call id; else its time."""
+    meta = o.meta or {}
+    for key, label in (("line", "journal line"), ("uuid", "record"), ("record", "record"), ("tool_use_id", "call")):
+        value = meta.get(key)
+        if value not in (None, ""):
+            return f"{label} {value}"
+    return f"{o.kind} at {o.time}" if o.time else o.kind
+
+
+def step_ref(step: Step) -> str:
+    """Where a tool call was recorded (its journal line, its call id; else its time)."""
+    meta = step.meta or {}
+    if meta.get("line"):
+        return f"journal line {meta['line']}"
+    for key in ("uuid", "record"):
+        if meta.get(key):
+            return f"record {meta[key]}"
+    if meta.get("tool_use_id"):
+        return f"call {meta['tool_use_id']}"
+    return f"{step.tool} at {step.time}"
+
+
 def build_session(
     observations: Iterable[Observation], *, agent: str | None = None, session_id: str | None = None
 ) -> Session:
@@ -240,7 +383,7 @@ def build_session(
             session.source = session.source or meta.get("source")
         elif o.kind == "prompt":
             if o.text and o.text.strip():
-                session.prompts.append(Prompt(o.time, o.text.strip()))
+                session.prompts.append(Prompt(o.time, o.text.strip(), ref_of(o), session.events))
                 session.last_kind = "prompt"
         elif o.kind == "tool":
             kind = tool_kind(o.tool, o.files)
@@ -256,6 +399,7 @@ def build_session(
                     tuple(o.files),
                     tuple(o.plan),
                     dict(meta),
+                    session.events,
                 )
             )
             if o.plan and not o.error:
@@ -263,7 +407,7 @@ def build_session(
             session.last_kind = "tool"
         elif o.kind == "stop":
             if o.text and o.text.strip():
-                session.answers.append(Answer(o.time, o.text.strip()))
+                session.answers.append(Answer(o.time, o.text.strip(), ref_of(o), session.events))
             session.last_kind = "stop"
         elif o.kind == "compact":
             session.compactions += 1

@@ -58,6 +58,63 @@ def start_session(project: Project, session_id: str) -> int | None:
     return spawn(project, ["session", session_id])
 
 
+def start_snapshot(project: Project, session_id: str) -> int | None:
+    """Record the code repository's state as a session starts, in the background (once per
+    session; only in a git repository): consolidation compares it with the state at the end.
+    The process is `python -I -S consolidate/gitstate.py`: the standard library alone, no
+    `site`, so that on a busy machine it takes little from the hook and the agent."""
+    root = project.root
+    if root is None or os.environ.get("WIKI_MEMORY_REPO_STATE") == "0":
+        return None
+    if not os.path.exists(os.path.join(str(root), ".git")):
+        return None
+    from wiki_memory.capture.journal import journal_file
+
+    stem = os.path.basename(str(journal_file(project.journal_dir, session_id)))[: -len(".jsonl")]
+    out = os.path.join(str(state_dir(project)), "repo", stem + ".json")
+    if os.path.exists(out):
+        return None  # a resumed session keeps the state it started from
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "consolidate", "gitstate.py")
+    return spawn_light([sys.executable, "-I", "-S", script, str(root), out, str(project.home)])
+
+
+def spawn_light(command: Sequence[str]) -> int | None:
+    """Start `command` detached (in a session of its own, no tie to the hook's pipes) without
+    waiting for it to start: `fork` then `exec` in the child. (`subprocess` and `posix_spawn`
+    both wait until the child has exec'd, which on a busy machine is the time it waits for a
+    core: the hook would pay it.)"""
+    try:
+        logs = home() / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        log_path = str(logs / "consolidate.log")
+        if not hasattr(os, "fork"):
+            import subprocess
+
+            with open(log_path, "ab") as err:
+                process = subprocess.Popen(
+                    command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                    start_new_session=True, close_fds=True,
+                )  # fmt: skip
+            return process.pid
+        pid = os.fork()
+    except OSError as e:
+        log(f"could not start {' '.join(command[:4])} ...: {e}")
+        return None
+    if pid:
+        return pid
+    try:  # the child: nothing but system calls until it becomes `command`
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        os.dup2(log_fd, 2)
+        os.closerange(3, 256)
+        os.execv(command[0], list(command))
+    finally:
+        os._exit(127)
+
+
 def start_pending(project: Project, *, every: float = PENDING_EVERY) -> int | None:
     """Finish every journal left unconsolidated (and rebuild a stale SessionStart context),
     at most once every `every` seconds."""

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 DISABLE_VAR = "WIKI_MEMORY_DISABLE"  # set (not "0"): every hook call records nothing and prints nothing
 MAX_PAYLOAD = 64 * 1024 * 1024  # bytes read from stdin; a larger payload is drained and skipped
 LOG_LIMIT = 1024 * 1024  # the hook log is rotated past this size
+#: SessionStart sources that mean the agent's context was just compacted (Claude Code: `compact`).
+COMPACTED_SOURCES = ("compact",)
 
 
 class Skip(Exception):
@@ -125,6 +127,10 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
         redact.configure(config.load_settings(env).section("redact"))
         journal.append(project.journal_dir, [redact_observation(o) for o in observations])
     kinds = {o.kind for o in observations}
+    if "compact" in kinds:
+        from wiki_memory.hook import compaction
+
+        compaction.checkpoint(project, session_id)
     if project.warning and "session-start" in kinds:
         log(env, agent, name, project.warning, time.monotonic())  # `doctor` shows it too
     if any(o.kind == "tool" and "wiki" in f"{o.tool} {o.input}".lower() for o in observations):
@@ -135,18 +141,42 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
         from wiki_memory.hook import recall
 
         source = payload.get("source") if isinstance(payload.get("source"), str) else None
+        if source in COMPACTED_SOURCES:
+            from wiki_memory.hook import compaction
+            from wiki_memory.recall import seen
+
+            # The model's context lost what was handed before: all of it may come again.
+            seen.reset(project, session_id)
         text = startup.session_start_text(project, adapter.name, session_id, source)
+        if source in COMPACTED_SOURCES:
+            own = compaction.session_so_far(project, session_id)
+            text = "\n\n".join(t for t in (text, own) if t) or None
+        from wiki_memory.hook import health
+
+        broken = health.line(project, session_id, env)
+        text = "\n\n".join(t for t in (text, broken) if t) or None
         recall.after_session_start(project, session_id, text, env)
         if text:
+            recall.record_start(adapter, name, project, session_id, cwd, text, env)
             return (json.dumps(adapter.envelope(name, text)) + "\n").encode("utf-8")
+    texts: list[str] = []
+    if name in adapter.recall_command_events:
+        from wiki_memory.hook import moment
+
+        texts.append(moment.before_command(adapter, name, payload, project, session_id, env) or "")
+    if name in adapter.recall_error_events and any(o.error for o in observations):
+        from wiki_memory.hook import moment
+
+        texts.append(moment.after_error(adapter, name, observations, project, session_id, env) or "")
     if name in adapter.recall_prompt_events or name in adapter.recall_file_events:
         from wiki_memory.hook import recall
 
-        text = recall.answer(adapter, name, payload, project, session_id, env)
-        if text:
-            return (json.dumps(adapter.envelope(name, text)) + "\n").encode("utf-8")
+        texts.append(recall.answer(adapter, name, payload, project, session_id, env) or "")
     if name in adapter.end_events:
         startup.after_session(project, adapter.name, session_id)
+    text = "\n".join(t for t in texts if t)
+    if text:
+        return (json.dumps(adapter.envelope(name, text)) + "\n").encode("utf-8")
     return None
 
 

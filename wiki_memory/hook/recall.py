@@ -134,6 +134,23 @@ def record(
     journal.append(project.journal_dir, observations)
 
 
+def record_start(
+    adapter: Adapter, event: str, project: Project, session_id: str, cwd: str | None, text: str, env: Mapping[str, str]
+) -> None:
+    """What SessionStart handed, in the journal as a hand-over too (`wiki-memory stats`
+    counts every character injected)."""
+    try:
+        from wiki_memory.hook.moment import record_handed
+        from wiki_memory.recall import seen
+
+        pages = seen.pages_named(text)
+        record_handed(adapter, event, project, session_id, cwd, "session-start", "", pages, text, env)
+    except Exception as e:  # noqa: BLE001 - the session starts anyway
+        from wiki_memory.consolidate.state import log
+
+        log(f"recording the session start of {session_id}: {type(e).__name__}: {e}")
+
+
 def after_session_start(project: Project, session_id: str, text: str | None, env: Mapping[str, str]) -> None:
     """SessionStart handed `text`: its pages are not recalled again in this session, and the
     warm helper is started so that the first prompt finds it ready."""

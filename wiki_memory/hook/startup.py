@@ -22,13 +22,13 @@ def session_start_text(project: Project, agent: str, session_id: str, source: st
     try:
         from wiki_memory.consolidate import context, state
         from wiki_memory.consolidate.handoff import handoff_for_next_session
+        from wiki_memory.hook import background
 
+        background.start_snapshot(project, session_id)  # the repository's state at start, off the hot path
         view = handoff_for_next_session(project, session_id=session_id, agent=agent, source=source)
         # Even a journal with nothing in it is consolidated (as empty), so that later starts skip it.
         waiting = state.pending_journals(project, settle=state.settle_seconds(), exclude=(session_id,))
         if waiting or (view is not None and view.stale) or (view is None and context.is_stale(project, None)):
-            from wiki_memory.hook import background
-
             background.start_pending(project)
         if view is not None:
             from wiki_memory.consolidate import usage

@@ -30,6 +30,11 @@ def main(argv: list[str] | None = None) -> int:
                 memory.consolidate(args[2])
             else:
                 memory.consolidate_pending()
+        # The gotchas and procedures it distilled, in the table the shell hooks read: here,
+        # in the background, rather than in the first command hook after it.
+        from wiki_memory.recall import moments
+
+        moments.table(project)
     except Exception as e:  # noqa: BLE001 - a background process has no one to tell but the log
         log(f"background {args[1]} {args[2] if len(args) > 2 else ''}: {type(e).__name__}: {e}")
         return 1

@@ -27,8 +27,33 @@ class Database:
         self.path = path
         self.chunking = str(chunk_words)
         self.rebuilt: str | None = None  # why the file was rebuilt when opened, if it was
+        self.read_only_reason: str | None = None  # opened read only (a full disk)
         self._kept: list[Kept] = []
         self.conn = self._open()
+
+    @classmethod
+    def read_only(cls, path: Path, chunk_words: int) -> Database | None:
+        """The index as it stands, opened without writing anything (no journal, no shared
+        memory): for a full disk. None when there is no usable index to read."""
+        from urllib.parse import quote
+
+        if not path.is_file():
+            return None
+        try:
+            conn = sqlite3.connect(
+                f"file:{quote(str(path))}?mode=ro&immutable=1", uri=True, check_same_thread=False, isolation_level=None
+            )
+            version = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            chunking = conn.execute("SELECT value FROM meta WHERE key = 'chunking'").fetchone()
+        except sqlite3.Error:
+            return None
+        if not version or version[0] != schema.SCHEMA_VERSION or not chunking or chunking[0] != str(chunk_words):
+            conn.close()
+            return None
+        db = cls.__new__(cls)
+        db.path, db.chunking, db.rebuilt, db._kept, db.conn = path, str(chunk_words), None, [], conn
+        db.read_only_reason = "the disk is full"
+        return db
 
     def _open(self) -> sqlite3.Connection:
         conn, reason = schema.open_db(self.path)

@@ -106,11 +106,18 @@ class Index:
         try:
             self.db = Database(self.path, self.tuning.chunk_words)
         except (*schema.DAMAGE, sqlite3.Error, OSError) as e:
-            if _disk_full(e, self.path):
+            if not _disk_full(e, self.path):
+                raise WikiMemoryError(f"cannot open the search index {self.path}: {e}") from None
+            # A full disk: SQLite cannot make the files a writer needs, but the index as it
+            # stands still answers searches (read only; the next writer catches it up).
+            db = Database.read_only(self.path, self.tuning.chunk_words)
+            if db is None:
                 raise DiskFullError(f"cannot open the search index {self.path}: the disk is full ({e})") from None
-            raise WikiMemoryError(f"cannot open the search index {self.path}: {e}") from None
+            self.db = db
         self.vectors = Vectors(self.db, self.embedder)
-        self.writer = Writer(self.db, self.tuning.chunk_words, self.vectors)
+        from wiki_memory.pages.size import limit_bytes
+
+        self.writer = Writer(self.db, self.tuning.chunk_words, self.vectors, limit_bytes(settings))
         self.ranker = Ranker(self.db, self.tuning)
         self.priors = Priors(self.db, self.tuning)
 
@@ -286,7 +293,7 @@ class Index:
     def _unavailable(self, error: BaseException) -> WikiMemoryError:
         """The one line for an SQLite error that is not damage: a full disk says so (it
         read as "busy"), anything else is passing trouble."""
-        if _disk_full(error, self.path):
+        if self.db.read_only_reason or _disk_full(error, self.path):
             return DiskFullError(f"the disk is full: the search index cannot be written ({error}); free some space")
         return WikiMemoryError(f"the search index is busy or unavailable ({error}); try again")
 

@@ -69,6 +69,7 @@ class SyncStats:
     embedded: int = 0  # chunks embedded by this sync
     pending: int = 0  # chunks still without a vector (no model, or left for later)
     errors: list[str] = field(default_factory=list)  # pages indexed as plain text (broken front matter)
+    cut: list[str] = field(default_factory=list)  # pages so large that only their head is indexed
     seconds: float = 0.0
     head: str | None = None
     rebuilt: str | None = None  # why the index file was rebuilt, if it was

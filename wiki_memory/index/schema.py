@@ -18,7 +18,7 @@ from pathlib import Path
 
 # Bump on any change to the tables or to what goes in them (chunking, embedded text):
 # an index of another version is deleted and rebuilt from the store.
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"  # 6: statuses normalised (`pages.status.normal`)
 
 # Indexes added to files of this version in place when missing (creating one is quick even in
 # a big wiki; rebuilding the file instead would embed every chunk again).
@@ -182,6 +182,11 @@ def open_db(path: Path) -> tuple[sqlite3.Connection, str | None]:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     reason: str | None = None
+    if path.is_dir() and not path.is_symlink():
+        # Not ours to delete (someone's folder of that name), and SQLite can never open it.
+        aside = path.with_name(f"{path.name}.not-a-file-{time.time_ns()}")
+        os.rename(path, aside)
+        reason = f"it was a directory (moved aside to {aside.name})"
     for attempt in range(2):
         conn = None
         try:

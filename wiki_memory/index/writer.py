@@ -17,6 +17,7 @@ from wiki_memory.index.db import Database, Kept
 from wiki_memory.index.links import Resolver, page_keys, target_keys
 from wiki_memory.index.results import Progress, SyncStats
 from wiki_memory.index.vectors import Vectors, embed_text, text_hash
+from wiki_memory.pages.size import DEFAULT_KB
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -32,9 +33,10 @@ class Writer:
     """Writes pages into one index (`db`), chunked `chunk_words` words at most, keeping
     `vectors`' matrix in step."""
 
-    def __init__(self, db: Database, chunk_words: int, vectors: Vectors):
+    def __init__(self, db: Database, chunk_words: int, vectors: Vectors, max_bytes: int = DEFAULT_KB * 1024):
         self.db = db
         self.chunk_words = chunk_words
+        self.max_bytes = max_bytes  # of a page's body indexed (`[pages] large_kb`)
         self.vectors = vectors
         self.names: Kept[Resolver] = Kept(db, survives_embedding=True)  # every page's names
         self.names_loads = 0  # how many times every page's names were read from the file
@@ -102,7 +104,7 @@ class Writer:
                     else:
                         data = store.repo[blob.encode()].as_raw_string()
                         text = data.decode("utf-8", errors="replace")
-                        put_page(conn, path, blob, text, stats, self.chunk_words, self.carried)
+                        put_page(conn, path, blob, text, stats, self.chunk_words, self.carried, self.max_bytes)
                 if last:
                     if changes:
                         self._written([path for path, _ in items])
@@ -143,15 +145,19 @@ def put_page(
     stats: SyncStats,
     chunk_words: int,
     carried: Mapping[str, list[tuple[str, int, bytes]]] | None = None,
+    max_bytes: int = DEFAULT_KB * 1024,
 ) -> None:
     """(Re)write a page from its text (git blob `blob`): its row, tags, chunks (FTS5 too) and
     links, keeping the vectors of chunks whose embedded text is unchanged (here, or among
     the `carried` vectors of a rebuilt file); the links are left unresolved (see
     `resolve_links`). Broken front matter is noted in `stats`."""
+    from dataclasses import replace
+
     from wiki_memory.errors import PageError
     from wiki_memory.pages import Page, chunk_text, parse_page, wiki_links
     from wiki_memory.pages.anchors import anchors_json, parse_anchors
     from wiki_memory.pages.lifecycle import expires_on
+    from wiki_memory.pages.size import head
 
     try:
         page = parse_page(text, path)
@@ -159,6 +165,10 @@ def put_page(
         # A page whose front matter is broken is still findable by its words.
         stats.errors.append(str(e))
         page = Page(path, {}, text, has_front_matter=False)
+    body, cut = head(page.body, max_bytes)
+    if cut:  # a page far larger than any written through wiki-memory: its head is indexed
+        stats.cut.append(f"{path}: only the first {max_bytes // 1024:,} KB of its body are indexed")
+        page = replace(page, body=body)
     # Vectors of chunks whose embedded text is unchanged are kept, not recomputed.
     kept: dict[str, list[tuple[str, int, bytes]]] = {}
     for h, model, dim, vec in c.execute(

@@ -11,11 +11,13 @@ from wiki_memory.install.configfile import JsonFile, get_server, remove_server, 
 from wiki_memory.install.hookfile import HookSpec, add_nested, find_nested, remove_nested
 
 # Timeouts in seconds. PostToolUse runs async: Claude does not wait for it between tools.
-# PreToolUse on the file tools hands over the pages about the file (recall); Claude waits for it.
+# PreToolUse on the file tools hands over the pages about the file (recall), and on Bash the gotcha
+# or procedure a command that failed here before walks into; Claude waits for it (a few ms when
+# the command matches nothing: one line of a precomputed table).
 SPECS = [
     HookSpec("SessionStart", "startup|resume|clear|compact", {"timeout": 30}),
     HookSpec("UserPromptSubmit", None, {"timeout": 10}),
-    HookSpec("PreToolUse", "Read|Edit|Write|MultiEdit", {"timeout": 10}),
+    HookSpec("PreToolUse", "Read|Edit|Write|MultiEdit|Bash", {"timeout": 10}),
     HookSpec("PostToolUse", "*", {"async": True, "timeout": 30}),
     HookSpec("PostToolUseFailure", "*", {"timeout": 30}),
     HookSpec("Stop", None, {"timeout": 10}),

@@ -29,13 +29,13 @@ from wiki_memory.install.configfile import (
 )
 from wiki_memory.install.hookfile import HookSpec, add_nested, find_nested, nested_keys, remove_nested
 
-# Timeouts in seconds; Codex caps SessionEnd at 3. PreToolUse only for `apply_patch` (recall of
-# the pages about the files it edits): Codex reads files through the shell, and a hook before
-# every shell command would slow each one down.
+# Timeouts in seconds; Codex caps SessionEnd at 3. PreToolUse for `apply_patch` (recall of the
+# pages about the files it edits) and for the shell (`Bash`): a command that failed here before
+# gets its gotcha; one that matches nothing reads one line of a precomputed table.
 SPECS = [
     HookSpec("SessionStart", None, {"timeout": 30}),
     HookSpec("UserPromptSubmit", None, {"timeout": 10}),
-    HookSpec("PreToolUse", "apply_patch", {"timeout": 10}),
+    HookSpec("PreToolUse", "apply_patch|Bash", {"timeout": 10}),
     HookSpec("PostToolUse", "*", {"timeout": 30}),
     HookSpec("Stop", None, {"timeout": 10}),
     HookSpec("PreCompact", None, {"timeout": 10}),

@@ -9,7 +9,10 @@
 //   does not cut it short.
 // - Injection waits, but only so long: a new session's handoff (asked for when the session is
 //   created) at most START_WAIT_MS, a prompt's context at most PROMPT_WAIT_MS. What arrives is
-//   added to the system prompt of the calls made with the session's own model.
+//   added to the system prompt of the calls made with the session's own model. A tool call
+//   that failed is the one capture the plugin waits for (at most ERROR_WAIT_MS, at the next
+//   model call): what the hook prints back is the gotcha its error is about, added for the
+//   rest of the turn.
 // - The project is the session's own directory, resolved again by every call.
 // - Nothing here may stop OpenCode: every hook catches everything.
 
@@ -23,6 +26,7 @@ const WIKI_MEMORY = ["wiki-memory"] // wiki-memory:command
 const PLUGIN_VERSION = "1" // wiki-memory:plugin-version
 const START_WAIT_MS = 10000
 const PROMPT_WAIT_MS = 3000
+const ERROR_WAIT_MS = 3000
 const MAX_OUTPUT = 1 << 20 // characters of a hook's stdout read at most
 
 const sessions = new Map() // session id -> what the plugin knows of it
@@ -165,7 +169,13 @@ export const WikiMemory = async ({ directory }) => {
         if (!part.sessionID) return
         const id = rootOf(part.sessionID)
         const s = session(id)
-        if (part.type === "tool" && (part.state?.status === "completed" || part.state?.status === "error")) {
+        // A failed call: a tool error, or a shell command that exited non-zero (OpenCode says
+        // "completed" for those, with `metadata.exit`).
+        const failed = part.state?.status === "error" || (part.state?.metadata?.exit ?? 0) !== 0
+        if (part.type === "tool" && failed && (part.state?.status === "completed" || part.state?.status === "error")) {
+          const payload = { ...base(id, s), part, child: id !== part.sessionID ? part.sessionID : undefined }
+          s.failed = [...(s.failed || []), ask("message.part.updated", payload, ERROR_WAIT_MS)]
+        } else if (part.type === "tool" && part.state?.status === "completed") {
           fire("message.part.updated", { ...base(id, s), part, child: id !== part.sessionID ? part.sessionID : undefined })
         } else if (part.type === "text" && part.time?.end && !part.synthetic && id === part.sessionID) {
           if (roles.get(part.messageID) !== "assistant") return
@@ -218,6 +228,7 @@ export const WikiMemory = async ({ directory }) => {
         const payload = { ...base(input.sessionID, s), agent, model, parts }
         // The prompt is recorded; what the hook prints back is this prompt's context (the
         // pages recalled for it), added to the system prompt of this turn's calls.
+        s.moments = []
         s.prompt = await ask("chat.message", payload, PROMPT_WAIT_MS)
       } catch {}
     },
@@ -231,7 +242,14 @@ export const WikiMemory = async ({ directory }) => {
         // A session this plugin did not see created (resumed, or begun before it loaded).
         if (!s.start) startSession(input.sessionID, s, "resume", null)
         const handoff = s.handoff || (await within(s.start, START_WAIT_MS - (Date.now() - s.startedAt)))
-        const context = [handoff, s.prompt].filter((text) => text && text.trim()).join("\n\n")
+        if (s.failed?.length) {
+          // The gotchas of the errors of this turn's failed calls, for the rest of the turn.
+          const failed = s.failed
+          s.failed = []
+          const found = await within(Promise.all(failed), ERROR_WAIT_MS)
+          s.moments = [...(s.moments || []), ...(Array.isArray(found) ? found : [])]
+        }
+        const context = [handoff, s.prompt, ...(s.moments || [])].filter((text) => text && text.trim()).join("\n\n")
         if (context) output.system.push(context)
       } catch {}
     },

@@ -7,7 +7,8 @@ A candidate (see `consolidate.distill`) goes to:
 2. else a page of its type close enough in words and meaning (`distill.dedup`; the model is
    loaded only when words alone cannot decide);
 3. else a new page, unless the candidate may only update (a failure alone, a known error
-   hit again).
+   hit again). A trap-shaped failure hit again whose error the session page of another
+   session records too makes a gotcha page of its own, with every occurrence.
 
 A decision that turns down everything an earlier distilled decision chose ("Postgres, not
 SQLite" after "go with SQLite") supersedes it, in a commit of its own quoting the user.
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from wiki_memory.consolidate.run import Outcome
 
 MAX_NEAR = 5  # nearest pages of the type weighed per candidate
+MAX_RECUR_LOOKUPS = 8  # failures per session looked up in other sessions' pages
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,7 @@ class Knowledge(LifecycleReview):
             return DistillReport(session.session_id, refused=found.refused, mode=mode, tokens=tokens)
         store = self.store(create=True)
         with store.lock:
+            candidates = self._recurring(candidates, session.session_id)
             planned = self._plan(candidates)
             changed = [(page, action, why) for page, action, why in planned if action != "unchanged"]
             commit = None
@@ -171,6 +174,48 @@ class Knowledge(LifecycleReview):
                 planned[page.path] = (page, "created", candidate.reason)
         return list(planned.values())
 
+    def _recurring(self, candidates: list[Candidate], session_id: str) -> list[Candidate]:
+        """Known failures hit again with no page: a trap-shaped one whose error the session
+        pages of `RECUR_SESSIONS` sessions (this one included) record becomes a gotcha page
+        of its own, with each occurrence."""
+        from wiki_memory.consolidate.distill.gotchas import RECUR_SESSIONS, promote
+
+        out: list[Candidate] = []
+        looked = 0
+        for candidate in candidates:
+            if candidate.kind == "gotcha-hit" and candidate.facts.get("recurs") and looked < MAX_RECUR_LOOKUPS:
+                looked += 1  # (an index search each: a session of many failures stays quick)
+                earlier = self._earlier_occurrences(str(candidate.key), session_id)
+                if len(earlier) + 1 >= RECUR_SESSIONS:
+                    candidate = promote(candidate, [*earlier, dict(candidate.facts["occurrence"])])
+            out.append(candidate)
+        return out
+
+    def _earlier_occurrences(self, sig: str, session_id: str) -> list[dict[str, Any]]:
+        """The other sessions whose page records a failure with this error signature."""
+        from wiki_memory.consolidate.distill.signature import signature
+        from wiki_memory.consolidate.session import short_id
+
+        index = self.index
+        if index is None or not sig:
+            return []
+        try:
+            results = index.search(sig, k=MAX_NEAR * 2, mode="fts", type="session")
+        except WikiMemoryError:
+            return []
+        found: dict[str, dict[str, Any]] = {}
+        for result in results:
+            page = _read(self.store(), result.path)
+            other = str(page.meta.get("session_id") or "") if page is not None else ""
+            if page is None or not other or other == session_id or other in found:
+                continue
+            if any(sig in signature(line) for line in page.body.splitlines() if len(line) < 2000):
+                agent = str(page.meta.get("agent") or "")
+                day = str(page.meta.get("started") or page.meta.get("created") or "")[:10]
+                found[other] = {"date": day, "by": agent, "session": f"{agent}:{short_id(other)}",
+                                "fixed": False, "files": []}  # fmt: skip
+        return sorted(found.values(), key=lambda o: str(o["date"]))
+
     def _record_anchors(self, files: tuple[str, ...]) -> list[Any]:
         if not files or self.project.root is None:
             return []
@@ -186,7 +231,7 @@ class Knowledge(LifecycleReview):
         same = self._same_key(candidate, planned)
         if same is not None:
             return same
-        if candidate.kind in ("gotcha-hit", "procedure", "proposal"):
+        if candidate.kind in ("gotcha-hit", "procedure", "proposal", "fact"):
             # These match on their key only: a near page is not the same procedure, and the
             # model was shown the closest pages and chose a new page over an addition.
             return None
@@ -194,7 +239,7 @@ class Knowledge(LifecycleReview):
 
     def _same_key(self, candidate: Candidate, planned: dict[str, Any]) -> tuple[str, str] | None:
         store = self.store()
-        key_field = {"gotcha": "signature", "procedure": "purpose"}.get(candidate.type, "statement")
+        key_field = {"gotcha": "signature", "procedure": "purpose", "fact": "manifest"}.get(candidate.type, "statement")
         key_value = candidate.facts.get(key_field) if key_field != "statement" else candidate.facts.get("statement")
         conventional = path_for(candidate.title, candidate.type)
         options = [conventional] + self._by_words(candidate.type, f"{candidate.title} {candidate.key}", 3)
@@ -208,7 +253,7 @@ class Knowledge(LifecycleReview):
                 if " ".join(content_words(str(page.meta.get("statement") or ""))) == candidate.key:
                     return path, "duplicate: the same words"
             elif str(page.meta.get(key_field) or "") == str(key_value):
-                return path, f"duplicate: the same {'signature' if key_field == 'signature' else 'purpose'}"
+                return path, f"duplicate: the same {_KEY_NAMES[key_field]}"
         return None
 
     def _by_words(self, page_type: str, text: str, k: int) -> list[str]:
@@ -302,6 +347,9 @@ class Knowledge(LifecycleReview):
         rows = [{"paths": list(paths), "note": note, "by": mode} for paths, note in flags]
         if rows:
             append_flags(self.project.home / FLAGS_FILE, rows)
+
+
+_KEY_NAMES = {"signature": "signature", "purpose": "purpose", "manifest": "file"}
 
 
 def _read(store: Any, path: str) -> Page | None:

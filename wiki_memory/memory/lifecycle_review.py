@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from wiki_memory.memory.lifecycle import Lifecycle
 from wiki_memory.memory.records import Review, ReviewAction
+from wiki_memory.memory.review import Reviewing
 from wiki_memory.pages import HIDDEN, STATUSES, handed_out
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class _FromIndex:
     note: str | None
 
 
-class LifecycleReview(Lifecycle):
+class LifecycleReview(Lifecycle, Reviewing):
     _review_kept: tuple[str, _FromIndex] | None = None  # (the index's generation, what it gave)
 
     def review(self, *, today: str | None = None) -> Review:
@@ -59,7 +60,7 @@ class LifecycleReview(Lifecycle):
             return Review((), 0, "this project has no memory yet")
         found = self._from_index(self.require_index())
         rows = found.rows
-        items: list[ReviewAction] = []
+        items: list[ReviewAction] = self._page_file_items()
         # Drift, expiry and flags are looked at each time: the code, the date and the flags
         # file change without the index.
         items += self._drift_items(rows)
@@ -76,6 +77,31 @@ class LifecycleReview(Lifecycle):
         items += found.items
         items += self._flag_items(found.by_path)
         return Review(tuple(items), len(rows), found.note)
+
+    def _page_file_items(self) -> list[ReviewAction]:
+        """Pages whose front matter does not parse, and conflict copies a sync or an edit
+        left beside a page (as the viewer's review lists them)."""
+        out = []
+        for item in self.review_items():
+            if item.kind == "broken":
+                out.append(
+                    ReviewAction(
+                        "broken",
+                        (item.path,),
+                        f"{item.path}: {item.detail}; no command can read it until it is fixed",
+                        f"fix its front matter in {self.wiki / item.path}  (`wiki-memory watch --once` commits it)",
+                    )
+                )
+            elif item.kind == "conflict":
+                out.append(
+                    ReviewAction(
+                        "conflict",
+                        (item.path, *((item.other,) if item.other else ())),
+                        f"{item.path}: {item.detail}",
+                        f"merge what you need into {item.other}, then `wiki-memory rm {_q(item.path)}`",
+                    )
+                )
+        return out
 
     def _from_index(self, index: Index) -> _FromIndex:
         """The pages, duplicates, contradictions, wrong links and lifecycle fields, kept

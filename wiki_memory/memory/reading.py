@@ -95,6 +95,22 @@ class Reading(MemoryBase):
         usage.record(self.project, "read", [path])
         return PageView(page, None, links, backlinks, note, drift)
 
+    def shown_body(self, page: Page) -> tuple[str, int | None]:
+        """What a viewer renders of a page's body: all of it, or (for a page over `[pages]
+        large_kb`, which arrived by sync or by hand) its head and the body's whole size in
+        bytes, to say so. The file is not changed."""
+        from wiki_memory.config import load_settings
+        from wiki_memory.pages.size import head, limit_bytes
+
+        shown, cut = head(page.body, limit_bytes(load_settings()))
+        return shown, (len(page.body.encode("utf-8", "surrogatepass")) if cut else None)
+
+    def raw_bytes(self, ref: str, rev: str | None = None) -> tuple[str, bytes]:
+        """A page's file as committed (at `rev`), byte for byte: (path, bytes)."""
+        commit = self.resolve_rev(rev) if rev else None
+        path = self.find(ref, commit)
+        return path, self.store().read_bytes(path, commit)
+
     def page_text(self, ref: str) -> str:
         """A page's file text: front matter and body."""
         from wiki_memory.pages import render_page
@@ -260,6 +276,11 @@ class Reading(MemoryBase):
         info["last_commit"] = last[0].as_dict() if last else None
         info["pending_edits"] = sorted(store.pending())
         info["index"] = self._index_info()  # (the path is in `path --json`)
+        # From the index, when it is in step (status never brings it up to date itself).
+        problems = getattr(self, "review_items", None)  # (Reviewing's, in the whole Memory)
+        items = problems() if problems is not None and info["index"].get("current") else []
+        info["broken_pages"] = [{"path": i.path, "error": i.detail} for i in items if i.kind == "broken"]
+        info["conflict_copies"] = [{"path": i.path, "page": i.other} for i in items if i.kind == "conflict"]
         return info
 
     def _index_info(self) -> dict[str, Any]:

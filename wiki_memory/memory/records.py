@@ -46,6 +46,8 @@ class Written:
     operation: str = "write"  # write, or the edit operation applied
     replaced: int | None = None  # how many occurrences find_replace replaced
     redacted: tuple[str, ...] = ()  # the kinds of secret taken out before the commit
+    merged: str | None = None  # the commit made meanwhile that this edit was merged with
+    conflict_copy: str | None = None  # where this edit was kept, beside the page changed meanwhile
 
     @classmethod
     def of(

@@ -73,7 +73,10 @@ class Reviewing(Reading):
             if match is None:
                 continue
             page = match.group("page") + ".md"
-            detail = f"{match.group('host')}'s version of {page}, kept by a sync on {match.group('date')}"
+            if match.group("host") == "edit":
+                detail = f"an editor's version of {page}, which changed while it was open ({match.group('date')})"
+            else:
+                detail = f"{match.group('host')}'s version of {page}, kept by a sync on {match.group('date')}"
             items.append(ReviewItem("conflict", meta.path, meta.title, meta.status, detail, page))
         marked = index.pages_where(statuses=MARKED)
         marked.sort(key=lambda m: (MARKED.index(m.status), m.path))

@@ -241,9 +241,11 @@ class Secrets(Reading):
         from the wiki's whole history, then rebuild the search index from scratch, scrub
         the journals, logs and context files, and prepare `sync` to replace the remote's
         history. `dry_run`: report what would change, change nothing."""
-        from wiki_memory.store.rewrite import forget
+        from wiki_memory.store.durable import crash_point
+        from wiki_memory.store.rewrite import clear_journal, forget
 
         strings = [check_forget_string(s) for s in strings]
+        self.finish_interrupted_forget()
         store = self.store()
         paths = [self._page_to_forget(ref) for ref in pages]
         if not strings and not paths:
@@ -251,18 +253,23 @@ class Secrets(Reading):
         patterns = [p for p in (redacted_form(s) for s in strings) if p is not None]
         variants = self._redacted_forms(patterns) - set(strings) if patterns else set()
         needles = sorted({*strings, *variants}, key=len, reverse=True)  # a longer one before any inside it
-        report = _named_safely(forget(store, strings=needles, paths=paths, dry_run=dry_run), needles)
+        report = _named_safely(forget(store, strings=needles, paths=paths, dry_run=dry_run, keep_journal=True), needles)
         remotes: list[str] = []
         stats = None
         if dry_run:
             files = [p for p in local_files(self.project) if scrub_file(p, needles, patterns, dry_run=True)]
         else:
+            # Each step below is redone by `finish_interrupted_forget` if this process dies.
             if report.changed:
                 from wiki_memory.sync.rewritten import remember
 
                 remotes = remember(store, report.refs)
+                crash_point("forget:remembered")
                 stats = self._rebuild_index(embed=embed, progress=progress)
+                crash_point("forget:indexed")
             files = self._after_rewrite(needles, patterns, rewritten=report.changed)
+            crash_point("forget:scrubbed")
+            clear_journal(store)
         return Forgotten(
             rewrite=report,
             strings=len(strings),
@@ -273,6 +280,31 @@ class Secrets(Reading):
             remotes=tuple(remotes),
             todo=tuple(self._todo(report, remotes, bool(strings))),
         )
+
+    def finish_interrupted_forget(self) -> str | None:
+        """A `forget` killed midway is undone (no ref had moved yet) or finished (the refs
+        and objects, the remotes' leases, the index, the journals and logs): before the next
+        forget or sync, which would otherwise bring the old history back and push it. What
+        was done, or None when nothing was interrupted."""
+        from wiki_memory.store.rewrite import clear_journal, interrupted, recover
+
+        if not self.exists or not interrupted(store := self.store()):
+            return None
+        found = recover(store)
+        if found is None:
+            return None
+        if found.finished:
+            from wiki_memory.sync.rewritten import remember
+
+            self.close()  # the old packs are gone: reopen the repository and the index
+            store = self.store()
+            remember(store, found.refs)
+            self._rebuild_index(embed=False)
+            self._after_rewrite([n.decode("utf-8", "surrogateescape") for n in found.needles])
+        clear_journal(store)
+        if found.finished:
+            return "an interrupted `forget` was finished (its history rewrite had begun)"
+        return "an interrupted `forget` was undone (it had changed nothing yet): run it again"
 
     def _page_to_forget(self, ref: str) -> str:
         """A page's path: by path, title or id, or a deleted page by its path in history."""

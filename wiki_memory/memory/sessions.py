@@ -11,6 +11,7 @@ from wiki_memory.memory.rules import InputError, Scrubber, utf8
 from wiki_memory.memory.sharing import Sharing
 
 if TYPE_CHECKING:
+    from wiki_memory.consolidate.explain import Explanation
     from wiki_memory.consolidate.handoff import HandoffView
     from wiki_memory.consolidate.run import Outcome
     from wiki_memory.index import SyncStats
@@ -30,6 +31,54 @@ class Sessions(Sharing):
         if refresh and self.exists and context.is_stale(self.project, context.load(self.project)):
             context_build.refresh(self.project, self.store(), self.index)
         return handoff_for_next_session(self.project, session_id=session_id)
+
+    def handoff_explain(self, session_id: str | None = None) -> Explanation:
+        """The handoffs a session starting now is handed (as `handoff`), item by item, each
+        with the recorded events it came from (journal lines, transcript records, call ids);
+        the items left out because a later session finished them; the sessions that did no
+        work (named in a line only)."""
+        from wiki_memory.capture.journal import journal_file
+        from wiki_memory.consolidate import context
+        from wiki_memory.consolidate.explain import Explanation, evidence_meta, explain_pages
+        from wiki_memory.consolidate.extract import summarize
+        from wiki_memory.consolidate.render import content_from_summary, handoff_body, handoff_page_path
+        from wiki_memory.consolidate.run import load_session
+
+        view = self.handoff(session_id)
+        if view is None:
+            return Explanation(())
+        entries = {str(h.get("path")): h for h in (context.load(self.project) or {}).get("handoffs") or []}
+        pages: list[tuple[str, Any, str]] = []
+        # Sessions summarised on the spot (not consolidated yet): summarised again here.
+        for pending in view.pending:
+            path = journal_file(self.project.journal_dir, pending)
+            if not path.exists():
+                continue
+            summary = summarize(load_session(path))
+            content = content_from_summary(summary)
+            meta = {
+                "agent": summary.session.agent,
+                "session_id": summary.session.session_id,
+                "evidence": evidence_meta(summary, content.goal),
+            }
+            pages.append((handoff_page_path(summary.session), meta, handoff_body(content, None)))
+        inline = {p for p, _, _ in pages}
+        store = self.store() if self.exists else None
+        for handed in view.handoffs:
+            if handed in inline or store is None or not store.exists(handed):
+                continue
+            page = store.read(handed)
+            pages.append((handed, page.meta, page.body))
+        order = {p: n for n, p in enumerate(view.handoffs)}
+        pages.sort(key=lambda p: order.get(p[0], len(order)))
+        closed = {p: list(e.get("closed") or []) for p, e in entries.items()}
+        quiet = [p for p, e in entries.items() if e.get("work") is False]
+
+        def journal_of(sid: str) -> str | None:
+            path = journal_file(self.project.journal_dir, sid)
+            return str(path) if path.exists() else None
+
+        return Explanation(tuple(explain_pages(pages, closed, quiet, journal_of)))
 
     def handoff_write(
         self,
@@ -123,6 +172,10 @@ class Sessions(Sharing):
         from wiki_memory.capture.redact import find
         from wiki_memory.sync import maybe_auto_sync
 
+        try:
+            self.finish_interrupted_forget()
+        except Exception:  # noqa: BLE001 - never fails the caller; the sync below refuses and logs it
+            pass
         self._after_sync(maybe_auto_sync(self.project, self.store(), self.index, find=find))
 
     def reindex(self, *, full: bool = False, embed: bool = True, progress: Progress | None = None) -> SyncStats:
@@ -130,7 +183,11 @@ class Sessions(Sharing):
         `full`: rebuild it), embedding on every core: someone waits for it."""
         index = self.require_index()
         index.embedder.for_bulk()
-        return index.sync(self.store(), progress=progress, embed=embed, full=full)
+        stats = index.sync(self.store(), progress=progress, embed=embed, full=full)
+        from wiki_memory.recall import moments
+
+        moments.table(self.project)  # the shell hooks' table, so that no command pays for it
+        return stats
 
     def warm(self) -> None:
         """Open what the first call will need (the MCP server, while its client connects):

@@ -52,21 +52,28 @@ class Sharing(Secrets):
         the sync adopts the new history (see `sync.rewritten`) and the journals, logs and
         context here are scrubbed of what was forgotten."""
         from wiki_memory.capture.redact import find, reload_user_patterns
-        from wiki_memory.sync import sync
+        from wiki_memory.sync import SyncError, sync
 
+        note = self.finish_interrupted_forget()
         index = self.index
         if index is not None:
             index.embedder.for_bulk()
         reload_user_patterns()
-        report = sync(
-            self.store(),
-            remote,
-            index=index,
-            progress=progress,
-            find=find,
-            replace_history=replace_remote_history,
-            keep_history=keep_remote_history,
-        )
+        try:
+            report = sync(
+                self.store(),
+                remote,
+                index=index,
+                progress=progress,
+                find=find,
+                replace_history=replace_remote_history,
+                keep_history=keep_remote_history,
+            )
+        except SyncError as e:
+            if note:
+                raise SyncError(f"{note}; {e}") from None
+            raise
+        report.recovered = note
         self._after_sync(report)
         return report
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import frontmatter
@@ -119,10 +120,14 @@ def parse_page(text: str, path: str) -> Page:
         meta = {}
     if not isinstance(meta, dict):
         raise PageError(f"{path}: line 2: front matter must be a mapping of keys to values, not {type(meta).__name__}")
+    return Page(path, _as_meta(meta), body.lstrip("\r\n"), has_front_matter=True, front_text=fm)
+
+
+def _as_meta(meta: dict[Any, Any]) -> dict[str, Any]:
     meta = {str(k): v for k, v in meta.items()}
     if "id" in meta and meta["id"] is not None:
         meta["id"] = str(meta["id"])
-    return Page(path, meta, body.lstrip("\r\n"), has_front_matter=True)
+    return meta
 
 
 def render_meta(meta: dict[str, Any]) -> str:
@@ -130,8 +135,69 @@ def render_meta(meta: dict[str, Any]) -> str:
 
 
 def render_page(page: Page) -> str:
-    """The file text of a page: `---`, the front matter in its order, `---`, the body."""
+    """The file text of a page: `---`, the front matter in its order, `---`, the body. A
+    page read from a file keeps its front matter as written but for the keys that changed."""
     body = page.body if page.body.endswith("\n") or not page.body else page.body + "\n"
     if not page.has_front_matter and not page.meta:
         return body
-    return f"---\n{render_meta(dict(page.meta))}---\n{body}"
+    return f"---\n{_front_matter(page)}---\n{body}"
+
+
+# A top-level key at the start of a line: `key:`, `'key':`, `"key":` (then a space or the end).
+_KEY_LINE = re.compile(r"""^(?P<key>[^\s#:'"\[{\-?][^:#\n]*?|'[^'\n]*'|"[^"\n]*")[ \t]*:(?:[ \t]|\r?$)""")
+
+
+def _front_matter(page: Page) -> str:
+    """The front matter's text: a person's own (block lists, comments, quoting, key order)
+    with only the changed keys rewritten, removed ones dropped and new ones added at the
+    end; rendered whole for a new page, or when the text is not one key per line."""
+    meta = dict(page.meta)
+    original = page.front_text
+    if original is None:
+        return render_meta(meta)
+    original = original[2:] if original.startswith("\r\n") else original.removeprefix("\n")  # (the `---` line's end)
+    try:
+        loaded = load_front_matter(original, page.path)
+    except PageError:
+        return render_meta(meta)
+    old = _as_meta(loaded) if isinstance(loaded, dict) else None
+    entries = _entries(original)
+    keys = [key for key, _ in entries if key is not None]
+    if old is None or len(set(keys)) != len(keys) or set(keys) != set(old):
+        return render_meta(meta)
+    rendered = dict(_entries(render_meta(meta)))  # each key as a new page would have it
+    out = []
+    for key, text in entries:
+        text = text if text.endswith("\n") else text + "\n"
+        if key is None or (key in meta and meta[key] == old[key]):
+            out.append(text)
+        elif key in meta:
+            block = "\n" in text.rstrip("\r\n")  # written over several lines: kept so
+            out.append(_block_key(key, meta[key]) if block else rendered[key])
+    out += [rendered[key] for key in meta if key not in old]
+    result = "".join(out)
+    try:
+        again = load_front_matter(result, page.path)
+    except PageError:
+        return render_meta(meta)
+    return result if isinstance(again, dict) and _as_meta(again) == meta else render_meta(meta)
+
+
+def _entries(text: str) -> list[tuple[str | None, str]]:
+    """Front matter's top-level entries in order: (key, its lines); comments before the
+    first key under None."""
+    entries: list[tuple[str | None, str]] = []
+    for line in text.splitlines(keepends=True):
+        found = _KEY_LINE.match(line)
+        if found:
+            raw = found.group("key").strip()
+            entries.append((raw[1:-1] if raw[:1] in "'\"" else raw, line))
+        elif entries:
+            entries[-1] = (entries[-1][0], entries[-1][1] + line)
+        else:
+            entries.append((None, line))
+    return entries
+
+
+def _block_key(key: str, value: Any) -> str:
+    return yaml.dump({key: value}, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)

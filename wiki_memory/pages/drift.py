@@ -250,6 +250,8 @@ def _as_anchors(anchors: Any) -> tuple[Anchor, ...]:
         return ()
     if isinstance(anchors, str):
         return anchors_from_json(anchors)
+    if not isinstance(anchors, (list, tuple)):
+        return parse_anchors(anchors)  # a hand-written single value (`anchors: 7`): parsed leniently
     return parse_anchors([a._asdict() if isinstance(a, Anchor) else a for a in anchors])
 
 

@@ -10,6 +10,17 @@ the words, invisible characters (zero-width spaces, joiners, soft hyphens) anywh
 look-alikes of the bracket. The bracket of a match becomes `&lt;`. Control characters other
 than newline and tab are dropped (a NUL made git show the page as binary).
 
+The same goes for the markup of the agents we serve, which a model reads as a turn of the
+conversation or as its host's own words rather than as memory: tags whose name holds a role
+word (`</system-reminder>`, `<system>`, `<user_instructions>`, `<command-name>`,
+`<start_of_turn>`, namespaced tags such as `<ns:invoke>`), special tokens (`<|im_start|>`,
+`<|im_end|>`) and turn markers at the start of a line (`Human:`, `Assistant:`, `System:`,
+which become `[quoted] Human:`). Other tags (`<b>`, `<div>`, `List<String>`) are left alone.
+
+`inline` is what every renderer calls for a value it places on a line of an injected block
+(a title, type, status, path, note, author, date, excerpt): the value made one line, cut to
+a length and defused.
+
 Standard library only: the hook path (SessionStart, recall) uses it.
 """
 
@@ -18,6 +29,10 @@ Standard library only: the hook path (SessionStart, recall) uses it.
 from __future__ import annotations
 
 import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # Characters a model may read as "<", "/", "-" or as a letter of "wiki memory", beyond what
 # NFKD and case folding already map (fullwidth and small forms, accented letters).
@@ -34,10 +49,22 @@ _CONFUSABLE = {
     **dict.fromkeys("гᴦʀ", "r"),
     **dict.fromkeys("уүγʏ", "y"),
 }
+_ASCII_LOOKALIKES = str.maketrans({ch: to for ch, to in _CONFUSABLE.items() if ch.isascii()})
 _LESS_THAN = frozenset({"<", "＜", "﹤", *(ch for ch, to in _CONFUSABLE.items() if to == "<")})
 # Patterns, compiled by `re` on first use: most text has no "<" and never needs them.
 _TAG = r"<\s*/?\s*wiki[\s_.\-]*memory"
-_ASCII_TAG = r"(?i)<\s*/?\s*w[i1|]k[i1|][\s_.\-]*m[e3]m[o0]ry"
+# A tag (opening or closing) and its name; the name is judged by its words (`_ROLE_WORDS`).
+_ANY_TAG = r"<\s*(?:/\s*)?!?([a-z][a-z0-9_.:\-]*)"
+# Words that make a tag the markup of an agent or of a chat format, not of a document.
+_ROLE_WORDS = frozenset(
+    """system sys user assistant human model developer instruction instructions reminder command
+    tool tools function functions turn im inst prompt invoke parameter antml message messages
+    environment stdout stderr result results thinking""".split()
+)
+# A chat format's special token: `<|im_start|>`, `<|endoftext|>` (and fullwidth forms).
+_SPECIAL = re.compile(r"[<\uff1c\ufe64\u2039\u3008\u27e8]\s*[|\uff5c]")
+# A turn marker at the start of a line (after any indentation or quoting).
+_TURN = re.compile(r"(?im)^([ \t>*\-]*)(human|assistant|system)(\s*[:\uff1a])")
 # C0 and C1 controls and DEL, except tab and newline.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -63,14 +90,31 @@ def _skeleton_of(ch: str) -> str:
     return "".join(out)
 
 
+def inline(value: object, limit: int = 200) -> str:
+    """`value` (any front-matter value: a string, a date, a list) as one line of at most
+    `limit` characters, defused like `fence_safe`: what every renderer places on a line of
+    a block handed to an agent."""
+    if isinstance(value, (list, tuple)):
+        value = ", ".join(str(v) for v in value)
+    text = " ".join(_CONTROL.sub(" ", "" if value is None else str(value)).split())
+    if len(text) > limit:
+        text = text[: max(0, limit - 1)] + "…"
+    return fence_safe(text)
+
+
 def fence_safe(text: str) -> str:
-    """`text` with every possible opening or closing of our fence defused (see the module
-    docstring) and control characters other than newline and tab dropped."""
+    """`text` with every possible opening or closing of our fence, and the markup of the
+    agents we serve, defused (see the module docstring), and control characters other than
+    newline and tab dropped."""
     text = _CONTROL.sub("", text.replace("\r\n", "\n"))
+    if ":" in text or "\uff1a" in text:
+        text = _TURN.sub(r"\1[quoted] \2\3", text)
     if text.isascii():
         if "<" not in text:
             return text
-        return re.sub(_ASCII_TAG, lambda m: "&lt;" + m.group(0)[1:], text)
+        brackets = _brackets(text.lower().translate(_ASCII_LOOKALIKES), range(len(text)))
+        brackets |= {m.start() for m in _SPECIAL.finditer(text)}
+        return "".join("&lt;" if i in brackets else ch for i, ch in enumerate(text)) if brackets else text
     if not any(ch in _LESS_THAN or (not ch.isascii() and _skeleton_of(ch) == "<") for ch in text):
         return text
     skeleton: list[str] = []
@@ -79,7 +123,19 @@ def fence_safe(text: str) -> str:
         for piece in _skeleton_of(ch):
             skeleton.append(piece)
             owner.append(i)
-    brackets = {owner[m.start()] for m in re.finditer(_TAG, "".join(skeleton))}
+    brackets = _brackets("".join(skeleton), owner)
+    brackets |= {m.start() for m in _SPECIAL.finditer(text)}
     if not brackets:
         return text
     return "".join("&lt;" if i in brackets else ch for i, ch in enumerate(text))
+
+
+def _brackets(skeleton: str, owner: Sequence[int]) -> set[int]:
+    """The indexes (in the text, through `owner`) of the brackets that open our fence's
+    tag, an agent's markup or a special token, in the lowercase `skeleton` of a text."""
+    found = {owner[m.start()] for m in re.finditer(_TAG, skeleton)}
+    for m in re.finditer(_ANY_TAG, skeleton):
+        name = m.group(1)
+        if ":" in name.strip(":") or not _ROLE_WORDS.isdisjoint(re.split(r"[_.:\-]+", name)):
+            found.add(owner[m.start()])
+    return found

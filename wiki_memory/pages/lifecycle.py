@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
-from wiki_memory.pages.status import STATUSES
+from wiki_memory.pages.status import STATUSES, normal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,9 +62,10 @@ def path_list(value: Any) -> list[str]:
 def problems(meta: Mapping[str, Any]) -> list[str]:
     """What is inconsistent in a page's lifecycle fields, one sentence each ([] when nothing)."""
     out: list[str] = []
-    status = meta.get("status")
-    if status not in (None, "") and str(status) not in STATUSES:
-        out.append(f"status {status!r} is not one of {', '.join(STATUSES)}")
+    written = meta.get("status")
+    status = normal(written) if written not in (None, "") else None
+    if status is not None and status not in STATUSES:
+        out.append(f"status {written!r} is not one of {', '.join(STATUSES)}")
     successor = meta.get("superseded_by")
     if str(status or "") == "superseded" and not successor:
         out.append("it is superseded but names no superseded_by")

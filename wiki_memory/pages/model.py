@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from wiki_memory.pages.slug import slugify
-from wiki_memory.pages.status import STATUSES
+from wiki_memory.pages.status import STATUSES, normal
 
 # type -> folder; session and handoff pages go under YYYY/MM of their date.
 FOLDERS: dict[str, str] = {
@@ -99,6 +99,9 @@ class Page:
     meta: Mapping[str, Any] = field(default_factory=dict)
     body: str = ""
     has_front_matter: bool = True
+    # The front matter as it was written (None: a new page): rendering keeps its style and
+    # changes only the keys whose values changed.
+    front_text: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "meta", MappingProxyType(dict(self.meta)))
@@ -176,8 +179,17 @@ class Page:
 
     @property
     def status(self) -> str:
-        value = self.meta.get("status")
-        return str(value) if value else "active"
+        """The status normalised (`pages.status.normal`): what every reader compares."""
+        return normal(self.meta.get("status"))
+
+    @property
+    def superseded_by(self) -> str | None:
+        """The page that replaces this one, as written (a hand edit may have made it a
+        number: `superseded_by: 5` names "5"); None when absent or not a single value."""
+        value = self.meta.get("superseded_by")
+        if value is None or isinstance(value, (dict, list, tuple, bool)):
+            return None
+        return str(value).strip() or None
 
     @property
     def created(self) -> str | None:

@@ -15,6 +15,14 @@ STATUSES: tuple[str, ...] = ("active", "stale", "wrong", "superseded", "archived
 HIDDEN: frozenset[str] = frozenset({"wrong", "superseded", "archived"})
 
 
+def normal(status: object) -> str:
+    """A status as every reader compares it: `Wrong`, `wrong `, `ARCHIVED` are `wrong` and
+    `archived`; none (or blank) is `active`. An unknown status is kept, lowercased (the
+    lifecycle check names it)."""
+    text = " ".join(str(status).split()).lower() if status is not None else ""
+    return text or "active"
+
+
 def handed_out(status: str | None) -> bool:
     """May a page of this status be handed to an agent unasked? (No status reads as active.)"""
-    return (status or "active") not in HIDDEN
+    return normal(status) not in HIDDEN

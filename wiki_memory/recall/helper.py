@@ -1,8 +1,9 @@
-"""The warm helper: one process per user (per wiki-memory home) that keeps the embedding
-model loaded and answers, over a Unix socket, how close a prompt's meaning is to the pages
-a hook found by words.
+"""The warm helper: one process per user, whatever the home or temporary directory, that
+keeps the embedding model loaded and answers, over a Unix socket, how close a prompt's
+meaning is to the pages a hook found by words. Each request names its project or index, so
+one helper serves every wiki-memory home of the user (~220 MB: the model and its libraries).
 
-    python -m wiki_memory.recall.helper --home ~/.local/share/wiki-memory [--idle 600] [--preload INDEX]
+    python -m wiki_memory.recall.helper [--home ~/.local/share/wiki-memory] [--idle 600] [--preload INDEX]
 
 Why a process of its own: importing fastembed and loading the model costs 1-2 s, far more
 than a hook may take, while a loaded model embeds a prompt in a few milliseconds. The hook
@@ -11,10 +12,12 @@ starts it for the next prompt (`meaning.ensure_started`).
 
 It never outlives its use and never multiplies:
 
-- one per home: it holds an exclusive `flock` on its lock file for its whole life, and a
-  second one started meanwhile finds the lock taken and exits at once;
+- one per user: its socket and lock live in the user's private folder (`meaning.socket_path`,
+  the same for every home and `$TMPDIR`); it holds an exclusive `flock` on the lock for its
+  whole life, and a second one started meanwhile finds the lock taken and exits at once;
 - it exits after `--idle` seconds without a request (10 minutes by default), when its
-  socket file is removed or replaced, or when asked to (`{"op": "stop"}`);
+  socket file is removed or replaced (its folder deleted, or a newer helper took over), or
+  when asked to (`{"op": "stop"}`);
 - it is started detached (its own session, no terminal, no pipes to the hook).
 
 Each index's vectors are read once and kept until the index's generation moves.
@@ -38,6 +41,7 @@ from wiki_memory.recall import find, meaning
 NEAREST = 10  # pages meaning alone may bring to a recall, at most
 CHECK_EVERY = 1.0  # seconds between checks of the idle clock and the socket file
 MAX_REQUEST = 256 * 1024
+EMBED_SLICE = 0.5  # seconds of embedding pending chunks between two requests, at most
 
 
 class Vectors:
@@ -52,6 +56,7 @@ class Vectors:
         self.chunks: list[int] = []  # the chunk id of each row
         self.pages: list[str] = []  # the page of each row
         self.open: Any = None  # whether each row's page may be handed at all (type, status)
+        self.embedded_at: str | None = None  # the generation at which no chunk lacked its vector
 
     def current(self, kept: sqlite3.Connection | None = None) -> Vectors:
         """These vectors, read again if the index moved on (`kept`: an open connection to
@@ -124,15 +129,17 @@ class Vectors:
 
 
 class Helper:
-    def __init__(self, home: str, idle: float) -> None:
+    """The server: the model, the indexes' vectors and connections it keeps, its idle clock.
+    `home` is where its log goes (the home whose hook started it); it serves every home."""
+
+    def __init__(self, home: str | None, idle: float) -> None:
         self.home, self.idle = home, idle
-        self.sock_path = meaning.socket_path(home)
+        self.sock_path = meaning.socket_path()
         self.indexes: dict[str, Vectors] = {}
         self.connections: dict[str, tuple[int, sqlite3.Connection]] = {}
         self.embedder: Any = None
         self.last = time.monotonic()
         self.inode: int | None = None
-        self.had_home = os.path.isdir(home)  # a home there at the start and gone since: leave
 
     def load_model(self) -> bool:
         from wiki_memory.index.embed import Embedder
@@ -175,6 +182,30 @@ class Helper:
         # The request's own connection answers whether the index moved: no connection (and
         # schema read) of its own per request.
         return found.current(self.connection(path))
+
+    def catch_up(self, seconds: float = EMBED_SLICE) -> None:
+        """Chunks written without their vector (a page from the CLI, the viewer, a hand edit:
+        processes without the model) get one here, where the model is loaded, a slice at a
+        time between requests: a fresh page is found by meaning too, with no reindex."""
+        for path, kept in list(self.indexes.items()):
+            conn = self.connection(path)
+            if conn is None:
+                continue
+            generation = None
+            try:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+                generation = row[0] if row else None
+                if kept.embedded_at is not None and kept.embedded_at == generation:
+                    continue
+                from wiki_memory.index import Index
+
+                with Index(path, embedder=self.embedder) as index:
+                    left = index.embed_some(seconds)
+                    if not left:
+                        kept.embedded_at = index.db.generation()
+            except Exception as e:  # noqa: BLE001 - a busy or broken index: tried again later
+                log(self.home, f"embedding pending chunks of {path}: {type(e).__name__}: {e}")
+                kept.embedded_at = generation
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         if request.get("op") == "stop":
@@ -271,10 +302,12 @@ class Helper:
                 try:
                     conn, _ = server.accept()
                 except TimeoutError:
+                    self.catch_up()
                     continue
                 self.last = time.monotonic()
                 if self.handle(conn):
                     break
+                self.catch_up()
         finally:
             server.close()
             self.remove_socket()
@@ -303,8 +336,6 @@ class Helper:
         return stop
 
     def alive(self) -> bool:
-        if self.had_home and not os.path.isdir(self.home):
-            return False  # its home was removed (a demo's, a test's): nothing left to serve
         if time.monotonic() - self.last > self.idle:
             log(self.home, f"idle for {self.idle:.0f} s")
             return False
@@ -321,12 +352,13 @@ class Helper:
             pass
 
 
-def log(home: str, message: str) -> None:
-    """One line in the home's `logs/recall-helper.log`; never raises, never makes a home anew."""
-    if not os.path.isdir(home):
+def log(home: str | None, message: str) -> None:
+    """One line in the home's `logs/recall-helper.log` (without a home, in the helper's own
+    folder); never raises, never makes a home anew."""
+    if home is not None and not os.path.isdir(home):
         return
     try:
-        folder = os.path.join(home, "logs")
+        folder = os.path.join(home, "logs") if home is not None else os.path.dirname(meaning.socket_path())
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, "recall-helper.log"), "a", encoding="utf-8") as f:
             f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} pid {os.getpid()} {message}\n")
@@ -336,20 +368,21 @@ def log(home: str, message: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m wiki_memory.recall.helper", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--home", required=True, help="the wiki-memory home this helper serves")
+    parser.add_argument("--home", help="the home whose log it writes to (it serves every home)")
     parser.add_argument("--idle", type=float, default=meaning.IDLE, help="seconds without a request before it exits")
     parser.add_argument("--preload", action="append", default=[], help="an index whose vectors to read at once")
     args = parser.parse_args(argv)
-    lock = meaning.lock_path(args.home)
-    os.makedirs(os.path.dirname(lock), mode=0o700, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    if meaning.private_folder() is None:
+        log(args.home, f"{os.path.dirname(meaning.socket_path())} is not this user's alone (mode 0700); exiting")
+        return 1
+    fd = os.open(meaning.lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         import fcntl
 
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            return 0  # another helper serves this home
+            return 0  # another helper serves this user
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         helper = Helper(args.home, args.idle)

@@ -1,10 +1,14 @@
 """Asking the warm helper (`recall.helper`) how close a prompt's meaning is to some pages,
 and starting it when it is not there. Standard library only: this runs in the hook.
 
-The helper listens on a Unix socket in a private folder of the temporary directory
-(`$TMPDIR` or `/tmp`, then `wiki-memory-<uid>/`, mode 0700; a socket path must stay under
-~100 bytes, which a deep home would break), named by a hash of the wiki-memory home it serves. A hook that
-cannot reach it within its timeout goes on by words alone.
+There is one helper per user, whatever the environment: it serves every wiki-memory home
+(each request names its project or index), and it listens on a Unix socket in a private
+folder (mode 0700, checked) that depends on the user alone, not on `$TMPDIR` or the home:
+`/tmp/wiki-memory-<uid>/recall.sock` (`WIKI_MEMORY_RUNTIME_DIR` names another folder, for
+tests). Helpers of earlier versions listened in `$TMPDIR/wiki-memory-<uid>/`, one per home
+and per temporary directory; their files are removed when a hook starts the helper, and a
+helper whose socket is removed exits. A hook that cannot reach the helper within its
+timeout goes on by words alone.
 """
 
 from __future__ import annotations
@@ -25,38 +29,66 @@ if TYPE_CHECKING:
 IDLE = 600.0  # seconds the helper stays up without a request
 TIMEOUT = 0.25  # seconds a hook waits for an answer
 START_EVERY = 10.0  # seconds between two starts of the helper by hooks, at most
+NAME = "recall"
+
+
+def _uid() -> int:
+    return os.getuid() if hasattr(os, "getuid") else 0
 
 
 def _folder() -> str:
-    # Not tempfile.gettempdir(): importing tempfile costs a hook 20-50 ms.
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"wiki-memory-{uid}")
+    """The user's folder for the helper: the same for every home and temporary directory."""
+    # Not tempfile.gettempdir() (nor $TMPDIR): a session's own temporary directory made a
+    # helper of its own. A socket path must stay under ~100 bytes, which a deep home would break.
+    return os.environ.get("WIKI_MEMORY_RUNTIME_DIR") or f"/tmp/wiki-memory-{_uid()}"
 
 
-def _key(home: str) -> str:
-    return f"{_crc32(os.path.abspath(home).encode()):08x}"
+def socket_path(home: str | None = None) -> str:
+    """The helper's socket (`home`, once its address, no longer matters: one serves all)."""
+    return os.path.join(_folder(), f"{NAME}.sock")
 
 
-def _crc32(data: bytes) -> int:
-    """zlib's CRC-32 of `data` (the same value, so a running helper keeps its name), without
-    importing zlib on the hook path for a few dozen bytes."""
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0xEDB88320 & -(crc & 1))
-    return crc ^ 0xFFFFFFFF
+def lock_path(home: str | None = None) -> str:
+    return os.path.join(_folder(), f"{NAME}.lock")
 
 
-def socket_path(home: str) -> str:
-    return os.path.join(_folder(), f"recall-{_key(home)}.sock")
+def started_path(home: str | None = None) -> str:
+    return os.path.join(_folder(), f"{NAME}.started")
 
 
-def lock_path(home: str) -> str:
-    return os.path.join(_folder(), f"recall-{_key(home)}.lock")
+def remove_leftovers() -> list[str]:
+    """Remove what helpers of earlier versions left in the temporary directories (one
+    socket, lock and marker per home, in `$TMPDIR/wiki-memory-<uid>/` and `/tmp/...`): a
+    helper still running there sees its socket gone and exits. The paths removed."""
+    removed: list[str] = []
+    current = os.path.abspath(_folder())
+    folders = {os.path.join(base, f"wiki-memory-{_uid()}") for base in (os.environ.get("TMPDIR") or "/tmp", "/tmp")}
+    for folder in sorted(folders):
+        try:
+            info = os.lstat(folder)
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            continue  # not ours: never touched
+        for name in names:
+            stem, dot, suffix = name.partition(".")
+            old = stem.startswith(f"{NAME}-") and len(stem) == len(NAME) + 9 and suffix in ("sock", "lock", "started")
+            if dot and old:
+                try:
+                    os.unlink(os.path.join(folder, name))
+                    removed.append(os.path.join(folder, name))
+                except OSError:
+                    pass
+        if os.path.abspath(folder) != current:
+            try:
+                os.rmdir(folder)  # only when nothing else is in it
+            except OSError:
+                pass
+    return removed
 
 
-def _private_folder() -> str | None:
+def private_folder() -> str | None:
     """The helper's folder, created 0700; None when it exists but is not ours alone."""
     folder = _folder()
     try:
@@ -69,9 +101,10 @@ def _private_folder() -> str | None:
     return folder
 
 
-def ask(home: str, request: dict, timeout: float = TIMEOUT) -> dict | None:
-    """The helper's answer to `request`, or None (not running, not ready, too slow)."""
-    if _private_folder() is None:
+def ask(home: str | None, request: dict, timeout: float = TIMEOUT) -> dict | None:
+    """The helper's answer to `request`, or None (not running, not ready, too slow). (`home`
+    no longer picks the helper: one serves the user's every home.)"""
+    if private_folder() is None:
         return None
     # Why `_socket`: importing `socket` builds its enums, which every prompt's hook would pay
     # for; the C socket object has every method used here.
@@ -160,23 +193,24 @@ def recall(
     return results if isinstance(results, list) else None
 
 
-def running(home: str) -> bool:
+def running(home: str | None = None) -> bool:
     return ask(home, {"op": "ping"}, timeout=1.0) is not None
 
 
-def stop(home: str) -> bool:
-    """Ask the helper of `home` to exit; True when one answered."""
+def stop(home: str | None = None) -> bool:
+    """Ask the user's helper to exit; True when one answered."""
     return ask(home, {"op": "stop"}, timeout=2.0) is not None
 
 
 def ensure_started(home: str, preload: str | None = None, idle: float = IDLE) -> int | None:
-    """Start the helper for `home` in the background unless one was started in the last
+    """Start the user's helper in the background unless one was started in the last
     START_EVERY seconds; returns the new process's pid. A helper already running keeps its
-    lock and the new one exits at once, so a race costs a short-lived process, never two."""
-    folder = _private_folder()
+    lock and the new one exits at once, so a race costs a short-lived process, never two.
+    `home` is where the helper's log goes; the helper serves every home."""
+    folder = private_folder()
     if folder is None:
         return None
-    marker = os.path.join(folder, f"recall-{_key(home)}.started")
+    marker = started_path()
     try:
         if time.time() - os.stat(marker).st_mtime < START_EVERY:
             return None
@@ -187,6 +221,7 @@ def ensure_started(home: str, preload: str | None = None, idle: float = IDLE) ->
             pass
     except OSError:
         return None
+    remove_leftovers()
     import subprocess
 
     command = [sys.executable, "-m", "wiki_memory.recall.helper", "--home", home, "--idle", str(idle)]

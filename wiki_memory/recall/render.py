@@ -8,8 +8,10 @@ and one or two lines of its best passage, under one short header, fenced as refe
     Full pages: `wiki-memory show PATH`, or the MCP `read` tool.
     </wiki-memory recall>
 
-Page text cannot close the fence early: anything in it that looks like our tag, in any
-case, spacing or look-alike letters, is defused before it is placed (`pages.fence`).
+Page text cannot close the fence early: every value placed in the block (path, title, type,
+status, note, passage, the file named) is made one line and defused by `pages.fence.inline`:
+anything that looks like our tag, in any case, spacing or look-alike letters, and the markup
+of the agents we serve (`</system-reminder>`, `<|im_start|>`, a line opening `Human:`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ def defuse(text: str) -> str:
     return fence_safe(text)
 
 
+def _inline(value: object, limit: int) -> str:
+    from wiki_memory.pages.fence import inline
+
+    return inline(value, limit)
+
+
 def render(
     chosen: Sequence[tuple[Candidate, str]],
     *,
@@ -50,7 +58,7 @@ def render(
     """(the block, the paths placed in it) for `chosen` (candidate, passage) pairs, best
     first, within `max_chars`; a page whose entry does not fit is left out, and with none
     placed the block is "". `notes` maps a path to its note ("may be stale (...)")."""
-    head = OPEN_TAG if file is None else OPEN_TAG_FILE.format(file=defuse(_one_line(file, 200)))
+    head = OPEN_TAG if file is None else OPEN_TAG_FILE.format(file=_inline(file, 200))
     fixed = len(head) + len(FOOTER) + len(CLOSE_TAG) + 3
     lines: list[str] = []
     placed: list[str] = []
@@ -72,15 +80,10 @@ def render(
 
 def _entry(c: Candidate, passage: str, note: str | None) -> str:
     status = c.status or "active"
-    line = f'- {defuse(c.path)}: "{defuse(_one_line(c.title, 160))}" ({c.type}, {status})'
+    line = f'- {_inline(c.path, 300)}: "{_inline(c.title, 160)}" ({_inline(c.type, 40)}, {_inline(status, 40)})'
     if note:
         # The lifecycle's drift note ("may be stale (src/x.py changed since)"), or "marked stale".
-        line += f"\n  Note: {defuse(_one_line(note, 200))}"
+        line += f"\n  Note: {_inline(note, 200)}"
     if passage:
-        line += f"\n  {defuse(_one_line(passage, 300))}"
+        line += f"\n  {_inline(passage, 300)}"
     return line
-
-
-def _one_line(text: str, limit: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -189,6 +189,10 @@ def _floors(
     c: Candidate, words: int, sim: float | None, settings: RecallSettings, general: bool, with_meaning: bool
 ) -> str | None:
     """Why a page does not clear the floors, or None."""
+    if with_meaning and sim is None and not general:
+        # No vector for the page yet (just written, its embedding still to come): its words
+        # judge it, as they do without the helper, rather than a meaning of 0 dropping it.
+        with_meaning = False
     if with_meaning:
         if not general and sim is not None and sim >= settings.meaning_alone:
             return None  # this close in meaning, the words need not agree

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
     from wiki_memory.config import Project
 
+#: The line that starts the record afresh after the agent's context was compacted: what was
+#: handed before it is no longer in the model's context, so it may be handed again.
+COMPACTED = "--compacted--"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 #: Page paths as SessionStart's text names them (`decisions/retry-policy.md`).
 _PAGE_PATH = re.compile(r"\b(?:decisions|gotchas|procedures|facts|preferences|notes|sessions|handoffs)/[\w./-]+?\.md\b")
@@ -28,12 +31,24 @@ def seen_file(project: Project, session_id: str) -> str:
 
 
 def read(project: Project, session_id: str) -> set[str]:
-    """Everything handed to (or looked up for) the session so far."""
+    """Everything handed to (or looked up for) the session since its context was last compacted."""
     try:
         with open(seen_file(project, session_id), encoding="utf-8") as f:
-            return {line.rstrip("\n") for line in f if line.strip()}
+            lines = [line.rstrip("\n") for line in f if line.strip()]
     except OSError:
         return set()
+    if COMPACTED in lines:
+        lines = lines[len(lines) - lines[::-1].index(COMPACTED) :]
+    return set(lines)
+
+
+def reset(project: Project, session_id: str) -> None:
+    """The session's context was compacted: everything may be handed again (never raises:
+    a record that cannot be written only means pages are not handed twice)."""
+    try:
+        add(project, session_id, [COMPACTED])
+    except OSError:
+        pass
 
 
 def add(project: Project, session_id: str, entries: Iterable[str]) -> None:

@@ -4,6 +4,8 @@
     enabled = true        # false: no recall at all
     prompts = true        # per-prompt recall (UserPromptSubmit, BeforeAgent)
     files = true          # per-file recall (PreToolUse on Read/Edit/Write, AfterTool)
+    commands = true       # before a shell command that failed here before (PreToolUse on Bash)
+    errors = true         # when an error a gotcha is about comes back (PostToolUseFailure, AfterTool)
     max_pages = 3
     max_chars = 1500
     meaning = true        # ask the warm helper how close the prompt's meaning is
@@ -40,6 +42,8 @@ FIELDS: dict[str, tuple[Any, Any, Any]] = {
     "enabled": (True, None, None),
     "prompts": (True, None, None),
     "files": (True, None, None),
+    "commands": (True, None, None),
+    "errors": (True, None, None),
     "max_pages": (3, 1, 10),
     "max_chars": (1500, 200, 8000),
     "meaning": (True, None, None),
@@ -62,6 +66,8 @@ if TYPE_CHECKING:
         enabled: bool = True
         prompts: bool = True
         files: bool = True
+        commands: bool = True
+        errors: bool = True
         max_pages: int = 3
         max_chars: int = 1500
         meaning: bool = True

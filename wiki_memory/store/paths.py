@@ -61,6 +61,9 @@ def is_page_path(rel: str) -> bool:
     return rel.endswith(".md") and rel not in NOT_PAGES and not is_ignored(rel)
 
 
+MAX_NAME_BYTES = 255  # of one file or folder name: what file systems hold (longer: ENAMETOOLONG)
+
+
 def normalize_path(path: str, *, page: bool = True) -> str:
     """A clean relative POSIX path inside the wiki, or PathError.
 
@@ -82,6 +85,8 @@ def normalize_path(path: str, *, page: bool = True) -> str:
         raise PathError(f"{original!r}: page paths may not leave the wiki ('..')")
     if any(p.lower() == ".git" for p in parts):
         raise PathError(f"{original!r}: the .git folder is not part of the wiki")
+    if any(len(p.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for p in parts):
+        raise PathError(f"{original[:60]!r}...: a file name in the wiki is at most {MAX_NAME_BYTES} bytes")
     clean = "/".join(parts)
     if page and not clean.endswith(".md"):
         raise PathError(f"{original!r}: page paths end in .md")

@@ -255,6 +255,12 @@ class Reader:
         for path, page_title in family:
             if page_title is not None and " ".join(page_title.split()) == title:
                 return path, True
+        for path, page_title in family:
+            if page_title is None and self._may_be_titled(path, title):
+                raise PageError(
+                    f"{path} may be the page titled {title!r}, but its front matter does not parse: fix it "
+                    "(`wiki-memory review` says where), then write again; nothing was written"
+                )
         taken = {path for path, _ in family}
         slug = slugify(title)
         n = 1
@@ -263,6 +269,16 @@ class Reader:
             if path not in taken:
                 return path, False
             n += 1
+
+    def _may_be_titled(self, path: str, title: str) -> bool:
+        """Whether a page that does not parse may carry `title`: its `title:` line says so,
+        or it has none to say otherwise (a write would make a `-2` copy beside it)."""
+        head = self.read_bytes(path)[:8192].decode("utf-8", "replace")
+        found = re.search(r"^title:[ \t]*(.*?)[ \t]*$", head, re.M)
+        if found is None:
+            return True
+        written = found.group(1).strip("'\"")
+        return " ".join(written.split()).casefold() == title.casefold()
 
     def case_clash(self, tree_id: bytes | None, path: str) -> str | None:
         """A path in the tree that differs from `path` only in case (`Notes/x.md` beside

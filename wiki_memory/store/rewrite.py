@@ -20,6 +20,14 @@ does not import capture). `forget(store, strings=..., paths=...)` removes them:
 5. reflogs are expired and every other pack and loose object is deleted, so that
    `git cat-file --batch-all-objects` holds no trace and `git fsck --full --strict` is clean.
 
+Between 3 and 4, a journal (`.git/wiki-memory/forget-pending`) is written and flushed to
+the disk: every ref's old and new value, the remote-tracking refs' old commits (the leases
+`sync` needs to replace the remote's history) and what was forgotten. A `forget` killed
+after that leaves it; `recover` (run before the next `forget` or `sync`) undoes the
+rewrite if no ref had moved yet, and finishes it otherwise. Without it, a forget killed
+between moving the refs and recording the leases let the next `sync` fetch the old history
+back and push it.
+
 The search index, the journals and the remote are the caller's to bring along.
 
 Why one module of near 600 lines: scanning and forgetting walk the same history the same
@@ -28,6 +36,7 @@ way, and the rewrite's steps are only safe in the order above, read together.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -38,6 +47,7 @@ from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tag, Tree
 from dulwich.repo import Repo
 
 from wiki_memory.errors import ConflictError
+from wiki_memory.store.durable import crash_point, fsync_dir, fsync_file, remove_durably, write_durably
 from wiki_memory.store.paths import normalize_path
 from wiki_memory.store.reading import BRANCH
 from wiki_memory.store.records import TREE_MODE
@@ -50,6 +60,9 @@ FORGOTTEN = b"[forgotten]"
 FORGOTTEN_NAME = b"forgotten"  # in file names: brackets are no wiki path's
 GITLINK_MODE = 0o160000
 EMPTY_TREE = Tree().id
+JOURNAL = "forget-pending"  # in .git/wiki-memory; not *.json, which `forget` scrubs as a local file
+#: Where a forget can be killed, in order (`store.durable.crash_point`): the memory layer adds its own.
+CRASH_POINTS = ("forget:packed", "forget:journal", "forget:branch", "forget:refs", "forget:pruned")
 
 #: The rules `scan` applies: text -> (start, end, family) of each secret in it.
 Rules = Callable[[str], Iterable[tuple[int, int, str]]]
@@ -361,15 +374,27 @@ def _page_paths(repo: Repo, commits: Sequence[Commit], paths: Iterable[str]) -> 
 
 
 def forget(
-    store: Store, *, strings: Iterable[str] = (), paths: Iterable[str] = (), dry_run: bool = False
+    store: Store,
+    *,
+    strings: Iterable[str] = (),
+    paths: Iterable[str] = (),
+    dry_run: bool = False,
+    keep_journal: bool = False,
 ) -> ForgetReport:
     """Remove every occurrence of `strings` and every version of the pages at `paths` from
-    the wiki's whole history; with `dry_run`, only report what would change."""
+    the wiki's whole history; with `dry_run`, only report what would change.
+    `keep_journal`: the caller has steps of its own to finish (the memory layer's index and
+    local files) and removes the journal (`clear_journal`) once they are done."""
     needles = tuple(dict.fromkeys(s.encode("utf-8") for s in strings if s))
     targets = tuple(normalize_path(p, page=False) for p in paths)
     if not needles and not targets:
         raise ValueError("nothing to forget: give a string or a page path")
     with store.lock:
+        if interrupted(store):
+            raise ConflictError(
+                "an earlier `forget` was interrupted and is not finished: run `wiki-memory forget` or "
+                "`wiki-memory sync` again, either finishes it first"
+            )
         pending = tuple(
             sorted(
                 p
@@ -391,11 +416,123 @@ def forget(
         if dry_run or not report.changed:
             return report
         keep = _write_pack(repo, rewrite, refs)
+        crash_point("forget:packed")
         if store.pending():
             raise ConflictError("the wiki was edited during forget; nothing was changed, try again")
+        _write_journal(store, rewrite, refs, report, needles)
+        crash_point("forget:journal")
         _move_refs(store, rewrite, refs, head)
+        crash_point("forget:refs")
         removed = _drop_unreachable(repo, store.git_dir, keep)
+        crash_point("forget:pruned")
+        if not keep_journal:
+            clear_journal(store)
     return replace(report, objects_removed=removed)
+
+
+# An interrupted forget ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Interrupted:
+    """A forget that was killed, as `recover` left it: `finished` (its rewrite had become
+    visible, and the refs and objects were brought to its end) or undone (no ref had moved:
+    the wiki is as it was). `refs` as `ForgetReport.refs`; `needles` what was forgotten, for
+    the caller's own steps (the index, the local files)."""
+
+    finished: bool
+    refs: dict[str, tuple[str, str | None]]
+    needles: tuple[bytes, ...]
+
+
+def _journal_path(store: Store) -> Path:
+    return store.git_dir / "wiki-memory" / JOURNAL
+
+
+def interrupted(store: Store) -> bool:
+    """A forget was killed and its journal stands (a stat)."""
+    return _journal_path(store).exists()
+
+
+def clear_journal(store: Store) -> None:
+    remove_durably(_journal_path(store))
+
+
+def _write_journal(
+    store: Store, rewrite: _Rewrite, refs: dict[Ref, ObjectID], report: ForgetReport, needles: Sequence[bytes]
+) -> None:
+    """What `recover` needs, on the disk before any ref moves. It holds what is forgotten
+    (the local files are scrubbed from it); it goes once the forget is done."""
+    repo = store.repo
+    moves = {}
+    for ref in refs:
+        old = repo.refs[ref]
+        new = rewrite.tips.get(ref)
+        if new != old:
+            moves[ref.decode()] = [old.decode(), new.decode() if new is not None else None]
+    record = {"version": 1, "moves": moves, "refs": report.refs, "needles": [n.hex() for n in needles]}
+    write_durably(_journal_path(store), json.dumps(record).encode())
+
+
+def _descends(repo: Repo, start: bytes | None, new: bytes, old: bytes) -> bool:
+    """Whether the branch at `start` is on the rewritten history (reaches `new`) rather
+    than the old one (reaches `old`): a writer may have committed on either since."""
+    seen: set[bytes] = set()
+    stack = [start] if start is not None else []
+    while stack:
+        sha = stack.pop()
+        if sha == new:
+            return True
+        if sha == old or sha in seen:
+            continue
+        seen.add(sha)
+        try:
+            stack.extend(repo[ObjectID(sha)].parents)  # type: ignore[attr-defined]
+        except KeyError:
+            continue
+    return False
+
+
+def recover(store: Store) -> Interrupted | None:
+    """Bring an interrupted forget to an end, under the writer lock: undone if no ref had
+    moved (the journal says which would), else finished: the other refs moved, the old
+    history's objects deleted. None when no forget was interrupted. The caller finishes its
+    own steps, then `clear_journal`."""
+    path = _journal_path(store)
+    with store.lock:
+        try:
+            record = json.loads(path.read_bytes())
+            moves = {
+                ref.encode(): (old.encode(), new.encode() if new is not None else None)
+                for ref, (old, new) in record["moves"].items()
+            }
+            refs = {ref: (old, new) for ref, (old, new) in record["refs"].items()}
+            needles = tuple(bytes.fromhex(n) for n in record["needles"])
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise ConflictError(
+                f"{path} (the journal of an interrupted `forget`) is damaged ({e}); delete it and run the forget again"
+            ) from None
+        repo = store.repo
+        current = repo.refs.as_dict()
+        branch = moves.get(BRANCH)
+        if branch is not None and branch[1] is not None:
+            visible = _descends(repo, current.get(BRANCH), branch[1], branch[0])
+        else:
+            visible = any(current.get(ref) != old for ref, (old, _new) in moves.items())
+        if visible:
+            for ref, (old, new) in moves.items():
+                if current.get(ref) != old:
+                    continue  # moved already (or since, by someone else: theirs stands)
+                if ref == BRANCH and new is not None:
+                    store.advance(new, reflog="forget: history rewritten (finished after an interruption)")
+                elif new is None:
+                    repo.refs.remove_if_equals(ref, old)
+                else:
+                    repo.refs.set_if_equals(ref, old, new)
+            prune(store)
+        return Interrupted(visible, refs, needles)
 
 
 def prune(store: Store) -> int:
@@ -527,6 +664,11 @@ def _pack(repo: Repo, reachable: Iterable[ShaFile]) -> str:
     written = repo.object_store.add_objects(objects)
     new = [p.name for p in pack_dir.glob("pack-*.pack") if p.name not in before]
     if new:
+        # On the disk before the journal that names it, and before any ref points into it.
+        for name in new:
+            for suffix in (".pack", ".idx"):
+                fsync_file(pack_dir / name.replace(".pack", suffix))
+        fsync_dir(pack_dir)
         return new[0].removesuffix(".pack")
     if written is not None:  # the same objects were packed already: that pack is the one
         return f"pack-{written.name().decode('ascii')}"
@@ -540,6 +682,7 @@ def _move_refs(store: Store, rewrite: _Rewrite, refs: dict[Ref, ObjectID], head:
     branch_target = next((target for ref, target in tips.items() if ref == BRANCH), None)
     if head is not None and branch_target is not None and branch_target != head:
         store.advance(branch_target, reflog="forget: history rewritten")
+        crash_point("forget:branch")
     for ref in refs:
         if ref == BRANCH:
             continue

@@ -124,7 +124,17 @@ class Store(HandEdits, History):
         blob = self.blob_at(page.path)
         existing: Page | None = None
         if blob is not None:
-            old_text = self._data(blob).decode("utf-8", errors="replace")
+            old_data = self._data(blob)
+            try:
+                old_text = old_data.decode("utf-8")
+            except UnicodeDecodeError as e:
+                # Saved by hand in another encoding: decoded with replacement characters and
+                # written back, the person's text would be damaged for good.
+                raise PageError(
+                    f"{page.path} is not UTF-8 text (byte 0x{old_data[e.start]:02x} at offset {e.start}: saved in "
+                    "another encoding, such as Latin-1?); nothing was written: convert it to UTF-8 "
+                    "(`iconv -f latin1 -t utf-8`) and write again"
+                ) from None
             try:
                 existing = parse_page(old_text, page.path)
             except PageError:
@@ -137,7 +147,7 @@ class Store(HandEdits, History):
             for key in ("id", "created"):
                 if existing.meta.get(key):
                     merged[key] = existing.meta[key]
-            candidate = Page(page.path, merged, page.body)
+            candidate = Page(page.path, merged, page.body, front_text=existing.front_text)
             unchanged = render_page(candidate.with_meta(updated=existing.meta.get("updated"))) == render_page(existing)
             if unchanged:
                 return existing, False, None

@@ -44,8 +44,8 @@ from typing import Any
 from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref
 
-from wiki_memory.config import replace_file
 from wiki_memory.store import Store, litter
+from wiki_memory.store.durable import remove_durably, write_durably
 from wiki_memory.store.reading import BRANCH
 from wiki_memory.store.records import TREE_MODE
 from wiki_memory.store.rewrite import FORGOTTEN, prune
@@ -76,9 +76,10 @@ def _load(store: Store) -> dict[str, str]:
 def _save(store: Store, state: Mapping[str, str]) -> None:
     path = _record_path(store)
     if not state:
-        path.unlink(missing_ok=True)
+        remove_durably(path)
         return
-    replace_file(path, json.dumps(dict(state), indent=2) + "\n")
+    # Durable: it is what keeps the next sync from fetching the forgotten history back.
+    write_durably(path, (json.dumps(dict(state), indent=2) + "\n").encode())
 
 
 def remember(store: Store, refs: Mapping[str, tuple[str, str | None]]) -> list[str]:
@@ -141,7 +142,7 @@ class Adoption:
     remote_head: str
     rewritten: int  # commits of the old history the remote has as rewritten copies (or dropped)
     replayed: list[Replayed] = field(default_factory=list)
-    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (page, this machine's copy)
+    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (page, the copy of this machine's version)
     forgotten_pages: tuple[str, ...] = ()
     objects_removed: int = 0
     since: str = ""  # the copy of the commit we last synced with: what came in is after it

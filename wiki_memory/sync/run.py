@@ -25,11 +25,11 @@ from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref
 
 from wiki_memory.config import Settings, replace_file
-from wiki_memory.store import Author, Edit, Store
+from wiki_memory.store import Author, Edit, Store, received
 from wiki_memory.store.litter import clean_after_dead_sync
 from wiki_memory.store.lock import WriterLock
 from wiki_memory.store.records import EXEC_MODE, FILE_MODE, LINK_MODE
-from wiki_memory.store.rewrite import Finding, Rules, scan
+from wiki_memory.store.rewrite import Finding, Rules, interrupted, scan
 from wiki_memory.sync import rewritten, transport
 from wiki_memory.sync.merge import MergeResult, merge_trees
 from wiki_memory.sync.remotes import Remote, default_remote
@@ -53,7 +53,11 @@ class SyncReport:
     sent_commits: int = 0
     received: list[str] = field(default_factory=list)  # files changed here by what came in
     merged: list[str] = field(default_factory=list)  # changed on both sides, merged line by line
-    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (page, this machine's copy)
+    # (page, copy): a merge keeps this machine's version in the page and the remote's in the
+    # copy; an adoption (replaying our commits onto a rewritten history) the other way round,
+    # its copies listed in `ours_copied`.
+    conflicts: list[tuple[str, str]] = field(default_factory=list)
+    ours_copied: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # deleted on one side, edited on the other
     renamed: list[tuple[str, str]] = field(default_factory=list)
     fast_forward: bool = False
@@ -65,6 +69,7 @@ class SyncReport:
     adopted: Adoption | None = None  # the remote's history was rewritten elsewhere and adopted here
     replaced: str | None = None  # the remote's old `main`, replaced by this machine's rewritten history
     kept_remote_history: bool = False  # the record of a rewrite here was dropped on request
+    recovered: str | None = None  # an interrupted `forget` finished or undone first
 
     @property
     def changed_here(self) -> list[str]:
@@ -84,7 +89,10 @@ class SyncReport:
             "merge_commit": self.merge_commit,
             "received": self.received,
             "merged": self.merged,
-            "conflicts": [{"page": p, "copy": c} for p, c in self.conflicts],
+            "conflicts": [
+                {"page": p, "copy": c, "copy_holds": "this machine's" if c in self.ours_copied else "remote's"}
+                for p, c in self.conflicts
+            ],
             "kept": self.kept,
             "renamed": [{"from": a, "to": b} for a, b in self.renamed],
             "index": self.index.as_dict() if self.index is not None else None,
@@ -93,6 +101,7 @@ class SyncReport:
             "adopted": self.adopted.as_dict() if self.adopted is not None else None,
             "replaced": self.replaced,
             "kept_remote_history": self.kept_remote_history,
+            "recovered": self.recovered,
         }
 
 
@@ -105,6 +114,13 @@ def _settings() -> Settings:
 def _count(store: Store, include: bytes, exclude: bytes | None) -> int:
     walker = store.repo.get_walker(include=[ObjectID(include)], exclude=[ObjectID(exclude)] if exclude else None)
     return sum(1 for _ in walker)
+
+
+def _receive(store: Store, include: bytes, exclude: bytes | None) -> int:
+    """Record the commits `include` brings that `exclude` does not have as received (what
+    came by sync is told from what was written here: `store.received`); how many."""
+    walker = store.repo.get_walker(include=[ObjectID(include)], exclude=[ObjectID(exclude)] if exclude else None)
+    return received.record(store.repo, [entry.commit.id for entry in walker])
 
 
 def _only_init(store: Store, ours: bytes, theirs: bytes) -> bool:
@@ -136,7 +152,7 @@ def _merge_message(remote: Remote, result: MergeResult) -> tuple[str, str]:
     section("Changed on both sides, merged line by line:", result.merged)
     section(
         "Changed on both sides at the same lines; both versions kept:",
-        [f"{page} (this machine's version: {copy})" for page, copy in result.conflicts],
+        [f"{page} (this machine's version; {remote.name}'s is in {copy})" for page, copy in result.conflicts],
     )
     section("Deleted on one side, edited on the other; kept, edited:", result.kept)
     section(
@@ -211,7 +227,7 @@ def _integrate(
     if ours is not None and bases == [theirs]:
         return  # we are ahead: only a push is needed
     if ours is None or bases == [ours] or _only_init(store, ours, theirs):
-        report.received_commits += _count(store, theirs, ours if bases == [ours] else None)
+        report.received_commits += _receive(store, theirs, ours if bases == [ours] else None)
         changed = store.advance(theirs, reflog=f"sync: fast-forward from {remote.name}")
         report.received.extend(changed)
         report.fast_forward = True
@@ -220,10 +236,11 @@ def _integrate(
     if found is not None:
         # Trigger: what we last synced is no longer in the remote's history, a rewritten copy is.
         # Why not merge: our old commits would bring back what was forgotten there.
-        report.received_commits += _count(store, theirs, found.tracked_copy)
+        report.received_commits += _receive(store, theirs, found.tracked_copy)
         report.adopted = rewritten.adopt(store, found, theirs, host=host, remote=remote.name)
         report.received.extend(report.adopted.changed)
         report.conflicts.extend(report.adopted.conflicts)
+        report.ours_copied.extend(copy for _page, copy in report.adopted.conflicts)
         return
     base = bases[0] if bases else None
     base_tree = _tree(store, base) if base else None
@@ -239,7 +256,7 @@ def _integrate(
         their_host=lambda path: _host_of(store, theirs, ours, path) or remote.name,
     )
     subject, body = _merge_message(remote, result)
-    report.received_commits += _count(store, theirs, ours)
+    report.received_commits += _receive(store, theirs, ours)
     report.merge_commit = store.commit(
         result.changes, subject, author, body=body, commit_hand_edits=False, parents_extra=(theirs,), modes=result.modes
     )
@@ -353,6 +370,13 @@ def sync(
     report = SyncReport(chosen.name, chosen.shown)
     # Two syncs of one wiki (a person's and an automatic one) take turns.
     with WriterLock(store.git_dir / "wiki-memory" / "sync.lock", timeout=600, recover=_after_dead_sync(store)):
+        if interrupted(store):
+            # Its refs may have moved and the remotes' leases not be recorded yet: a fetch
+            # would bring the forgotten history back, and the push send it on.
+            raise SyncError(
+                "an interrupted `wiki-memory forget` is not finished: nothing was fetched or pushed; run "
+                "`wiki-memory sync` (or `forget`) again, which finishes it first"
+            )
         try:
             report.edits.extend(store.commit_edits(author=author))
             if keep_history and rewritten.recorded(store, chosen.name) is not None:

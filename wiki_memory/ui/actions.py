@@ -56,11 +56,12 @@ def _field(form: FormData, name: str) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _next(form: FormData, default: str) -> str:
-    """Where to go after an action: a path of this viewer only."""
+def _next(form: FormData, base: str, default: str) -> str:
+    """Where to go after an action: a path of this viewer only (`next` is written without
+    the viewer's prefix, `base`, which is added here)."""
     target = _field(form, "next")
     if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
+        return base + target
     return default
 
 
@@ -77,8 +78,10 @@ async def save(request: Request) -> Response:
     except WikiMemoryError as e:
         # Nothing is lost: the form comes back with the person's text and the reason.
         status = status_of(e)
-        return viewer.page(request, "edit.html", status=status, path=path, text=text, base=base or "", error=str(e))
-    return RedirectResponse(render.page_url(written.path, committed=written.commit or "none"), status_code=303)
+        return viewer.page(request, "edit.html", status=status, path=path, text=text, blob=base or "", error=str(e))
+    return RedirectResponse(
+        render.page_url(viewer.base, written.path, committed=written.commit or "none"), status_code=303
+    )
 
 
 async def revert(request: Request) -> Response:
@@ -86,7 +89,7 @@ async def revert(request: Request) -> Response:
     await checked_form(request)
     rev = request.path_params["rev"]
     undone, new = await viewer.workspace(request).run(lambda memory: memory.revert(rev))
-    return RedirectResponse(f"/commit/{new}?reverted={undone}", status_code=303)
+    return RedirectResponse(f"{viewer.base}/commit/{new}?reverted={undone}", status_code=303)
 
 
 async def set_status(request: Request) -> Response:
@@ -107,5 +110,5 @@ async def set_status(request: Request) -> Response:
         shown, commit = marked.path, marked.commit
     else:
         raise InputError("give a verdict, or the page that supersedes this one")
-    default = render.page_url(shown, committed=commit or "none")
-    return RedirectResponse(_next(form, default), status_code=303)
+    default = render.page_url(viewer.base, shown, committed=commit or "none")
+    return RedirectResponse(_next(form, viewer.base, default), status_code=303)

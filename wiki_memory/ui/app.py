@@ -3,6 +3,9 @@ about, and the gate in front of it all (`gate.py`).
 
     app = build_app(Viewer(project, token="...", host="127.0.0.1", port=8766))
 
+The viewer lives under a secret path drawn per launch, `Viewer.base` (`/<prefix>`): every
+address it makes carries it, and its cookie is scoped to it (`gate.py` says why).
+
 Every view reads and every action writes through the project's `Memory` (on the project's
 own thread, `workspaces.py`); this module only routes and renders.
 """
@@ -14,7 +17,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 from urllib.parse import quote
 
@@ -41,15 +44,22 @@ class Refused(Exception):
 
 @dataclass
 class Viewer:
-    """One running viewer: the project it was started for, its token, where it serves."""
+    """One running viewer: the project it was started for, its token, where it serves, and
+    the secret path it serves under (`base`)."""
 
     project: Project
     token: str
     host: str = "127.0.0.1"
     port: int = 8766
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    prefix: str = field(default_factory=lambda: secrets.token_urlsafe(16))  # drawn per launch
     workspaces: Workspaces = field(default_factory=Workspaces)
     _projects: tuple[float, list[Project]] = field(default_factory=lambda: (0.0, []))  # (when read, what)
+
+    @property
+    def base(self) -> str:
+        """The path every address of this viewer starts with (`/<prefix>`, no slash after)."""
+        return "/" + self.prefix
 
     @property
     def project_cookie(self) -> str:
@@ -89,10 +99,11 @@ class Viewer:
             lstrip_blocks=True,
         )
         env.globals.update(
-            page_url=render.page_url,
-            history_url=render.history_url,
-            edit_url=render.edit_url,
-            go_url=render.go_url,
+            base=self.base,  # every address a template writes starts with it
+            page_url=partial(render.page_url, self.base),
+            history_url=partial(render.history_url, self.base),
+            edit_url=partial(render.edit_url, self.base),
+            go_url=partial(render.go_url, self.base),
             when=render.when,
             ago=render.ago,
             diff_class=render.diff_class,
@@ -110,7 +121,7 @@ class Viewer:
             project=project,
             projects=self.projects(),
             csrf=self.csrf,
-            here=request.url.path,
+            here=request.url.path.removeprefix(self.base) or "/",  # as the routes name it
             **context,
         )
         return HTMLResponse(html, status_code=status)
@@ -153,6 +164,7 @@ def build_app(viewer: Viewer) -> Gate:
         Route("/", views.home),
         Route("/search", views.search),
         Route("/page/{path:path}", views.page),
+        Route("/raw/{path:path}", views.raw),
         Route("/edit/{path:path}", views.edit_form, methods=["GET"]),
         Route("/edit/{path:path}", actions.save, methods=["POST"]),
         Route("/history/{path:path}", views.history),
@@ -164,7 +176,7 @@ def build_app(viewer: Viewer) -> Gate:
         Route("/graph", views.graph),
         Route("/go", views.go),
         Route("/project", views.switch_project),
-        Route("/favicon.ico", lambda request: RedirectResponse("/static/icon.svg", status_code=301)),
+        Route("/favicon.ico", lambda request: RedirectResponse(viewer.base + "/static/icon.svg", status_code=301)),
         Mount("/static", StaticFiles(packages=[("wiki_memory.ui", "static")]), name="static"),
     ]
     app = Starlette(
@@ -173,4 +185,4 @@ def build_app(viewer: Viewer) -> Gate:
         lifespan=lifespan,
     )
     app.state.viewer = viewer
-    return Gate(app, token=viewer.token, host=viewer.host, port=viewer.port)
+    return Gate(app, token=viewer.token, host=viewer.host, port=viewer.port, base=viewer.base)

@@ -16,22 +16,23 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
 
 
-def page_url(path: str, **params: str | None) -> str:
-    """`/page/notes/x.md`, its query given by `params` (None values left out)."""
-    return _with_query("/page/" + quote(path), params)
+def page_url(base: str, path: str, **params: str | None) -> str:
+    """`<base>/page/notes/x.md`, its query given by `params` (None values left out). `base`
+    is the viewer's secret path prefix (`Viewer.base`): every address it makes carries it."""
+    return _with_query(f"{base}/page/" + quote(path), params)
 
 
-def history_url(path: str) -> str:
-    return "/history/" + quote(path)
+def history_url(base: str, path: str) -> str:
+    return f"{base}/history/" + quote(path)
 
 
-def edit_url(path: str) -> str:
-    return "/edit/" + quote(path)
+def edit_url(base: str, path: str) -> str:
+    return f"{base}/edit/" + quote(path)
 
 
-def go_url(ref: str) -> str:
+def go_url(base: str, ref: str) -> str:
     """Where a `[[link]]` to a page not known here goes: `/go` finds it by title, path or id."""
-    return _with_query("/go", {"ref": ref})
+    return _with_query(f"{base}/go", {"ref": ref})
 
 
 def _with_query(url: str, params: Mapping[str, str | None]) -> str:
@@ -75,19 +76,21 @@ def _render_wikilink(renderer: Any, tokens: Sequence[Any], idx: int, options: An
     meta = tokens[idx].meta
     target, heading, alias = meta["target"], meta["heading"], meta["alias"]
     label = alias or (f"{target} \u203a {heading}" if heading else target)
+    base = env["base"]
     resolved = (env.get("links") or {}).get(target)
     if resolved:
-        return f'<a class="wikilink" href="{escape(page_url(resolved))}">{escape(label)}</a>'
+        return f'<a class="wikilink" href="{escape(page_url(base, resolved))}">{escape(label)}</a>'
     if env.get("links") is not None:  # the page's links are known, and this one names no page
         title = "no page with this name yet"
-        return f'<a class="wikilink missing" href="{escape(go_url(target))}" title="{title}">{escape(label)}</a>'
-    return f'<a class="wikilink" href="{escape(go_url(target))}">{escape(label)}</a>'
+        return f'<a class="wikilink missing" href="{escape(go_url(base, target))}" title="{title}">{escape(label)}</a>'
+    return f'<a class="wikilink" href="{escape(go_url(base, target))}">{escape(label)}</a>'
 
 
-def markdown(body: str, links: Mapping[str, str | None] | None = None) -> Markup:
-    """A page body as HTML. `links` maps each `[[target]]` as written to the page it resolves
-    to (None: no such page); without it (a page at an old revision) links go through `/go`."""
-    env = {"links": links}
+def markdown(body: str, base: str, links: Mapping[str, str | None] | None = None) -> Markup:
+    """A page body as HTML, its `[[links]]` under `base` (the viewer's path prefix). `links`
+    maps each `[[target]]` as written to the page it resolves to (None: no such page);
+    without it (a page at an old revision) links go through `/go`."""
+    env = {"links": links, "base": base}
     return Markup(_markdown().render(body, env))
 
 

@@ -39,10 +39,11 @@ def listen(host: str, port: int | None) -> socket.socket:
         return bind(host, 0)
 
 
-def browse_url(host: str, port: int, token: str) -> str:
-    """The address to open: a wildcard bind is browsed on loopback."""
+def browse_url(host: str, port: int, base: str, token: str) -> str:
+    """The address to open, under the viewer's secret path `base`: a wildcard bind is
+    browsed on loopback."""
     name = "127.0.0.1" if host.strip("[]") in ("0.0.0.0", "::", "") else shown_host(host)
-    return f"http://{name}:{port}/?token={token}"
+    return f"http://{name}:{port}{base}/?token={token}"
 
 
 def open_in_browser(url: str, say: Callable[[str], None]) -> Path | None:
@@ -90,7 +91,7 @@ def run(
     sock = listen(host, port)
     bound = sock.getsockname()[1]
     viewer = Viewer(project, token=token, host=host, port=bound)
-    url = browse_url(host, bound, token)
+    url = browse_url(host, bound, viewer.base, token)
     say(f"wiki-memory: the memory of {project.name} is at {url}")
     if not is_loopback(host):
         say(f"wiki-memory: serving on {host}: anyone who has the address with its token can read and change it")

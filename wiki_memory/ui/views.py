@@ -62,22 +62,22 @@ async def page(request: Request) -> Response:
     ref = request.path_params["path"]
     rev = _param(request, "rev")
 
-    def work(memory: Memory) -> tuple[Any, Any]:
+    def work(memory: Memory) -> tuple[Any, Any, Any]:
         try:
             view = memory.read(ref, rev)
         except PageError as e:
             # Its front matter does not parse: show the file as it is, and how to fix it.
-            return None, (memory.page_source(ref) if rev is None else None, str(e))
-        return view, memory.anchor_states(view.page)
+            return None, (memory.page_source(ref) if rev is None else None, str(e)), None
+        return view, memory.anchor_states(view.page), memory.shown_body(view.page)
 
-    view, anchors = await viewer.workspace(request).run(work)
+    view, anchors, shown = await viewer.workspace(request).run(work)
     if view is None:
         source, error = anchors
         if source is None:
             raise PageError(error)
         return viewer.page(request, "broken.html", status=200, source=source, error=error)
     if view.path != ref:  # a title or an id: show it under its path
-        return RedirectResponse(render.page_url(view.path, rev=rev), status_code=303)
+        return RedirectResponse(render.page_url(viewer.base, view.path, rev=rev), status_code=303)
     links = {link.target: link.path for link in view.links} if view.rev is None else None
     extra = {k: v for k, v in view.page.meta.items() if k not in _SHOWN_KEYS}
     return viewer.page(
@@ -85,7 +85,8 @@ async def page(request: Request) -> Response:
         "page.html",
         view=view,
         pg=view.page,
-        body=render.markdown(view.page.body, links),
+        body=render.markdown(shown[0], viewer.base, links),
+        whole_bytes=shown[1],
         anchors=anchors,
         extra=extra,
         hidden=view.page.status in HIDDEN,
@@ -99,12 +100,21 @@ _SHOWN_KEYS = frozenset(
 )
 
 
+async def raw(request: Request) -> Response:
+    """A page's file as committed, byte for byte, as plain text (a very large page's whole)."""
+    viewer = viewer_of(request)
+    ref = request.path_params["path"]
+    rev = _param(request, "rev")
+    _path, data = await viewer.workspace(request).run(lambda memory: memory.raw_bytes(ref, rev))
+    return Response(data, media_type="text/plain; charset=utf-8", headers={"X-Content-Type-Options": "nosniff"})
+
+
 async def edit_form(request: Request) -> Response:
     viewer = viewer_of(request)
     source = await viewer.workspace(request).run(lambda memory: memory.page_source(request.path_params["path"]))
     if source.path != request.path_params["path"]:
-        return RedirectResponse(render.edit_url(source.path), status_code=303)
-    return viewer.page(request, "edit.html", path=source.path, text=source.text, base=source.blob, error=None)
+        return RedirectResponse(render.edit_url(viewer.base, source.path), status_code=303)
+    return viewer.page(request, "edit.html", path=source.path, text=source.text, blob=source.blob, error=None)
 
 
 async def history(request: Request) -> Response:
@@ -167,7 +177,7 @@ async def graph(request: Request) -> Response:
         {"path": n.path, "title": n.title, "type": n.type, "status": n.status, "degree": n.degree} for n in found.nodes
     ]
     for node in nodes:
-        node["url"] = render.page_url(str(node["path"]))
+        node["url"] = render.page_url(viewer.base, str(node["path"]))
     data = {"nodes": nodes, "edges": [[index[s], index[t]] for s, t in found.edges], "around": found.around}
     return viewer.page(request, "graph.html", graph=found, data=data, types=PAGE_TYPES)
 
@@ -179,7 +189,7 @@ async def go(request: Request) -> Response:
     if ref is None:
         raise NotFoundError("give `ref`: a page's title, path or id")
     path = await viewer.workspace(request).run(lambda memory: memory.find(ref))
-    return RedirectResponse(render.page_url(path), status_code=303)
+    return RedirectResponse(render.page_url(viewer.base, path), status_code=303)
 
 
 async def switch_project(request: Request) -> Response:
@@ -188,6 +198,6 @@ async def switch_project(request: Request) -> Response:
     wanted = _param(request, "id") or ""
     if not any(p.id == wanted for p in viewer.projects()):
         raise NotFoundError(f"no project {wanted!r} in this wiki-memory home")
-    response = RedirectResponse("/", status_code=303)
-    response.set_cookie(viewer.project_cookie, quote(wanted), httponly=True, samesite="strict", path="/")
+    response = RedirectResponse(viewer.base + "/", status_code=303)
+    response.set_cookie(viewer.project_cookie, quote(wanted), httponly=True, samesite="strict", path=viewer.base + "/")
     return response

@@ -14,6 +14,7 @@ KINDS = {
     "gotcha-hit": "gotcha",  # a known failure hit again: only ever updates its page
     "preference": "preference",
     "decision": "decision",
+    "fact": "fact",  # what a manifest the session read says
     "proposal": "",  # an LLM's proposal: its own type
 }
 
@@ -23,7 +24,7 @@ class Candidate:
     """One distilled fact about the project, with its evidence.
 
     `key` says what makes two candidates the same page: a procedure's purpose, a gotcha's
-    error signature, a statement's words. `facts` is what the page is rendered from and what
+    error signature, a statement's words, a manifest's path. `facts` is what the page is rendered from and what
     merges into an existing page. `anchors` are the code files it is about, relative to the
     project's root. `create` False: it may only update a page that exists."""
 

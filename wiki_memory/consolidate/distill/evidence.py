@@ -12,6 +12,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from wiki_memory.capture.prompts import classify_turns
+from wiki_memory.capture.shell import split_heredocs
 from wiki_memory.consolidate.commands import CommandRun, command_words, is_probe
 from wiki_memory.consolidate.extract import Summary
 from wiki_memory.consolidate.oneline import clean, error_line
@@ -86,6 +88,51 @@ _PM_OPTIONS = re.compile(
 )
 
 
+# Files a shell line writes: `sed -i`/`perl -pi` on a file, a redirect into a file (`cat > f
+# <<EOF`, `echo x >> f`), `tee f`, a patch applied from a heredoc (`apply_patch <<EOF` with its
+# `*** Update File:` lines), PowerShell's `Set-Content`/`Out-File`.
+_REDIRECT = re.compile(r"(?<![<>&\d])>{1,2}\|?\s*(?P<path>[^\s;&|<>()]+)")
+_IN_PLACE = re.compile(r"^(sed|gsed|perl|ruby)\b(?=.*\s-(i|pi|p?i\S*)\b)")
+_TEE = re.compile(r"\btee\s+(?:-a\s+)?(?P<path>[^\s;&|<>()-][^\s;&|<>()]*)")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (?P<path>.+?)\s*$", re.M)
+_PS_WRITE = re.compile(
+    r"\b(?:Set-Content|Out-File|Add-Content)\b[^;|]*?(?:-(?:Path|FilePath)\s+)?['\"]?(?P<path>[\w./\\:-]+\.\w+)"
+)
+_WRITES_TEXT = re.compile(r"^(echo|printf|cat)\b")
+_NOT_A_FILE = re.compile(r"^(/dev/|&|\$|-)|^\d+$")
+
+
+def shell_writes(command: str) -> list[str]:
+    """The files a shell line changes (see the patterns above), as the line names them."""
+    found: list[str] = []
+    body = re.sub(r"<<-?\s*['\"]?(\w+)['\"]?\n.*?\n\1\b", "<<HEREDOC", command, flags=re.S)
+    found += [m.group("path") for m in _PATCH_FILE.finditer(command)]
+    for part in _segments(body):
+        words = part.split()
+        if words and _IN_PLACE.match(part):
+            # The last word that is not an option or the expression is the file.
+            args = [w.strip("'\"") for w in words[1:] if not w.startswith("-")]
+            if len(args) >= 2:
+                found.append(args[-1])
+        # Text written into a file (`echo`, `printf`, `cat` of a heredoc); another program's
+        # output saved to a file (`pytest > log`, `| tee log`) is a record, not an edit.
+        if _WRITES_TEXT.match(part) or "<<HEREDOC" in part:
+            found += [m.group("path") for m in _REDIRECT.finditer(part)]
+            found += [m.group("path") for m in _TEE.finditer(part)]
+        found += [m.group("path") for m in _PS_WRITE.finditer(part)]
+    out = [f.strip("'\"") for f in found]
+    return list(dict.fromkeys(f for f in out if f and not _NOT_A_FILE.match(f)))
+
+
+def shell_creates(command: str) -> list[str]:
+    """Of `shell_writes`, the files the line may have made new (written whole, added by a patch)."""
+    body = re.sub(r"<<-?\s*['\"]?(\w+)['\"]?\n.*?\n\1\b", "<<HEREDOC", command, flags=re.S)
+    whole = [m.group("path") for m in re.finditer(r"(?<![<>&\d>])>\|?\s*(?P<path>[^\s;&|<>()]+)", body)]
+    added = re.findall(r"^\*\*\* Add File: (.+?)\s*$", command, re.M)
+    writes = set(shell_writes(command))
+    return [f.strip("'\"") for f in whole + added if f.strip("'\"") in writes]
+
+
 @dataclass(frozen=True)
 class Run:
     """One shell command of the session, as the distillers read it."""
@@ -131,6 +178,7 @@ class Evidence:
     prompts: tuple[Prompt, ...]
     answers: tuple[Answer, ...]
     steps: tuple[Step, ...]
+    cwd: str | None = None  # where the session ran
 
     def edits_between(self, start: int, end: int) -> list[Edit]:
         return [e for e in self.edits if start < e.index < end]
@@ -201,7 +249,8 @@ def _where_and_setup(command: str, cwd: str | None, root: str | None) -> tuple[s
 
 
 def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
-    line = _FILTER_TAIL.sub("", run.command.strip())
+    # A heredoc's body is the command's input, not more commands (`python - <<'PY' ... PY`).
+    line = _FILTER_TAIL.sub("", split_heredocs(run.command.strip())[0])
     command, directory, env, outside = _where_and_setup(line, cwd, root)
     words = tuple(command_words(command))
     output = run.step.output or ""
@@ -236,6 +285,17 @@ def _relative(path: str, cwd: str | None, root: str | None) -> str:
     return path if rel.startswith("..") else rel
 
 
+def relative_to_root(path: str, evidence: Evidence) -> str | None:
+    """A path the session named, relative to the project's root; None outside the project."""
+    steps_cwd = evidence.cwd or evidence.root or ""
+    full = path if os.path.isabs(path) else os.path.join(steps_cwd, path)
+    base = evidence.root or steps_cwd
+    if not base:
+        return None if os.path.isabs(path) or path.startswith("..") else os.path.normpath(path)
+    rel = os.path.relpath(os.path.normpath(full), os.path.normpath(base))
+    return None if rel.startswith("..") else rel
+
+
 def gather(summary: Summary, root: str | None = None) -> Evidence:
     """The evidence of a summarised session; `root` is the project's code repository (the
     session's working directory when not given)."""
@@ -253,6 +313,16 @@ def gather(summary: Summary, root: str | None = None) -> Evidence:
     for step in s.steps:
         if step.kind == "read" and step.input and not step.error:
             reads.add(_relative(step.input, s.cwd, root))
+        if step.kind == "command" and not step.error:
+            # An edit made through the shell is an edit. Only text written into a file counts
+            # here, not output saved to one (`pytest | tee log`, which the capture's files name):
+            # a log written between a failure and its rerun is no fix.
+            written = shell_writes(step.input)
+            if written:
+                files = tuple(dict.fromkeys(_relative(f, s.cwd, root) for f in written))
+                made = tuple(_relative(f, s.cwd, root) for f in shell_creates(step.input))
+                edits.append(Edit(step.index, files, made))
+            continue
         if step.kind != "edit" or step.error:
             continue
         files = tuple(_relative(f, s.cwd, root) for f in step.files)
@@ -268,10 +338,18 @@ def gather(summary: Summary, root: str | None = None) -> Evidence:
         runs=runs,
         edits=tuple(edits),
         reads=frozenset(reads),
-        prompts=tuple(s.real_prompts),
+        prompts=users_words(s.prompts),
         answers=tuple(s.answers),
         steps=tuple(s.steps),
+        cwd=cwd,
     )
+
+
+def users_words(prompts: Sequence[Prompt]) -> tuple[Prompt, ...]:
+    """The user's own words of each turn: no persona prompt, no slash command's expansion, no
+    plumbing; of a slash command, its arguments."""
+    kinds = classify_turns([p.text for p in prompts], [time_key(p.time) for p in prompts])
+    return tuple(Prompt(p.time, k.words) for p, k in zip(prompts, kinds, strict=True) if k.words.strip())
 
 
 def answer_between(evidence: Evidence, start: int, end: int | None) -> list[Answer]:

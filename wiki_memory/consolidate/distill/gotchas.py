@@ -1,6 +1,17 @@
-"""Gotchas: a command that failed, then edits, then the same command passing, in one
-session. The page holds the error's signature, the files the fix changed, the agent's own
-explanation when its answer gives one, and the run that verified it.
+"""Gotchas: a command that failed with a telling error and was then resolved in the same
+session, in one of the ways real agents resolve things:
+
+- edits (through an edit tool or the shell: `sed -i`, a heredoc, `apply_patch`), then the
+  same command passing;
+- another command line for the same purpose passing: another program (`python3` when
+  `python` is missing, `bash run.sh` when the script is not executable), other options or
+  settings (`npm install --legacy-peer-deps`, `PYTHONPATH=src pytest`), another directory;
+- a command run first that changes the state it needed (`chmod +x run.sh`, an install),
+  then the same command passing.
+
+The page holds the error's signature, the command, the fix (the files changed, anchored; or
+the command that worked instead, or the one run first), the agent's own explanation when its
+answer gives one, and the run that verified it.
 
 Precision first, so these are refused:
 - a failure with no telling error line (only "exit 1");
@@ -8,7 +19,10 @@ Precision first, so these are refused:
 - findings of linters, type checkers and compilers (code being written);
 - a fix that changed only files the session itself had just made, or a failure whose output
   points into such a file (the session's own new code failing);
-- a failure that passed again with no edit in between (flaky, or fixed by the command line).
+- a failure that passed again, word for word the same command, with nothing done in between
+  (flaky);
+- a failure of a command that looks around or asks git (unless the program itself was
+  missing: `tree: command not found`), or that ran outside the project.
 
 A failure that makes no page may still be a known gotcha hit again: it goes out as a
 `gotcha-hit`, which only ever updates the page of the same signature.
@@ -19,7 +33,7 @@ from __future__ import annotations
 import os
 import re
 
-from wiki_memory.consolidate.commands import is_probe
+from wiki_memory.consolidate.commands import command_key, is_probe
 from wiki_memory.consolidate.distill.candidate import Candidate
 from wiki_memory.consolidate.distill.evidence import Evidence, Run, answer_between, one_line
 from wiki_memory.consolidate.distill.signature import (
@@ -37,8 +51,20 @@ _CAUSAL = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*])|\n+")
-_NOT_A_GOTCHA = {"git", "gh", "cd", "ls", "cat", "pip", "pip3", "npm", "pnpm", "yarn", "brew", "apt", "apt-get", "curl"}
-_INSTALLS = re.compile(r"^(pip3?|npm|pnpm|yarn|bun|cargo|go|apt|apt-get|brew|gem|poetry|uv) (install|add|get)\b")
+_NOT_A_GOTCHA = {"git", "gh", "cd", "ls", "cat", "brew", "apt", "apt-get", "curl"}
+_INSTALLS = re.compile(r"^(pip3?|npm|pnpm|yarn|bun|cargo|go|apt|apt-get|brew|gem|poetry|uv) (install|add|get|i)\b")
+# A program that is not there, or cannot be run (the shell's words, or its exit code).
+_MISSING = re.compile(r"command not found|: not found$|not recognized as (an internal|the name)|exit code 127", re.I)
+_DENIED = re.compile(r"permission denied|not executable|exit code 126", re.I)
+# Commands run between a failure and its rerun that change what it needs.
+_STATE = re.compile(
+    r"^(chmod|chown|mkdir|touch|ln|export|pip3?|npm|pnpm|yarn|bun|uv|poetry|cargo|go|gem|apt|apt-get|brew|"
+    r"docker|docker-compose|git (checkout|switch|pull|fetch|submodule)|source|nvm|pyenv)\b"
+)
+_GENERIC = {"run", "test", "tests", "build", "install", "start", "dev", "exec", "-m", "python", "python3", "node",
+            "bash", "sh", "sudo", "npx", ".", "./", "..", "-c", "-lc", "-l"}  # fmt: skip
+#: How many later commands a failure's resolution may be looked for in.
+AHEAD = 6
 _RUNNER_NAMES = {
     "tests": "the tests",
     "build": "the build",
@@ -71,7 +97,10 @@ def _explanation(evidence: Evidence, run: Run, fixed_by: int, sig: str, files: l
 
 def _refusal(evidence: Evidence, run: Run, sig: str) -> str | None:
     """Why this failure makes no gotcha page (None: it may)."""
-    if not_a_run(run):
+    # An install may be a trap of the project (a peer-dependency conflict that needs an
+    # option): it is judged by how it was resolved; a program that was missing, by its absence.
+    installs = bool(_INSTALLS.match(" ".join(run.words))) and not run.outside and not is_probe(run.command)
+    if not_a_run(run) and not installs and not (missing_program(run) and not run.outside):
         return "not a command that runs the project"
     if not sig or not is_telling(sig):
         return "no telling error line"
@@ -85,9 +114,99 @@ def _refusal(evidence: Evidence, run: Run, sig: str) -> str | None:
 def not_a_run(run: Run) -> bool:
     """A command that looks around, asks git, installs or ran elsewhere: its failure is no trap of the project."""
     program = os.path.basename(run.words[0]) if run.words else ""
+    if run.command.lstrip().startswith(("{", "[")):
+        return True  # a tool's structured input (polling a running command), not a shell line
     return (
         is_probe(run.command) or program in _NOT_A_GOTCHA or bool(_INSTALLS.match(" ".join(run.words))) or run.outside
     )
+
+
+def missing_program(run: Run) -> bool:
+    """The program itself was not there (`tree: command not found`, exit 127)."""
+    return bool(_MISSING.search(run.error or ""))
+
+
+def _objects(run: Run) -> set[str]:
+    """What a command works on: its arguments that name something (a file, a package, a
+    module), by their last path part, and its program when it is a script (`./run.sh`)."""
+    out: set[str] = set()
+    for i, word in enumerate(run.words):
+        word = word.strip("'\"")
+        if not word or word.startswith("-") or "=" in word or (i == 0 and "/" not in word):
+            continue
+        name = os.path.basename(word.rstrip("/")) or word
+        if len(name) >= 3 and name.lower() not in _GENERIC:
+            out.add(name.lower())
+    return out
+
+
+def _program(run: Run) -> str:
+    return os.path.basename(run.words[0]).lower() if run.words else ""
+
+
+def _kin(a: str, b: str) -> bool:
+    """Two names of one program (`python`/`python3`, `pip`/`pip3`, `docker-compose`/`docker`)."""
+    if not a or not b or a == b:
+        return a == b and bool(a)
+    short, long = sorted((a, b), key=len)
+    return long.startswith(short) and not long[len(short)].isalpha()
+
+
+def _related(failed: Run, later: Run) -> bool:
+    """Is `later` a run for the same purpose as `failed` (the same command, or another
+    command line that works on the same thing)?"""
+    if later.words and failed.words and command_key(later.command) == command_key(failed.command):
+        return True
+    # The same file or script (`python3 x.py` for `python x.py`, `bash run.sh` for `./run.sh`),
+    # or everything the failed command named (not just a subcommand such as `metadata`).
+    objects = _objects(failed)
+    words = {os.path.basename(w.strip("'\"").rstrip("/")).lower() for w in later.words}
+    if any(("." in o or "/" in o) for o in objects & words) or (objects and objects <= words):
+        return True
+    return _kin(_program(failed), _program(later)) and len(failed.words) == 1 == len(later.words)
+
+
+def _same_line(a: Run, b: Run) -> bool:
+    return (a.command, a.directory, a.env) == (b.command, b.directory, b.env)
+
+
+def resolution(evidence: Evidence, run: Run) -> tuple[Run, list[Run]] | None:
+    """(the later run that passed for the same purpose, the commands run in between that
+    changed what it needed) for a failure, or None when it was never resolved."""
+    later_runs = [r for r in evidence.runs if r.index > run.index][:AHEAD]
+    between: list[Run] = []
+    for later in later_runs:
+        changes_state = bool(_STATE.match(" ".join(later.words))) and command_key(later.command) != command_key(
+            run.command
+        )
+        if later.ok and changes_state:
+            between.append(later)  # `chmod +x run.sh` before `./run.sh` again
+        elif later.ok and later.words and _related(run, later) and not _missing_lookup(later):
+            return later, between
+        elif missing_program(run) and later.ok and not _missing_lookup(later) and later is later_runs[0]:
+            # The program was not there and the very next command did the job another way
+            # (`find` when `tree` is missing): only right after, nothing in between.
+            return later, []
+    return None
+
+
+_PROJECT_INSTALL = re.compile(
+    r"^(?:(?:pip3?|python3? -m pip|uv pip) install(?: -e| --editable| -r| --requirement| -U| --upgrade)*"
+    r"(?: \.| \S*requirements\S*\.txt| \.\[[\w,-]+\])?|(?:npm|pnpm|yarn|bun) (?:install|i|ci)|yarn|"
+    r"poetry install|uv sync|pdm install|pipenv install|bundle install|go mod (?:download|tidy)|cargo fetch|"
+    r"composer install|mix deps\.get)$"
+)
+
+
+def project_install(run: Run) -> bool:
+    """Installs what the project declares (`pip install -e .`, `npm ci`, `uv sync`), no package named."""
+    words = [w for w in run.words if w not in ("-q", "--quiet", "--silent", "--no-input")]
+    return bool(_PROJECT_INSTALL.match(" ".join(words)))
+
+
+def _missing_lookup(run: Run) -> bool:
+    """`which python3`, `command -v tree`: looking for a program, not doing the job."""
+    return _program(run) in ("which", "type", "where", "whereis", "command", "hash", "apropos")
 
 
 def gotchas(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
@@ -103,10 +222,15 @@ def gotchas(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
         if not sig or sig in seen:
             continue
         refusal = _refusal(evidence, run, sig)
-        later = runs.get(run.fixed_by) if run.fixed_by is not None else None
+        resolved = resolution(evidence, run)
+        vouched = resolved is not None  # a command line of its own doing the same job
+        if resolved is None and run.fixed_by is not None and run.fixed_by in runs:
+            # Consolidation's judgement (a broader run of the same test runner passing): only
+            # edits or a command run first between them can be the fix, not the other line.
+            resolved = (runs[run.fixed_by], [])
         candidate = None
-        if refusal is None and later is not None:
-            candidate, refusal = _fixed(evidence, run, later, sig)
+        if refusal is None and resolved is not None:
+            candidate, refusal = _fixed(evidence, run, resolved[0], resolved[1], sig, instead_ok=vouched)
         elif refusal is None:
             refusal = "never passed later in the session"
         if candidate is not None:
@@ -117,21 +241,37 @@ def gotchas(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
             refused.append(f"`{one_line(run.command, 80)}` ({sig[:80]}): {refusal}")
         if is_telling(sig) and not is_assertion(sig) and not is_static_finding(sig):
             seen.add(sig)
-            out.append(_hit(evidence, run, sig, fixed=later is not None))
+            out.append(_hit(evidence, run, sig, fixed=resolved is not None))
     return out, refused
 
 
-def _fixed(evidence: Evidence, run: Run, later: Run, sig: str) -> tuple[Candidate | None, str | None]:
+def _fixed(
+    evidence: Evidence, run: Run, later: Run, first: list[Run], sig: str, *, instead_ok: bool = True
+) -> tuple[Candidate | None, str | None]:
+    # Only what was run first on the same thing counts (`chmod +x run.sh` for `./run.sh`, `pip
+    # install requests` for "No module named 'requests'"), not whatever else happened.
+    # (Of the error line, what it quotes or names as a path, not its words: "No module named
+    # 'tabulate'" names tabulate.)
+    quoted = re.findall(r"['\"`]([^'\"`\s]{2,})['\"`]", sig) + re.findall(r"[\w-]+[./][\w./-]+", sig)
+    names = _objects(run) | {os.path.basename(w).lower() for w in quoted}
+    first = [
+        r
+        for r in first
+        if names & {os.path.basename(w.strip("'\"")).lower() for w in r.words[1:]} or project_install(r)
+    ]
     edits = evidence.edits_between(run.index, later.index)
     changed = list(dict.fromkeys(f for e in edits for f in e.files))
-    if not changed:
-        return None, "passed again with no edit in between"
     new = evidence.new_files_before(later.index)
     kept = [f for f in changed if f not in new]
-    if not kept:
+    instead = "" if _same_line(run, later) or not instead_ok else later.command
+    if changed and not kept and not instead:
         return None, "the fix changed only files the session had just made"
     if any(os.path.basename(f) in run.output for f in new if len(os.path.basename(f)) > 3):
         return None, "the failure points into a file the session had just made"
+    if not kept and not instead and not first:
+        return None, "passed again with nothing changed in between"
+    if not kept and instead and is_probe(later.command) and not missing_program(run):
+        return None, "another command only looked around"
     what = _RUNNER_NAMES.get(run.purpose or "", f"`{run.words[0]}`" if run.words else "a command")
     title = f"{sig if len(sig) <= 110 else sig[:110].rsplit(' ', 1)[0] + ' …'} when running {what}"
     facts = {
@@ -140,12 +280,21 @@ def _fixed(evidence: Evidence, run: Run, later: Run, sig: str) -> tuple[Candidat
         "command": run.command,
         "dir": run.directory,
         "files": kept,
+        "instead": "" if kept else instead,
+        "instead_dir": later.directory if (instead and not kept and later.directory != run.directory) else "",
+        "first": [r.command for r in first][:3] if not kept else [],
         "explanation": _explanation(evidence, run, later.index, sig, kept),
         "verified": later.command,
         "occurrence": {"date": run.date or evidence.date, "by": evidence.agent, "session": evidence.source,
                        "fixed": True, "files": kept},
     }  # fmt: skip
-    reason = f"failed with {sig[:60]!r}, then passed after changes to {', '.join(kept[:3])} in {evidence.source}"
+    if kept:
+        how = f"passed after changes to {', '.join(kept[:3])}"
+    elif instead:
+        how = f"`{one_line(instead, 80)}` worked instead"
+    else:
+        how = f"passed after `{one_line(first[0].command, 80)}`"
+    reason = f"failed with {sig[:60]!r}, then {how} in {evidence.source}"
     return (
         Candidate(
             kind="gotcha",
@@ -163,11 +312,21 @@ def _fixed(evidence: Evidence, run: Run, later: Run, sig: str) -> tuple[Candidat
     )
 
 
+#: In how many sessions an error must recur, unresolved or not, to make a page of its own.
+RECUR_SESSIONS = 2
+
+
 def _hit(evidence: Evidence, run: Run, sig: str, *, fixed: bool) -> Candidate:
-    """A failure that may be a known gotcha hit again: it only updates a page of the same signature."""
+    """A failure that may be a known gotcha hit again: it only updates a page of the same
+    signature, unless (`recurs`) it is a trap-shaped failure the memory layer has seen in
+    other sessions (see `promote`)."""
     facts = {
         "signature": sig,
         "command": run.command,
+        "dir": run.directory,
+        "error": one_line(run.error, 300),
+        "what": _RUNNER_NAMES.get(run.purpose or "", f"`{run.words[0]}`" if run.words else "a command"),
+        "recurs": not not_a_run(run),
         "occurrence": {"date": run.date or evidence.date, "by": evidence.agent, "session": evidence.source,
                        "fixed": fixed, "files": []},
     }  # fmt: skip
@@ -181,4 +340,29 @@ def _hit(evidence: Evidence, run: Run, sig: str, *, fixed: bool) -> Candidate:
         facts=facts,
         reason=f"the same error ({sig[:60]!r}) again in {evidence.source}",
         create=False,
+    )
+
+
+def promote(hit: Candidate, occurrences: list[dict[str, object]]) -> Candidate:
+    """A known failure hit again in `RECUR_SESSIONS` sessions or more, as a gotcha page of its
+    own: the error, the command, and each occurrence (no fix: none was seen)."""
+    f = hit.facts
+    sig = str(f["signature"])
+    sessions = list(dict.fromkeys(str(o.get("session")) for o in occurrences))
+    title = f"{sig if len(sig) <= 110 else sig[:110].rsplit(' ', 1)[0] + ' …'} when running {f.get('what')}"
+    keep = ("date", "by", "session", "fixed", "files")
+    facts = {
+        **{k: v for k, v in f.items() if k not in ("recurs", "what")},
+        "occurrences": [{k: o.get(k) for k in keep} for o in occurrences],
+    }
+    return Candidate(
+        kind="gotcha",
+        type="gotcha",
+        title=title,
+        key=sig,
+        source=hit.source,
+        date=hit.date,
+        facts=facts,
+        reason=f"the same error ({sig[:60]!r}) in {len(sessions)} sessions: {', '.join(sessions[:4])}",
+        tags=("distilled", "recurring"),
     )

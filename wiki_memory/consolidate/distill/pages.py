@@ -24,6 +24,8 @@ FOOTER = "_Distilled by wiki-memory from the sessions' evidence (see `sources`);
 MAX_FAILURES = 5
 MAX_PARTS = 3  # runs of one test or one file kept as examples
 MAX_OCCURRENCES = 12
+#: What a gotcha's `fix` holds: the command that failed, and how it was fixed.
+FIX_KEYS = ("command", "dir", "files", "instead", "instead_dir", "first", "explanation", "verified", "error")
 
 
 def _plain(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -142,7 +144,12 @@ def gotcha_body(title: str, meta: Mapping[str, Any]) -> str:
         lines += ["", f"**Cause, as the agent explained it**: {facts['explanation']}"]
     if facts.get("files"):
         lines += ["", "**Fix**: changed " + ", ".join(f"`{f}`" for f in facts["files"]) + "."]
-    if facts.get("verified"):
+    elif facts.get("instead"):
+        where = f" in `{facts['instead_dir']}`" if facts.get("instead_dir") else ""
+        lines += ["", f"**Fix**: run `{facts['instead']}`{where} instead."]
+    elif facts.get("first"):
+        lines += ["", "**Fix**: run " + ", then ".join(f"`{c}`" for c in facts["first"]) + " first."]
+    if facts.get("verified") and facts.get("verified") != facts.get("instead"):
         lines += ["", f"**Verified**: `{facts['verified']}` passed afterwards."]
     occurrences = [o for o in meta.get("occurrences") or [] if isinstance(o, Mapping)]
     if occurrences:
@@ -178,7 +185,44 @@ def statement_body(title: str, meta: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_BODIES = {"procedure": procedure_body, "gotcha": gotcha_body, "preference": statement_body, "decision": statement_body}
+# Facts read from a manifest -------------------------------------------------------------
+
+
+def fact_body(title: str, meta: Mapping[str, Any]) -> str:
+    from wiki_memory.consolidate.distill.manifests import TOPICS
+
+    path = meta.get("manifest")
+    found = meta.get("topics")
+    topics: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    said = [s for s in meta.get("sources") or [] if isinstance(s, str)]
+    lines = [
+        f"# {title}",
+        "",
+        f"What `{path}` said when it was last read ({meta.get('read')}, {said[-1] if said else 'a session'}).",
+    ]
+    for key, heading in TOPICS.items():
+        items = [str(i) for i in topics.get(key) or []]
+        if items:
+            lines += ["", f"## {heading}", "", *(f"- {i}" for i in items)]
+    lines += ["", f"A change to `{path}` marks this page as possibly stale.", "", FOOTER]
+    return "\n".join(lines) + "\n"
+
+
+def _merge_topics(old: Any, new: Mapping[str, Any], whole: bool = True) -> dict[str, list[str]]:
+    """The newest reading: all of it when the file was read whole; else each topic it
+    reached, the others (past the cut) as they were."""
+    merged = {str(k): list(v) for k, v in old.items()} if isinstance(old, Mapping) and not whole else {}
+    merged.update({str(k): list(v) for k, v in new.items() if v})
+    return merged
+
+
+_BODIES = {
+    "fact": fact_body,
+    "procedure": procedure_body,
+    "gotcha": gotcha_body,
+    "preference": statement_body,
+    "decision": statement_body,
+}
 
 
 def render(page: Page) -> str:
@@ -197,8 +241,11 @@ def _new_meta(candidate: Candidate, anchors: Sequence[Anchor]) -> dict[str, Any]
         meta["evidence"] = 1
     elif candidate.type == "gotcha":
         meta |= {"signature": f["signature"], "evidence": 1}
-        meta["fix"] = {k: f[k] for k in ("command", "dir", "files", "explanation", "verified", "error") if f.get(k)}
-        meta["occurrences"] = [dict(f["occurrence"])]
+        meta["fix"] = {k: f[k] for k in FIX_KEYS if f.get(k)}
+        meta["occurrences"] = [dict(o) for o in f.get("occurrences") or [f["occurrence"]]]
+        meta["evidence"] = len(meta["occurrences"])
+    elif candidate.type == "fact":
+        meta |= {"manifest": f["manifest"], "topics": _merge_topics({}, f["topics"]), "read": f["read"], "evidence": 1}
     else:
         meta |= {"statement": f["statement"], "names": list(f.get("names") or []),
                  "negated": list(f.get("negated") or []), "evidence": 1}  # fmt: skip
@@ -259,9 +306,18 @@ def merged(existing: Page, candidate: Candidate, anchors: Sequence[Anchor] = ())
         if len(occurrences) != len(meta.get("occurrences") or []):
             line = f"- {candidate.date}: `{f['signature']}` again ({candidate.source})"
         meta["occurrences"] = occurrences
-        if f.get("files") and not (isinstance(meta.get("fix"), Mapping) and meta["fix"].get("files")):
-            meta["fix"] = {k: f[k] for k in ("command", "dir", "files", "explanation", "verified", "error") if f.get(k)}
+        fix = meta.get("fix")
+        old_fix: Mapping[str, Any] = fix if isinstance(fix, Mapping) else {}
+        # A fix that changed files beats one that ran another command, which beats none.
+        if (f.get("files") and not old_fix.get("files")) or (
+            (f.get("instead") or f.get("first")) and not any(old_fix.get(k) for k in ("files", "instead", "first"))
+        ):
+            meta["fix"] = {k: f[k] for k in FIX_KEYS if f.get(k)}
         meta.setdefault("signature", f["signature"])
+    elif candidate.type == "fact" and f.get("manifest"):
+        meta["topics"] = _merge_topics(meta.get("topics"), f["topics"], bool(f.get("whole", True)))
+        meta["read"] = max(str(meta.get("read") or ""), str(f["read"]))
+        meta.setdefault("manifest", f["manifest"])
     if candidate.type == "gotcha":
         meta["evidence"] = max(len(meta.get("occurrences") or []), int(meta.get("evidence") or 0))
     else:
@@ -273,7 +329,7 @@ def merged(existing: Page, candidate: Candidate, anchors: Sequence[Anchor] = ())
         fresh = {a.path for a in anchors}
         kept = [a for a in meta.get("anchors") or [] if (a.get("path") if isinstance(a, Mapping) else a) not in fresh]
         meta["anchors"] = kept + [a.as_meta() for a in anchors]
-    touched = ("commands", "failures", "occurrences", "fix", "anchors", "sources")
+    touched = ("commands", "failures", "occurrences", "fix", "anchors", "sources", "topics")
     meta.update(_plain({k: meta[k] for k in touched if k in meta}))
     page = Page(existing.path, meta, existing.body, existing.has_front_matter)
     if distilled and not hand_edited:

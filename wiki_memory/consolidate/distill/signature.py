@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import re
 
+from wiki_memory.consolidate.oneline import error_rank
+
 _PREFIXES = re.compile(
-    r"^(E\s+|FAILED\s+\S+\s+-\s+|ERROR\s+\S+\s+-\s+|\[stderr\]\s*|stderr:\s*|Error: Exit code \d+\s*)", re.IGNORECASE
+    r"^(E\s+|FAILED\s+\S+\s+-\s+|ERROR\s+\S+\s+-\s+|\[stderr\]\s*|stderr:\s*|Error: Exit code \d+\s*|"
+    r"Exception in thread \"[^\"]*\"\s+|Caused by:\s+|Uncaught\s+)",
+    re.IGNORECASE,
 )
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.~@+-]*/)+([\w.@+-]+)")
 _LINE_NO = re.compile(r"(\.[A-Za-z]\w{0,4})(:\d+){1,2}\b|(\.[A-Za-z]\w{0,4})\(\d+,\d+\)|,\s*line \d+")
@@ -69,6 +73,7 @@ def signature(error: str, limit: int = 160) -> str:
 
 #: A build tool's own line about a step that failed: the cause is on another line.
 _WRAPPER = re.compile(r"^(make(\[\d+\])?: \*\*\*|ELIFECYCLE|error: Recipe `)")
+_ONLY_FAILED = re.compile(r"^(FAIL(ED)?|--- FAIL:|ERROR|Traceback)\b(?!.*(Error|Exception)\b)", re.IGNORECASE)
 #: `package.module.SomethingWrong: message`, an exception named by its dotted path.
 _DOTTED_EXCEPTION = re.compile(r"\b[a-z_][\w]*(\.[a-z_][\w]*)+\.[A-Z]\w+: \S")
 
@@ -79,6 +84,9 @@ def is_telling(error: str) -> bool:
     text = error or ""
     if _WRAPPER.match(text):
         return False
+    # An error line by its shape (see `oneline.error_rank`); a bare FAIL says only that it failed.
+    if error_rank(text) < 9 and not _ONLY_FAILED.match(text):
+        return True
     return bool(_EXCEPTION.search(text) or _DOTTED_EXCEPTION.search(text) or _TELLING.search(text))
 
 

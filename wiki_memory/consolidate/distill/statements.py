@@ -7,6 +7,15 @@ the conversation to make sense ("never do that again"), part of a paste (code, l
 spec), or says too little to be a rule ("always be careful"). A decision must name what it
 chose (a tool, a library, a file, a `code` span).
 
+In other languages the same structure is recognised: a modal word opening the sentence or
+right after its verb ("toujours", "jamais", "désormais"; "immer", "nie", "ab jetzt";
+"siempre", "nunca"; in Chinese and Japanese, words for always, every time, from now on:
+"常に", "毎回", "今後"; "总是", "每次", "以后") makes a preference, a contrast ("au lieu
+de", "statt", "en lugar de", "ではなく", "而不是") between something chosen and something
+turned down makes a decision; either must name what it is about (a tool, a file). The page
+keeps the user's words. Only the modal and contrast words are listed per language, nothing
+about what the rule says.
+
 What a decision chose (`names`) and what it turned down (`negated`: "not SQLite", "instead
 of npm") let the memory layer see a reversal: a later decision that turns down what an
 earlier one chose.
@@ -78,6 +87,25 @@ _TECH = set(
     tabs spaces utf-8 utc monorepo makefile make bash zsh fish linux macos windows ci cd tdd mocks mock fixtures
     logging logger print f-strings dataclasses pydantic asyncio threads""".split()
 )
+# Other languages: the few modal words that make a rule, at the start of a sentence or right
+# after its verb (French and German put them there: "Utilise toujours", "Verwende immer").
+_MODAL = re.compile(
+    r"^(?:\S+\s+)?(?:toujours|jamais|désormais|dorénavant|à partir de maintenant|à l'avenir|"
+    r"je préfère|nous préférons|on préfère|préfère[rz]?|"
+    r"immer(?! noch)|niemals|nie|ab jetzt|von nun an|künftig|zukünftig|bevorzuge[n]?|"
+    r"siempre|nunca|jamás|a partir de ahora|de ahora en adelante|prefiero|preferimos|"
+    r"sempre|nunca|a partir de agora|prefiro|mai|d'ora in poi|preferisco)\b",
+    re.IGNORECASE,
+)
+# (Words for "always", "from now on", "every time": not "must" or "don't", which one-off
+# requests use as much as rules.)
+_MODAL_CJK = re.compile(r"常に|絶対に|今後|これからは|以後|毎回|总是|始终|永远|以后|今后|从现在开始|一律|每次")
+_CONTRAST = re.compile(
+    r"\b(?:au lieu de|plutôt que|et non|pas)\s+|\b(?:statt|anstatt|nicht)\s+|\b(?:en lugar de|en vez de|no)\s+|"
+    r"\b(?:em vez de|ao invés de|invece di|non)\s+|ではなく|じゃなくて?|而不是|不用|代替",
+    re.IGNORECASE,
+)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _NAME = re.compile(r"`[^`]+`|\b[\w.+#-]*[A-Z][\w.+#-]*\b|\b[\w+#-]+(?:[./_][\w+#-]+)+\b|\b[A-Za-z]+\d[\w.-]*\b")
 
 
@@ -90,7 +118,7 @@ def _sentences(prompt: str) -> list[str]:
         if not raw or raw.startswith((">", "<", "$ ", "#!", "//", "    ")) or re.search(r"[{};]\s*$|=>|\)\s*\{", raw):
             continue
         raw = re.sub(r"^[-*•]\s+|^\d+[.)]\s+", "", raw)
-        out.extend(s.strip() for s in re.split(r"(?<=[.!?])\s+(?=\S)", raw) if s.strip())
+        out.extend(s.strip() for s in re.split(r"(?<=[.!?])\s+(?=\S)|(?<=[\u3002\uff01\uff1f])", raw) if s.strip())
     return out
 
 
@@ -132,21 +160,64 @@ def _clean(sentence: str) -> str:
     return sentence[:1].upper() + sentence[1:] if sentence else sentence
 
 
+def _names_any(text: str) -> list[str]:
+    """What a sentence names, in any script: in Chinese or Japanese, the Latin words and `code`."""
+    dotfiles = [w.lower() for w in re.findall(r"(?<![\w.])\.[A-Za-z][\w.-]*[\w]", text)]  # `.env`, `.nvmrc`
+    if not _CJK.search(text):
+        return list(dict.fromkeys(names_of(text) + dotfiles))
+    found = re.findall(r"`[^`]+`|[A-Za-z][A-Za-z0-9_.+#/-]*[A-Za-z0-9_+#]|[A-Za-z]", text)
+    return list(dict.fromkeys(w.strip("`").lower() for w in found if w.strip("`").lower() not in _STOP))
+
+
+def foreign_choice(text: str) -> tuple[list[str], list[str]] | None:
+    """(chosen, turned down) of a decision in another language, when it contrasts two named things."""
+    contrast = _CONTRAST.search(text)
+    if not contrast:
+        return None
+    # (What follows the contrast does not start a sentence: no capital to discount there.)
+    before, after = _names_any(text[: contrast.start()]), _names_any("- " + text[contrast.end() :])
+    if not before or not after:
+        return None
+    # Japanese puts what is turned down first ("npmではなくpnpm"); the others after the contrast.
+    if re.match(r"ではなく|じゃなく", contrast.group(0)):
+        return after, before
+    return before, after
+
+
+def _other_language(text: str) -> str | None:
+    """`decision` | `preference` | None for a sentence in another language (see the module docstring)."""
+    if foreign_choice(text) is not None:
+        return "decision"
+    if _MODAL.match(text) or _MODAL_CJK.search(text):
+        return "preference"
+    return None
+
+
 def judge(sentence: str) -> tuple[str | None, str]:
     """(`preference` | `decision` | None, why) for one sentence of a prompt."""
     text = _clean(sentence)
     words = text.split()
-    if "?" in sentence or _QUESTION_START.match(text):
+    cjk = len(_CJK.findall(text))
+    if "?" in sentence or "\uff1f" in sentence or _QUESTION_START.match(text):
         return None, "a question"
-    if _CONDITION.match(text):
+    if _CONDITION.match(text) or re.match(r"^(si|wenn|falls|cuando|quand|もし|如果)\b", text, re.IGNORECASE):
         return None, "a condition"
-    if not 4 <= len(words) <= 30:
+    if not (4 <= len(words) <= 30 or (6 <= cjk + len(names_of(text)) * 2 <= 80 and len(text) <= 160)):
         return None, "too short or too long for a rule"
     if re.match(r"^never ?mind\b", text, re.IGNORECASE):
         return None, "no statement of how things are done"
     kind = "decision" if _DECISION.match(text) else ("preference" if _PREFERENCE.match(text) else None)
+    foreign = kind is None
+    if foreign:
+        kind = _other_language(text)
     if kind is None:
         return None, "no statement of how things are done"
+    if foreign:
+        # Words are not enough to judge a sentence in another language: it must name what it
+        # is about (a tool, a file, a `code` span).
+        if not _names_any(text):
+            return None, "names nothing it is about"
+        return kind, ""
     if _NEEDS_CONTEXT.search(text):
         return None, "needs the conversation to make sense"
     content = [w for w in content_words(text) if w not in _VAGUE]
@@ -178,6 +249,9 @@ def statements(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
                 continue
             seen.add(key)
             names, negated = names_of(statement), _negated(statement)
+            choice = foreign_choice(statement) if kind == "decision" and not _DECISION.match(statement) else None
+            if choice is not None:
+                names, negated = choice[0] + [n for n in choice[1] if n not in choice[0]], choice[1]
             date = prompt.time[:10] if len(prompt.time) >= 10 else evidence.date
             out.append(
                 Candidate(

@@ -90,6 +90,7 @@ document.addEventListener("DOMContentLoaded", () => {
     ctx.stroke();
     const labelAll = nodes.length <= 60 || view.scale > 1.6;
     ctx.font = "12px system-ui, sans-serif";
+    const wanted = [];
     for (const n of nodes) {
       const [x, y] = toScreen(n);
       const r = n.size * Math.sqrt(view.scale);
@@ -105,12 +106,24 @@ document.addEventListener("DOMContentLoaded", () => {
         ctx.stroke();
         ctx.lineWidth = 1;
       }
-      if (labelAll || n === hover || n.centre || n.degree >= 8) {
-        ctx.fillStyle = dark ? "#e3e7ed" : "#1d232b";
-        ctx.fillText(n.title.length > 48 ? n.title.slice(0, 47) + "…" : n.title, x + r + 3, y + 4);
-      }
+      if (labelAll || n === hover || n.centre || n.degree >= 8) wanted.push([n, x + r + 3, y + 4]);
+    }
+    // Labels that would overlap one already drawn are left out: the hovered and centred
+    // page's first, then the most linked; the others show on hover.
+    const rank = (n) => (n === hover ? 2e9 : n.centre ? 1e9 : n.degree || 0);
+    wanted.sort((a, b) => rank(b[0]) - rank(a[0]));
+    placed = [];
+    ctx.fillStyle = dark ? "#e3e7ed" : "#1d232b";
+    for (const [n, lx, ly] of wanted) {
+      const text = n.title.length > 48 ? n.title.slice(0, 47) + "…" : n.title;
+      const box = [lx, ly - 11, lx + ctx.measureText(text).width, ly + 3];
+      const clash = placed.some((p) => box[0] < p[2] && p[0] < box[2] && box[1] < p[3] && p[1] < box[3]);
+      if (clash && n !== hover && !n.centre) continue;
+      placed.push(box);
+      ctx.fillText(text, lx, ly);
     }
   }
+  let placed = [];
 
   function nodeAt(event) {
     const rect = canvas.getBoundingClientRect();
@@ -188,6 +201,7 @@ document.addEventListener("DOMContentLoaded", () => {
     window.requestAnimationFrame(frame);
   })();
   // Where a page is drawn, in the canvas's own pixels (for tests and tools driving the page).
+  canvas.labelBoxes = () => placed.map((b) => b.slice());
   canvas.nodePosition = (path) => {
     const node = nodes.find((n) => n.path === path);
     return node ? toScreen(node) : null;

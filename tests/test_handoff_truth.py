@@ -1,0 +1,494 @@
+"""A handoff with no invented line: sessions of the shapes real agents produce, recorded
+through the real hook entry point, consolidated, and read back."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from conftest import consolidate_session, git
+from hooked import Hooked
+
+from wiki_memory.capture import journal
+from wiki_memory.capture.toolcalls import tool_facts
+from wiki_memory.config import resolve_project
+from wiki_memory.consolidate import repostate
+from wiki_memory.consolidate.commands import resolutions
+from wiki_memory.consolidate.run import load_session
+
+
+@pytest.fixture
+def project(code_repo: Path):
+    git(code_repo, "checkout", "-q", "-b", "main")
+    return resolve_project(code_repo)
+
+
+def handoff_of(project, sid: str) -> str:
+    outcome = consolidate_session(project, sid)
+    assert outcome.status == "committed", outcome
+    return (project.wiki / outcome.pages[1]).read_text(encoding="utf-8")
+
+
+def section(text: str, name: str) -> str:
+    if f"## {name}\n" not in text:
+        return ""
+    body = text.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0].strip()
+    return "" if body == "None recorded." else body
+
+
+def steps_of(project, sid: str):
+    return load_session(journal.journal_file(project.journal_dir, sid)).steps
+
+
+# -- resolution: a failure got past by another command is not "Failed" ---------------------------
+
+
+def test_python_missing_then_python3_is_resolved_not_failed(project, code_repo):
+    s = Hooked(code_repo, "res-python-0001")
+    s.start()
+    s.prompt("Run the data import script and tell me how many rows it loads")
+    s.bash("python scripts/load.py", exit_code=127, stderr="bash: python: command not found")
+    s.bash("python3 scripts/load.py", "loaded 120 rows")
+    s.stop("The script loads 120 rows.")
+    handoff = handoff_of(project, "res-python-0001")
+    assert "python scripts/load.py" not in section(handoff, "Failed or abandoned approaches")
+    assert "still failing" not in handoff
+    assert "then `python3 scripts/load.py` passed" in section(handoff, "Done")
+    (episode,) = resolutions(steps_of(project, "res-python-0001"))
+    assert episode.how == "same program" and "command not found" in episode.error
+
+
+def test_a_missing_program_replaced_by_another_is_resolved(project, code_repo):
+    s = Hooked(code_repo, "res-tree-0001")
+    s.start()
+    s.prompt("Show me the layout of the src folder and build it")
+    s.bash("tree src", exit_code=127, stderr="/bin/bash: line 1: tree: command not found")
+    s.bash("find src -type f", "src/app.py\nsrc/util.py")
+    s.bash("./build.sh", exit_code=126, stderr="/bin/bash: line 1: ./build.sh: Permission denied")
+    s.bash("bash build.sh", "built")
+    s.stop("The layout is src/app.py and src/util.py; the build passes.")
+    handoff = handoff_of(project, "res-tree-0001")
+    assert section(handoff, "Failed or abandoned approaches") == ""
+    hows = {(r.failed.command, r.resolved_by.command, r.how) for r in resolutions(steps_of(project, "res-tree-0001"))}
+    assert hows == {("tree src", "find src -type f", "another program"), ("./build.sh", "bash build.sh", "same script")}
+
+
+def test_a_failure_fixed_by_a_shell_edit_carries_the_edit(project, code_repo):
+    s = Hooked(code_repo, "res-sed-0001")
+    s.start()
+    s.prompt("The app crashes on start, fix it")
+    s.bash("python3 app.py", exit_code=1, stderr="ModuleNotFoundError: No module named 'shop'")
+    s.bash("sed -i 's/import shop/import store as shop/' app.py")
+    s.bash("python3 app.py", "serving on :8000")
+    s.stop("Fixed the import; the app serves on :8000.")
+    handoff = handoff_of(project, "res-sed-0001")
+    assert "after changes to app.py" in section(handoff, "Done")
+    assert "`app.py`" in section(handoff, "Files touched")
+    (episode,) = resolutions(steps_of(project, "res-sed-0001"))
+    assert episode.files == ("app.py",) and episode.how == "rerun"
+    assert episode.error == "ModuleNotFoundError: No module named 'shop'"
+
+
+def test_other_work_passing_does_not_resolve_a_failure(project, code_repo):
+    s = Hooked(code_repo, "res-none-0001")
+    s.start()
+    s.prompt("Migrate the database and start the server")
+    s.bash("python3 manage.py migrate", exit_code=1, stderr="django.db.utils.OperationalError: no such table: shop")
+    s.bash("python3 manage.py runserver --noreload", "Starting development server")
+    s.bash("pytest tests/test_a.py", exit_code=1, stderr="FAILED tests/test_a.py::test_x - assert 1 == 2")
+    s.bash("pytest tests/test_b.py", "1 passed")
+    # A missing operand is the command's own failure, not a program that could not start.
+    s.bash("bash scripts/seed.sh", exit_code=127, stderr="bash: scripts/seed.sh: No such file or directory")
+    s.bash("npm install", "added 12 packages")
+    s.stop("The server starts.")
+    failed = section(handoff_of(project, "res-none-0001"), "Failed or abandoned approaches")
+    assert "`python3 manage.py migrate` failed" in failed and "`pytest tests/test_a.py` failed" in failed
+    assert "`bash scripts/seed.sh` failed" in failed
+    assert resolutions(steps_of(project, "res-none-0001")) == []
+
+
+def test_git_checkout_of_a_branch_is_not_a_revert(project, code_repo):
+    s = Hooked(code_repo, "res-git-0001")
+    s.start()
+    s.prompt("Start a feature branch for the login page")
+    s.bash("git checkout -b login", exit_code=128, stderr="fatal: a branch named 'login' already exists")
+    s.bash("git checkout login", "Switched to branch 'login'")
+    s.edit("src/login.py")
+    s.bash("git checkout -- src/old.py")
+    s.stop("On branch login; src/login.py started.")
+    handoff = handoff_of(project, "res-git-0001")
+    failed = section(handoff, "Failed or abandoned approaches")
+    assert "git checkout login" not in failed and "git checkout -b login" not in failed
+    assert "Changes to src/old.py were reverted (`git checkout -- src/old.py`)." in failed
+    assert failed.count("reverted") == 1
+
+
+# -- edits made through the shell --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "files"),
+    [
+        ("sed -i 's/a/b/' src/x.py", ("src/x.py",)),
+        ("sed -i '' -e 's/a/b/' m.c", ("m.c",)),
+        ("perl -pi -e 's/a/b/' a.txt b.txt", ("a.txt", "b.txt")),
+        ("echo done > notes.md && cat notes.md >> log.md", ("notes.md", "log.md")),
+        ("pytest -q 2>&1 | tee out.log", ("out.log",)),
+        ("cat > src/new.py <<'EOF'\nimport os\nrm -rf x > y\nEOF", ("src/new.py",)),
+        (
+            "bash -lc \"apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a/b.py\n"
+            '@@\n-x\n+y\n*** End Patch\nEOF\n"',
+            ("a/b.py",),
+        ),
+        ("mv old.py new.py", ("old.py", "new.py")),
+        ("cp a.py dst/", ("dst/a.py",)),
+        ("rm -rf build /tmp/scratch", ("build",)),
+        ("mkdir -p pkg && touch pkg/__init__.py", ("pkg", "pkg/__init__.py")),
+        ("cd sub && sed -i.bak s/x/y/ conf.ini", ("sub/conf.ini",)),
+        ("git apply <<'EOF'\n--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@\n-a\n+b\nEOF", ("f.py",)),
+        ("git mv a.py b.py", ("a.py", "b.py")),
+        # Not edits: reads, a branch checkout, output thrown away, files outside the project.
+        ("sed -n 1,20p src/x.py", ()),
+        ("cat src/x.py | grep foo > /dev/null 2>&1", ()),
+        ("git checkout main", ()),
+        ("python3 x.py > /tmp/log 2>&1", ()),
+        ("echo 'a > b'", ()),
+    ],
+)
+def test_shell_commands_that_write_files_name_them(command, files, tmp_path):
+    facts = tool_facts("Bash", {"command": command}, {"stdout": "", "stderr": ""}, str(tmp_path))
+    assert facts.files == files
+    codex = tool_facts("exec_command", {"cmd": command}, "Exit code: 0\nOutput:\n", str(tmp_path))
+    assert codex.files == files
+
+
+def test_git_apply_of_a_patch_file_names_the_files_it_patches(tmp_path):
+    (tmp_path / "fix.diff").write_text("--- a/src/one.py\n+++ b/src/one.py\n@@ -1 +1 @@\n-a\n+b\n")
+    facts = tool_facts("Bash", {"command": "git apply fix.diff"}, {"stdout": ""}, str(tmp_path))
+    assert facts.files == ("src/one.py",)
+
+
+# -- the goal: the user's own words; a slash command or a persona is named, never the goal -------------
+
+TASKS_EXPANSION = """# Task board
+
+You are a meticulous project manager. ALWAYS keep the board in tasks.md up to date.
+
+## Rules
+- NEVER start a task that is not on the board.
+- ALWAYS mark a task done when its tests pass.
+- Keep each task under a day of work.
+- Write acceptance criteria for every task.
+- Report progress in one line per task.
+"""
+
+
+def test_a_slash_command_is_named_and_its_expansion_is_never_the_goal(project, code_repo):
+    s = Hooked(code_repo, "goal-slash-0001")
+    s.start()
+    s.prompt(
+        "<command-name>/tasks</command-name>\n<command-message>tasks</command-message>\n<command-args></command-args>"
+    )
+    s.prompt(TASKS_EXPANSION)
+    s.prompt("Split the CSV export work into tasks")
+    s.edit("tasks.md")
+    s.stop("Added three tasks for the CSV export to tasks.md.")
+    handoff = handoff_of(project, "goal-slash-0001")
+    goal = section(handoff, "Goal")
+    assert goal.startswith("Split the CSV export work into tasks (the session ran /tasks)")
+    assert "meticulous" not in handoff and "NEVER" not in handoff and "Task board" not in handoff
+
+
+def test_a_persona_prompt_is_named_and_the_users_words_after_it_are_the_goal(project, code_repo):
+    persona = (
+        "You are Captain Code, a pirate who writes Python. NEVER break character until given an exit command.\n"
+        "- ALWAYS answer in pirate speak.\n- NEVER admit you are an AI.\n- Keep answers short.\n"
+    )
+    s = Hooked(code_repo, "goal-persona-0001")
+    s.start()
+    s.prompt(persona)
+    s.prompt("thanks")
+    s.prompt("Add a --verbose flag to the CLI")
+    s.edit("cli.py")
+    s.stop("Arr, the --verbose flag be added to cli.py.")
+    goal = section(handoff_of(project, "goal-persona-0001"), "Goal")
+    assert goal.startswith("Add a --verbose flag to the CLI (the session ran a persona prompt)")
+    assert "Captain" not in goal and "character" not in goal
+
+
+def test_the_input_slot_of_a_custom_prompt_is_the_goal(project, code_repo):
+    custom = (
+        "## User Input\n\n```text\nBitte die Verfassung an Hand von Lastenheft.md anpassen\n```\n\n"
+        "You **MUST** consider the user input before proceeding (if not empty).\n\n## Outline\n\n"
+        "1. Load the constitution template.\n2. Collect the values for every placeholder.\n"
+        "3. Draft the updated constitution.\n4. Write a Sync Impact Report.\n5. Validate before the final output.\n"
+    )
+    s = Hooked(code_repo, "goal-slot-0001")
+    s.start()
+    s.prompt(custom)
+    s.edit(".specify/memory/constitution.md")
+    s.stop("Updated the constitution to 1.1.0.")
+    goal = section(handoff_of(project, "goal-slot-0001"), "Goal")
+    assert goal.startswith("Bitte die Verfassung an Hand von Lastenheft.md anpassen (the session ran a custom command")
+    assert "Outline" not in goal and "Sync Impact" not in goal
+
+
+def test_markup_an_agent_adds_to_a_turn_is_not_the_users_words(project, code_repo):
+    s = Hooked(code_repo, "goal-markup-0001")
+    s.start()
+    s.prompt(
+        "<ide_opened_file>The user opened the file /src/PLAN.md in the IDE.</ide_opened_file>\nwhat does main.py do?"
+    )
+    s.read("main.py")
+    s.stop("main.py starts the web server on port 8000.")
+    s.prompt("<task-notification><task-id>b39</task-id><status>completed</status></task-notification>")
+    s.stop("The background task finished.")
+    handoff = handoff_of(project, "goal-markup-0001")
+    assert section(handoff, "Goal") == "what does main.py do?"
+    assert "PLAN.md" not in handoff and "task-notification" not in handoff
+    assert "got no answer" not in handoff
+
+
+# -- no invented lines: answered requests, next steps -------------------------------------------------
+
+
+def test_an_answered_request_followed_by_exit_is_not_unanswered(project, code_repo):
+    s = Hooked(code_repo, "ans-exit-0001")
+    s.start()
+    s.prompt("Upgrade the brew package and confirm the version")
+    s.bash("brew upgrade claude-code", "claude-code 2.1.7 -> 2.1.9")
+    s.stop("Upgraded claude-code from 2.1.7 to 2.1.9.")
+    s.prompt(
+        "<command-name>/exit</command-name>\n<command-message>exit</command-message>\n<command-args></command-args>"
+    )
+    s.prompt("<local-command-stdout>See ya!</local-command-stdout>")
+    handoff = handoff_of(project, "ans-exit-0001")
+    assert "got no answer" not in handoff
+    assert "/exit" not in section(handoff, "Goal")
+    # A request that really got nothing is still said to be open.
+    t = Hooked(code_repo, "ans-none-0001")
+    t.start()
+    t.prompt("Fix the login redirect")
+    t.edit("src/login.py")
+    t.stop("Fixed the redirect in src/login.py.")
+    t.prompt("Now add a test for it")
+    assert "The last request got no answer: Now add a test for it" in handoff_of(project, "ans-none-0001")
+
+
+def test_a_version_or_a_fact_under_a_heading_is_not_a_next_step(project, code_repo):
+    s = Hooked(code_repo, "next-ver-0001")
+    s.start()
+    s.prompt("Scaffold the web app")
+    s.bash("npx create-next-app@latest web --yes", "Success! Created web")
+    s.stop(
+        "The app is scaffolded.\n\n## Stack\n- Next.js 15.5.2\n- React 19.1.0\n\n## Next steps\n"
+        "- Next.js 15.5.2\n- Add the login page under app/login\n\nYou can see the app at http://localhost:3000."
+    )
+    open_items = section(handoff_of(project, "next-ver-0001"), "Open items / next steps")
+    assert "Stated next step: Add the login page under app/login" in open_items
+    assert "15.5.2" not in open_items and "localhost" not in open_items
+
+
+def test_a_command_left_running_is_judged_by_the_call_that_collected_it(project, code_repo):
+    s = Hooked(code_repo, "run-stdin-0001")
+    s.start()
+    s.prompt("Generate the API docs")
+    for n in range(2):
+        s.tool(
+            "exec_command",
+            {"cmd": "docfx docfx.json"},
+            f"Chunk ID: a{n}\nWall time: 10 s\nProcess running with session ID 5868{n}\nOutput:\nBuilding...\n",
+        )
+        s.tool(
+            "write_stdin",
+            {"session_id": 58680 + n, "chars": "", "yield_time_ms": 120000},
+            "Chunk ID: b\nWall time: 120 s\nProcess exited with code 255\nOutput:\nTimeoutException: timed out.\n",
+        )
+    s.stop("docfx timed out twice.")
+    handoff = handoff_of(project, "run-stdin-0001")
+    failed = section(handoff, "Failed or abandoned approaches")
+    assert "`docfx docfx.json` failed (exit 255) (2 times): TimeoutException: timed out." in failed
+    assert "yield_time_ms" not in handoff
+
+
+# -- which handoff is handed: work, not the newest chatter; items a later session finished are gone ----
+
+
+def working_session(code_repo: Path, sid: str) -> None:
+    s = Hooked(code_repo, sid)
+    s.start()
+    s.prompt("Fix the token refresh in the auth client")
+    s.bash("pytest tests/test_login.py", exit_code=1, stderr="E   AssertionError: 401 != 200")
+    s.edit("src/auth/client.py")
+    s.bash("pytest tests/test_login.py", "3 passed")
+    s.tool(
+        "TodoWrite",
+        {
+            "todos": [
+                {"content": "Fix the refresh in src/auth/client.py", "status": "completed", "activeForm": "x"},
+                {"content": "Apply the same fix to src/auth/admin_client.py", "status": "pending", "activeForm": "y"},
+            ]
+        },
+        {"oldTodos": [], "newTodos": []},
+    )
+    s.bash("make lint", exit_code=2, stderr="src/auth/admin_client.py:3: F401 unused import")
+    s.stop("Fixed the refresh in src/auth/client.py; admin_client.py still needs the same fix.")
+
+
+def test_a_question_only_session_does_not_displace_the_last_working_one(project, code_repo):
+    working_session(code_repo, "work-a-0001")
+    consolidate_session(project, "work-a-0001")
+    q = Hooked(code_repo, "quiet-b-0001")
+    q.start()
+    q.prompt("how do we enable ralph mode?")
+    q.bash("brew info ralph", "ralph: stable 1.2")
+    q.stop("Ralph mode comes with the ralph plugin; install it with /plugin.")
+    q.prompt("thanks, looks good")
+    q.stop("You're welcome!")
+    consolidate_session(project, "quiet-b-0001")
+    text = Hooked(code_repo, "next-c-0001").start()
+    assert "session worka000" in text.split("\n")[1]  # the working session's handoff comes first, in full
+    assert "[pending] Apply the same fix to src/auth/admin_client.py" in text
+    assert "Since then, sessions that changed nothing:" in text
+    assert "quietb00" in text and "how do we enable ralph mode?" in text
+    assert "Ralph mode comes with" not in text  # named in a line, not handed in full
+
+
+def test_items_a_later_session_finished_are_no_longer_handed(project, code_repo):
+    working_session(code_repo, "work-a-0002")
+    consolidate_session(project, "work-a-0002")
+    later = Hooked(code_repo, "work-b-0002")
+    later.start()
+    later.prompt("Add a logout button to the navbar")
+    later.edit("src/auth/admin_client.py")
+    later.edit("web/navbar.tsx")
+    later.bash("make lint", "All checks passed")
+    later.tool(
+        "TodoWrite",
+        {
+            "todos": [
+                {"content": "Apply the same fix to src/auth/admin_client.py", "status": "completed", "activeForm": "x"}
+            ]
+        },
+        {"oldTodos": [], "newTodos": []},
+    )
+    later.bash("npm test", "12 passed")
+    later.stop("Added the logout button and fixed admin_client.py.")
+    consolidate_session(project, "work-b-0002")
+    text = Hooked(code_repo, "next-c-0002").start()
+    assert "Goal: Add a logout button to the navbar" in text
+
+    earlier = text.split("Also recent (shorter):", 1)[1].split("Procedures that worked", 1)[0]
+    assert "Fix the token refresh" in earlier
+    assert "admin_client.py" not in earlier and "make lint" not in earlier
+
+
+# -- files touched: the repository's state at the start and at the end --------------------------------
+
+
+def commit_all(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", message)
+
+
+def test_the_repository_state_names_every_changed_file_whoever_changed_it(tmp_path):
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    for name in ("kept.py", "edited.py", "restored.py", "committed.py"):
+        (repo / name).write_text(f"{name}\n")
+    commit_all(repo, "start")
+    (repo / "dirty.py").write_text("dirty at start\n")  # untracked before the session, left alone
+    (repo / "committed.py").write_text("changed before the session\n")  # dirty at start, committed as it was
+    before = repostate.snapshot(repo)
+    (repo / "edited.py").write_text("a formatter rewrote this\n")
+    (repo / "restored.py").write_text("changed\n")
+    (repo / "restored.py").write_text("restored.py\n")  # and back: no change
+    (repo / "new.txt").write_text("generated\n")
+    git(repo, "add", "committed.py")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "commit what was there")
+    after = repostate.snapshot(repo)
+    assert sorted(repostate.changed_files(repo, before, after)) == ["edited.py", "new.txt"]
+
+
+def test_a_live_session_counts_files_changed_outside_its_tools(project, code_repo):
+    (code_repo / "app.py").write_text("print('hi')\n")
+    (code_repo / "notes.md").write_text("dirty before the session\n")
+    commit_all(code_repo, "start")
+    (code_repo / "notes.md").write_text("dirty before the session, still\n")
+    s = Hooked(code_repo, "live-state-0001")
+    s.start()  # records the repository's state in a background process
+    snapshot = repostate.start_state
+    deadline = time.monotonic() + 60
+    while snapshot(project, "live-state-0001") is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert snapshot(project, "live-state-0001") is not None
+    s.prompt("Format the code")
+    s.bash("make fmt", "formatted 1 file")  # the formatter rewrote app.py: no edit tool saw it
+    (code_repo / "app.py").write_text('print("hi")\n')
+    s.stop("Formatted the code.")
+    handoff = handoff_of(project, "live-state-0001")
+    touched = section(handoff, "Files touched")
+    assert "`app.py`" in touched and "notes.md" not in touched
+
+
+# -- traceability: every item names the events it came from ------------------------------------------
+
+
+def test_every_handed_item_names_the_journal_lines_it_came_from(project, code_repo):
+    import json
+
+    from click.testing import CliRunner
+
+    from wiki_memory.cli import main
+
+    working_session(code_repo, "trace-a-0001")
+    consolidate_session(project, "trace-a-0001")
+    runner = CliRunner()
+    result = runner.invoke(main, ["--project", str(code_repo), "handoff", "--explain", "--json"])
+    assert result.exit_code == 0, result.output
+    (handed,) = json.loads(result.output)["handoffs"]
+    journal_lines = Path(handed["journal"]).read_text(encoding="utf-8").splitlines()
+    sections = {item["section"] for item in handed["items"]}
+    assert {"Goal", "Done", "Failed or abandoned", "Open items / next steps", "Files touched"} <= sections
+    for item in handed["items"]:
+        assert item["evidence"], item
+        for ref in item["evidence"]:
+            assert ref.startswith("journal line "), ref
+            assert 1 <= int(ref.split()[-1]) <= len(journal_lines)
+    by_text = {item["text"]: item["evidence"] for item in handed["items"]}
+    lint = by_text["`make lint` failed (exit 2): src/auth/admin_client.py:3: F401 unused import"]
+    assert all(json.loads(journal_lines[int(r.split()[-1]) - 1])["input"] == "make lint" for r in lint)
+    goal = next(i for i in handed["items"] if i["section"] == "Goal")
+    (goal_ref,) = goal["evidence"]
+    assert (
+        json.loads(journal_lines[int(goal_ref.split()[-1]) - 1])["text"] == "Fix the token refresh in the auth client"
+    )
+    # The text form says the same, item by item.
+    text = runner.invoke(main, ["--project", str(code_repo), "handoff", "--explain"]).output
+    assert "- `make lint` failed (exit 2)" in text and "<- journal line" in text
+    # A line a person rewrote has no recorded event, and says so.
+    page = project.wiki / handed["path"]
+    page.write_text(page.read_text().replace("## Done\n\n", "## Done\n\n- Checked by hand\n"))
+    from conftest import git as run_git
+
+    run_git(project.wiki, "commit", "-qam", "hand edit")
+    again = json.loads(runner.invoke(main, ["--project", str(code_repo), "handoff", "--explain", "--json"]).output)
+    by_text = {item["text"]: item["evidence"] for item in again["handoffs"][0]["items"]}
+    assert by_text["Checked by hand"] == []
+
+
+def test_a_call_the_permission_settings_refused_is_not_a_failure_left_open(project, code_repo):
+    s = Hooked(code_repo, "perm-0001")
+    s.start()
+    s.prompt("Install tmux")
+    s.tool(
+        "Bash", {"command": "brew install tmux"}, error="Permission to use Bash has been auto-denied in dontAsk mode."
+    )
+    s.stop("I could not run brew: the permission settings refused it. Run `brew install tmux` yourself.")
+    handoff = handoff_of(project, "perm-0001")
+    assert "`brew install tmux` was not run: the permission settings refused it." in section(
+        handoff, "Failed or abandoned approaches"
+    )
+    assert "still failing" not in handoff
