@@ -13,9 +13,17 @@ several lines (one content block each) shares its `message.id`, and the lines ar
 back. A tool result's record carries `toolUseResult`, the object a PostToolUse hook gets as
 `tool_response`, so a call is normalised here exactly as the hook normalises it. Records
 link to their parent by `parentUuid`: when the user rewound and went another way, only the
-branch that leads to the last record is the session. Sidechains (sub-agents) are skipped
-unless asked for, and record types this reader does not know (`file-history-snapshot`,
-`queue-operation`, `attachment`, `summary`, ...) are skipped.
+branch that leads to the last record is the session. Record types this reader does not know
+(`file-history-snapshot`, `queue-operation`, `attachment`, `summary`, ...) are skipped.
+
+Sub-agents (the Task tool) write sidechain records (`isSidechain: true`, with their
+`agentId`): inline in the main transcript in older versions, in files of their own
+(`agent-<id>.jsonl`, or `<session>/subagents/agent-<id>.jsonl`) in newer ones. Inside a main
+transcript a sidechain's tool calls are read as the session's, marked with the sub-agent
+(`meta.subagent`); its prompt (the task the main agent wrote) and its answers are not the
+user's words nor the turn's answer, so they are left out. A file whose every record is a
+sidechain is the sub-agent's own session: its task is its prompt, and its session-start
+names the sub-agent and the parent session (`subagent`, `parent_session`).
 
 The hook path imports this module on every Claude Code hook call: the transcript reader
 imports what only it needs (`hashlib`, `pathlib`) when it runs.
@@ -88,8 +96,9 @@ ADAPTER = ClaudeCode()
 # Transcripts ---------------------------------------------------------------------------------
 
 
-def read_transcript(path: str | Path, *, include_sidechains: bool = False) -> list[Observation]:
-    """The observations of a Claude Code session transcript, in order, redacted."""
+def read_transcript(path: str | Path, *, include_sidechains: bool = True) -> list[Observation]:
+    """The observations of a Claude Code session transcript (or a sub-agent's), in order,
+    redacted; with `include_sidechains` False, without the sub-agents' calls."""
     from pathlib import Path
 
     from wiki_memory.capture.redact import redact_observation, reload_user_patterns
@@ -98,7 +107,9 @@ def read_transcript(path: str | Path, *, include_sidechains: bool = False) -> li
     reload_user_patterns()
     turns = _Turns(_session_records(path, include_sidechains), path)
     for record in turns.records:
-        if record.get("type") == "assistant":
+        if record.get("isSidechain") and not turns.subagent_file:
+            turns.sidechain(record)
+        elif record.get("type") == "assistant":
             turns.assistant(record)
         elif record.get("type") == "user":
             turns.user(record)
@@ -116,10 +127,12 @@ def _session_records(path: Path, include_sidechains: bool) -> list[dict[str, Any
         and r.get("uuid")
         and (include_sidechains or not r.get("isSidechain"))
     ]
-    # The branch is chosen among the main thread's records; sidechains (sub-agents) run beside it.
-    branch = _active_branch([r for r in records if not r.get("isSidechain")])
+    # The branch is chosen among the main thread's records; sidechains (sub-agents) run beside
+    # it. A sub-agent's own file is all sidechain: its branch is chosen among its records.
+    main = [r for r in records if not r.get("isSidechain")]
+    branch = _active_branch(main or records)
     if branch is not None:
-        records = [r for r in records if r["uuid"] in branch or r.get("isSidechain")]
+        records = [r for r in records if r["uuid"] in branch or (main and r.get("isSidechain"))]
     return records
 
 
@@ -199,11 +212,21 @@ class _Turns:
         self.records, self.path = records, path
         self.session_id = next((str(r["sessionId"]) for r in records if r.get("sessionId")), path.stem)
         self.cwd = next((str(r["cwd"]) for r in records if r.get("cwd")), None)
+        # A sub-agent's own file: every record a sidechain. It is a session of its own, named
+        # by the sub-agent (its records carry the parent's session id).
+        self.subagent_file = bool(records) and all(r.get("isSidechain") for r in records)
+        self.parent_session: str | None = None
+        if self.subagent_file:
+            agent_id = next((str(r["agentId"]) for r in records if r.get("agentId")), None)
+            self.parent_session = self.session_id if self.session_id != path.stem else None
+            self.agent_id = agent_id or path.stem
+            self.session_id = f"agent-{agent_id}" if agent_id else path.stem
         self.out: list[Observation] = []
         self.model: str | None = None
         self.branch: str | None = None
         self.version: str | None = None
         self.calls: dict[str, tuple[dict[str, Any], str]] = {}  # tool_use id -> (block, time)
+        self.call_agents: dict[str, str] = {}  # tool_use id -> the sub-agent that made the call
         self.seen_blocks: dict[str, set[str]] = {}  # message id -> blocks already taken (merged lines)
         # The latest assistant text of the turn: (time, text, message id).
         self.last_text: tuple[str, str, str] | None = None
@@ -242,6 +265,23 @@ class _Turns:
                 self.last_text = (self.last_text[0], self.last_text[1] + "\n\n" + "\n\n".join(texts), key)
             else:
                 self.last_text = (time, "\n\n".join(texts), key)
+
+    def sidechain(self, record: dict[str, Any]) -> None:
+        """A sub-agent's record inside the main transcript: its calls and their results are
+        the session's, marked with the sub-agent; its task and its answers are not the
+        user's prompt nor the turn's answer."""
+        time = self._note(record)
+        agent = str(record.get("agentId") or "sidechain")
+        message = record.get("message") or {}
+        for block in _blocks(message):
+            if record.get("type") == "assistant" and block.get("type") == "tool_use" and block.get("id"):
+                self.calls[str(block["id"])] = (block, time)
+                self.call_agents[str(block["id"])] = agent
+            elif record.get("type") == "user" and block.get("type") == "tool_result":
+                call_id = str(block.get("tool_use_id") or "")
+                call, call_time = self.calls.pop(call_id, ({"name": "tool", "input": {}}, time))
+                observation = self.tool(call, block, record.get("toolUseResult"), time or call_time, call_id)
+                self.out.append(observation._replace(meta={**observation.meta, "subagent": agent}, plan=()))
 
     def user(self, record: dict[str, Any]) -> None:
         """A prompt, or the results of tool calls."""
@@ -308,7 +348,9 @@ class _Turns:
         for call_id, (call, call_time) in self.calls.items():
             tool = str(call.get("name") or "tool")
             data = _dict(call.get("input"))
-            meta = {"tool_use_id": call_id, "no_result": True}
+            meta: dict[str, Any] = {"tool_use_id": call_id, "no_result": True}
+            if call_id in self.call_agents:
+                meta["subagent"] = self.call_agents[call_id]
             out.append(self.obs("tool", call_time, tool=tool, input=compact_input(tool, data), meta=meta))
         out.sort(key=lambda o: o.time)
         first = str(self.records[0].get("timestamp") or "") if self.records else ""
@@ -319,6 +361,10 @@ class _Turns:
             start["branch"] = self.branch
         if self.version:
             start["cli_version"] = self.version
+        if self.subagent_file:
+            start["subagent"] = self.agent_id
+            if self.parent_session:
+                start["parent_session"] = self.parent_session
         if self.records or out:
             out.insert(0, self.obs("session-start", out[0].time if out else first, meta=start))
         return out

@@ -122,7 +122,7 @@ def read_rollout(path: str | Path) -> list[Observation]:
 
     path = Path(path)
     reload_user_patterns()
-    rollout = _Rollout([r for r in journal.records(path) if isinstance(r.get("payload"), dict)], path)
+    rollout = _Rollout([r for r in map(_wrapped, journal.records(path)) if r is not None], path)
     for record in rollout.records:
         payload, time = record["payload"], str(record.get("timestamp") or "")
         if record.get("type") == "event_msg":
@@ -136,6 +136,30 @@ def read_rollout(path: str | Path) -> list[Observation]:
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _wrapped(record: dict[str, Any]) -> dict[str, Any] | None:
+    """A record in the `{"timestamp", "type", "payload"}` shape. The first rollouts (Codex
+    0.1, spring 2025) wrote the response items bare, after a first line with the session's
+    `id` and `timestamp`, and `{"record_type": "state"}` lines, which are skipped."""
+    if isinstance(record.get("payload"), dict):
+        return record
+    if record.get("record_type"):
+        return None
+    if "type" not in record and record.get("id") and record.get("timestamp"):
+        return {"timestamp": record["timestamp"], "type": "session_meta", "payload": record}
+    if isinstance(record.get("type"), str):
+        return {"timestamp": record.get("timestamp") or "", "type": "response_item", "payload": record}
+    return None
+
+
+def _environment_cwd(content: Any) -> str | None:
+    """The working directory an `<environment_context>` message names (rollouts whose
+    session_meta does not)."""
+    import re
+
+    match = re.search(r"<environment_context>.*?<cwd>([^<\n]+)</cwd>", _texts(content, ("input_text", "text")), re.S)
+    return match.group(1).strip() if match else None
 
 
 def _texts(content: Any, kinds: tuple[str, ...]) -> str:
@@ -203,6 +227,8 @@ class _Rollout:
             self.cwd = self.cwd or p.get("cwd")
             if p.get("model"):
                 self.meta["model"] = p["model"]
+        elif kind == "response_item" and p.get("type") == "message" and p.get("role") == "user" and not self.cwd:
+            self.cwd = _environment_cwd(p.get("content"))
         elif kind == "event_msg":
             ptype, item = p.get("type"), _dict(p.get("item"))
             if ptype == "user_message":

@@ -27,8 +27,9 @@ Sessions are kept in SQLite (`$XDG_DATA_HOME/opencode/opencode.db`, or `OPENCODE
 `session` (id, directory, parent_id, version, times), `message` and `part` (their `data`
 JSON). One database holds every session, so a session's transcript is named
 `<database>/<session id>`; `read_transcript` takes that or the database itself (its newest
-session). The hook path imports this module on every call: `sqlite3` is imported only
-where a database is read.
+session), or the JSON `opencode export` prints (`info`: the session; `messages`: each with
+its `info` and `parts`, as the database keeps them). The hook path imports this module on
+every call: `sqlite3` is imported only where a database is read.
 """
 
 from __future__ import annotations
@@ -262,12 +263,54 @@ def _split(path: Path) -> tuple[Path, str | None]:
     return path, None
 
 
+def _is_export(path: Path) -> bool:
+    """Whether `path` is a JSON file (an export), not a database."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(64).lstrip().startswith(b"{")
+    except OSError:
+        return False
+
+
+def read_export(path: Path) -> list[Observation]:
+    """The observations of a session that `opencode export` wrote as JSON, in order, redacted."""
+    from wiki_memory.capture.redact import redact_observation, reload_user_patterns
+
+    reload_user_patterns()
+    data = _json(path.read_text(encoding="utf-8"))
+    info, messages = _dict(data.get("info")), data.get("messages")
+    if not info.get("id") or not isinstance(messages, list):
+        return []
+    start_meta: dict[str, Any] = {"source": "transcript", "transcript_path": str(path)}
+    if info.get("version"):
+        start_meta["cli_version"] = info["version"]
+    if info.get("parentID"):
+        start_meta["parent_session"] = info["parentID"]
+        start_meta["subagent"] = info["id"]
+    reader = _Session(str(info["id"]), info.get("directory"), start_meta)
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        data = _dict(message.get("info"))
+        created = _dict(data.get("time")).get("created") or 0
+        parts = []
+        for part in message.get("parts") or ():
+            if isinstance(part, dict):
+                when = _dict(_dict(part.get("state")).get("time")).get("end") or _dict(part.get("time")).get("end")
+                parts.append((when or created, part))
+        reader.message(data, created, parts)
+    return [redact_observation(o) for o in reader.finish(stamp(_dict(info.get("time")).get("created")) or "")]
+
+
 def read_session(path: Path) -> list[Observation]:
-    """The observations of one OpenCode session (`<database>/<session id>`), in order, redacted."""
+    """The observations of one OpenCode session (`<database>/<session id>`, or an export), in
+    order, redacted."""
     import sqlite3
 
     from wiki_memory.capture.redact import redact_observation, reload_user_patterns
 
+    if path.is_file() and _is_export(path):
+        return read_export(path)
     db, session_id = _split(path)
     reload_user_patterns()
     try:

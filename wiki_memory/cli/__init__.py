@@ -81,19 +81,23 @@ COMMAND_MODULES = {
     **dict.fromkeys(("links", "reindex", "search"), "search"),
     **dict.fromkeys(("recall", "stats"), "recall"),
     **dict.fromkeys(("open", "remote", "sync", "watch"), "sync"),
+    **dict.fromkeys(("config", "export", "projects", "prune", "sessions"), "inout"),
     "trust": "trust",
     "ui": "ui",
 }
+
 _all_loaded = False
 
 
 def load_commands() -> None:
-    """Import every command module (each registers its commands on `main`)."""
+    """Import every module of the package (each registers its commands on `main`)."""
     global _all_loaded
     if not _all_loaded:
         _all_loaded = True
-        for module in sorted(set(COMMAND_MODULES.values())):
-            importlib.import_module(f"wiki_memory.cli.{module}")
+        import pkgutil
+
+        for found in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"wiki_memory.cli.{found.name}")
 
 
 class WikiGroup(click.Group):

@@ -171,16 +171,20 @@ def consolidate(
             click.echo(f"  {path}")
 
 
-TRANSCRIPT_AGENTS = ("claude-code", "codex", "opencode")  # the agents whose transcripts we can read
+TRANSCRIPT_AGENTS = ("claude-code", "codex", "gemini", "opencode")  # the agents whose transcripts we can read
 
 
 def _transcript_agent(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """The canonical agent name for AGENT (aliases as `install` takes them: claude, ...)."""
     from wiki_memory.capture.adapter import agent_name
 
+    if value in ("instructions", "wiki"):
+        return value  # not agents: instruction files, an export (`import instructions`, `import wiki`)
     name = agent_name(value)
     if name not in TRANSCRIPT_AGENTS:
-        raise click.BadParameter(f"{value!r}: transcripts can be imported from {', '.join(TRANSCRIPT_AGENTS)}")
+        raise click.BadParameter(
+            f"{value!r}: transcripts can be imported from {', '.join(TRANSCRIPT_AGENTS)} (or: instructions, wiki)"
+        )
     return name
 
 
@@ -188,28 +192,58 @@ def _transcript_agent(ctx: click.Context, param: click.Parameter, value: str) ->
 @click.argument("agent", metavar="AGENT", callback=_transcript_agent)
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="Print what was imported, per project, as JSON.")
+@click.option("--dry-run", is_flag=True, help="import instructions: show the pages, write nothing.")
 @click.pass_context
-def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: bool) -> None:
+def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: bool, dry_run: bool) -> None:
     """Import past sessions from transcripts, as session pages.
 
     Without PATHs, reads the agent's default place (~/.claude/projects,
-    $CODEX_HOME/sessions, or OpenCode's opencode.db). Each session is filed under
-    the project of the working directory its transcript records, unless --project
-    (before the command) says where.
-    Importing again skips sessions that already have a page.
+    $CODEX_HOME/sessions, ~/.gemini/tmp, or OpenCode's opencode.db). A PATH may
+    also be a sub-agent's transcript (alone, or with its parent's: then its work
+    joins the parent's session), a Gemini CLI session or checkpoint file, or an
+    `opencode export` JSON file. Each session is filed under the project of the
+    working directory its transcript records, unless --project (before the
+    command) says where. The newest imported session's handoff is written, so
+    the next session picks up from it. Importing again skips sessions that
+    already have a page.
 
     \b
     Examples:
       wiki-memory import claude-code      # or: claude
       wiki-memory import codex ~/.codex/sessions/2026/11
       wiki-memory import opencode ~/.local/share/opencode/opencode.db
+      wiki-memory --project . import gemini ~/.gemini/tmp/myapp/chats
       wiki-memory --project . import claude-code ~/Downloads/session.jsonl
+
+    `import instructions [PATH...] [--dry-run]` reads the memory you already keep
+    for your agents instead: CLAUDE.md (with CLAUDE.local.md and @imports),
+    AGENTS.md, GEMINI.md, Cursor rules, copilot-instructions.md, .windsurfrules,
+    Claude Code's auto memory of the project, a Cline memory-bank/, Serena's
+    memories, a basic-memory folder; each section becomes a page (docs/import-export.md).
+
+    \b
+      wiki-memory import instructions --dry-run
+      wiki-memory import instructions ~/notes/basic-memory/myapp
+
+    `import wiki PATH` brings in what `export --format markdown|json` wrote.
     """
+    if agent == "instructions":
+        from wiki_memory.cli.inout import import_instructions_command
+
+        import_instructions_command(ctx.obj, paths, as_json=as_json, dry_run=dry_run)
+        return
+    if agent == "wiki":
+        from wiki_memory.cli.inout import import_wiki_command
+
+        import_wiki_command(ctx.obj, paths, as_json=as_json, dry_run=dry_run)
+        return
+    if dry_run:
+        raise WikiMemoryError("--dry-run is for `import instructions` and `import wiki`")
     from wiki_memory.consolidate.importer import default_transcripts, find_transcripts
     from wiki_memory.memory import import_transcripts
 
     app: App = ctx.obj
-    files = find_transcripts(paths) if paths else default_transcripts(agent)
+    files = find_transcripts(paths, agent) if paths else default_transcripts(agent)
     if not files:
         raise WikiMemoryError(
             f"no {agent} transcripts found" + (f" in {', '.join(paths)}" if paths else " in the default place")

@@ -9,12 +9,16 @@ from typing import TYPE_CHECKING
 import click
 
 from wiki_memory.cli import App, main, pass_app
+from wiki_memory.cli.inout import client_blocks
 from wiki_memory.cli.output import echo_json
 
 if TYPE_CHECKING:
     from wiki_memory.install import Change, Context
 
-AGENT_HELP = "claude-code, codex, gemini, cursor, opencode, or all (every agent found on this machine)"
+AGENT_HELP = (
+    "claude-code, codex, gemini, cursor, opencode, or all (every agent found on this machine); "
+    "MCP-only clients: claude-desktop, vscode, zed, windsurf, goose, copilot-cli"
+)
 
 scope_option = click.option(
     "--scope",
@@ -96,7 +100,9 @@ def install(
     """Connect agents to wiki-memory: their hooks and MCP server entry.
 
     AGENT is claude-code, codex, gemini, cursor, opencode, or all (every agent found on
-    this machine).
+    this machine); or a client without hooks, reached through MCP only: claude-desktop,
+    vscode, zed, windsurf, goose, copilot-cli (with --scope project, the memory block
+    of `export` goes in the instruction file it reads).
     The entries name this installation's executable by its absolute path, so they work
     whatever the agent's PATH. Existing files are merged (every entry that is not ours
     is kept) and backed up first; running it again changes nothing. Codex's hooks are
@@ -111,7 +117,9 @@ def install(
     from wiki_memory.install import install as do_install
 
     ctx = _context(app, scope, dry_run, mcp=not no_mcp, codex=codex)
-    _report(do_install(agents, ctx), as_json, dry_run)
+    results = do_install(agents, ctx)
+    client_blocks(app, results, ctx)  # MCP-only clients: the memory block in the file they read
+    _report(results, as_json, dry_run)
 
 
 @main.command()
@@ -133,7 +141,10 @@ def uninstall(app: App, agents: tuple[str, ...], scope: str, dry_run: bool, as_j
     """
     from wiki_memory.install import uninstall as do_uninstall
 
-    _report(do_uninstall(agents, _context(app, scope, dry_run)), as_json, dry_run)
+    ctx = _context(app, scope, dry_run)
+    results = do_uninstall(agents, ctx)
+    client_blocks(app, results, ctx, remove=True)
+    _report(results, as_json, dry_run)
 
 
 @main.command()

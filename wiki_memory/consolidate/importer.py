@@ -1,8 +1,15 @@
-"""Past sessions from transcripts, imported as session pages (no handoffs: they are history).
+"""Past sessions from transcripts, imported as session pages, and the newest one's handoff.
 
 Each transcript is filed under the project of the working directory it records (or the
-project given), and every project gets one commit for the batch. A session whose page
-already exists is skipped, so importing the same transcripts again changes nothing.
+project given), and every project gets one commit for the batch: the session pages, and
+the handoff of the project's newest imported session (what the next session is handed, as
+if that session had just ended). A session whose page already exists is skipped, so
+importing the same transcripts again changes nothing.
+
+A sub-agent's own transcript (Claude Code's `agent-*.jsonl`) imports alone as a session of
+its own; given with its parent's, its calls join the parent's session (once: a call the
+parent's transcript already holds inline is not counted again) and it gets no page of its
+own. A file that is not a transcript of the agent is reported in one line.
 """
 
 from __future__ import annotations
@@ -21,13 +28,25 @@ def default_transcripts(agent: str) -> list[Path]:
     return load(agent).default_transcripts()
 
 
-def find_transcripts(paths: Iterable[str | Path]) -> list[Path]:
-    """The transcript files among `paths` (folders are searched; sub-agent files are left out)."""
+#: the names of an agent's transcript files in a folder given to `import`.
+TRANSCRIPT_GLOBS: dict[str, tuple[str, ...]] = {
+    "claude-code": ("*.jsonl",),
+    "codex": ("*.jsonl",),
+    "gemini": ("session-*.jsonl", "session-*.json", "checkpoint-*.json"),
+    "opencode": ("opencode*.db", "ses_*.json"),
+}
+
+
+def find_transcripts(paths: Iterable[str | Path], agent: str | None = None) -> list[Path]:
+    """The transcript files among `paths`: files as given, folders searched for the agent's
+    transcript names (any agent's, without one), sub-agents' files included: they join their
+    parent's session when it is there."""
+    patterns = TRANSCRIPT_GLOBS.get(agent or "") or tuple({g for globs in TRANSCRIPT_GLOBS.values() for g in globs})
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend(p for p in sorted(path.rglob("*.jsonl")) if "subagents" not in p.parts)
+            found.extend(sorted({p for pattern in patterns for p in path.rglob(pattern) if p.is_file()}))
         elif path.is_file():
             found.append(path)
     seen: set[Path] = set()
@@ -41,6 +60,7 @@ class ImportReport:
     skipped: dict[str, list[str]] = field(default_factory=dict)  # already there
     empty: list[str] = field(default_factory=list)  # transcripts with nothing substantive
     failed: list[tuple[str, str]] = field(default_factory=list)  # (transcript, reason)
+    handoffs: dict[str, str] = field(default_factory=dict)  # project id -> the handoff page written
     commits: dict[str, str] = field(default_factory=dict)
     wikis: dict[str, str] = field(default_factory=dict)
     embedded: dict[str, int] = field(default_factory=dict)  # project id -> chunks embedded after the import
@@ -54,6 +74,7 @@ class ImportReport:
             "skipped": self.skipped,
             "empty": self.empty,
             "failed": [{"path": p, "reason": r} for p, r in self.failed],
+            "handoffs": self.handoffs,
             "commits": self.commits,
             "wikis": self.wikis,
             "embedded": self.embedded,
@@ -70,6 +91,8 @@ class ImportReport:
                 f"{pid}: {new} session{'s' if new != 1 else ''} imported{commit}, "
                 f"{old} already there  [{self.wikis.get(pid, '')}]"
             )
+            if pid in self.handoffs:
+                out.append(f"  handoff: {self.handoffs[pid]}")
             pages = {p.path for r in self.distilled.get(pid, []) for p in r.pages if p.action != "unchanged"}
             if pages:
                 out.append(f"  distilled: {', '.join(sorted(pages))}")
@@ -92,18 +115,17 @@ def read_sessions(
     """Read transcripts into session summaries grouped by project: (the report so far, project
     id -> (project, summaries)). Each transcript goes to the project of the working directory
     it records, or to `project` when given."""
-    from wiki_memory.consolidate.extract import summarize
-    from wiki_memory.consolidate.run import current_branch
-    from wiki_memory.consolidate.session import build_session
-
     reader = load(agent)
     report = ImportReport(agent)
-    by_project: dict[str, tuple[Project, list[Any]]] = {}
+    sessions: list[tuple[Path, list[Any]]] = []
     for path in (named for file in files for named in reader.transcripts_in(file)):
         try:
             observations = reader.read_transcript(path)
         except (OSError, UnicodeDecodeError) as e:
             report.failed.append((str(path), f"unreadable: {e}"))
+            continue
+        except Exception as e:  # noqa: BLE001 - one bad file is one line of the report, never a traceback
+            report.failed.append((str(path), f"not a {agent} transcript ({type(e).__name__}: {e})"))
             continue
         finally:
             if progress is not None:
@@ -111,46 +133,118 @@ def read_sessions(
         if not observations:
             report.failed.append((str(path), f"not a {agent} transcript (no session records)"))
             continue
-        session = build_session(observations, agent=agent)
-        summary = summarize(session)
-        if not summary.substantive:
-            report.empty.append(str(path))
-            continue
-        target = project
-        if target is None:
-            if not session.cwd:
-                report.failed.append((str(path), "the transcript records no working directory; use --project"))
-                continue
-            target = resolve_project(session.cwd)
-        if not session.branch:
-            session.branch = current_branch(session.cwd)
-        by_project.setdefault(target.id, (target, []))[1].append(summary)
+        sessions.append((path, observations))
+    by_project: dict[str, tuple[Project, list[Any]]] = {}
+    for path, observations in _join_subagents(sessions):
+        _file_session(agent, report, by_project, path, observations, project)
     return report, by_project
 
 
+def _subagent_of(observations: Sequence[Any]) -> str | None:
+    """The parent session of a sub-agent's own transcript (None: not a sub-agent's)."""
+    start = observations[0] if observations and observations[0].kind == "session-start" else None
+    parent = start.meta.get("parent_session") if start is not None else None
+    return str(parent) if parent else None
+
+
+def _join_subagents(sessions: list[tuple[Path, list[Any]]]) -> list[tuple[Path, list[Any]]]:
+    """The sessions to import: a sub-agent's transcript whose parent is among them joins the
+    parent's (its calls, marked with the sub-agent, each once); the others stay alone."""
+    from wiki_memory.consolidate.session import in_time_order
+
+    parents = {obs[0].session_id: n for n, (_, obs) in enumerate(sessions) if not _subagent_of(obs)}
+    joined: dict[int, list[Any]] = {}
+    alone: list[tuple[Path, list[Any]]] = []
+    for path, observations in sessions:
+        parent = _subagent_of(observations)
+        if parent is None:
+            continue
+        if parent not in parents:
+            alone.append((path, observations))
+            continue
+        host = parents[parent]
+        base = joined.setdefault(host, list(sessions[host][1]))
+        have = {o.meta.get("tool_use_id") for o in base if o.kind == "tool" and o.meta.get("tool_use_id")}
+        agent_id = str(observations[0].meta.get("subagent") or path.stem)
+        for o in observations:
+            if o.kind != "tool" or (o.meta.get("tool_use_id") and o.meta["tool_use_id"] in have):
+                continue
+            base.append(o._replace(session_id=parent, meta={**o.meta, "subagent": agent_id}, plan=()))
+    out = [
+        (path, in_time_order(joined[n]) if n in joined else obs)
+        for n, (path, obs) in enumerate(sessions)
+        if not _subagent_of(obs)
+    ]
+    return out + alone
+
+
+def _file_session(
+    agent: str,
+    report: ImportReport,
+    by_project: dict[str, tuple[Project, list[Any]]],
+    path: Path,
+    observations: list[Any],
+    project: Project | None,
+) -> None:
+    """Summarise one transcript's session and file it under its project."""
+    from wiki_memory.consolidate.extract import summarize
+    from wiki_memory.consolidate.run import current_branch
+    from wiki_memory.consolidate.session import build_session
+
+    session = build_session(observations, agent=agent)
+    # A transcript is a session that is over: it is not "in progress", whatever its last event.
+    session.ended = True
+    summary = summarize(session)
+    if not summary.substantive:
+        report.empty.append(str(path))
+        return
+    target = project
+    if target is None:
+        if not session.cwd:
+            report.failed.append((str(path), "the transcript records no working directory; use --project"))
+            return
+        target = resolve_project(session.cwd)
+    if not session.branch:
+        session.branch = current_branch(session.cwd)
+    by_project.setdefault(target.id, (target, []))[1].append(summary)
+
+
+def newest(summaries: Sequence[Any]) -> Any:
+    """The summary of the session that ended last (the one whose handoff an import writes)."""
+    from wiki_memory.consolidate.session import time_key
+
+    return max(summaries, key=lambda s: time_key(s.session.end or s.session.start) or 0.0)
+
+
 def import_into(agent: str, report: ImportReport, pid: str, target: Project, store: Any, summaries: list[Any]) -> None:
-    """Write one project's imported session pages in one commit, skipping those already there."""
+    """Write one project's imported session pages, and the handoff of the newest of them, in
+    one commit, skipping sessions already there."""
     from wiki_memory.consolidate.run import build_pages, unique_key
     from wiki_memory.store import Author
 
     report.wikis[pid] = str(target.wiki)
     fresh, seen = [], set()
+    last = newest(summaries) if summaries else None
     for summary in summaries:
         summary.session.page_key = unique_key(store, summary.session)
-        page = build_pages(summary, with_handoff=False)[0]
+        pages = build_pages(summary, with_handoff=summary is last)
+        page = pages[0]
         if store.exists(page.path) or page.path in seen:
             report.skipped.setdefault(pid, []).append(page.path)
         else:
             seen.add(page.path)
-            fresh.append(page)
+            fresh.extend(pages[:2])
+            if summary is last and len(pages) > 1:
+                report.handoffs[pid] = pages[1].path
     if not fresh:
         return
-    plural = "s" if len(fresh) != 1 else ""
+    sessions = [p for p in fresh if p.path.startswith("sessions/")]
+    plural = "s" if len(sessions) != 1 else ""
     body = "\n".join(f"- {p.path}" for p in fresh)
     results = store.write_many(
-        fresh, Author.agent(agent), message=f"import: {len(fresh)} {agent} session{plural}\n\n{body}"
+        fresh, Author.agent(agent), message=f"import: {len(sessions)} {agent} session{plural}\n\n{body}"
     )
     commit = next((r.commit for r in results if r.commit), None)
     if commit:
         report.commits[pid] = commit
-    report.imported[pid] = [r.path for r in results]
+    report.imported[pid] = [r.path for r in results if r.path.startswith("sessions/")]

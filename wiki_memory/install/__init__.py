@@ -23,6 +23,7 @@ from wiki_memory.install.base import Change, Check, Context, Installer, register
 
 __all__ = [
     "AGENTS",
+    "MCP_CLIENTS",
     "Change",
     "Check",
     "Context",
@@ -38,11 +39,25 @@ __all__ = [
 ]
 
 
+#: Clients with no hooks, reached through MCP only (`mcp_client`): name -> module.
+MCP_CLIENTS = {
+    "claude-desktop": "claude_desktop",
+    "vscode": "vscode",
+    "zed": "zed",
+    "windsurf": "windsurf",
+    "goose": "goose",
+    "copilot-cli": "copilot_cli",
+}
+
+
 def installer(agent: str) -> Installer:
-    """The installer of one agent (canonical name or alias)."""
+    """The installer of one agent or MCP-only client (canonical name or alias)."""
+    if agent.lower() in MCP_CLIENTS:
+        return importlib.import_module(f"wiki_memory.install.{MCP_CLIENTS[agent.lower()]}").INSTALLER
     name = agent_name(agent)
     if name is None:
-        raise WikiMemoryError(f"unknown agent {agent!r} (known: {', '.join(AGENTS)}, or all)")
+        known = ", ".join([*AGENTS, *MCP_CLIENTS])
+        raise WikiMemoryError(f"unknown agent {agent!r} (known: {known}, or all)")
     return importlib.import_module(f"wiki_memory.install.{AGENTS[name]}").INSTALLER
 
 
@@ -95,7 +110,7 @@ def doctor(agents: list[str] | tuple[str, ...], ctx: Context) -> list[Check]:
 
 def connected_agents(ctx: Context) -> list[str]:
     """The agents with our hooks or our MCP entry in their files (in `ctx`'s scope)."""
-    return [agent for agent in AGENTS if installer(agent).is_connected(ctx)]
+    return [agent for agent in [*AGENTS, *MCP_CLIENTS] if installer(agent).is_connected(ctx)]
 
 
 def _with_command(ctx: Context) -> Context:

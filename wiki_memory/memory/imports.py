@@ -22,11 +22,12 @@ def import_transcripts(
     progress: Callable[..., Any] | None = None,
     index_progress: Callable[[str, int, int], None] | None = None,
 ) -> ImportReport:
-    """Import transcripts as session pages: one commit per project; sessions that already
-    have a page are skipped. Each session is then distilled from its evidence (no LLM: an
-    import may hold hundreds of sessions), in a commit of its own per session that yields
-    pages. Each project's search index takes the new pages and embeds them (on every core:
-    an import is waited for) before this returns."""
+    """Import transcripts as session pages, with the handoff of each project's newest imported
+    session: one commit per project; sessions that already have a page are skipped. Each
+    session is then distilled from its evidence (no LLM: an import may hold hundreds of
+    sessions), in a commit of its own per session that yields pages. Each project's search
+    index takes the new pages and embeds them (on every core: an import is waited for), and
+    the context the next session starts from is rebuilt, before this returns."""
     from wiki_memory.consolidate.importer import import_into, read_sessions
 
     report, by_project = read_sessions(agent, files, project=project, progress=progress)
@@ -43,4 +44,9 @@ def import_transcripts(
                 report.embedded[pid] = memory.reindex(progress=index_progress).embedded
             except Exception as e:  # noqa: BLE001 - derived data: the pages are committed whatever happens here
                 report.index_errors[pid] = f"{type(e).__name__}: {e}"
+            if pid in report.handoffs:
+                from wiki_memory.consolidate import context_build
+
+                # The next session starts from what the import handed over (and what it distilled).
+                context_build.refresh(target, memory.store(), memory.index)
     return report

@@ -134,6 +134,7 @@ class Sessions(Sharing):
         distilled = self._after_consolidation([outcome], llm)
         if outcome.commit or distilled:
             self.auto_sync()
+            self._refresh_exports()
         return outcome
 
     def consolidate_pending(
@@ -148,12 +149,19 @@ class Sessions(Sharing):
         distilled = self._after_consolidation(outcomes, llm)
         if any(o.commit for o in outcomes) or distilled:
             self.auto_sync()
+            self._refresh_exports()
         return outcomes
 
     def _after_consolidation(self, outcomes: Sequence[Outcome], llm: bool | None) -> bool:
         """What runs on the sessions just consolidated (the memory's distillation); True when
         it committed something."""
         return False
+
+    def _refresh_exports(self) -> None:
+        """The `[export] targets` blocks brought up to date (`memory.instructions`)."""
+        from wiki_memory.memory.instructions import refresh_exports
+
+        refresh_exports(self)  # type: ignore[arg-type]  # a Sessions is the Memory it is part of
 
     def _writable(self) -> Any:
         return self.store(create=True)

@@ -132,3 +132,56 @@ def create_wiki(root: Path, author: Author | None = None) -> None:
             # Another process made the wiki meanwhile: theirs it is.
     finally:
         shutil.rmtree(building, ignore_errors=True)
+
+
+def history_bundle(root: Path) -> bytes:
+    """The wiki's whole history (its `main`) as a git bundle: `git clone wiki.bundle` works."""
+    import io
+
+    from dulwich.bundle import create_bundle_from_repo, write_bundle
+
+    with Repo(str(root)) as repo:
+        bundle = create_bundle_from_repo(repo, refs=[BRANCH])
+        out = io.BytesIO()
+        write_bundle(out, bundle)
+    return out.getvalue()
+
+
+def create_wiki_from_bundle(root: Path, data: bytes) -> str:
+    """Make the wiki at `root` from a bundle's `main`, its history whole; the head commit.
+
+    Made whole or not at all, as `create_wiki`: built beside the wiki, moved in with one
+    rename. Refused when `root` is a wiki already (its history would be lost)."""
+    from dulwich.bundle import read_bundle
+
+    from wiki_memory.errors import ConflictError, WikiMemoryError
+
+    if (root / ".git").is_dir() and has_commit(root):
+        raise ConflictError(f"{root} is a wiki already: its history would be replaced")
+    root.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{root.name}.creating-", dir=root.parent))
+    try:
+        bundle_file = building.parent / f"{building.name}.bundle"
+        bundle_file.write_bytes(data)
+        try:
+            with open(bundle_file, "rb") as f:
+                bundle = read_bundle(f)
+                head = bundle.references.get(BRANCH)
+                if head is None or bundle.prerequisites:
+                    raise WikiMemoryError("the export's history has no main branch of its own")
+                repo = Repo.init(str(building))
+                bundle.store_objects(repo.object_store)
+                bundle.close()
+        finally:
+            bundle_file.unlink(missing_ok=True)
+        repo.refs[BRANCH] = head
+        repo.refs.set_symbolic_ref(HEAD, BRANCH)
+        repo.get_worktree().reset_index()
+        repo.close()
+        for entry in os.listdir(building):
+            if entry != ".git" and not (root / entry).exists():
+                os.replace(building / entry, root / entry)
+        os.rename(building / ".git", root / ".git")
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return head.decode()
