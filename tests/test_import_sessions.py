@@ -456,3 +456,25 @@ def test_every_agents_session_files_import_and_other_files_get_one_line(tmp_path
         assert line.startswith(f"could not import {path}: "), line
         assert f"not a {agent} transcript" in line or "no such table: session" in line, line
         assert "Traceback" not in result.output
+
+
+@pytest.mark.usefixtures("embedding_model")
+def test_a_gemini_subagent_chat_joins_its_parent(tmp_path: Path):
+    chats = tmp_path / "chats"
+    parent = gemini_jsonl(chats, "/work/shop")
+    parent_id = json.loads(parent.read_text().splitlines()[0])["sessionId"]
+    write = _gemini_call("w1", "write_file", {"file_path": "/work/shop/docs/cart.md", "content": "# Cart\n"}, "ok")
+    records = [
+        {"sessionId": "sub-7", "projectHash": "ab" * 32, "startTime": "2026-12-02T00:13:04.000Z", "kind": "subagent",
+         "directories": ["/work/shop"]},
+        {"id": "s1", "timestamp": "2026-12-02T00:13:04.000Z", "type": "user", "content": "Document the cart"},
+        {"id": "s2", "timestamp": "2026-12-02T00:13:05.000Z", "type": "gemini", "content": "", "toolCalls": [write]},
+    ]  # fmt: skip
+    sub = _write(chats / parent_id / "sub-7.jsonl", [json.dumps(r) for r in records])
+    project = resolve_project(tmp_path)
+    report = import_transcripts("gemini", [parent, sub], project=project)
+    [page_path] = report.imported[project.id]
+    page = (project.wiki / page_path).read_text()
+    assert f"session_id: {parent_id}" in page and "`docs/cart.md`" in page and "`shop/cart.py`" in page
+    alone = import_transcripts("gemini", [sub], project=resolve_project(tmp_path / "other"))
+    assert not alone.failed and len(alone.imported[resolve_project(tmp_path / "other").id]) == 1

@@ -261,8 +261,9 @@ def read_chat(path: str | Path) -> list[Observation]:
     session_id = str(meta.get("sessionId") or path.stem)
     cwd = _project_dir(path, meta)
     start_meta: dict[str, Any] = {"source": "transcript", "transcript_path": str(path)}
-    if meta.get("kind") == "subagent":
+    if meta.get("kind") == "subagent":  # chats/<parent session id>/<its id>.jsonl
         start_meta["subagent"] = session_id
+        start_meta["parent_session"] = path.parent.name
     out: list[Observation] = []
     answer: tuple[str, str] | None = None
 
