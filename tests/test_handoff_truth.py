@@ -492,3 +492,15 @@ def test_a_call_the_permission_settings_refused_is_not_a_failure_left_open(proje
         handoff, "Failed or abandoned approaches"
     )
     assert "still failing" not in handoff
+
+
+def test_dunder_file_names_keep_their_underscores(project, code_repo):
+    """`__init__.py` is a name, not Markdown emphasis: the handoff names the file as it is."""
+    s = Hooked(code_repo, "dunder-0001")
+    s.start()
+    s.prompt("Export the version from the package")
+    s.tool("Edit", {"file_path": str(code_repo / "src/pkg/__init__.py"), "old_string": "", "new_string": "V = 1"})
+    s.stop("The package's __init__.py now exports V; **done**.")
+    handoff = handoff_of(project, "dunder-0001")
+    assert "src/pkg/__init__.py" in handoff and "src/pkg/init.py" not in handoff
+    assert "__init__.py now exports V; done." in section(handoff, "Done")  # the emphasis goes, the name stays

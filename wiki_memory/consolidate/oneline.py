@@ -60,10 +60,18 @@ def error_rank(line: str) -> int:
     return 9
 
 
+# Markdown emphasis: `**x**` anywhere a word may start, `__x y__` only around words with a space
+# between. Why: `__init__.py`, `src/__main__.py` and `__dunder__` are names, not emphasis;
+# stripping them made `src/erk/__init__.py` read as `src/erk/init.py` in handoffs.
+_EMPHASIS = re.compile(
+    r"(?<![\w/.])(\*\*)([^*\n]+?)\*\*(?!\w)|(?<![\w/.])(__)(?=[^_\s])([^_\n]*\s[^_\n]*?)(?<=[^_\s])__(?![\w.])"
+)
+
+
 def clean(text: str, limit: int = 300) -> str:
     """One line: ANSI colours and Markdown emphasis gone, whitespace collapsed, cut at a word."""
     text = _ANSI.sub("", text or "")
-    text = re.sub(r"[*_]{2}([^*_]+)[*_]{2}", r"\1", text)
+    text = _EMPHASIS.sub(lambda m: m.group(2) or m.group(4), text)
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
