@@ -318,3 +318,29 @@ def test_more_places_a_secret_sits(text, secret):
 @pytest.mark.parametrize("text", MORE_KEEPS)
 def test_more_look_alikes_survive(text):
     assert redact(text) == text
+
+
+def test_a_file_name_taken_out_of_a_command_keeps_no_secret(tmp_path, monkeypatch):
+    """The shell reads `<password>x</password>` as redirections: the names it yields lose the
+    context that marks the secret, and are judged in the command they came from."""
+    import io
+    import json
+
+    from wiki_memory.config import resolve_project
+    from wiki_memory.hook import main as hook
+
+    secret = "pqixp1qx1YrjUP98Ul"
+    command = f"<datasource>\n  <user>acme</user>\n  <password>{secret}</password>\n</datasource>"
+    payload = {
+        "session_id": "redact-path-1",
+        "cwd": str(tmp_path),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_use_id": "toolu_1",
+        "tool_input": {"command": command},
+        "tool_response": {"stdout": "", "stderr": "", "interrupted": False},
+    }
+    out = io.BytesIO()
+    assert hook.main(["claude-code", "PostToolUse"], stdin=io.BytesIO(json.dumps(payload).encode()), stdout=out) == 0
+    journal = (resolve_project(tmp_path).journal_dir / "redact-path-1.jsonl").read_text(encoding="utf-8")
+    assert "[REDACTED" in journal and secret not in journal

@@ -1952,11 +1952,28 @@ def redact_with_config(text: str) -> str:
 def redact_observation(observation: Observation) -> Observation:
     """The observation with every text field passed through redaction: the same fields,
     whether it came from a hook or from a transcript."""
+    raw_input = observation.input or ""
+    safe_input = redact(raw_input) if raw_input else raw_input
     return observation._replace(
         text=redact(observation.text) if observation.text else observation.text,
-        input=redact(observation.input) if observation.input else observation.input,
+        input=safe_input if raw_input else observation.input,
         output=redact(observation.output) if observation.output else observation.output,
-        files=tuple(redact(f) for f in observation.files),
+        files=tuple(_redact_path(f, raw_input, safe_input) for f in observation.files),
         plan=tuple(p._replace(text=redact(p.text)) for p in observation.plan),
         meta={key: redact_value(value) for key, value in observation.meta.items()},
     )
+
+
+def _redact_path(path: str, raw_input: str, safe_input: str) -> str:
+    """A file name the call named, redacted: alone, and in the context it came from.
+
+    Why: a name taken out of a command (a redirection's target, `sed -i`'s file) loses the
+    context that marks a secret (`<password>x</password>` parsed as `> x</password`), so it
+    is judged where it stood: a name the command held that its redacted text no longer holds
+    overlapped a secret there."""
+    alone = redact(path)
+    if alone != path:
+        return alone
+    if path and path in raw_input and path not in safe_input:
+        return "[REDACTED:path]"
+    return path
