@@ -1,0 +1,122 @@
+"""The optional reranker: a Cohere/Jina-style rerank endpoint (a fake one on 127.0.0.1
+speaking the real wire format) and a fastembed cross-encoder (a tiny ONNX model the tests
+build, whose scores they can predict); a reranker that fails or times out leaves the fused
+order with one warning."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+import tiny_cross_encoder
+from conftest import MODEL_PATH
+from fake_embeddings import FakeEmbeddings
+
+from wiki_memory.config import Settings, project_for_store
+from wiki_memory.index import Index
+from wiki_memory.index.rerank import RerankFailedWarning
+from wiki_memory.pages import Page
+from wiki_memory.store import Author, Store
+
+AGENT = Author.agent("claude-code")
+CANARY = "procedures/canary-hosts-go-first.md"
+PAGES = [
+    (
+        "Deploy with the release script",
+        "procedure",
+        "To deploy, run the release script: deploy deploy, then deploy the docs.",
+    ),
+    ("Deploy freeze on Fridays", "decision", "No deploy on Fridays; a deploy on Friday waits for Monday."),
+    ("Canary hosts go first", "procedure", "Every deploy reaches one canary host for an hour before the rest."),
+]
+QUERY = "how do we deploy"
+
+
+def canaries(query: str, document: str) -> float:
+    """The fake endpoint's score: how often the document says "canary"."""
+    return float(document.lower().count("canary"))
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    store = Store.create(tmp_path / "wiki")
+    store.write_many([Page.new(t, ty, b) for t, ty, b in PAGES], AGENT)
+    return store
+
+
+def endpoint(url: str, **extra) -> Settings:
+    return Settings({"search": {"rerank_url": url, "rerank_model": "rerank-test", **extra}})
+
+
+def search(store: Store, settings: Settings, **asked) -> tuple[list, list, list[str]]:
+    """(the results reranked, the fused results, the reranker's warnings)."""
+    with Index.open(project_for_store(store.root), settings=settings) as index:
+        index.sync(store)
+        fused = index.search(QUERY, k=3, rerank=False, **asked)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results = index.search(QUERY, k=3, **asked)
+            index.search(QUERY, k=3, **asked)  # a second search: no second warning
+    return results, fused, [str(w.message) for w in caught if issubclass(w.category, RerankFailedWarning)]
+
+
+def test_an_endpoint_reorders_the_fused_candidates(store, monkeypatch):
+    monkeypatch.setenv("TEST_RERANK_KEY", "jina-test-1")
+    with FakeEmbeddings(None, scorer=canaries) as server:
+        results, fused, said = search(store, endpoint(server.url, rerank_api_key_env="TEST_RERANK_KEY"))
+    fused_paths = [r.path for r in fused]
+    assert fused_paths.index(CANARY) > 0  # the words alone put it below the others
+    assert results[0].path == CANARY and results[0].rerank == 2.0  # title and passage
+    assert results[0].fused_rank == fused_paths.index(CANARY) + 1
+    assert [r.fused_rank for r in results[1:]] == [fused_paths.index(r.path) + 1 for r in results[1:]]
+    assert said == []
+    sent = server.rerank_requests()[0]
+    assert sent["headers"]["Authorization"] == "Bearer jina-test-1"
+    assert sent["body"]["model"] == "rerank-test" and sent["body"]["query"] == QUERY
+    assert sent["body"]["top_n"] == len(sent["body"]["documents"]) == 3
+    assert any("canary" in d.lower() for d in sent["body"]["documents"])
+
+
+def test_a_failing_endpoint_keeps_the_fused_order_with_one_warning(store):
+    with FakeEmbeddings(None, mode="error") as server:
+        results, fused, said = search(store, endpoint(server.url))
+    assert [r.path for r in results] == [r.path for r in fused]
+    assert all(r.rerank is None and r.fused_rank is None for r in results)
+    assert len(said) == 1 and "HTTP 500" in said[0]
+    assert len(server.rerank_requests()) == 1  # the failure is remembered for a while
+
+
+def test_an_endpoint_that_does_not_answer_times_out_into_the_fused_order(store):
+    with FakeEmbeddings(None, mode="block") as server:
+        results, fused, said = search(store, endpoint(server.url, rerank_timeout=0.3))
+    assert [r.path for r in results] == [r.path for r in fused]
+    assert len(said) == 1 and "timed out" in said[0]
+
+
+def test_off_by_default_the_search_is_the_fused_one(store):
+    with Index.open(project_for_store(store.root), settings=Settings({})) as index:
+        index.sync(store)
+        assert not index.reranker.enabled
+        results = index.search(QUERY, k=3)
+        assert [r.path for r in results] == [r.path for r in index.search(QUERY, k=3, rerank=False)]
+        assert all(r.rerank is None for r in results)
+
+
+def test_a_fastembed_cross_encoder_reorders_the_candidates(store, tmp_path):
+    folder = tiny_cross_encoder.build(tmp_path / "tiny-ce", Path(MODEL_PATH or ""))
+    tiny_cross_encoder.register()
+    settings = Settings({"search": {"rerank": tiny_cross_encoder.NAME, "rerank_path": str(folder)}})
+    results, fused, said = search(store, settings)
+    assert said == []
+    assert [r.path for r in fused].index(CANARY) > 0
+    assert results[0].path == CANARY
+    # The model counts "canary" in the document: the title and the passage say it twice.
+    assert results[0].rerank == 2.0 and all(r.rerank == 0.0 for r in results[1:])
+
+
+def test_a_missing_cross_encoder_keeps_the_fused_order_with_one_warning(store, tmp_path):
+    settings = Settings({"search": {"rerank": "nobody/no-such-reranker", "rerank_path": str(tmp_path / "none")}})
+    results, fused, said = search(store, settings)
+    assert [r.path for r in results] == [r.path for r in fused]
+    assert len(said) == 1 and "no model folder" in said[0]
