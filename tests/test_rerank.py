@@ -1,7 +1,7 @@
 """The optional reranker: a Cohere/Jina-style rerank endpoint (a fake one on 127.0.0.1
 speaking the real wire format) and a fastembed cross-encoder (a tiny ONNX model the tests
 build, whose scores they can predict); a reranker that fails or times out leaves the fused
-order with one warning."""
+order with one warning; `search --explain` shows what it did."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 import tiny_cross_encoder
+from click.testing import CliRunner
 from conftest import MODEL_PATH
 from fake_embeddings import FakeEmbeddings
 
-from wiki_memory.config import Settings, project_for_store
+from wiki_memory.cli import main
+from wiki_memory.config import Settings, load_settings, project_for_store
 from wiki_memory.index import Index
 from wiki_memory.index.rerank import RerankFailedWarning
 from wiki_memory.pages import Page
@@ -120,3 +122,25 @@ def test_a_missing_cross_encoder_keeps_the_fused_order_with_one_warning(store, t
     results, fused, said = search(store, settings)
     assert [r.path for r in results] == [r.path for r in fused]
     assert len(said) == 1 and "no model folder" in said[0]
+
+
+def test_search_explain_shows_the_scores_and_the_move(code_repo, monkeypatch):
+    monkeypatch.chdir(code_repo)
+    runner = CliRunner()
+
+    def cli(*args: str):
+        result = runner.invoke(main, list(args), catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result
+
+    cli("init")
+    for title, page_type, body in PAGES:
+        cli("write", "-t", title, "--type", page_type, "--body", body)
+    with FakeEmbeddings(None, scorer=canaries) as server:
+        config = load_settings().path
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(f'[search]\nrerank_url = "{server.url}"\nrerank_model = "rerank-test"\n')
+        out = cli("search", QUERY, "--mode", "fts", "--explain", "-k", "3").output
+    first = out.splitlines()[:2]
+    assert "Canary hosts go first" in first[0]
+    assert "rerank 2.000" in first[1] and "moved up by the reranker" in first[1] and "words " in first[1]
