@@ -5,6 +5,7 @@ order with one warning; `search --explain` shows what it did."""
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -144,3 +145,46 @@ def test_search_explain_shows_the_scores_and_the_move(code_repo, monkeypatch):
     first = out.splitlines()[:2]
     assert "Canary hosts go first" in first[0]
     assert "rerank 2.000" in first[1] and "moved up by the reranker" in first[1] and "words " in first[1]
+
+
+RELEASES = [
+    ("Release deploy to hosts", "procedure", "Deploy the release to all hosts with the release script."),
+    ("Canary release deploy to hosts", "procedure", "Deploy the release to one canary host, then the other hosts."),
+]
+RELEASE_PROMPT = "how do we deploy the release to the hosts"
+
+
+def recall_with(code_repo: Path, search: dict) -> list:
+    """The verdicts of the pages kept for RELEASE_PROMPT, recalled by words (no helper)
+    with `[search]` in config.toml."""
+    from wiki_memory.config import resolve_project
+    from wiki_memory.memory import Memory
+    from wiki_memory.recall.settings import RecallSettings
+
+    config = load_settings().path
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[search]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in search.items()))
+    with Memory(resolve_project(code_repo)) as memory:
+        if not memory.exists:
+            memory.store(create=True).write_many([Page.new(t, ty, b) for t, ty, b in RELEASES], AGENT)
+            memory.reindex(embed=False)
+        found = memory.recall(RELEASE_PROMPT, settings=RecallSettings(meaning=False))
+    return [v for v in found.verdicts if v.kept]
+
+
+def test_recall_is_reranked_only_when_asked(code_repo):
+    second: list[str] = []  # the title of the page the evidence put second: the reranker's pick
+
+    def prefers_the_second(query: str, document: str) -> float:
+        return 1.0 if document.startswith(second[0] + "\n") else 0.0
+
+    with FakeEmbeddings(None, scorer=prefers_the_second) as server:
+        off = recall_with(code_repo, {"rerank_url": server.url})
+        assert len(off) == 2 and all(v.rerank is None for v in off)
+        assert server.rerank_requests() == []  # rerank_recall is off by default
+        second.append(off[1].candidate.title)
+        on = recall_with(code_repo, {"rerank_url": server.url, "rerank_recall": True})
+    assert [v.candidate.title for v in on] == [off[1].candidate.title, off[0].candidate.title]
+    assert [v.rerank for v in on] == [1.0, 0.0]
+    assert "rerank 1.000 (#2 by evidence)" in on[0].reason
+    assert server.rerank_requests()[0]["body"]["query"] == RELEASE_PROMPT
