@@ -188,3 +188,30 @@ def test_recall_is_reranked_only_when_asked(code_repo):
     assert [v.rerank for v in on] == [1.0, 0.0]
     assert "rerank 1.000 (#2 by evidence)" in on[0].reason
     assert server.rerank_requests()[0]["body"]["query"] == RELEASE_PROMPT
+
+
+def test_the_mcp_search_is_reranked(code_repo):
+    from mcp import Client
+    from mcp_helpers import call, run
+
+    from wiki_memory.mcp.server import build_server
+
+    with FakeEmbeddings(None, scorer=canaries) as server:
+        config = load_settings().path
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(f'[search]\nrerank_url = "{server.url}"\nrerank_model = "rerank-test"\n')
+        mcp = build_server(project_dir=str(code_repo))
+
+        async def body() -> list:
+            async with Client(mcp) as client:
+                for title, page_type, text in PAGES:
+                    await call(client, "write", title=title, type=page_type, body=text)
+                return (await call(client, "search", query=QUERY, k=3))["results"]
+
+        try:
+            hits = run(body)
+        finally:
+            mcp.close()
+    assert hits[0]["path"] == CANARY and hits[0]["rerank"] == 2.0
+    assert [h["rerank"] for h in hits[1:]] == [0.0, 0.0]
+    assert server.rerank_requests()
