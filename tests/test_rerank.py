@@ -215,3 +215,17 @@ def test_the_mcp_search_is_reranked(code_repo):
     assert hits[0]["path"] == CANARY and hits[0]["rerank"] == 2.0
     assert [h["rerank"] for h in hits[1:]] == [0.0, 0.0]
     assert server.rerank_requests()
+
+
+def test_a_superseded_page_stays_below_its_replacement_whatever_the_reranker_says(store):
+    freeze = "decisions/deploy-freeze-on-fridays.md"
+    store.write(store.read(freeze).with_meta(status="superseded", superseded_by=CANARY), AGENT)
+
+    def prefers_the_freeze(query: str, document: str) -> float:
+        return 1.0 if "Fridays" in document else 0.0
+
+    with FakeEmbeddings(None, scorer=prefers_the_freeze) as server:
+        results, _, said = search(store, endpoint(server.url))  # the index hides no status
+    paths = [r.path for r in results]
+    assert said == [] and paths.index(freeze) == paths.index(CANARY) + 1  # just below it
+    assert [r.rerank for r in results if r.path == freeze] == [1.0]

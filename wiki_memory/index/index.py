@@ -465,7 +465,7 @@ class Index:
         rank = {r.path: n for n, r in enumerate(found, 1)}
         score = {r.path: s for r, s in zip(found, scores, strict=True)}
         # Ties keep the fused order (sorted is stable).
-        order = sorted(found, key=lambda r: -score[r.path])[:k]
+        order = keep_replacements_first(sorted(found, key=lambda r: -score[r.path]))[:k]
         by_path = {c[1]: c for c in top}
         results = snippets.results(
             self.conn,
@@ -637,3 +637,31 @@ _META = "SELECT path, id, title, type, tags, status, created, updated FROM pages
 def _page_meta(row: Sequence[Any]) -> PageMeta:
     path, pid, title, ptype, tags, status, created, updated = row
     return PageMeta(path, pid, title, ptype, status or "active", tuple(json.loads(tags or "[]")), created, updated)
+
+
+def keep_replacements_first(results: list[SearchResult]) -> list[SearchResult]:
+    """`results` with each superseded page moved just below its replacement when both are
+    there: whatever a reranker says, a superseded page never ranks above the page that
+    replaced it (as the priors keep it in the fused order)."""
+    present = {r.path for r in results}
+    placed: list[SearchResult] = []
+    done: set[str] = set()
+    waiting: dict[str, list[SearchResult]] = {}
+
+    def place(r: SearchResult) -> None:
+        placed.append(r)
+        done.add(r.path)
+        for after in waiting.pop(r.path, []):
+            place(after)
+
+    for r in results:
+        target = r.superseded_by
+        if target and target in present and target not in done and target != r.path:
+            waiting.setdefault(target, []).append(r)
+        else:
+            place(r)
+    for left in waiting.values():  # a cycle of replacements: the reranker's order
+        for r in left:
+            if r.path not in done:
+                place(r)
+    return placed
