@@ -7,6 +7,11 @@ It speaks the real wire format: `POST /v1/embeddings` with `{"model", "input", "
 (all-MiniLM-L6-v2), so what a search finds through it can be checked; with `dimensions`
 they are cut to that size and made unit length again, as OpenAI's text-embedding-3 models do.
 
+`POST /v1/rerank` with `{"model", "query", "documents", "top_n"}` is answered as Cohere, Jina,
+vLLM and TEI answer: `{"id", "model", "results": [{"index", "relevance_score"}]}`, best first,
+`top_n` of them; each document scores `scorer(query, document)` (by default, the share of the
+query's words it holds).
+
 `mode` makes it misbehave: "error" (HTTP 500 with an OpenAI error body), "wrong-dims"
 (vectors one dimension longer than asked), "block" (no answer until `release()` or the end).
 `requests` records every request's path, headers and JSON body.
@@ -21,8 +26,9 @@ from typing import Any
 
 
 class FakeEmbeddings:
-    def __init__(self, embedder: Any, mode: str = "ok") -> None:
-        self.embedder = embedder  # a loaded wiki_memory Embedder (fastembed, local)
+    def __init__(self, embedder: Any, mode: str = "ok", scorer: Any = None) -> None:
+        self.embedder = embedder  # a loaded wiki_memory Embedder (fastembed, local); None: rerank only
+        self.scorer = scorer or word_share
         self.mode = mode
         self.requests: list[dict[str, Any]] = []
         self.released = threading.Event()
@@ -38,13 +44,15 @@ class FakeEmbeddings:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                if self.path != "/v1/embeddings":
+                if self.path not in ("/v1/embeddings", "/v1/rerank"):
                     return self.reply(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request"}})
                 if fake.mode == "block":
                     fake.released.wait()
                     return self.reply(503, {"error": {"message": "released", "type": "server_error"}})
                 if fake.mode == "error":
                     return self.reply(500, {"error": {"message": "the model is overloaded", "type": "server_error"}})
+                if self.path == "/v1/rerank":
+                    return self.rerank(body)
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 vectors = fake.embedder.embed(texts)
                 size = body.get("dimensions")
@@ -66,6 +74,12 @@ class FakeEmbeddings:
                     },
                 )
 
+            def rerank(self, body: dict[str, Any]) -> None:
+                scored = [(fake.scorer(body["query"], d), i) for i, d in enumerate(body["documents"])]
+                scored.sort(key=lambda pair: -pair[0])
+                results = [{"index": i, "relevance_score": s} for s, i in scored[: body.get("top_n") or len(scored)]]
+                self.reply(200, {"id": "rerank-1", "model": body["model"], "results": results})
+
             def reply(self, status: int, payload: dict[str, Any]) -> None:
                 raw = json.dumps(payload).encode()
                 self.send_response(status)
@@ -82,6 +96,9 @@ class FakeEmbeddings:
     def embedding_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["path"] == "/v1/embeddings"]
 
+    def rerank_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["path"] == "/v1/rerank"]
+
     def release(self) -> None:
         self.released.set()
 
@@ -93,3 +110,10 @@ class FakeEmbeddings:
         self.released.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+def word_share(query: str, document: str) -> float:
+    """The share of the query's words the document holds."""
+    words = set(query.lower().split())
+    held = set(document.lower().split())
+    return len(words & held) / max(len(words), 1)

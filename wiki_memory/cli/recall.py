@@ -88,7 +88,8 @@ def recall(
         for v in result.verdicts:
             c = v.candidate
             meaning = f" meaning {v.meaning:.2f}" if v.meaning is not None else ""
-            click.echo(f"{'+' if v.kept else '-'} {c.path}  words {c.score:.2f}{meaning}: {v.reason}")
+            rerank = f" rerank {v.rerank:.3f}" if v.rerank is not None else ""
+            click.echo(f"{'+' if v.kept else '-'} {c.path}  words {c.score:.2f}{meaning}{rerank}: {v.reason}")
             if c.matched or c.missing:
                 click.echo(f"    holds: {', '.join(c.matched) or '-'}; lacks: {', '.join(c.missing) or '-'}")
         if not result.verdicts:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from wiki_memory.cli import App, main, pass_app
@@ -42,6 +44,9 @@ SNIPPET_CHARS = 300  # in the plain-text listing; --json and --max-chars give wh
     help="Fit the snippets into N characters: the best context that fits.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a list of result objects.")
+@click.option(
+    "--explain", is_flag=True, help="Show each page's words, meaning, fusion and rerank scores and why it ranked there."
+)
 @pass_app
 def search(
     app: App,
@@ -54,6 +59,7 @@ def search(
     since: str | None,
     max_chars: int | None,
     as_json: bool,
+    explain: bool,
 ) -> None:
     """Search memory by words and by meaning; print the best pages with their best passage.
 
@@ -69,6 +75,7 @@ def search(
       wiki-memory search ERR_CONN_RESET --mode fts --json
       wiki-memory search "auth retries" --type decision --since 30d --max-chars 4000
       wiki-memory search "release with goreleaser" --status any
+      wiki-memory search "why do retries double-charge?" --explain
     """
     memory = app.searching
     with warnings_to_stderr():
@@ -98,6 +105,8 @@ def search(
         found = "+".join(r.retrievers)
         status_note = f" ({r.status})" if r.status != "active" else ""
         click.echo(f"{n}. {r.title}{status_note}  [{r.type}] {r.path}  ({found} {r.score:.4f})")
+        if explain:
+            click.echo(f"   {_why(n, r)}")
         if r.superseded_by:
             click.echo(f"   superseded by {r.superseded_by}")
         if r.path in report.drift:
@@ -108,6 +117,24 @@ def search(
         for line in snippet.splitlines():
             if line.strip():
                 click.echo(f"   {line}")
+
+
+def _why(rank: int, r: Any) -> str:
+    """One line of --explain: the page's scores and why it ranked where it did."""
+
+    def show(value: float | None, missing: str) -> str:
+        return missing if value is None else f"{value:.3f}"
+
+    scores = (
+        f"words {show(r.coverage, 'not searched')}, meaning {show(r.similarity, 'not searched')}, "
+        f"fusion {r.score:.4f}, rerank {show(r.rerank, 'off')}"
+    )
+    if r.fused_rank is None:
+        return f"{scores}: fused order"
+    if r.fused_rank == rank:
+        return f"{scores}: fused #{r.fused_rank}, kept there by the reranker"
+    moved = "up" if r.fused_rank > rank else "down"
+    return f"{scores}: fused #{r.fused_rank}, moved {moved} by the reranker"
 
 
 def _short(text: str, limit: int) -> str:

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,8 @@ from wiki_memory.index.embed import Embedder, EmbeddingFailed
 from wiki_memory.index.links import Link
 from wiki_memory.index.priors import Priors
 from wiki_memory.index.query import Filter, filters, parse_query
-from wiki_memory.index.ranking import Ranker, Ranking
+from wiki_memory.index.ranking import Candidate, Fused, Ranker, Ranking
+from wiki_memory.index.rerank import Reranker
 from wiki_memory.index.results import PageMeta, Progress, SearchResult, SyncStats
 from wiki_memory.index.tuning import DEFAULT_TUNING, Tuning
 from wiki_memory.index.vectors import Vectors
@@ -120,6 +122,7 @@ class Index:
                 raise DiskFullError(f"cannot open the search index {self.path}: the disk is full ({e})") from None
             self.db = db
         self.vectors = Vectors(self.db, self.embedder)
+        self.reranker = Reranker(settings)
         self.rebuilder: Any = None  # the process making a changed model's vectors (`start_rebuild`)
         from wiki_memory.pages.size import limit_bytes
 
@@ -362,6 +365,7 @@ class Index:
         since: str | None = None,
         max_chars: int | None = None,
         not_status: Filter = None,
+        rerank: bool = True,
     ) -> list[SearchResult]:
         """The `k` best pages for `query`, each once with its best passage.
 
@@ -369,6 +373,8 @@ class Index:
         FTS alone. Filters: `type`, `tag` (any of), `status` (any of), `not_status` (none
         of), `since` (`7d`, `2026-11-01`).
         `max_chars` caps the total length of the snippets: the best context that fits.
+        With a reranker configured (see rerank.py), it orders the fused top candidates
+        (`rerank=False`: the fused order).
         """
         if mode not in MODES:
             raise WikiMemoryError(f"unknown search mode {mode!r} (one of: {', '.join(MODES)})")
@@ -376,12 +382,12 @@ class Index:
             return []
         with self._lock:
             try:
-                return self._search(query, k, mode, type, tag, status, since, max_chars, not_status)
+                return self._search(query, k, mode, type, tag, status, since, max_chars, not_status, rerank)
             except schema.DAMAGE as e:
                 if not schema.is_damage(e):
                     raise self._unavailable(e) from None
                 self.db.reopen_fresh(f"unreadable ({e})")
-                return self._search(query, k, mode, type, tag, status, since, max_chars, not_status)
+                return self._search(query, k, mode, type, tag, status, since, max_chars, not_status, rerank)
 
     def _search(
         self,
@@ -394,6 +400,7 @@ class Index:
         since: str | None,
         max_chars: int | None,
         not_status: Filter = None,
+        rerank: bool = True,
     ) -> list[SearchResult]:
         self._catch_up()
         asked = parse_query(text)
@@ -422,15 +429,54 @@ class Index:
         word_chunks = [rankings["fts"][0][0]] if rankings.get("fts") else []
         shares = self.ranker.coverage(asked, word_chunks) if word_chunks and "vector" in rankings else {}
         fused = self.ranker.fuse(rankings, sure=shares.get(word_chunks[0], 1.0) if shares else 1.0)
-        top = self.priors.top(fused, k, history=asked.history)
+        reranking = rerank and self.reranker.enabled
+        top = self.priors.top(fused, max(k, self.reranker.top) if reranking else k, history=asked.history)
         coverage = None
         if "fts" in rankings:
             best = {c[1]: fused.word_chunk[c[1]] for c in top if c[1] in fused.word_chunk}
             shares.update(self.ranker.coverage(asked, [c for c in best.values() if c not in shares]))
             coverage = {page: shares[chunk] for page, chunk in best.items()}
+        if reranking:
+            return self._reranked(text, top, k, fused, max_chars, coverage)
         return snippets.results(
             self.conn, top, fused, self.tuning, max_chars, replaced=self.priors.replacements(), coverage=coverage
         )
+
+    def _reranked(
+        self,
+        text: str,
+        top: list[Candidate],
+        k: int,
+        fused: Fused,
+        max_chars: int | None,
+        coverage: dict[str, float] | None,
+    ) -> list[SearchResult]:
+        """The `k` best of the fused candidates `top` as the reranker orders them (its
+        score and each page's fused rank on the results), or in the fused order when it
+        fails (said once). The reranker reads each page's title, heading and best passage."""
+        replaced = self.priors.replacements()
+        found = snippets.results(self.conn, top, fused, self.tuning, None, replaced=replaced, coverage=coverage)
+        documents = ["\n".join(dict.fromkeys(p for p in (r.title, r.heading, r.snippet) if p)) for r in found]
+        scores = self.reranker.scores(text, documents)
+        if scores is None:
+            return snippets.results(
+                self.conn, top[:k], fused, self.tuning, max_chars, replaced=replaced, coverage=coverage
+            )
+        rank = {r.path: n for n, r in enumerate(found, 1)}
+        score = {r.path: s for r, s in zip(found, scores, strict=True)}
+        # Ties keep the fused order (sorted is stable).
+        order = keep_replacements_first(sorted(found, key=lambda r: -score[r.path]))[:k]
+        by_path = {c[1]: c for c in top}
+        results = snippets.results(
+            self.conn,
+            [by_path[r.path] for r in order],
+            fused,
+            self.tuning,
+            max_chars,
+            replaced=replaced,
+            coverage=coverage,
+        )
+        return [replace(r, rerank=score[r.path], fused_rank=rank[r.path]) for r in results]
 
     def _vectors_usable(self) -> bool:
         if not self.embedder.available():
@@ -591,3 +637,31 @@ _META = "SELECT path, id, title, type, tags, status, created, updated FROM pages
 def _page_meta(row: Sequence[Any]) -> PageMeta:
     path, pid, title, ptype, tags, status, created, updated = row
     return PageMeta(path, pid, title, ptype, status or "active", tuple(json.loads(tags or "[]")), created, updated)
+
+
+def keep_replacements_first(results: list[SearchResult]) -> list[SearchResult]:
+    """`results` with each superseded page moved just below its replacement when both are
+    there: whatever a reranker says, a superseded page never ranks above the page that
+    replaced it (as the priors keep it in the fused order)."""
+    present = {r.path for r in results}
+    placed: list[SearchResult] = []
+    done: set[str] = set()
+    waiting: dict[str, list[SearchResult]] = {}
+
+    def place(r: SearchResult) -> None:
+        placed.append(r)
+        done.add(r.path)
+        for after in waiting.pop(r.path, []):
+            place(after)
+
+    for r in results:
+        target = r.superseded_by
+        if target and target in present and target not in done and target != r.path:
+            waiting.setdefault(target, []).append(r)
+        else:
+            place(r)
+    for left in waiting.values():  # a cycle of replacements: the reranker's order
+        for r in left:
+            if r.path not in done:
+                place(r)
+    return placed

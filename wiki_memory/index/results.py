@@ -46,13 +46,17 @@ class SearchResult:
     # searched; 0.0: the word ranking did not find it).
     similarity: float | None = None
     coverage: float | None = None
+    # With a reranker: its score of the page's passage against the query, and where the fused
+    # order had put the page (1 = first); None: not reranked (off, failed, or past its top).
+    rerank: float | None = None
+    fused_rank: int | None = None
 
     def as_dict(self) -> dict[str, object]:
         data = asdict(self)
         data["retrievers"] = list(self.retrievers)
         data["tags"] = list(self.tags)
         data["score"] = round(self.score, 6)
-        for key in ("similarity", "coverage"):
+        for key in ("similarity", "coverage", "rerank"):
             value = data[key]
             data[key] = None if value is None else round(float(value), 4)
         return data

@@ -37,6 +37,7 @@ class SearchHit(BaseModel):
         None,
         description='Set when the code files the page is about changed since: "may be stale (src/x.py changed since)".',
     )
+    rerank: float | None = Field(None, description="The reranker's score, when one ordered the results.")
 
 
 class SearchOutput(BaseModel):

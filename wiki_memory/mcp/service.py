@@ -227,6 +227,7 @@ def search(
             updated=r.updated,
             superseded_by=r.superseded_by,
             drift=report.drift.get(r.path),
+            rerank=None if r.rerank is None else round(float(r.rerank), 6),
         )
         for r in report.results
     ]

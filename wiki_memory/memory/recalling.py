@@ -10,7 +10,7 @@ from wiki_memory.memory.base import MemoryBase
 from wiki_memory.memory.rules import InputError, utf8
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from wiki_memory.capture.observation import Observation
     from wiki_memory.recall.run import Recall
@@ -42,7 +42,20 @@ class Recalling(MemoryBase):
             return run.for_file(self.project, file, session_id=session_id, settings=chosen)
         assert prompt is not None
         utf8("prompt", prompt)
-        return run.for_prompt(self.project, prompt, session_id=session_id, settings=chosen)
+        return run.for_prompt(self.project, prompt, session_id=session_id, settings=chosen, rerank=self._reranker())
+
+    def _reranker(self) -> Callable[[str, Sequence[str]], list[float] | None] | None:
+        """The reranker's scores, when `[search]` configures one for recall too
+        (`rerank_recall`): here, not in a hook, a recall may wait on it."""
+        from wiki_memory.config import load_settings
+        from wiki_memory.errors import WikiMemoryError
+        from wiki_memory.index.rerank import Reranker
+
+        try:
+            reranker = Reranker(load_settings())
+        except WikiMemoryError:  # a broken config.toml: recall goes on without
+            return None
+        return reranker.scores if reranker.enabled and reranker.for_recall else None
 
     def full_session_id(self, given: str) -> str:
         """The session a short id names (the first characters, as `log` and handoffs print

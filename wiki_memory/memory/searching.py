@@ -75,6 +75,8 @@ class Searching(MemoryBase):
             anchors = None
             if index.embedder.error and mode != "fts":
                 note = f"searched by words only: no embedding model ({index.embedder.error[:160]})"
+            elif index.reranker.error:
+                note = f"in the fused order: the reranker failed ({index.reranker.error[:160]})"
         usage.record(self.project, "found", [r.path for r in results])
         return SearchReport(query, results, note, self.drift_notes([r.path for r in results], anchors))
 

@@ -141,6 +141,7 @@ class Helper:
         self.connections: dict[str, tuple[int, sqlite3.Connection]] = {}
         self.searchers: dict[str, tuple[int, Any]] = {}  # index -> (its inode, an open Index)
         self.embedder: Any = None
+        self.reranker: Any = None  # `[search] rerank`, when recall may use it (`rerank_recall`)
         self.last = time.monotonic()
         self.inode: int | None = None
 
@@ -166,6 +167,12 @@ class Helper:
             log(self.home, f"no embedding model ({e}); exiting")
             return False
         self.embedder = embedder
+        from wiki_memory.index.rerank import Reranker
+
+        # The hook waits on the helper a quarter of a second at most: a slow reranker costs
+        # the prompt its recall, never the agent its time.
+        reranker = Reranker(settings)
+        self.reranker = reranker if reranker.enabled and reranker.for_recall else None
         # What a hook's first request needs, loaded now rather than while it waits.
         import wiki_memory.recall.files
         import wiki_memory.recall.run  # noqa: F401
@@ -311,6 +318,7 @@ class Helper:
                     similarities=similarities,
                     nearby=nearby,
                     conn=conn,
+                    rerank=self.reranker.scores if self.reranker is not None else None,
                 )
             ]
         else:

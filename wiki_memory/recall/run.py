@@ -28,9 +28,10 @@ ALONE_REACH = 0.2
 WORDS_ALONE = 3  # matched words a page needs by words alone, unless it holds an identifier as written
 
 
-class Verdict(namedtuple("Verdict", "candidate kept reason meaning", defaults=(None,))):
+class Verdict(namedtuple("Verdict", "candidate kept reason meaning rerank", defaults=(None, None))):
     """A candidate page, whether it was handed over, and why (`meaning`: its closeness in
-    meaning to the prompt, when the helper answered)."""
+    meaning to the prompt, when the helper answered; `rerank`: the reranker's score of a
+    page kept, when one reordered them)."""
 
     __slots__ = ()
 
@@ -43,6 +44,7 @@ class Verdict(namedtuple("Verdict", "candidate kept reason meaning", defaults=(N
             "status": c.status,
             "score": round(c.score, 4),
             "meaning": self.meaning,
+            "rerank": self.rerank,
             "matched": list(c.matched),
             "missing": list(c.missing),
             "exact": c.exact,
@@ -70,13 +72,15 @@ def for_prompt(
     similarities: Callable[[Sequence[str]], dict[str, float] | None] | None = None,
     nearby: Callable[[float], dict[str, tuple[float, int]]] | None = None,
     conn: sqlite3.Connection | None = None,
+    rerank: Callable[[str, Sequence[str]], list[float] | None] | None = None,
 ) -> Recall:
     """The pages a prompt would be handed now (`exclude`: paths handed already; by default
     what the session's record holds). `similarities` (pages -> their closeness in meaning
     to the prompt, or None) and `nearby` (a closeness -> the pages of the whole index at
     least that close, with their closest chunk) default to asking the warm helper, started
     if it is not there. `conn`: an open read-only connection to the index (the helper keeps
-    one; left open)."""
+    one; left open). `rerank` (the prompt, the pages' texts -> their scores, or None when
+    it failed) orders the pages kept; never given in a hook's own process."""
     settings = settings or RecallSettings()
     nothing = Recall("prompt", prompt, "", ())
     if not settings.enabled or not settings.prompts or gate.is_chatter(prompt):
@@ -119,7 +123,28 @@ def for_prompt(
         if own:
             conn.close()
     verdicts = judge(cands, query, settings, exclude, sims, general=gate.is_general_question(prompt))
+    if rerank is not None:
+        verdicts = reranked(verdicts, prompt, rerank)
     return _assemble("prompt", prompt, verdicts, settings, root=project.root)
+
+
+def reranked(
+    verdicts: list[Verdict], prompt: str, rerank: Callable[[str, Sequence[str]], list[float] | None]
+) -> list[Verdict]:
+    """The pages kept in the reranker's order (ties and a failed reranker: the order of
+    the evidence), each with its score; the floors alone decide what is kept."""
+    kept = [v for v in verdicts if v.kept]
+    if len(kept) < 2:
+        return verdicts
+    scores = rerank(prompt, [f"{v.candidate.title}\n{v.candidate.chunk}" for v in kept])
+    if scores is None:
+        return verdicts
+    order = sorted(zip(kept, scores, range(1, len(kept) + 1), strict=True), key=lambda t: -t[1])
+    moved = [
+        v._replace(rerank=score, reason=f"{v.reason}; rerank {score:.3f} (#{was} by evidence)")
+        for v, score, was in order
+    ]
+    return moved + [v for v in verdicts if not v.kept]
 
 
 def _ask_helper(
