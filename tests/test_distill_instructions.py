@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import git
+from conftest import consolidate_session, git
+from journals import Session
 
 from wiki_memory.capture.codex import read_rollout
 from wiki_memory.config import resolve_project
@@ -91,3 +92,31 @@ def test_imported_session_writes_one_page_a_section_once(code_repo: Path, tmp_pa
     import_instructions(Memory(project), [code_repo / "AGENTS.md"])
     assert not [p.name for p in project.wiki.rglob("*agents-md*.md")]
     assert len(list(project.wiki.rglob("build-and-test*.md"))) == 1
+
+
+def numbered(text: str) -> str:
+    """A file as Claude Code's Read tool returns it (line numbers and an arrow)."""
+    return "\n".join(f"{n:6}\u2192{line}" for n, line in enumerate(text.splitlines(), 1))
+
+
+def test_a_claude_md_read_whole_becomes_pages_and_a_cut_read_does_not(code_repo: Path):
+    text = AGENTS.format(skills="~/.codex/skills")
+    (code_repo / "CLAUDE.md").write_text(text, encoding="utf-8")
+    (code_repo / "docs").mkdir()
+    (code_repo / "docs" / "CLAUDE.md").write_text("# Docs\n\n## Deploy\n- `make deploy`\n", encoding="utf-8")
+    git(code_repo, "add", ".")
+    git(code_repo, "commit", "-qm", "claude")
+    project = resolve_project(code_repo)
+    s = Session(project, "s-instr-001").start().prompt("How do I build this?")
+    s.tool("Read", f"{code_repo}/CLAUDE.md", numbered(text))
+    cut = numbered("# Docs\n\n## Deploy\n- `make deploy`") + "\n[... 2,048 characters omitted ...]\nend"
+    s.tool("Read", f"{code_repo}/docs/CLAUDE.md", cut)
+    s.stop("Run `cargo build --release`.").end().write()
+    consolidate_session(project, "s-instr-001")
+
+    page = parse_page((project.wiki / "procedures/build-and-test.md").read_text(encoding="utf-8"), "x")
+    assert "`cargo test --workspace`" in page.body and "\u2192" not in page.body
+    assert "file:CLAUDE.md" in page.sources
+    blob = git(code_repo, "hash-object", "CLAUDE.md").strip()
+    assert {"path": "CLAUDE.md", "blob": blob} in page.meta["anchors"]
+    assert not list(project.wiki.rglob("deploy*.md"))  # read cut short: not the file's word

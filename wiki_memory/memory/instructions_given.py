@@ -1,5 +1,6 @@
-"""Distillation from the project's instruction file as the session was given it (Codex hands the model the
-project's `AGENTS.md`): its sections become pages the way `wiki-memory import instructions`
+"""Distillation from the project's instruction file as the session saw it (Codex hands the
+model the project's `AGENTS.md`; a CLAUDE.md or GEMINI.md read whole with a file tool): its
+sections become pages the way `wiki-memory import instructions`
 makes them (`memory.instruction_files`: one page a section, typed by its shape, the user's
 wording as its body, the file as its source and anchor).
 
@@ -15,29 +16,51 @@ import re
 from pathlib import Path
 
 from wiki_memory.consolidate.distill.candidate import Candidate
-from wiki_memory.consolidate.distill.evidence import Evidence
-from wiki_memory.memory.instruction_files import Section, Source, split_sections
+from wiki_memory.consolidate.distill.evidence import Evidence, relative_to_root
+from wiki_memory.consolidate.distill.manifests import _clean, _whole
+from wiki_memory.memory.instruction_files import Section, Source, _kind_of, split_sections
 
 #: An absolute path in a section's text (`/Users/me/.codex/skills/x/SKILL.md`, `~/.codex/...`).
 _ABSOLUTE = re.compile(r"(?:(?<=[\s(`'\"])|^)(~?/[\w.-]+/[\w./-]+)")
 GIVEN_TOOL = "instructions"
 
 
+def _given_texts(evidence: Evidence) -> dict[str, str]:
+    """path -> text of each instruction file the session was handed (Codex's AGENTS.md turn)
+    or read whole with a file tool (a CLAUDE.md, GEMINI.md, AGENTS.md of the project): the
+    last time it saw the file."""
+    out: dict[str, str] = {}
+    for step in evidence.steps:
+        if step.error or not step.output.strip() or not step.input.strip():
+            continue
+        if step.tool == GIVEN_TOOL:
+            out[step.input] = step.output
+            continue
+        if step.kind != "read" or _kind_of(Path(step.input)) is None:
+            continue
+        text, whole = _whole(_clean(step.output))
+        rel = relative_to_root(step.input, evidence)
+        # Only the project's own file, read whole: a user's global file, or a read cut short
+        # (a range, the capture's limit), is not the file's word.
+        if whole and text.strip() and rel is not None and not rel.startswith("~"):
+            base = evidence.root or evidence.cwd or ""
+            out[os.path.join(base, rel) if base else rel] = text
+    return out
+
+
 def given_sections(evidence: Evidence) -> list[Section]:
     """The sections of the instruction files the session was given, the harness's own left out."""
     out: list[Section] = []
     seen: set[str] = set()
-    for step in evidence.steps:
-        if step.tool != GIVEN_TOOL or step.error or not step.output.strip():
-            continue
-        path = Path(step.input)
+    for raw, text in _given_texts(evidence).items():
+        path = Path(raw)
         folder = os.path.normpath(str(path.parent))
         name = path.name
         if evidence.cwd and os.path.normpath(evidence.cwd) != folder:
             rel = os.path.relpath(str(path), evidence.cwd)
             name = rel if not rel.startswith("..") else str(path)
-        source = Source(path, name, "agents-md")
-        for section in split_sections(source, {}, step.output):
+        source = Source(path, name, _kind_of(path) or "agents-md")
+        for section in split_sections(source, {}, text):
             if section.key in seen or _outside(section.text, folder):
                 continue
             seen.add(section.key)

@@ -273,7 +273,10 @@ def new_page(candidate: Candidate, anchors: Sequence[Anchor] = ()) -> Page:
             f"# {candidate.title}\n\n{str(candidate.facts['body']).strip(chr(10))}\n",
             tags=list(candidate.tags),
             sources=[f"file:{candidate.facts['from']}", candidate.source],
-            extra=_plain({"distilled": "instructions", "imported": [_imported(candidate)], "evidence": 1}),
+            extra=_plain(
+                {"distilled": "instructions", "imported": [_imported(candidate)], "evidence": 1}
+                | ({"anchors": [a.as_meta() for a in anchors]} if anchors else {})
+            ),
         )
     if candidate.kind == "proposal":
         return Page.new(
@@ -304,6 +307,10 @@ def merged(existing: Page, candidate: Candidate, anchors: Sequence[Anchor] = ())
         meta["sources"] = _sources(existing.sources, [f"file:{f['from']}"], [candidate.source])
         meta["imported"] = [e for e in meta.get("imported") or [] if isinstance(e, dict)]
         meta["imported"] = [e for e in meta["imported"] if e.get("from") != f["from"]] + [_imported(candidate)]
+        if anchors:  # the file as it is now: the page was just read from it
+            fresh = {a.path for a in anchors}
+            kept = [a for a in meta.get("anchors") or [] if isinstance(a, Mapping) and a.get("path") not in fresh]
+            meta["anchors"] = kept + [a.as_meta() for a in anchors]
         page = Page(existing.path, _plain(meta), existing.body, existing.has_front_matter)
         now = f"# {existing.title}\n\n{str(f['body']).strip(chr(10))}\n"
         same = " ".join(str(f["body"]).split()) in " ".join(existing.body.split())
