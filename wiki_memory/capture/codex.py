@@ -162,6 +162,21 @@ def _environment_cwd(content: Any) -> str | None:
     return match.group(1).strip() if match else None
 
 
+def _instructions_given(text: str) -> tuple[str, str] | None:
+    """(the file's path, its text) of the turn in which Codex hands the model a project's
+    `AGENTS.md` (`# AGENTS.md instructions for DIR` then the file between tags), else None."""
+    import re
+
+    match = re.match(
+        r"# (AGENTS(?:\.override)?\.md) instructions for (\S[^\n]*)\n+<INSTRUCTIONS>\n?(.*?)</INSTRUCTIONS>",
+        text.lstrip(),
+        re.S,
+    )
+    if match is None or not match.group(3).strip():
+        return None
+    return f"{match.group(2).strip().rstrip('/')}/{match.group(1)}", match.group(3).strip()
+
+
 def _texts(content: Any, kinds: tuple[str, ...]) -> str:
     if isinstance(content, str):
         return content
@@ -259,6 +274,13 @@ class _Rollout:
     def prompt(self, text: str, time: str) -> None:
         from wiki_memory.capture.prompts import is_meta_prompt
 
+        given = _instructions_given(text)
+        if given is not None:
+            # The project's AGENTS.md as Codex handed it to the model: kept as what the
+            # session was given (the distiller reads its sections), never as a prompt.
+            path, body = given
+            self.out.append(self.obs("tool", time, tool="instructions", input=path, output=clip(body, PROMPT_LIMIT)))
+            return
         if text.strip() and not is_meta_prompt(text):
             if self.last_text is not None:
                 self.close_turn(None, time)
@@ -287,8 +309,11 @@ class _Rollout:
     def response(self, p: dict[str, Any], time: str) -> None:
         ptype = p.get("type")
         if ptype == "message":
+            text = _texts(p.get("content"), ("input_text", "text")) if p.get("role") == "user" else ""
             if p.get("role") == "user" and not self.have["event_user"] and not self.have["item_user"]:
-                self.prompt(_texts(p.get("content"), ("input_text", "text")), time)
+                self.prompt(text, time)
+            elif text and _instructions_given(text) is not None:
+                self.prompt(text, time)  # only ever recorded here, not as an event
             elif p.get("role") == "assistant":
                 text = _texts(p.get("content"), ("output_text", "text")).strip()
                 if text:

@@ -106,6 +106,10 @@ class Knowledge(LifecycleReview):
         root = str(self.project.root) if self.project.root else None
         found = find(summary, root)
         candidates = list(found.candidates)
+        # The project's instruction file the agent was handed: its sections, as an import makes them.
+        from wiki_memory.memory.instructions_given import given_instructions
+
+        candidates += given_instructions(found.evidence)
         actor = Actor(session.agent or "wiki-memory", session.session_id)
         mode, tokens, flags = "evidence", 0, []
         if llm is not False:
@@ -228,6 +232,8 @@ class Knowledge(LifecycleReview):
         update = candidate.facts.get("update")
         if candidate.kind == "proposal" and isinstance(update, str) and _read(self.store(), update) is not None:
             return update, "an addition the model proposed"
+        if candidate.kind == "instructions":
+            return self._same_section(candidate, planned)
         same = self._same_key(candidate, planned)
         if same is not None:
             return same
@@ -236,6 +242,22 @@ class Knowledge(LifecycleReview):
             # model was shown the closest pages and chose a new page over an addition.
             return None
         return self._near(candidate)
+
+    def _same_section(self, candidate: Candidate, planned: dict[str, Any]) -> tuple[str, str] | None:
+        """The page already made from the same section of the same instruction file (by an
+        earlier session, or by `import instructions`)."""
+        store = self.store()
+        f = candidate.facts
+        names = {str(f["from"]), str(f["from"]).rsplit("/", 1)[-1]}
+        options = [path_for(candidate.title, candidate.type)] + self._by_words(candidate.type, candidate.title, 3)
+        for path in dict.fromkeys(options):
+            page = planned[path][0] if path in planned else _read(store, path)
+            if page is None or page.type != candidate.type or page.status in HIDDEN:
+                continue
+            for entry in page.meta.get("imported") or []:
+                if isinstance(entry, dict) and entry.get("section") == f["section"] and entry.get("from") in names:
+                    return path, "the same section of the same file"
+        return None
 
     def _same_key(self, candidate: Candidate, planned: dict[str, Any]) -> tuple[str, str] | None:
         store = self.store()

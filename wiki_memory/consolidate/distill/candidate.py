@@ -16,6 +16,7 @@ KINDS = {
     "decision": "decision",
     "fact": "fact",  # what a manifest the session read says
     "proposal": "",  # an LLM's proposal: its own type
+    "instructions": "",  # a section of the project's instruction file: the type of its shape
 }
 
 

@@ -254,12 +254,30 @@ def _new_meta(candidate: Candidate, anchors: Sequence[Anchor]) -> dict[str, Any]
     return meta
 
 
+def _imported(candidate: Candidate) -> dict[str, str]:
+    """Which file and section a page came from, as `import instructions` records it."""
+    f = candidate.facts
+    return {"from": str(f["from"]), "section": str(f["section"]), "sha": str(f["sha"])}
+
+
 def _proposal_text(candidate: Candidate) -> str:
     return f"{candidate.facts['body']}\n\n_Proposed by a model from {candidate.source} on {candidate.date}._"
 
 
 def new_page(candidate: Candidate, anchors: Sequence[Anchor] = ()) -> Page:
     """The page a candidate makes when nothing duplicates it."""
+    if candidate.kind == "instructions":
+        return Page.new(
+            candidate.title,
+            candidate.type,
+            f"# {candidate.title}\n\n{str(candidate.facts['body']).strip(chr(10))}\n",
+            tags=list(candidate.tags),
+            sources=[f"file:{candidate.facts['from']}", candidate.source],
+            extra=_plain(
+                {"distilled": "instructions", "imported": [_imported(candidate)], "evidence": 1}
+                | ({"anchors": [a.as_meta() for a in anchors]} if anchors else {})
+            ),
+        )
     if candidate.kind == "proposal":
         return Page.new(
             candidate.title,
@@ -284,6 +302,19 @@ def merged(existing: Page, candidate: Candidate, anchors: Sequence[Anchor] = ())
     hand_edited = distilled and render(existing).strip() != existing.body.strip()
     f = candidate.facts
     line = ""
+    if candidate.kind == "instructions":
+        # The section as the file says it now; the page a person edited keeps their words.
+        meta["sources"] = _sources(existing.sources, [f"file:{f['from']}"], [candidate.source])
+        meta["imported"] = [e for e in meta.get("imported") or [] if isinstance(e, dict)]
+        meta["imported"] = [e for e in meta["imported"] if e.get("from") != f["from"]] + [_imported(candidate)]
+        if anchors:  # the file as it is now: the page was just read from it
+            fresh = {a.path for a in anchors}
+            kept = [a for a in meta.get("anchors") or [] if isinstance(a, Mapping) and a.get("path") not in fresh]
+            meta["anchors"] = kept + [a.as_meta() for a in anchors]
+        page = Page(existing.path, _plain(meta), existing.body, existing.has_front_matter)
+        now = f"# {existing.title}\n\n{str(f['body']).strip(chr(10))}\n"
+        same = " ".join(str(f["body"]).split()) in " ".join(existing.body.split())
+        return page if same or meta.get("distilled") != "instructions" else page.with_body(now)
     if candidate.kind == "proposal":
         meta["sources"] = sources
         addition = f"## Added from {candidate.source} ({candidate.date})\n\n{_proposal_text(candidate)}"
