@@ -15,6 +15,7 @@ from wiki_memory.capture.toolcalls import tool_facts
 from wiki_memory.config import resolve_project
 from wiki_memory.consolidate import repostate
 from wiki_memory.consolidate.commands import resolutions
+from wiki_memory.consolidate.oneline import error_line
 from wiki_memory.consolidate.run import load_session
 
 
@@ -492,3 +493,21 @@ def test_a_call_the_permission_settings_refused_is_not_a_failure_left_open(proje
         handoff, "Failed or abandoned approaches"
     )
     assert "still failing" not in handoff
+
+
+def test_a_search_that_exits_1_without_a_word_is_an_answer_not_a_failure(project, code_repo):
+    s = Hooked(code_repo, "quiet-no-0001")
+    s.start()
+    s.prompt("Remove the old notes app and check nothing of it is left")
+    s.bash("apt-get remove -y notes-old", "Removing notes-old (1.2) ...")
+    s.bash("dpkg -l | grep notes-old", exit_code=1)  # grep found nothing: the app is gone
+    s.bash("apt-cache search notes-old", exit_code=1, stdout="Output: (empty)\nError: (none)\nExit Code: 1")
+    s.bash("notes-old --version", exit_code=1, stderr="notes-old: error while loading shared libraries")
+    s.stop("notes-old is removed; dpkg no longer lists it.")
+    handoff = handoff_of(project, "quiet-no-0001")
+    failed = section(handoff, "Failed or abandoned approaches")
+    left = failed + section(handoff, "Open")
+    assert "grep notes-old" not in left and "apt-cache search" not in left
+    # A failure that says what went wrong is still one, told by its own line, not the frame.
+    assert "`notes-old --version` failed" in failed and "error while loading shared libraries" in failed
+    assert error_line("Output: (empty)\nerror: disk full\nError: (none)\nExit Code: 1") == "error: disk full"

@@ -345,6 +345,26 @@ _RUNNING = re.compile(r"^\[running: session (\S+)\]|running in background with I
 _CONTINUES = re.compile(r"\"(?:session_id|bash_id|shell_id)\":\s*\"?([\w-]+)")
 
 
+# A field of a shell tool's report that holds a placeholder (`Error: (none)`, `Output: (empty)`) or
+# only a number (`Exit Code: 1`, `Signal: 0`): the report's frame, not what the command said.
+_FRAME_LINE = re.compile(r"^[A-Z][\w ]{0,30}:\s*(\([a-z ]+\)|-?\d+)?$|^exit (code|status):? -?\d+$", re.IGNORECASE)
+
+
+def said_nothing(step: Step) -> bool:
+    """Did the command exit 1 without a word (`grep x f`, `cmd | grep x`, `pacman -Ss x`
+    that found nothing)? Exit status 1 with no output is a search's or a test's "no": an
+    answer, not a failure, which always says what went wrong."""
+    if step.exit_code not in (1, None) or not step.error:
+        return False
+    lines = [line.strip() for line in step.output.splitlines() if line.strip()]
+    command = " ".join(step.input.split())
+    # Nor does a line that only repeats the command (`Command: grep x f`).
+    lines = [line for line in lines if not _FRAME_LINE.match(line) and not " ".join(line.split()).endswith(command)]
+    codes = re.findall(r"(?im)^(?:exit code|exit status)[: ]\s*(-?\d+)\s*$", step.output)
+    code = step.exit_code if step.exit_code is not None else (int(codes[-1]) if codes else None)
+    return code == 1 and not lines
+
+
 def _runs(steps: Iterable[Step]) -> list[CommandRun]:
     """The command runs of the steps. A command left running is judged by the call that
     collected its result (`write_stdin` to its session), under the command's own words."""
@@ -358,7 +378,7 @@ def _runs(steps: Iterable[Step]) -> list[CommandRun]:
         if continued and continued.group(1) in running:
             command, position = running[continued.group(1)]
             runs[position] = replace(runs[position], ok=False, error="")  # its result is this call's
-        ok = not s.error and not s.no_result
+        ok = (not s.error or said_nothing(s)) and not s.no_result
         still = _RUNNING.search(s.output) if ok else None
         runs.append(CommandRun(s, command, ok, "" if ok else error_line(s.output) or clean(s.output, 200)))
         if still:
