@@ -511,3 +511,13 @@ def test_a_search_that_exits_1_without_a_word_is_an_answer_not_a_failure(project
     # A failure that says what went wrong is still one, told by its own line, not the frame.
     assert "`notes-old --version` failed" in failed and "error while loading shared libraries" in failed
     assert error_line("Output: (empty)\nerror: disk full\nError: (none)\nExit Code: 1") == "error: disk full"
+
+
+def test_a_bare_command_word_typed_last_is_not_an_unanswered_request(project, code_repo):
+    s = Hooked(code_repo, "bare-word-0001")
+    s.start()
+    s.prompt("Make the status bar show the branch name")
+    s.edit("src/statusbar.py")
+    s.stop("The status bar now shows the branch name.")
+    s.prompt("clear")
+    assert "got no answer" not in handoff_of(project, "bare-word-0001")

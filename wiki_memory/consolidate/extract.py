@@ -406,7 +406,10 @@ def _loose_ends(session: Session, found: _Findings) -> bool:
     if last is not None:
         answered = any(a.seq > last.seq for a in session.answers)
         worked_on = any(s.seq > last.seq for s in session.steps)
-        if not answered and not worked_on:
+        # A bare lowercase word (`clear`, `exit`, `ls`) is a command typed into the wrong
+        # window, not a request: a request says what to do in more than one word.
+        bare_word = re.fullmatch(r"[a-z][\w-]*", last.text.strip()) is not None
+        if not answered and not worked_on and not bare_word:
             found.add("open", f"The last request got no answer: {clean(last.text, 200)}", last)
     mid_task = session.last_kind == "tool"
     if mid_task:
