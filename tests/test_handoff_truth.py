@@ -521,3 +521,21 @@ def test_a_bare_command_word_typed_last_is_not_an_unanswered_request(project, co
     s.stop("The status bar now shows the branch name.")
     s.prompt("clear")
     assert "got no answer" not in handoff_of(project, "bare-word-0001")
+
+
+def test_passing_builds_of_one_program_are_one_done_line(project, code_repo):
+    s = Hooked(code_repo, "builds-0001")
+    s.start()
+    s.prompt("Add a history panel to the calculator and make sure everything builds")
+    s.edit("src/Calc.Ui/HistoryPanel.cs")
+    s.bash("dotnet build src/Calc.Core/Calc.Core.csproj -v minimal", "Build succeeded.")
+    s.bash("dotnet build src/Calc.Ui/Calc.Ui.csproj -v minimal", "Build succeeded.")
+    s.bash("dotnet build tests/Calc.Tests/Calc.Tests.csproj -v minimal", "Build succeeded.")
+    s.bash("pytest tests/test_history.py", "3 passed")
+    s.stop("The history panel is in and every project builds.")
+    done = section(handoff_of(project, "builds-0001"), "Done")
+    lines = [line for line in done.splitlines() if "dotnet build" in line]
+    assert lines == [
+        "- `dotnet build` passed on its last run for 3 targets (Calc.Core.csproj, Calc.Ui.csproj, Calc.Tests.csproj)."
+    ]
+    assert "`pytest tests/test_history.py` passed (last run)." in done

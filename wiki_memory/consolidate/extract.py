@@ -23,6 +23,7 @@ is in `commands`, the reading of the final message in `final_message`.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -303,9 +304,42 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
                 + (f" ({run.error})." if run.error else "."),
                 run.step,
             )
+    # Passing checks, one line per check program (`dotnet build` of five projects is one line).
+    passed: dict[tuple[str, ...], list[CommandRun]] = {}
     for key, run in last_by_key.items():
         if run.ok and is_verification(run.command) and key not in reported_fixed:
-            found.add("done", f"`{shown(run.command, 160)}` passed (last run).", run.step)
+            passed.setdefault(_check_program(run.command), []).append(run)
+    for program, group in passed.items():
+        if len(group) == 1:
+            found.add("done", f"`{shown(group[0].command, 160)}` passed (last run).", group[0].step)
+            continue
+        targets = list(dict.fromkeys(t for r in group for t in _check_targets(r.command, len(program))))
+        named = f" ({', '.join(targets[:4])}{', …' if len(targets) > 4 else ''})" if targets else ""
+        found.add(
+            "done",
+            f"`{' '.join(program)}` passed on its last run for {len(group)} targets{named}.",
+            *(r.step for r in group[-3:]),
+        )
+
+
+def _check_program(command: str) -> tuple[str, ...]:
+    """A check by its program and subcommand: `dotnet build x.csproj -v q` -> (dotnet, build)."""
+    words = command_words(command)
+    head = tuple(words[:1])
+    if len(words) > 1 and re.fullmatch(r"[a-z][\w-]*", words[1]):
+        head = (*head, words[1])
+    return head
+
+
+def _check_targets(command: str, skip: int) -> list[str]:
+    """What a check ran on: its operands that name files or folders, by their last part
+    (option values such as `Release` or `minimal` are not targets)."""
+    words = command_words(command)[skip:]
+    return [
+        os.path.basename(w.rstrip("/")) or w
+        for w in words
+        if ("." in w or "/" in w[1:]) and not w.startswith("-") and "=" not in w and ":" not in w
+    ]
 
 
 def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, int]:
