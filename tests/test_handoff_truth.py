@@ -506,7 +506,7 @@ def test_a_search_that_exits_1_without_a_word_is_an_answer_not_a_failure(project
     s.stop("notes-old is removed; dpkg no longer lists it.")
     handoff = handoff_of(project, "quiet-no-0001")
     failed = section(handoff, "Failed or abandoned approaches")
-    left = failed + section(handoff, "Open")
+    left = failed + section(handoff, "Open items / next steps")
     assert "grep notes-old" not in left and "apt-cache search" not in left
     # A failure that says what went wrong is still one, told by its own line, not the frame.
     assert "`notes-old --version` failed" in failed and "error while loading shared libraries" in failed
@@ -539,3 +539,25 @@ def test_passing_builds_of_one_program_are_one_done_line(project, code_repo):
         "- `dotnet build` passed on its last run for 3 targets (Calc.Core.csproj, Calc.Ui.csproj, Calc.Tests.csproj)."
     ]
     assert "`pytest tests/test_history.py` passed (last run)." in done
+
+
+def test_the_steps_of_a_plan_left_pending_are_one_open_line(project, code_repo):
+    s = Hooked(code_repo, "plan-one-0001")
+    s.start()
+    s.prompt("Implement the export feature from tasks.md")
+    todos = [
+        {"content": "Write the export schema", "status": "completed", "activeForm": "Writing"},
+        {"content": "Add the CSV writer", "status": "pending", "activeForm": "Adding"},
+        {"content": "Add the JSON writer", "status": "pending", "activeForm": "Adding"},
+        {"content": "Document the export command", "status": "pending", "activeForm": "Documenting"},
+    ]
+    s.tool("TodoWrite", {"todos": todos}, {"newTodos": todos})
+    s.edit("src/export/schema.py")
+    s.stop("The export schema is written; the writers come next.")
+    open_lines = [
+        line
+        for line in section(handoff_of(project, "plan-one-0001"), "Open items / next steps").splitlines()
+        if "[" in line
+    ]
+    pending = [line for line in open_lines if "[pending]" in line]
+    assert pending == ["- [pending] Add the CSV writer; Add the JSON writer; Document the export command"]

@@ -222,7 +222,9 @@ def _failed_commands(session: Session, found: _Findings) -> None:
 
 
 def _plan_items(plan: list[PlanItem], steps: list[Step], found: _Findings) -> None:
-    """Plan items: completed ones are done, the others open."""
+    """Plan items: completed ones are done, the others open; the items of one status make one
+    line (`[pending] A; B; C`): a plan of ten steps is one thing left, not ten."""
+    groups: dict[str, tuple[list[str], list[Step]]] = {}
     for item in plan:
         # The plan calls that named the item (by id or text): where its status came from.
         named = [
@@ -231,10 +233,17 @@ def _plan_items(plan: list[PlanItem], steps: list[Step], found: _Findings) -> No
             if s.kind == "plan" and any((item.id and p.id == item.id) or p.text == item.text for p in s.plan)
         ][-2:]
         if item.status == "completed":
-            found.add("done", f"[completed] {clean(item.text, 200)}", *named)
+            label = "completed"
         elif item.status in ("pending", "in_progress", ""):
             label = "in progress" if item.status == "in_progress" else "pending"
-            found.add("open", f"[{label}] {clean(item.text, 200)}", *named)
+        else:
+            continue
+        texts, evidence = groups.setdefault(label, ([], []))
+        texts.append(clean(item.text, 200))
+        evidence.extend(s for s in named if s not in evidence)
+    for label, (texts, evidence) in groups.items():
+        section = "done" if label == "completed" else "open"
+        found.add(section, f"[{label}] {clean('; '.join(texts), 600)}", *evidence[-3:])
 
 
 def _fixed_failures(
