@@ -487,11 +487,17 @@ def test_a_call_the_permission_settings_refused_is_not_a_failure_left_open(proje
     s.tool(
         "Bash", {"command": "brew install tmux"}, error="Permission to use Bash has been auto-denied in dontAsk mode."
     )
+    # A look around that the settings refused tried nothing: no failure to hand on.
+    s.tool(
+        "Bash",
+        {"command": "ls -l /usr/local/bin | grep tmux"},
+        error="Permission to use Bash has been auto-denied in dontAsk mode.",
+    )
     s.stop("I could not run brew: the permission settings refused it. Run `brew install tmux` yourself.")
     handoff = handoff_of(project, "perm-0001")
-    assert "`brew install tmux` was not run: the permission settings refused it." in section(
-        handoff, "Failed or abandoned approaches"
-    )
+    failed = section(handoff, "Failed or abandoned approaches")
+    assert "`brew install tmux` was not run: the permission settings refused it." in failed
+    assert "ls -l /usr/local/bin" not in failed
     assert "still failing" not in handoff
 
 

@@ -283,6 +283,8 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
             counts[key] = counts.get(key, 0) + 1
             failures.setdefault(key, []).append(run.step)
     for key, run in last_by_key.items():
+        if run.step.not_permitted and is_probe(run.command):
+            continue  # a look around the settings refused: nothing was tried, nothing failed
         if run.step.not_permitted:
             found.add(
                 "failed", f"`{shown(run.command, 160)}` was not run: the permission settings refused it.", run.step
