@@ -567,3 +567,17 @@ def test_the_steps_of_a_plan_left_pending_are_one_open_line(project, code_repo):
     ]
     pending = [line for line in open_lines if "[pending]" in line]
     assert pending == ["- [pending] Add the CSV writer; Add the JSON writer; Document the export command"]
+
+
+def test_code_in_the_final_message_is_no_question_and_no_todo_is_not_unfinished(project, code_repo):
+    s = Hooked(code_repo, "final-code-0001")
+    s.start()
+    s.prompt("Review the repository and suggest a .gitignore")
+    s.read("README.md")
+    s.stop(
+        "Review done.\n\n**Code quality:** good (clean, no TODO comments)\n\n"
+        "Suggested .gitignore:\n```\n*.log\n.DS_Store?\nbuild/\n```\n\nShould I commit the .gitignore?"
+    )
+    left = section(handoff_of(project, "final-code-0001"), "Open items / next steps")
+    assert "DS_Store" not in left and "TODO" not in left
+    assert "Question left for the user: Should I commit the .gitignore?" in left
