@@ -581,3 +581,22 @@ def test_code_in_the_final_message_is_no_question_and_no_todo_is_not_unfinished(
     left = section(handoff_of(project, "final-code-0001"), "Open items / next steps")
     assert "DS_Store" not in left and "TODO" not in left
     assert "Question left for the user: Should I commit the .gitignore?" in left
+
+
+def test_a_failing_command_run_again_inside_another_line_is_resolved(project, code_repo):
+    s = Hooked(code_repo, "res-chain-0001")
+    s.start()
+    s.prompt("Find out which sound server is running")
+    s.bash(
+        "lspci | grep -i audio && pactl info",
+        exit_code=1,
+        stdout="00:1f.3 Audio device: Intel",
+        stderr="Connection failure: Connection refused",
+    )
+    s.bash("sudo -u alice XDG_RUNTIME_DIR=/run/user/1000 pactl info && pactl list sinks short", "Server Name: PipeWire")
+    s.stop("PipeWire is the sound server.")
+    handoff = handoff_of(project, "res-chain-0001")
+    assert "pactl info" not in section(handoff, "Failed or abandoned approaches")
+    assert "still failing" not in handoff
+    (episode,) = resolutions(steps_of(project, "res-chain-0001"))
+    assert episode.how == "rerun" and episode.resolved_by.command.startswith("sudo -u alice")

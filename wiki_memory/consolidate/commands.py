@@ -130,7 +130,25 @@ def _split_command(command: str) -> list[str]:
             continue
         if not after_pipe:
             stages.append(text)
-    segment = stages[-1] if stages else command.strip()
+    return _stage_words(stages[-1] if stages else command.strip())
+
+
+@lru_cache(maxsize=4096)
+def stage_commands(command: str) -> tuple[tuple[str, ...], ...]:
+    """The words of every command the line runs (not the stages a pipe feeds):
+    `sudo -u me pactl info && pactl list` -> (pactl info), (pactl list)."""
+    pieces = segments(split_heredocs(command.strip())[0])
+    return tuple(
+        words
+        for piece in pieces
+        if piece[0] != "|" and piece[1:]
+        for words in [tuple(_stage_words(piece[1:]))]
+        if words and words[0] not in ("cd", "export", "source", ".", "set", "true", "false", ":", "exit", "echo")
+    )
+
+
+def _stage_words(segment: str) -> list[str]:
+    """One command's words without its environment settings and wrappers (`sudo -u me`)."""
     if not any(c in segment for c in "'\"\\"):
         words = segment.split()  # nothing quoted: no need for shlex (slow on long sessions)
     else:
@@ -139,9 +157,13 @@ def _split_command(command: str) -> list[str]:
         except ValueError:
             words = segment.split()
     words = _without_redirections(words)
+    wrapped = False
     while words and (
         re.match(r"^\w+=", words[0]) or words[0] in _WRAPPERS or words[0] == "run" or words[0].startswith("-")
     ):
+        if wrapped and words[0] in ("-u", "-g") and len(words) > 1:
+            words = words[1:]  # `sudo -u user`: the user is the option's value, not the program
+        wrapped = wrapped or words[0] in _WRAPPERS
         words = words[1:]
     if len(words) >= 3 and re.match(r"^python[\d.]*$", words[0]) and words[1] == "-m":
         words = words[2:]
@@ -295,6 +317,8 @@ def _same_job(earlier: CommandRun, later: CommandRun, immediate: bool, could_not
     """How `later` does the job `earlier` failed at ("" if it does not)."""
     if _covers(command_key(later.command), command_key(earlier.command)):
         return "rerun"
+    if tuple(command_words(earlier.command)) in stage_commands(later.command):
+        return "rerun"  # the failing command again, in another line (`a && b` after `x && b`)
     a, b = purpose_words(earlier.command), purpose_words(later.command)
     if not a or not b:
         return ""
