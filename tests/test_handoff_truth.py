@@ -600,3 +600,24 @@ def test_a_failing_command_run_again_inside_another_line_is_resolved(project, co
     assert "still failing" not in handoff
     (episode,) = resolutions(steps_of(project, "res-chain-0001"))
     assert episode.how == "rerun" and episode.resolved_by.command.startswith("sudo -u alice")
+
+
+def test_a_refused_edit_done_by_a_command_on_the_same_file_is_not_failed(project, code_repo):
+    s = Hooked(code_repo, "edit-other-0001")
+    s.start()
+    s.prompt("Turn off the banner in the boot theme")
+    s.tool(
+        "Edit",
+        {"file_path": "/boot/theme/theme.conf", "old_string": "banner on", "new_string": "banner off"},
+        error="File path must be within one of the workspace directories",
+    )
+    s.bash("python3 tools/set_option.py /boot/theme/theme.conf banner off", "banner: off")
+    # An edit nothing redid stays failed.
+    s.tool(
+        "Edit",
+        {"file_path": "/boot/theme/icons.conf", "old_string": "a", "new_string": "b"},
+        error="File path must be within one of the workspace directories",
+    )
+    s.stop("The banner is off.")
+    failed = section(handoff_of(project, "edit-other-0001"), "Failed or abandoned approaches")
+    assert "theme.conf" not in failed and "Editing /boot/theme/icons.conf failed" in failed

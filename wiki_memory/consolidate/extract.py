@@ -374,6 +374,12 @@ def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, in
             if _TOOL_UNAVAILABLE.search(s.output):
                 continue
             redone = any(t.kind == "edit" and not t.error and set(t.files) & set(s.files) for t in steps[s.index + 1 :])
+            # Or done another way: a later command that ran fine and works on the file (a
+            # shell edit the edit tool refused: `sed -i`, PowerShell's `Set-Content`).
+            redone = redone or any(
+                t.kind == "command" and not t.error and not is_probe(t.input) and _names_file(t.input, s.files, cwd)
+                for t in steps[s.index + 1 :]
+            )
             if not redone:
                 found.add("failed", f"Editing {_edit_label(s, cwd)} failed: {error_line(s.output) or 'no detail'}", s)
             continue
@@ -389,6 +395,11 @@ def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, in
                 found.add("failed", f"An edit to {name} was made and then undone.", step, later)
                 break
     return edits
+
+
+def _names_file(command: str, files: tuple[str, ...], cwd: str | None) -> bool:
+    """Does the command line name one of the files (as given, or relative to the project)?"""
+    return any(f in command or relative(f, cwd) in command.split() for f in files)
 
 
 def _reverts(runs: list[CommandRun], found: _Findings) -> None:
