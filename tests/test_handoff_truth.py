@@ -15,6 +15,7 @@ from wiki_memory.capture.toolcalls import tool_facts
 from wiki_memory.config import resolve_project
 from wiki_memory.consolidate import repostate
 from wiki_memory.consolidate.commands import resolutions
+from wiki_memory.consolidate.oneline import error_line
 from wiki_memory.consolidate.run import load_session
 
 
@@ -486,11 +487,17 @@ def test_a_call_the_permission_settings_refused_is_not_a_failure_left_open(proje
     s.tool(
         "Bash", {"command": "brew install tmux"}, error="Permission to use Bash has been auto-denied in dontAsk mode."
     )
+    # A look around that the settings refused tried nothing: no failure to hand on.
+    s.tool(
+        "Bash",
+        {"command": "ls -l /usr/local/bin | grep tmux"},
+        error="Permission to use Bash has been auto-denied in dontAsk mode.",
+    )
     s.stop("I could not run brew: the permission settings refused it. Run `brew install tmux` yourself.")
     handoff = handoff_of(project, "perm-0001")
-    assert "`brew install tmux` was not run: the permission settings refused it." in section(
-        handoff, "Failed or abandoned approaches"
-    )
+    failed = section(handoff, "Failed or abandoned approaches")
+    assert "`brew install tmux` was not run: the permission settings refused it." in failed
+    assert "ls -l /usr/local/bin" not in failed
     assert "still failing" not in handoff
 
 
@@ -504,3 +511,125 @@ def test_dunder_file_names_keep_their_underscores(project, code_repo):
     handoff = handoff_of(project, "dunder-0001")
     assert "src/pkg/__init__.py" in handoff and "src/pkg/init.py" not in handoff
     assert "__init__.py now exports V; done." in section(handoff, "Done")  # the emphasis goes, the name stays
+
+
+def test_a_search_that_exits_1_without_a_word_is_an_answer_not_a_failure(project, code_repo):
+    s = Hooked(code_repo, "quiet-no-0001")
+    s.start()
+    s.prompt("Remove the old notes app and check nothing of it is left")
+    s.bash("apt-get remove -y notes-old", "Removing notes-old (1.2) ...")
+    s.bash("dpkg -l | grep notes-old", exit_code=1)  # grep found nothing: the app is gone
+    s.bash("apt-cache search notes-old", exit_code=1, stdout="Output: (empty)\nError: (none)\nExit Code: 1")
+    s.bash("notes-old --version", exit_code=1, stderr="notes-old: error while loading shared libraries")
+    s.stop("notes-old is removed; dpkg no longer lists it.")
+    handoff = handoff_of(project, "quiet-no-0001")
+    failed = section(handoff, "Failed or abandoned approaches")
+    left = failed + section(handoff, "Open items / next steps")
+    assert "grep notes-old" not in left and "apt-cache search" not in left
+    # A failure that says what went wrong is still one, told by its own line, not the frame.
+    assert "`notes-old --version` failed" in failed and "error while loading shared libraries" in failed
+    assert error_line("Output: (empty)\nerror: disk full\nError: (none)\nExit Code: 1") == "error: disk full"
+
+
+def test_a_bare_command_word_typed_last_is_not_an_unanswered_request(project, code_repo):
+    s = Hooked(code_repo, "bare-word-0001")
+    s.start()
+    s.prompt("Make the status bar show the branch name")
+    s.edit("src/statusbar.py")
+    s.stop("The status bar now shows the branch name.")
+    s.prompt("clear")
+    assert "got no answer" not in handoff_of(project, "bare-word-0001")
+
+
+def test_passing_builds_of_one_program_are_one_done_line(project, code_repo):
+    s = Hooked(code_repo, "builds-0001")
+    s.start()
+    s.prompt("Add a history panel to the calculator and make sure everything builds")
+    s.edit("src/Calc.Ui/HistoryPanel.cs")
+    s.bash("dotnet build src/Calc.Core/Calc.Core.csproj -v minimal", "Build succeeded.")
+    s.bash("dotnet build src/Calc.Ui/Calc.Ui.csproj -v minimal", "Build succeeded.")
+    s.bash("dotnet build tests/Calc.Tests/Calc.Tests.csproj -v minimal", "Build succeeded.")
+    s.bash("pytest tests/test_history.py", "3 passed")
+    s.stop("The history panel is in and every project builds.")
+    done = section(handoff_of(project, "builds-0001"), "Done")
+    lines = [line for line in done.splitlines() if "dotnet build" in line]
+    assert lines == [
+        "- `dotnet build` passed on its last run for 3 targets (Calc.Core.csproj, Calc.Ui.csproj, Calc.Tests.csproj)."
+    ]
+    assert "`pytest tests/test_history.py` passed (last run)." in done
+
+
+def test_the_steps_of_a_plan_left_pending_are_one_open_line(project, code_repo):
+    s = Hooked(code_repo, "plan-one-0001")
+    s.start()
+    s.prompt("Implement the export feature from tasks.md")
+    todos = [
+        {"content": "Write the export schema", "status": "completed", "activeForm": "Writing"},
+        {"content": "Add the CSV writer", "status": "pending", "activeForm": "Adding"},
+        {"content": "Add the JSON writer", "status": "pending", "activeForm": "Adding"},
+        {"content": "Document the export command", "status": "pending", "activeForm": "Documenting"},
+    ]
+    s.tool("TodoWrite", {"todos": todos}, {"newTodos": todos})
+    s.edit("src/export/schema.py")
+    s.stop("The export schema is written; the writers come next.")
+    open_lines = [
+        line
+        for line in section(handoff_of(project, "plan-one-0001"), "Open items / next steps").splitlines()
+        if "[" in line
+    ]
+    pending = [line for line in open_lines if "[pending]" in line]
+    assert pending == ["- [pending] Add the CSV writer; Add the JSON writer; Document the export command"]
+
+
+def test_code_in_the_final_message_is_no_question_and_no_todo_is_not_unfinished(project, code_repo):
+    s = Hooked(code_repo, "final-code-0001")
+    s.start()
+    s.prompt("Review the repository and suggest a .gitignore")
+    s.read("README.md")
+    s.stop(
+        "Review done.\n\n**Code quality:** good (clean, no TODO comments)\n\n"
+        "Suggested .gitignore:\n```\n*.log\n.DS_Store?\nbuild/\n```\n\nShould I commit the .gitignore?"
+    )
+    left = section(handoff_of(project, "final-code-0001"), "Open items / next steps")
+    assert "DS_Store" not in left and "TODO" not in left
+    assert "Question left for the user: Should I commit the .gitignore?" in left
+
+
+def test_a_failing_command_run_again_inside_another_line_is_resolved(project, code_repo):
+    s = Hooked(code_repo, "res-chain-0001")
+    s.start()
+    s.prompt("Find out which sound server is running")
+    s.bash(
+        "lspci | grep -i audio && pactl info",
+        exit_code=1,
+        stdout="00:1f.3 Audio device: Intel",
+        stderr="Connection failure: Connection refused",
+    )
+    s.bash("sudo -u alice XDG_RUNTIME_DIR=/run/user/1000 pactl info && pactl list sinks short", "Server Name: PipeWire")
+    s.stop("PipeWire is the sound server.")
+    handoff = handoff_of(project, "res-chain-0001")
+    assert "pactl info" not in section(handoff, "Failed or abandoned approaches")
+    assert "still failing" not in handoff
+    (episode,) = resolutions(steps_of(project, "res-chain-0001"))
+    assert episode.how == "rerun" and episode.resolved_by.command.startswith("sudo -u alice")
+
+
+def test_a_refused_edit_done_by_a_command_on_the_same_file_is_not_failed(project, code_repo):
+    s = Hooked(code_repo, "edit-other-0001")
+    s.start()
+    s.prompt("Turn off the banner in the boot theme")
+    s.tool(
+        "Edit",
+        {"file_path": "/boot/theme/theme.conf", "old_string": "banner on", "new_string": "banner off"},
+        error="File path must be within one of the workspace directories",
+    )
+    s.bash("python3 tools/set_option.py /boot/theme/theme.conf banner off", "banner: off")
+    # An edit nothing redid stays failed.
+    s.tool(
+        "Edit",
+        {"file_path": "/boot/theme/icons.conf", "old_string": "a", "new_string": "b"},
+        error="File path must be within one of the workspace directories",
+    )
+    s.stop("The banner is off.")
+    failed = section(handoff_of(project, "edit-other-0001"), "Failed or abandoned approaches")
+    assert "theme.conf" not in failed and "Editing /boot/theme/icons.conf failed" in failed

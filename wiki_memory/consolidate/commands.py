@@ -130,7 +130,25 @@ def _split_command(command: str) -> list[str]:
             continue
         if not after_pipe:
             stages.append(text)
-    segment = stages[-1] if stages else command.strip()
+    return _stage_words(stages[-1] if stages else command.strip())
+
+
+@lru_cache(maxsize=4096)
+def stage_commands(command: str) -> tuple[tuple[str, ...], ...]:
+    """The words of every command the line runs (not the stages a pipe feeds):
+    `sudo -u me pactl info && pactl list` -> (pactl info), (pactl list)."""
+    pieces = segments(split_heredocs(command.strip())[0])
+    return tuple(
+        words
+        for piece in pieces
+        if piece[0] != "|" and piece[1:]
+        for words in [tuple(_stage_words(piece[1:]))]
+        if words and words[0] not in ("cd", "export", "source", ".", "set", "true", "false", ":", "exit", "echo")
+    )
+
+
+def _stage_words(segment: str) -> list[str]:
+    """One command's words without its environment settings and wrappers (`sudo -u me`)."""
     if not any(c in segment for c in "'\"\\"):
         words = segment.split()  # nothing quoted: no need for shlex (slow on long sessions)
     else:
@@ -139,9 +157,13 @@ def _split_command(command: str) -> list[str]:
         except ValueError:
             words = segment.split()
     words = _without_redirections(words)
+    wrapped = False
     while words and (
         re.match(r"^\w+=", words[0]) or words[0] in _WRAPPERS or words[0] == "run" or words[0].startswith("-")
     ):
+        if wrapped and words[0] in ("-u", "-g") and len(words) > 1:
+            words = words[1:]  # `sudo -u user`: the user is the option's value, not the program
+        wrapped = wrapped or words[0] in _WRAPPERS
         words = words[1:]
     if len(words) >= 3 and re.match(r"^python[\d.]*$", words[0]) and words[1] == "-m":
         words = words[2:]
@@ -295,6 +317,8 @@ def _same_job(earlier: CommandRun, later: CommandRun, immediate: bool, could_not
     """How `later` does the job `earlier` failed at ("" if it does not)."""
     if _covers(command_key(later.command), command_key(earlier.command)):
         return "rerun"
+    if tuple(command_words(earlier.command)) in stage_commands(later.command):
+        return "rerun"  # the failing command again, in another line (`a && b` after `x && b`)
     a, b = purpose_words(earlier.command), purpose_words(later.command)
     if not a or not b:
         return ""
@@ -345,6 +369,26 @@ _RUNNING = re.compile(r"^\[running: session (\S+)\]|running in background with I
 _CONTINUES = re.compile(r"\"(?:session_id|bash_id|shell_id)\":\s*\"?([\w-]+)")
 
 
+# A field of a shell tool's report that holds a placeholder (`Error: (none)`, `Output: (empty)`) or
+# only a number (`Exit Code: 1`, `Signal: 0`): the report's frame, not what the command said.
+_FRAME_LINE = re.compile(r"^[A-Z][\w ]{0,30}:\s*(\([a-z ]+\)|-?\d+)?$|^exit (code|status):? -?\d+$", re.IGNORECASE)
+
+
+def said_nothing(step: Step) -> bool:
+    """Did the command exit 1 without a word (`grep x f`, `cmd | grep x`, `pacman -Ss x`
+    that found nothing)? Exit status 1 with no output is a search's or a test's "no": an
+    answer, not a failure, which always says what went wrong."""
+    if step.exit_code not in (1, None) or not step.error:
+        return False
+    lines = [line.strip() for line in step.output.splitlines() if line.strip()]
+    command = " ".join(step.input.split())
+    # Nor does a line that only repeats the command (`Command: grep x f`).
+    lines = [line for line in lines if not _FRAME_LINE.match(line) and not " ".join(line.split()).endswith(command)]
+    codes = re.findall(r"(?im)^(?:exit code|exit status)[: ]\s*(-?\d+)\s*$", step.output)
+    code = step.exit_code if step.exit_code is not None else (int(codes[-1]) if codes else None)
+    return code == 1 and not lines
+
+
 def _runs(steps: Iterable[Step]) -> list[CommandRun]:
     """The command runs of the steps. A command left running is judged by the call that
     collected its result (`write_stdin` to its session), under the command's own words."""
@@ -358,7 +402,7 @@ def _runs(steps: Iterable[Step]) -> list[CommandRun]:
         if continued and continued.group(1) in running:
             command, position = running[continued.group(1)]
             runs[position] = replace(runs[position], ok=False, error="")  # its result is this call's
-        ok = not s.error and not s.no_result
+        ok = (not s.error or said_nothing(s)) and not s.no_result
         still = _RUNNING.search(s.output) if ok else None
         runs.append(CommandRun(s, command, ok, "" if ok else error_line(s.output) or clean(s.output, 200)))
         if still:

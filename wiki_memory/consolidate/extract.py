@@ -23,6 +23,7 @@ is in `commands`, the reading of the final message in `final_message`.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -221,7 +222,9 @@ def _failed_commands(session: Session, found: _Findings) -> None:
 
 
 def _plan_items(plan: list[PlanItem], steps: list[Step], found: _Findings) -> None:
-    """Plan items: completed ones are done, the others open."""
+    """Plan items: completed ones are done, the others open; the items of one status make one
+    line (`[pending] A; B; C`): a plan of ten steps is one thing left, not ten."""
+    groups: dict[str, tuple[list[str], list[Step]]] = {}
     for item in plan:
         # The plan calls that named the item (by id or text): where its status came from.
         named = [
@@ -230,10 +233,17 @@ def _plan_items(plan: list[PlanItem], steps: list[Step], found: _Findings) -> No
             if s.kind == "plan" and any((item.id and p.id == item.id) or p.text == item.text for p in s.plan)
         ][-2:]
         if item.status == "completed":
-            found.add("done", f"[completed] {clean(item.text, 200)}", *named)
+            label = "completed"
         elif item.status in ("pending", "in_progress", ""):
             label = "in progress" if item.status == "in_progress" else "pending"
-            found.add("open", f"[{label}] {clean(item.text, 200)}", *named)
+        else:
+            continue
+        texts, evidence = groups.setdefault(label, ([], []))
+        texts.append(clean(item.text, 200))
+        evidence.extend(s for s in named if s not in evidence)
+    for label, (texts, evidence) in groups.items():
+        section = "done" if label == "completed" else "open"
+        found.add(section, f"[{label}] {clean('; '.join(texts), 600)}", *evidence[-3:])
 
 
 def _fixed_failures(
@@ -273,6 +283,8 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
             counts[key] = counts.get(key, 0) + 1
             failures.setdefault(key, []).append(run.step)
     for key, run in last_by_key.items():
+        if run.step.not_permitted and is_probe(run.command):
+            continue  # a look around the settings refused: nothing was tried, nothing failed
         if run.step.not_permitted:
             found.add(
                 "failed", f"`{shown(run.command, 160)}` was not run: the permission settings refused it.", run.step
@@ -303,9 +315,42 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
                 + (f" ({run.error})." if run.error else "."),
                 run.step,
             )
+    # Passing checks, one line per check program (`dotnet build` of five projects is one line).
+    passed: dict[tuple[str, ...], list[CommandRun]] = {}
     for key, run in last_by_key.items():
         if run.ok and is_verification(run.command) and key not in reported_fixed:
-            found.add("done", f"`{shown(run.command, 160)}` passed (last run).", run.step)
+            passed.setdefault(_check_program(run.command), []).append(run)
+    for program, group in passed.items():
+        if len(group) == 1:
+            found.add("done", f"`{shown(group[0].command, 160)}` passed (last run).", group[0].step)
+            continue
+        targets = list(dict.fromkeys(t for r in group for t in _check_targets(r.command, len(program))))
+        named = f" ({', '.join(targets[:4])}{', …' if len(targets) > 4 else ''})" if targets else ""
+        found.add(
+            "done",
+            f"`{' '.join(program)}` passed on its last run for {len(group)} targets{named}.",
+            *(r.step for r in group[-3:]),
+        )
+
+
+def _check_program(command: str) -> tuple[str, ...]:
+    """A check by its program and subcommand: `dotnet build x.csproj -v q` -> (dotnet, build)."""
+    words = command_words(command)
+    head = tuple(words[:1])
+    if len(words) > 1 and re.fullmatch(r"[a-z][\w-]*", words[1]):
+        head = (*head, words[1])
+    return head
+
+
+def _check_targets(command: str, skip: int) -> list[str]:
+    """What a check ran on: its operands that name files or folders, by their last part
+    (option values such as `Release` or `minimal` are not targets)."""
+    words = command_words(command)[skip:]
+    return [
+        os.path.basename(w.rstrip("/")) or w
+        for w in words
+        if ("." in w or "/" in w[1:]) and not w.startswith("-") and "=" not in w and ":" not in w
+    ]
 
 
 def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, int]:
@@ -329,6 +374,12 @@ def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, in
             if _TOOL_UNAVAILABLE.search(s.output):
                 continue
             redone = any(t.kind == "edit" and not t.error and set(t.files) & set(s.files) for t in steps[s.index + 1 :])
+            # Or done another way: a later command that ran fine and works on the file (a
+            # shell edit the edit tool refused: `sed -i`, PowerShell's `Set-Content`).
+            redone = redone or any(
+                t.kind == "command" and not t.error and not is_probe(t.input) and _names_file(t.input, s.files, cwd)
+                for t in steps[s.index + 1 :]
+            )
             if not redone:
                 found.add("failed", f"Editing {_edit_label(s, cwd)} failed: {error_line(s.output) or 'no detail'}", s)
             continue
@@ -344,6 +395,11 @@ def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, in
                 found.add("failed", f"An edit to {name} was made and then undone.", step, later)
                 break
     return edits
+
+
+def _names_file(command: str, files: tuple[str, ...], cwd: str | None) -> bool:
+    """Does the command line name one of the files (as given, or relative to the project)?"""
+    return any(f in command or relative(f, cwd) in command.split() for f in files)
 
 
 def _reverts(runs: list[CommandRun], found: _Findings) -> None:
@@ -406,7 +462,10 @@ def _loose_ends(session: Session, found: _Findings) -> bool:
     if last is not None:
         answered = any(a.seq > last.seq for a in session.answers)
         worked_on = any(s.seq > last.seq for s in session.steps)
-        if not answered and not worked_on:
+        # A bare lowercase word (`clear`, `exit`, `ls`) is a command typed into the wrong
+        # window, not a request: a request says what to do in more than one word.
+        bare_word = re.fullmatch(r"[a-z][\w-]*", last.text.strip()) is not None
+        if not answered and not worked_on and not bare_word:
             found.add("open", f"The last request got no answer: {clean(last.text, 200)}", last)
     mid_task = session.last_kind == "tool"
     if mid_task:

@@ -12,7 +12,7 @@ from wiki_memory.consolidate.oneline import clean
 _UNFINISHED = re.compile(
     r"\b(not|n't|never)\b(\s+\w+){0,3}\s+yet\b|\bstill\s+(fail|fails|failing|broken|missing|"
     r"needs?|to be|has to|have to|pending|open|red)\b|\b(remains|remain) to be\b|\bleft to do\b|"
-    r"\bTODO\b|\bunfinished\b|\bincomplete\b",
+    r"(?<!\bno )(?<!\bwithout )\bTODO\b|\bunfinished\b|\bincomplete\b",
     re.IGNORECASE,
 )
 _FILLER = re.compile(
@@ -55,10 +55,20 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
     steps: list[str] = []
     in_next = False
     after_blank = False
+    in_fence = False
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or line.startswith("```"):
-            after_blank = after_blank or not line
+        if line.startswith("```"):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            # A code block's lines are code: part of the report, never a question or a next
+            # step (`.DS_Store?` in a .gitignore is a pattern, not a question).
+            if line:
+                statements.append(clean(line, 300))
+            continue
+        if not line:
+            after_blank = True
             continue
         heading = re.match(r"^#+\s*(.+)$", line)
         if heading:

@@ -42,7 +42,8 @@ _CANNOT = re.compile(
 )
 # POSIX shells exit 127 when the command was not found, 126 when it could not be executed.
 _EXIT_MEANING = {"127": "command not found", "126": "permission denied or not executable"}
-_EXIT_LINE = re.compile(r"^(?:Error: )?(?:Exit code|exit status|exited with code) (-?\d+)$", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"^[A-Z][\w ]{0,30}:\s*\([a-z ]+\)$")
+_EXIT_LINE = re.compile(r"^(?:Error: )?(?:Exit code|exit status|exited with code):? (-?\d+)$", re.IGNORECASE)
 
 
 def error_rank(line: str) -> int:
@@ -86,6 +87,8 @@ def error_line(output: str) -> str:
     lines = [line.strip() for line in _ANSI.sub("", output or "").splitlines() if line.strip()]
     lines = [line for line in lines if not re.match(r"^[\[\]\.…─━⎯\-=_ ]+$", line) and not line.startswith("[... ")]
     lines = [re.sub(r"</?tool_use_error>", "", line).strip() for line in lines]
+    # A report field holding a placeholder (`Error: (none)`, `Output: (empty)`) says nothing.
+    lines = [line for line in lines if not _PLACEHOLDER.match(line)]
     exits = [m.group(1) for m in (_EXIT_LINE.match(line) for line in lines) if m]
     lines = [line for line in lines if line and not _EXIT_LINE.match(line)]
     if not lines:
