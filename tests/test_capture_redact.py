@@ -320,24 +320,31 @@ def test_more_look_alikes_survive(text):
     assert redact(text) == text
 
 
-def test_a_file_name_taken_out_of_a_command_keeps_no_secret(tmp_path, monkeypatch):
-    """The shell reads `<password>x</password>` as redirections: the names it yields lose the
-    context that marks the secret, and are judged in the command they came from."""
+@pytest.mark.parametrize(
+    "command,secret",
+    [
+        ("<datasource>\n  <user>acme</user>\n  <password>{s}</password>\n</datasource>", "pqixp1qx1YrjUP98Ul"),
+        ("return [\n    'driver' => 'smtp',\n    'password' => '{s}',\n];", "7VOljCwukxiQsG5r2CMrdV5H"),
+    ],
+    ids=["xml", "php-array"],
+)
+def test_a_file_name_taken_out_of_a_command_keeps_no_secret(tmp_path, command, secret):
+    """The shell reads `<password>x</password>` and `'password' => 'x',` as redirections: the
+    names it yields lose the context that marks the secret, and are judged against the
+    secrets their command held."""
     import io
     import json
 
     from wiki_memory.config import resolve_project
     from wiki_memory.hook import main as hook
 
-    secret = "pqixp1qx1YrjUP98Ul"
-    command = f"<datasource>\n  <user>acme</user>\n  <password>{secret}</password>\n</datasource>"
     payload = {
         "session_id": "redact-path-1",
         "cwd": str(tmp_path),
         "hook_event_name": "PostToolUse",
         "tool_name": "Bash",
         "tool_use_id": "toolu_1",
-        "tool_input": {"command": command},
+        "tool_input": {"command": command.format(s=secret)},
         "tool_response": {"stdout": "", "stderr": "", "interrupted": False},
     }
     out = io.BytesIO()

@@ -1953,27 +1953,30 @@ def redact_observation(observation: Observation) -> Observation:
     """The observation with every text field passed through redaction: the same fields,
     whether it came from a hook or from a transcript."""
     raw_input = observation.input or ""
-    safe_input = redact(raw_input) if raw_input else raw_input
+    found = find(raw_input) if raw_input else []
+    secrets = [raw_input[f.start : f.end] for f in found]
     return observation._replace(
         text=redact(observation.text) if observation.text else observation.text,
-        input=safe_input if raw_input else observation.input,
+        input=_apply(raw_input, found) if raw_input else observation.input,
         output=redact(observation.output) if observation.output else observation.output,
-        files=tuple(_redact_path(f, raw_input, safe_input) for f in observation.files),
+        files=tuple(_redact_path(f, secrets) for f in observation.files),
         plan=tuple(p._replace(text=redact(p.text)) for p in observation.plan),
         meta={key: redact_value(value) for key, value in observation.meta.items()},
     )
 
 
-def _redact_path(path: str, raw_input: str, safe_input: str) -> str:
-    """A file name the call named, redacted: alone, and in the context it came from.
+def _redact_path(path: str, secrets: list[str]) -> str:
+    """A file name the call named, redacted: alone, and against the secrets its command held.
 
     Why: a name taken out of a command (a redirection's target, `sed -i`'s file) loses the
-    context that marks a secret (`<password>x</password>` parsed as `> x</password`), so it
-    is judged where it stood: a name the command held that its redacted text no longer holds
-    overlapped a secret there."""
+    context that marks a secret (`<password>x</password>` parsed as `> x</password`, PHP's
+    `'password' => 'x',` as `> x,`), so a name that holds a secret found in the command, or
+    is a long part of one, is redacted whole."""
     alone = redact(path)
     if alone != path:
         return alone
-    if path and path in raw_input and path not in safe_input:
-        return "[REDACTED:path]"
+    for secret in secrets:
+        core = secret.strip("'\"")
+        if (len(core) >= 8 and core in path) or (len(path) >= 8 and path in secret):
+            return "[REDACTED:path]"
     return path
