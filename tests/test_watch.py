@@ -340,6 +340,10 @@ def test_watch_stops_cleanly_on_ctrl_c_and_commits_what_is_pending(code_repo):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Why: a runner started in the background (nohup, `&`) hands its children SIGINT
+        # ignored, and Python then never turns Ctrl-C into KeyboardInterrupt; the watcher is
+        # started as from a terminal, with Ctrl-C's default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     guard = threading.Timer(2 * TIMEOUT, proc.kill)  # a watcher that never answers fails the test, not CI
     guard.start()
