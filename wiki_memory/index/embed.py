@@ -307,29 +307,15 @@ class OpenAICompatible:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """The vectors of `texts`, in order; raises EmbeddingFailed on any failure."""
-        import json
-        import urllib.error
-        import urllib.request
+        from wiki_memory.index.http import post_json
 
         e = self.embedder
         body: dict[str, Any] = {"model": e.model, "input": list(texts), "encoding_format": "float"}
         if e.dimensions:
             body["dimensions"] = e.dimensions
-        headers = {"Content-Type": "application/json", "User-Agent": "wiki-memory"}
-        key = os.environ.get(e.api_key_env) if e.api_key_env else None
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        request = urllib.request.Request(
-            f"{e.base_url}/embeddings", data=json.dumps(body).encode("utf-8"), headers=headers, method="POST"
+        answer = post_json(
+            f"{e.base_url}/embeddings", body, api_key_env=e.api_key_env, timeout=e.timeout, error=EmbeddingFailed
         )
-        try:
-            with urllib.request.urlopen(request, timeout=e.timeout) as response:
-                answer = json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            detail = error.read(300).decode("utf-8", "replace").strip().replace("\n", " ")
-            raise EmbeddingFailed(f"{e.base_url} answered HTTP {error.code}: {detail}") from None
-        except (OSError, ValueError) as error:  # refused, timed out, not JSON
-            raise EmbeddingFailed(f"{e.base_url}: {error}") from None
         try:
             items = sorted(answer["data"], key=lambda item: item["index"])
             vectors = [[float(x) for x in item["embedding"]] for item in items]

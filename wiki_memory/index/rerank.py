@@ -140,26 +140,12 @@ class Reranker:
 
     def _endpoint(self, query: str, documents: Sequence[str]) -> list[float]:
         """POST {url}/rerank; the scores in the documents' order."""
-        import json
-        import urllib.error
-        import urllib.request
+        from wiki_memory.index.http import post_json
 
         body = {"model": self.model, "query": query, "documents": list(documents), "top_n": len(documents)}
-        headers = {"Content-Type": "application/json", "User-Agent": "wiki-memory"}
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        request = urllib.request.Request(
-            f"{self.url}/rerank", data=json.dumps(body).encode("utf-8"), headers=headers, method="POST"
+        answer = post_json(
+            f"{self.url}/rerank", body, api_key_env=self.api_key_env, timeout=self.timeout, error=RerankFailed
         )
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                answer = json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            detail = error.read(300).decode("utf-8", "replace").strip().replace("\n", " ")
-            raise RerankFailed(f"{self.url} answered HTTP {error.code}: {detail}") from None
-        except (OSError, ValueError) as error:  # refused, timed out, not JSON
-            raise RerankFailed(f"{self.url}: {error}") from None
         scores: list[float | None] = [None] * len(documents)
         try:
             for item in answer["results"]:
