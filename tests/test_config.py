@@ -117,3 +117,15 @@ def test_bad_project_file_is_a_clear_error(code_repo):
     (code_repo / ".wiki-memory.toml").write_text("name = \n")
     with pytest.raises(WikiMemoryError, match=r"\.wiki-memory\.toml: invalid TOML"):
         resolve_project(code_repo)
+
+
+def test_team_tier_lives_beside_the_personal_wiki(code_repo):
+    project = resolve_project(code_repo)
+    team = project.team()
+    assert team.home == project.home / "team"
+    assert team.wiki == project.home / "team" / "wiki"
+    assert team.index_path == project.home / "team" / "index.sqlite"
+    assert team.id != project.id and team.root == project.root
+    assert not project.has_team()
+    subprocess.run(["git", "init", "-q", str(team.wiki)], check=True)
+    assert project.has_team()

@@ -54,6 +54,17 @@ class Project(namedtuple("Project", "id name home wiki root identity warning", d
     def journal_dir(self) -> Path:
         return self.home / "journal"
 
+    def team(self) -> Project:
+        """The project's team tier: a second wiki (a clone of the team's shared repository)
+        with its own index, kept beside the personal one under `<home>/team/`. It exists
+        once `wiki-memory team join URL` has cloned it (`team().wiki` is then a git
+        repository); the personal wiki is never pushed to it except by `share`."""
+        team_home = self.home / "team"
+        return self._replace(id=f"{self.id}.team", home=team_home, wiki=team_home / "wiki", warning=None)
+
+    def has_team(self) -> bool:
+        return (self.home / "team" / "wiki" / ".git").exists()
+
     def fields(self) -> dict[str, str | None]:
         """The project as another process is handed it (JSON): the background worker, the
         recall helper. `from_fields` reads it back; `warning` stays with the resolver."""
