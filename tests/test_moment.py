@@ -443,9 +443,14 @@ def test_session_start_says_once_when_hooks_failed_since_the_last_session(projec
     assert "wiki-memory doctor" not in _start(code_repo, "h3")  # told once
 
 
-def test_session_start_says_when_sessions_record_no_end_or_wait_a_day(project, code_repo):
+def test_session_start_says_when_sessions_record_no_end_or_wait_a_day(project, code_repo, monkeypatch):
     import time
 
+    from wiki_memory.hook import background
+
+    # No background consolidation: one started by an earlier SessionStart would consolidate
+    # the waiting session whenever it gets round to it, before or after the check.
+    monkeypatch.setattr(background, "spawn", lambda project, args: None)
     _start(code_repo, "first")
     for n in range(3):
         hook("claude-code", "UserPromptSubmit", {"session_id": f"e{n}", "cwd": str(code_repo), "prompt": f"task {n}"})
