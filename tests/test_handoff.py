@@ -286,7 +286,8 @@ def test_the_budget_is_a_hard_limit_whatever_the_context_holds():
 
 
 def test_a_session_that_ended_unconsolidated_is_summarised_at_start_and_consolidated_behind(project):
-    set_config("[consolidate]\nsettle_seconds = 2\n")
+    # A running session settles after an hour: not while this test waits for the background.
+    set_config("[consolidate]\nsettle_seconds = 3600\n")
     sid = claude_session(project)  # its SessionEnd consolidation never ran (killed, crashed)
     fresh = "1d1d1d1d-5555-4555-8555-000000000005"
     Session(project, fresh).start().prompt("A session still running elsewhere").edit("x.py").write(age_seconds=0)
