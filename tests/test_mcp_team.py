@@ -135,6 +135,9 @@ def test_a_project_outside_the_token_is_refused(projects):
                     await client.read_resource(f"wiki://page/gotchas/x.md?project={web_id}")
                 # Its own project, by default and by name.
                 assert (await call(client, "search", query="protoc"))["project"]["name"] == "api"
+                assert (await call(client, "search", query="protoc", project="api"))["project"]["name"] == "api"
+            async with session(f"{base}/mcp/{web_id}", ada) as client:  # a path naming the project
+                assert "does not reach project web" in await fail(client, "recent")
 
         run(body)
     assert commits(web) == before
@@ -208,6 +211,12 @@ def test_one_process_serves_two_projects(projects):
                 assert a["results"][0]["title"] == "The api build needs the vendored protoc"
                 assert w["results"][0]["title"] == "The web build needs the vendored protoc"
                 await call(client, "write", title="Lead note", type="note", body="For web.", project=web_id)
+            async with session(base + "/mcp/web", lead) as client:  # the endpoint of one project, by name
+                w = await call(client, "search", query="protoc")
+                assert w["project"]["id"] == web_id
+                assert w["results"][0]["title"] == "The web build needs the vendored protoc"
+                # A `project` argument still wins over the path.
+                assert (await call(client, "recent", project=api_id))["project"]["id"] == api_id
             async with session(base + "/mcp", webdev) as client:
                 # Its only project is its default, though the server runs in the api repository.
                 out = await call(client, "write", title="Webdev note", type="note", body="Also web.")
@@ -286,3 +295,25 @@ def test_token_command_errors():
     result = wiki_memory("token", "revoke", "bob")
     assert result.returncode == 1 and "no token named 'bob' (tokens: ada)" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_path_names_the_project_without_tokens_too(projects):
+    api, web = projects
+    web_id = resolve_project(web).id
+    with http_server(api) as base:
+
+        async def reach():
+            async with session(f"{base}/mcp/{web_id}") as client:
+                return await fail(client, "search", query="protoc")
+
+        assert "is out of this server's reach" in run(reach)
+    with http_server(api, "--projects", web_id) as base:
+
+        async def body():
+            async with session(f"{base}/mcp/{web_id}") as client:
+                out = await call(client, "write", title="Via the path", type="note", body="Lands in web.")
+                assert out["project"]["id"] == web_id
+
+        run(body)
+    assert (resolve_project(web).wiki / "notes" / "via-the-path.md").is_file()
+    assert git(resolve_project(web).wiki, "log", "-1", "--format=%ae").strip().endswith("@wiki-memory")

@@ -38,8 +38,8 @@ ProjectArg = Annotated[
     str | None,
     Field(
         description="Which project's memory: its directory (absolute path) or project id. Omit it to use the "
-        "project this server runs in. Only the server's own project, your workspace roots and the projects it "
-        "was started for are reachable."
+        "project this server runs in (or the one its address names, /mcp/<project>). Only the server's own "
+        "project, your workspace roots and the projects it was started for (and your token allows) are reachable."
     ),
 ]
 PageArg = Annotated[

@@ -18,6 +18,8 @@ DEFAULT_PORT = 8765
 # Where the token gate leaves the grant of a request made with a person's token, for the
 # server's tools (`server.request_grant`); absent: the shared token, an open server, stdio.
 GRANT_KEY = "wiki_memory.grant"
+# Where `ProjectPaths` leaves the project a request's path names (`/mcp/<project>`).
+PROJECT_KEY = "wiki_memory.project"
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -84,10 +86,30 @@ class TokenGate:
         await send({"type": "http.response.body", "body": body})
 
 
+class ProjectPaths:
+    """ASGI middleware: `/mcp/<project>` is the MCP endpoint for one project (its id or
+    name), so that a client configured with that address needs no `project` argument: the
+    project is left in the request's scope and the path made `/mcp`."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]]):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and path.startswith("/mcp/"):
+            from urllib.parse import unquote
+
+            scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
+            name = unquote(path[len("/mcp/") :]).strip("/").strip()
+            if name:
+                scope[PROJECT_KEY] = name
+        await self.app(scope, receive, send)
+
+
 def http_app(server: Any, *, host: str = DEFAULT_HOST, token: str | None = None) -> Any:
-    """The ASGI app: the MCP endpoint at `/mcp`, `GET /health`, the token gate around both
-    (the shared `token` and the people's tokens of `server.tokens`), and on a loopback
-    address the Host gate around that."""
+    """The ASGI app: the MCP endpoint at `/mcp` (and `/mcp/<project>` for one project),
+    `GET /health`, the token gate around them (the shared `token` and the people's tokens
+    of `server.tokens`), and on a loopback address the Host gate around that."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
@@ -101,7 +123,7 @@ def http_app(server: Any, *, host: str = DEFAULT_HOST, token: str | None = None)
     if server.tokens is None:
         server.tokens = Tokens(server.env)
     app = TokenGate(
-        server.streamable_http_app(host=host, streamable_http_path="/mcp"),
+        ProjectPaths(server.streamable_http_app(host=host, streamable_http_path="/mcp")),
         server.tokens,
         shared=token,
         loopback=is_loopback(host),
@@ -129,7 +151,7 @@ def serve_http(
     bound = sock.getsockname()[1]
     shown = shown_host(host)
     (announce or (lambda line: print(line, file=sys.stderr, flush=True)))(
-        f"wiki-memory: serving MCP at http://{shown}:{bound}/mcp (health: /health)"
+        f"wiki-memory: serving MCP at http://{shown}:{bound}/mcp (one project: /mcp/<id>; health: /health)"
         + (", a person's token required" if people else ", bearer token required" if token else "")
     )
     server.warm_up()
