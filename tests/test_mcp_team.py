@@ -317,3 +317,24 @@ def test_a_path_names_the_project_without_tokens_too(projects):
         run(body)
     assert (resolve_project(web).wiki / "notes" / "via-the-path.md").is_file()
     assert git(resolve_project(web).wiki, "log", "-1", "--format=%ae").strip().endswith("@wiki-memory")
+
+
+def test_a_stored_hash_that_is_not_one_refuses_everyone():
+    tokens = Tokens()
+    _, ada = tokens.create("ada", None, write=False)
+    data = json.loads(tokens.path.read_text())
+    # Edited by hand: not a hex digest (a non-ASCII one would make the constant-time compare raise).
+    data["tokens"][0]["sha256"] = "é" * 64
+    tokens.path.write_text(json.dumps(data))
+    with pytest.raises(WikiMemoryError, match=r"cannot read .*tokens\.json.*sha256 is not 64 hex digits"):
+        tokens.admit(f"Bearer {ada}")
+
+
+def test_a_shared_token_beyond_ascii_is_read_as_utf8(code_repo):
+    shared = "clé-" + "k" * 40
+    with http_server(code_repo, "--token", shared) as base:
+        # urllib sends a header's text as latin-1; these are the token's UTF-8 bytes, as curl sends them.
+        sent = f"Bearer {shared}".encode().decode("latin-1")
+        assert request(base + "/mcp", "POST", {**MCP_HEADERS, "Authorization": sent}, INITIALIZE)[0] == 200
+        garbled = "Bearer cl\xff-" + "k" * 40  # not UTF-8 at all: refused, not a server error
+        assert request(base + "/mcp", "POST", {**MCP_HEADERS, "Authorization": garbled}, INITIALIZE)[0] == 401

@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import unquote
 
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.memory.access import Admission, Tokens
@@ -57,7 +58,7 @@ class TokenGate:
             return
         header = next((v for k, v in scope.get("headers", ()) if k.lower() == b"authorization"), b"")
         try:
-            admission = self.tokens.admit(header.decode("latin-1"), shared=self.shared, loopback=self.loopback)
+            admission = self.tokens.admit(header.decode("utf-8", "replace"), shared=self.shared, loopback=self.loopback)
         except WikiMemoryError as e:  # an unreadable token file: nobody gets in, and the server says why
             admission = Admission(False, reason=str(e))
         if admission.allowed:
@@ -97,8 +98,6 @@ class ProjectPaths:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
         if scope["type"] == "http" and path.startswith("/mcp/"):
-            from urllib.parse import unquote
-
             scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
             name = unquote(path[len("/mcp/") :]).strip("/").strip()
             if name:

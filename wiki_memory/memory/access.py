@@ -115,7 +115,7 @@ class Grant:
             projects=tuple((str(p["id"]), str(p.get("name") or p["id"])) for p in record.get("projects") or ()),
             created=str(record.get("created") or ""),
             last_used=record.get("last_used") or None,
-            digest=str(record["sha256"]),
+            digest=_checked_digest(record["sha256"]),
         )
 
 
@@ -131,6 +131,12 @@ class Admission:
 
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _checked_digest(value: object) -> str:
+    if not (isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value)):
+        raise ValueError("a token's sha256 is not 64 hex digits")
+    return value
 
 
 def _now() -> str:
