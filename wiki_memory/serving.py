@@ -39,14 +39,16 @@ def is_loopback(host: str) -> bool:
         return False  # a host name: it may resolve to anything
 
 
-def check_bind(host: str, token: str | None) -> None:
-    """Refuse to serve memory beyond this machine without a token."""
+def check_bind(host: str, token: str | None, *, people: bool = False) -> None:
+    """Refuse to serve memory beyond this machine without a token (the shared `token`, or,
+    with `people`, the per-person tokens of `wiki-memory token create`)."""
     if token is not None and not token.strip():
         raise WikiMemoryError("the token is empty; give a long random one (or none, on 127.0.0.1)")
-    if not token and not is_loopback(host):
+    if not token and not people and not is_loopback(host):
         raise WikiMemoryError(
             f"refusing to serve on {host} without a token: anyone who can reach it could read and change "
-            "the memory. Give --token (or WIKI_MEMORY_TOKEN), e.g. "
+            "the memory. Make a token per person (`wiki-memory token create NAME --project P --read`), "
+            "or give one shared --token (or WIKI_MEMORY_TOKEN), e.g. "
             "`--token \"$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')\"`, "
             "or serve on 127.0.0.1"
         )

@@ -19,7 +19,7 @@ from wiki_memory.errors import WikiMemoryError
     "--host",
     default=None,
     metavar="HOST",
-    help="HTTP: the address to bind (default 127.0.0.1; any other needs a token).",
+    help="HTTP: the address to bind (default 127.0.0.1; any other needs tokens).",
 )
 @click.option(
     "--port",
@@ -32,7 +32,8 @@ from wiki_memory.errors import WikiMemoryError
     "--token",
     envvar="WIKI_MEMORY_TOKEN",
     metavar="TOKEN",
-    help="HTTP: require `Authorization: Bearer TOKEN` on every request but /health (or set WIKI_MEMORY_TOKEN).",
+    help="HTTP: one shared token for the whole server, `Authorization: Bearer TOKEN` (or set WIKI_MEMORY_TOKEN). "
+    "For a team, make one token per person instead: `wiki-memory token create`.",
 )
 @click.option(
     "--agent", metavar="NAME", help="Attribute writes to this agent (default: the MCP client's name, e.g. claude-code)."
@@ -65,19 +66,27 @@ def serve(
     A `project` argument reaches only the server's own project, its client's roots
     (stdio only) and those named by `--projects` or `[mcp] projects` in config.toml.
 
+    Over HTTP, once any person's token exists (`wiki-memory token create`), every request
+    needs one (or the shared --token): each reaches only its projects, a read token
+    cannot write, writes are committed as its person, refusals go to logs/access.log.
+    Without tokens it serves 127.0.0.1 only.
+
     \b
     Examples:
       wiki-memory serve                                    # stdio, for an agent
       wiki-memory serve --http --port 8765                 # http://127.0.0.1:8765/mcp
       wiki-memory serve --http --host 0.0.0.0 --token "$WIKI_MEMORY_TOKEN"
+      wiki-memory serve --http --host 0.0.0.0 --projects all   # a team: people's tokens
       wiki-memory serve --projects ~/src/api               # calls may name that project too
     """
     from wiki_memory.mcp.transport import DEFAULT_HOST, DEFAULT_PORT, check_bind
+    from wiki_memory.memory.access import Tokens
 
     if not use_http and (host is not None or port is not None):
         raise click.UsageError("--host and --port are for --http")
-    if use_http:
-        check_bind(host or DEFAULT_HOST, token)  # refuse before paying for the imports
+    tokens = Tokens() if use_http else None
+    if tokens is not None:
+        check_bind(host or DEFAULT_HOST, token, people=tokens.any())  # refuse before paying for the imports
 
     from wiki_memory.mcp.server import build_server
     from wiki_memory.mcp.transport import serve_http, serve_stdio
@@ -89,6 +98,7 @@ def serve(
         session_from_env=not use_http,
         projects=projects,
         roots=not use_http,
+        tokens=tokens,
     )
     if use_http:
         serve_http(server, host=host or DEFAULT_HOST, port=DEFAULT_PORT if port is None else port, token=token)

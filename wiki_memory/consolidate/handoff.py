@@ -182,9 +182,11 @@ def write_explicit_handoff(
     agent: str | None = None,
     session_id: str | None = None,
     index: Any = None,
+    author: Any = None,
 ) -> Any:
     """Write a handoff page from a person or an agent (one commit); returns the WriteResult.
-    `index` (the project's search index, if open) finds the decisions and gotchas it relates to.
+    `index` (the project's search index, if open) finds the decisions and gotchas it relates to;
+    `author` (a store `Author`), when given, is the commit's author whatever the agent.
 
     One explicit handoff per session: writing again in the same session updates it. It is
     offered ahead of the automatic handoff of the same session, and of any automatic
@@ -211,7 +213,7 @@ def write_explicit_handoff(
                              (open_questions, "open questions"), (files, "files"))
     ]  # fmt: skip
     now = now_iso()
-    author = Author.agent(agent) if agent else Author.person(store.root)
+    author = author or (Author.agent(agent) if agent else Author.person(store.root))
     who = agent or author.name
     name = f"{_slug(who)}-{short_id(session_id)}" if session_id else f"{now[11:19].replace(':', '')}-{_slug(who)}"
     path = f"handoffs/{now[:4]}/{now[5:7]}/{now[:10]}-{name}-explicit.md"

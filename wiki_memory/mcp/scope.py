@@ -24,9 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from wiki_memory.config import Project, home, resolve_project
-from wiki_memory.errors import NotFoundError
-from wiki_memory.memory.projects import load_project, project_dirs, read_info
+from wiki_memory.config import Project, resolve_project
 
 NO_PROJECT = (
     "no project for this call: pass `project` (the project's directory, an absolute path), "
@@ -53,31 +51,6 @@ def server_project_dir(
     if here.resolve() in (Path.home().resolve(), Path(here.anchor)):
         return None
     return here
-
-
-def project_from_argument(value: str, env: Mapping[str, str] | None = None) -> Project:
-    """The project an explicit `project` argument names: a directory, or a project's id or name."""
-    value = value.strip()
-    if not value:
-        raise NotFoundError("`project` is empty: give the project's directory (absolute path) or its id")
-    path = Path(value).expanduser()
-    if path.is_absolute():
-        if path.is_dir():
-            return resolve_project(path, env)
-        raise NotFoundError(f"project directory {value} does not exist")
-    projects = home(env) / "projects"
-    if (projects / value / "project.json").is_file() and "/" not in value:
-        return load_project(projects / value)
-    named = [d for d in project_dirs(env) if read_info(d).get("name") == value]
-    if len(named) == 1:
-        return load_project(named[0])
-    if len(named) > 1:
-        ids = ", ".join(sorted(d.name for d in named))
-        raise NotFoundError(f"{len(named)} projects are named {value!r} ({ids}); give the id or the directory")
-    raise NotFoundError(
-        f"unknown project {value!r}: give the project's directory (an absolute path) or the "
-        "id of an existing project (`wiki-memory path --json` shows it)"
-    )
 
 
 def projects_from_roots(uris: Iterable[str], env: Mapping[str, str] | None = None) -> list[Project]:

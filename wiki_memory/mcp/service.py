@@ -146,10 +146,6 @@ class Workspaces:
 # The result models ---------------------------------------------------------------------
 
 
-def _actor(agent: str | None, session_id: str | None) -> Actor:
-    return Actor(agent or FALLBACK_AGENT, session_id)
-
-
 def _jsonable(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
@@ -246,22 +242,20 @@ def links(ws: Workspace, page: str) -> LinksOutput:
 
 def write(
     ws: Workspace,
-    agent: str | None,
-    session_id: str | None,
+    actor: Actor,
     title: str,
     body: str,
     type: str,
     tags: Sequence[str] | None = None,
     path: str | None = None,
 ) -> WriteOutput:
-    written = ws.memory.write(title, body, type, tags=tags, path=path, actor=_actor(agent, session_id))
+    written = ws.memory.write(title, body, type, tags=tags, path=path, actor=actor)
     return _write_output(ws, written)
 
 
 def edit(
     ws: Workspace,
-    agent: str | None,
-    session_id: str | None,
+    actor: Actor,
     page: str,
     operation: str,
     text: str | None = None,
@@ -282,13 +276,13 @@ def edit(
         expected_count=expected_count,
         status=status,
         superseded_by=superseded_by,
-        actor=_actor(agent, session_id),
+        actor=actor,
     )
     return _write_output(ws, written)
 
 
-def delete(ws: Workspace, agent: str | None, session_id: str | None, page: str) -> DeleteOutput:
-    deleted = ws.memory.delete(page, actor=_actor(agent, session_id))
+def delete(ws: Workspace, actor: Actor, page: str) -> DeleteOutput:
+    deleted = ws.memory.delete(page, actor=actor)
     return DeleteOutput(project=ws.ref, path=deleted.path, commit=deleted.commit)
 
 
@@ -339,8 +333,7 @@ def handoff(ws: Workspace) -> HandoffOutput:
 
 def handoff_write(
     ws: Workspace,
-    agent: str | None,
-    session_id: str | None,
+    actor: Actor,
     summary: str,
     done: Sequence[str] = (),
     failed: Sequence[str] = (),
@@ -349,16 +342,12 @@ def handoff_write(
     files: Sequence[str] = (),
 ) -> WriteOutput:
     """An explicit handoff from the calling agent."""
-    written = ws.memory.handoff_write(
-        summary, done, failed, next_steps, open_questions, files, actor=_actor(agent, session_id)
-    )
+    written = ws.memory.handoff_write(summary, done, failed, next_steps, open_questions, files, actor=actor)
     return _write_output(ws, written)
 
 
-def feedback(
-    ws: Workspace, agent: str | None, session_id: str | None, page: str, verdict: str, reason: str | None = None
-) -> FeedbackOutput:
-    marked = ws.memory.mark(page, verdict, reason=reason, actor=_actor(agent, session_id))
+def feedback(ws: Workspace, actor: Actor, page: str, verdict: str, reason: str | None = None) -> FeedbackOutput:
+    marked = ws.memory.mark(page, verdict, reason=reason, actor=actor)
     return FeedbackOutput(
         project=ws.ref,
         path=marked.path,
@@ -369,10 +358,8 @@ def feedback(
     )
 
 
-def supersede(
-    ws: Workspace, agent: str | None, session_id: str | None, old: str, new: str, reason: str | None = None
-) -> SupersedeOutput:
-    done = ws.memory.supersede(old, new, reason=reason, actor=_actor(agent, session_id))
+def supersede(ws: Workspace, actor: Actor, old: str, new: str, reason: str | None = None) -> SupersedeOutput:
+    done = ws.memory.supersede(old, new, reason=reason, actor=actor)
     return SupersedeOutput(project=ws.ref, old=done.old, new=done.new, commit=done.commit, reason=done.reason)
 
 

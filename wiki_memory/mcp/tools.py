@@ -38,8 +38,8 @@ ProjectArg = Annotated[
     str | None,
     Field(
         description="Which project's memory: its directory (absolute path) or project id. Omit it to use the "
-        "project this server runs in. Only the server's own project, your workspace roots and the projects it "
-        "was started for are reachable."
+        "project this server runs in (or the one its address names, /mcp/<project>). Only the server's own "
+        "project, your workspace roots and the projects it was started for (and your token allows) are reachable."
     ),
 ]
 PageArg = Annotated[
@@ -222,7 +222,7 @@ def register_writing_tools(server: MemoryServer) -> None:
         `edit` to change only part of it). Returns the path and commit id. At the end of a session use
         `handoff_write` instead."""
         return _result(
-            await server.run_on(project, roots, service.write, *server.caller(ctx), title, body, type, tags, path)
+            await server.run_on(project, roots, service.write, server.caller(ctx), title, body, type, tags, path)
         )
 
 
@@ -274,7 +274,7 @@ def register_edit_tools(server: MemoryServer) -> None:
                 project,
                 roots,
                 service.edit,
-                *server.caller(ctx),
+                server.caller(ctx),
                 page,
                 operation,
                 text,
@@ -294,7 +294,7 @@ def register_edit_tools(server: MemoryServer) -> None:
         """Delete a memory page that is wrong or useless (one git commit; it stays in git history, and
         `history` with its path still shows it). When a newer page replaces it, prefer `edit` with
         set_status superseded."""
-        return _result(await server.run_on(project, roots, service.delete, *server.caller(ctx), page))
+        return _result(await server.run_on(project, roots, service.delete, server.caller(ctx), page))
 
 
 def register_lifecycle_tools(server: MemoryServer) -> None:
@@ -321,9 +321,7 @@ def register_lifecycle_tools(server: MemoryServer) -> None:
         memory page misled you (it says something the code or the user contradicts), `stale` when it may no
         longer hold, `helpful` when it saved you work, `active` when you checked a page marked stale or said to
         "may be stale" and it still holds. Wrong and archived pages are no longer handed to any agent."""
-        return _result(
-            await server.run_on(project, roots, service.feedback, *server.caller(ctx), page, verdict, reason)
-        )
+        return _result(await server.run_on(project, roots, service.feedback, server.caller(ctx), page, verdict, reason))
 
     @server.tool_from(WRITES)
     async def supersede(
@@ -337,7 +335,7 @@ def register_lifecycle_tools(server: MemoryServer) -> None:
         """Replace a memory page by a newer one, in one git commit: use it when a decision changed (the user chose
         otherwise, the code moved on) or a procedure was replaced. The old page is kept in history, names its
         replacement and is no longer handed out; `search` with status `superseded` still finds it."""
-        return _result(await server.run_on(project, roots, service.supersede, *server.caller(ctx), old, new, reason))
+        return _result(await server.run_on(project, roots, service.supersede, server.caller(ctx), old, new, reason))
 
 
 def register_handoff_tools(server: MemoryServer) -> None:
@@ -372,7 +370,7 @@ def register_handoff_tools(server: MemoryServer) -> None:
                 project,
                 roots,
                 service.handoff_write,
-                *server.caller(ctx),
+                server.caller(ctx),
                 summary,
                 done,
                 failed,

@@ -3,17 +3,24 @@
 
 from __future__ import annotations
 
-import hmac
 import json
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import unquote
 
+from wiki_memory.errors import WikiMemoryError
+from wiki_memory.memory.access import Admission, Tokens
 from wiki_memory.serving import DEFAULT_HOST, HostGate, bind, check_bind, is_loopback, shown_host, warn_short_token
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "check_bind", "http_app", "serve_http", "serve_stdio"]
 
 DEFAULT_PORT = 8765
+# Where the token gate leaves the grant of a request made with a person's token, for the
+# server's tools (`server.request_grant`); absent: the shared token, an open server, stdio.
+GRANT_KEY = "wiki_memory.grant"
+# Where `ProjectPaths` leaves the project a request's path names (`/mcp/<project>`).
+PROJECT_KEY = "wiki_memory.project"
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -33,47 +40,75 @@ def serve_stdio(server: Any) -> None:
         server.close()
 
 
-class BearerGate:
-    """ASGI middleware: every HTTP request but `GET /health` needs `Authorization: Bearer <token>`
-    (401 otherwise), compared in constant time."""
+class TokenGate:
+    """ASGI middleware: who may send HTTP requests (`GET /health` excepted), decided by
+    `Tokens.admit`: a person's token (its grant is left in the request's scope for the
+    server's tools, see `GRANT_KEY`), the shared token, or an open loopback server
+    with no tokens at all. Anyone else gets 401, and the refusal is logged."""
 
-    def __init__(self, app: Callable[..., Awaitable[None]], token: str | None):
+    def __init__(self, app: Callable[..., Awaitable[None]], tokens: Tokens, *, shared: str | None, loopback: bool):
         self.app = app
-        self.token = token.encode("utf-8") if token else None
-
-    def allowed(self, scope: Scope) -> bool:
-        if self.token is None or scope.get("path") == "/health":
-            return True
-        header = next((v for k, v in scope.get("headers", ()) if k.lower() == b"authorization"), b"")
-        scheme, _, given = header.strip().partition(b" ")
-        # compare_digest on bytes of any length; a wrong scheme compares an empty value.
-        ok = hmac.compare_digest(given.strip() if scheme.lower() == b"bearer" else b"", self.token)
-        return ok
+        self.tokens = tokens
+        self.shared = shared
+        self.loopback = loopback
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self.allowed(scope):
-            body = json.dumps(
-                {"error": "unauthorized", "message": "this wiki-memory server needs Authorization: Bearer <token>"}
-            ).encode()
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                        (b"www-authenticate", b'Bearer realm="wiki-memory"'),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
+        if scope["type"] != "http" or scope.get("path") == "/health":
+            await self.app(scope, receive, send)
             return
+        header = next((v for k, v in scope.get("headers", ()) if k.lower() == b"authorization"), b"")
+        try:
+            admission = self.tokens.admit(header.decode("utf-8", "replace"), shared=self.shared, loopback=self.loopback)
+        except WikiMemoryError as e:  # an unreadable token file: nobody gets in, and the server says why
+            admission = Admission(False, reason=str(e))
+        if admission.allowed:
+            if admission.grant is not None:
+                scope[GRANT_KEY] = admission.grant
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("client") or ("?", 0)
+        self.tokens.refuse(
+            f"a caller from {client[0]}", f"{scope.get('method', '?')} {scope.get('path', '?')}", admission.reason
+        )
+        body = json.dumps(
+            {"error": "unauthorized", "message": "this wiki-memory server needs Authorization: Bearer <token>"}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", b'Bearer realm="wiki-memory"'),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+class ProjectPaths:
+    """ASGI middleware: `/mcp/<project>` is the MCP endpoint for one project (its id or
+    name), so that a client configured with that address needs no `project` argument: the
+    project is left in the request's scope and the path made `/mcp`."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]]):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and path.startswith("/mcp/"):
+            scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
+            name = unquote(path[len("/mcp/") :]).strip("/").strip()
+            if name:
+                scope[PROJECT_KEY] = name
         await self.app(scope, receive, send)
 
 
 def http_app(server: Any, *, host: str = DEFAULT_HOST, token: str | None = None) -> Any:
-    """The ASGI app: the MCP endpoint at `/mcp`, `GET /health`, the bearer gate around both,
-    and on a loopback address the Host gate around that."""
+    """The ASGI app: the MCP endpoint at `/mcp` (and `/mcp/<project>` for one project),
+    `GET /health`, the token gate around them (the shared `token` and the people's tokens
+    of `server.tokens`), and on a loopback address the Host gate around that."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
@@ -84,7 +119,14 @@ def http_app(server: Any, *, host: str = DEFAULT_HOST, token: str | None = None)
         # Unauthenticated by design (load balancers, `curl`), so it says nothing about the memory.
         return JSONResponse({"status": "ok", "server": "wiki-memory", "version": __version__})
 
-    app = BearerGate(server.streamable_http_app(host=host, streamable_http_path="/mcp"), token)
+    if server.tokens is None:
+        server.tokens = Tokens(server.env)
+    app = TokenGate(
+        ProjectPaths(server.streamable_http_app(host=host, streamable_http_path="/mcp")),
+        server.tokens,
+        shared=token,
+        loopback=is_loopback(host),
+    )
     # A loopback server answers to its own names only (DNS rebinding: see `serving`).
     return HostGate(app, host) if is_loopback(host) else app
 
@@ -100,15 +142,16 @@ def serve_http(
     """Serve streamable HTTP until interrupted. Refuses a non-loopback host without a token."""
     import uvicorn
 
-    check_bind(host, token)
+    people = server.tokens is not None and server.tokens.any()
+    check_bind(host, token, people=people)
     warn_short_token(token)
     app = http_app(server, host=host, token=token)
     sock = bind(host, port)
     bound = sock.getsockname()[1]
     shown = shown_host(host)
     (announce or (lambda line: print(line, file=sys.stderr, flush=True)))(
-        f"wiki-memory: serving MCP at http://{shown}:{bound}/mcp (health: /health)"
-        + (", bearer token required" if token else "")
+        f"wiki-memory: serving MCP at http://{shown}:{bound}/mcp (one project: /mcp/<id>; health: /health)"
+        + (", a person's token required" if people else ", bearer token required" if token else "")
     )
     server.warm_up()
     config = uvicorn.Config(app, log_level="warning", lifespan="on")

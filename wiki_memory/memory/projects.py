@@ -7,7 +7,8 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from wiki_memory.config import Project, home
+from wiki_memory.config import Project, home, resolve_project
+from wiki_memory.errors import NotFoundError
 
 
 def project_dirs(env: Mapping[str, str] | None = None) -> list[Path]:
@@ -46,3 +47,28 @@ def known_projects(env: Mapping[str, str] | None = None) -> list[Project]:
     """Every project of the home that has a wiki, sorted by name."""
     found = [load_project(d) for d in project_dirs(env)]
     return sorted((p for p in found if (p.wiki / ".git").is_dir()), key=lambda p: (p.name.casefold(), p.id))
+
+
+def named_project(value: str, env: Mapping[str, str] | None = None) -> Project:
+    """The project a person or a caller names: a directory (absolute path), or a project's id or name."""
+    value = value.strip()
+    if not value:
+        raise NotFoundError("`project` is empty: give the project's directory (absolute path) or its id")
+    path = Path(value).expanduser()
+    if path.is_absolute():
+        if path.is_dir():
+            return resolve_project(path, env)
+        raise NotFoundError(f"project directory {value} does not exist")
+    projects = home(env) / "projects"
+    if (projects / value / "project.json").is_file() and "/" not in value:
+        return load_project(projects / value)
+    named = [d for d in project_dirs(env) if read_info(d).get("name") == value]
+    if len(named) == 1:
+        return load_project(named[0])
+    if len(named) > 1:
+        ids = ", ".join(sorted(d.name for d in named))
+        raise NotFoundError(f"{len(named)} projects are named {value!r} ({ids}); give the id or the directory")
+    raise NotFoundError(
+        f"unknown project {value!r}: give the project's directory (an absolute path) or the "
+        "id of an existing project (`wiki-memory path --json` shows it)"
+    )

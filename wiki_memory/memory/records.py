@@ -21,6 +21,9 @@ class Actor:
 
     agent: str | None = None
     session_id: str | None = None
+    # A named person the agent acts for (a shared server's token holder): the commit's
+    # author, while `agent` still goes in the trailers and the page's sources.
+    person: Author | None = None
 
     @property
     def source(self) -> str | None:
@@ -32,6 +35,8 @@ class Actor:
     def author(self, wiki: Path) -> Author:
         from wiki_memory.store import Author
 
+        if self.person is not None:
+            return self.person
         return Author.agent(self.agent) if self.agent else Author.person(wiki)
 
 

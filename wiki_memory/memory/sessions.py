@@ -118,6 +118,7 @@ class Sessions(Sharing):
                 agent=actor.agent,
                 session_id=actor.session_id,
                 index=self.index,
+                author=actor.person,
             )
         if result.commit:
             self.auto_sync()
