@@ -3,6 +3,7 @@ through the real hook entry point, consolidated, and read back."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -496,7 +497,8 @@ def test_a_call_the_permission_settings_refused_is_not_a_failure_left_open(proje
     s.stop("I could not run brew: the permission settings refused it. Run `brew install tmux` yourself.")
     handoff = handoff_of(project, "perm-0001")
     failed = section(handoff, "Failed or abandoned approaches")
-    assert "`brew install tmux` was not run: the permission settings refused it." in failed
+    # In the settings' own words, which say why.
+    assert "`brew install tmux` was not run: Permission to use Bash has been auto-denied in dontAsk mode." in failed
     assert "ls -l /usr/local/bin" not in failed
     assert "still failing" not in handoff
 
@@ -633,3 +635,142 @@ def test_a_refused_edit_done_by_a_command_on_the_same_file_is_not_failed(project
     s.stop("The banner is off.")
     failed = section(handoff_of(project, "edit-other-0001"), "Failed or abandoned approaches")
     assert "theme.conf" not in failed and "Editing /boot/theme/icons.conf failed" in failed
+
+
+# -- what changed the system, what was left to the user, what the agent itself failed at -------------
+
+
+def test_a_command_that_changed_the_system_is_done_in_its_own_words(project, code_repo):
+    s = Hooked(code_repo, "change-0001")
+    s.start()
+    s.prompt("Install the 1password cli and pull the dotfiles repo")
+    s.bash("pacman -Ss 1password-cli", exit_code=1)  # a search that found nothing: no change
+    s.bash("yay -S --noconfirm 1password-cli", "Installing 1password-cli (2.32.0-2)...")
+    s.bash("op --version", "2.32.0")
+    s.bash("git pull origin main", "Already up to date.")
+    s.bash("git checkout -b fix/login", "Switched to a new branch 'fix/login'")
+    s.stop("Installed.")
+    done = section(handoff_of(project, "change-0001"), "Done")
+    assert "`yay -S --noconfirm 1password-cli` succeeded." in done
+    assert "`git checkout -b fix/login` succeeded." in done
+    assert "`git pull origin main`: Already up to date." in done  # it changed nothing: the tool says so
+    assert "pacman -Ss" not in done and "op --version" not in done
+
+
+def test_a_removal_that_finds_nothing_to_remove_is_done_not_failed(project, code_repo):
+    s = Hooked(code_repo, "absent-0001")
+    s.start()
+    s.prompt("Uninstall VSCodium Insiders and remove every trace of it")
+    s.bash(
+        "flatpak uninstall -y com.vscodium.codium-insiders",
+        exit_code=1,
+        stderr="Error receiving data: Connection reset",
+    )
+    s.bash(
+        "flatpak uninstall -y com.vscodium.codium-insiders",
+        exit_code=1,
+        stderr="error: No installed refs found for 'com.vscodium.codium-insiders'",
+    )
+    s.bash("flatpak remove -y org.other.app", exit_code=1, stderr="error: Connection reset by peer")
+    s.stop("VSCodium Insiders is gone.")
+    handoff = handoff_of(project, "absent-0001")
+    left = section(handoff, "Failed or abandoned approaches") + section(handoff, "Open items / next steps")
+    assert "codium-insiders" not in left
+    assert "`flatpak uninstall -y com.vscodium.codium-insiders`: already gone (error: No installed refs" in section(
+        handoff, "Done"
+    )
+    assert "`flatpak remove -y org.other.app` failed" in left  # a removal that failed for another reason
+
+
+def test_commands_and_offers_handed_to_the_user_are_open_not_done(project, code_repo):
+    s = Hooked(code_repo, "handed-0001")
+    s.start()
+    s.prompt("Set up the branch and the env file")
+    s.edit(".env.local")
+    s.stop(
+        "The env file is written.\n\nI can't push from here, but you can finish it with:\n\n"
+        "1. `git add .`\n2. `git push origin feature-x`\n\nYou can see the app at http://localhost:3000.\n\n"
+        "If you want the Vercel variables set too, let me know."
+    )
+    handoff = handoff_of(project, "handed-0001")
+    left = section(handoff, "Open items / next steps")
+    assert (
+        "Left to the user: I can't push from here, but you can finish it with: `git add .` `git push origin "
+        "feature-x` If you want the Vercel variables set too, let me know." in left
+    )
+    done = section(handoff, "Done")
+    assert "The env file is written." in done and "git push" not in done and "Vercel" not in done
+    assert "localhost" not in left  # a statement addressed to the user hands nothing over
+
+
+def test_a_request_the_agent_asked_about_is_the_goal_with_its_answer(project, code_repo):
+    s = Hooked(code_repo, "clarify-0001")
+    s.start()
+    s.prompt("please update manually")
+    s.bash("cat /etc/os-release", "NAME=CachyOS")
+    s.stop("Could you clarify what you would like me to update: the system or an app?")
+    s.prompt("I meant you, Gemini CLI: your auto-update failed")
+    s.bash("npm install -g @google/gemini-cli@latest", "added 1 package")
+    s.stop("The Gemini CLI is updated to 0.23.0.")
+    goal = section(handoff_of(project, "clarify-0001"), "Goal")
+    assert "please update manually (then: I meant you, Gemini CLI: your auto-update failed)" in goal
+    # An offer after trying something is not a question about the request: the next one is its own.
+    t = Hooked(code_repo, "clarify-0002")
+    t.start()
+    t.prompt("ssh into the build server")
+    t.bash(
+        "ssh build.example.com",
+        exit_code=255,
+        stderr="ssh: connect to host build.example.com port 22: Network is unreachable",
+    )
+    t.stop("The server is unreachable. Should I try another port?")
+    t.prompt("how do we share a terminal instead")
+    t.stop("Use tmux.")
+    goal = section(handoff_of(project, "clarify-0002"), "Goal")
+    assert "ssh into the build server" in goal and "then:" not in goal
+
+
+def test_replies_the_agent_failed_to_give_are_failed_and_the_request_unanswered(project, code_repo):
+    s = Hooked(code_repo, "apierr-0001")
+    s.start()
+    s.prompt("Investigate why the PC crashed and write a crash report")
+    s.call("StopFailure", error="Request timed out")
+    s.prompt("try again")
+    s.call("StopFailure", error="Request timed out")
+    s.prompt("...")
+    handoff = handoff_of(project, "apierr-0001")
+    assert "The agent's reply failed (2 times): Request timed out" in section(handoff, "Failed or abandoned approaches")
+    left = section(handoff, "Open items / next steps")
+    # The request is the one that said what to do, not the retry.
+    assert "The last request got no answer: Investigate why the PC crashed and write a crash report" in left
+    assert "Request timed out" not in section(handoff, "Done")
+
+
+def test_a_claude_code_api_error_record_ends_the_turn_without_an_answer(tmp_path):
+    from wiki_memory.capture.claude_code import ClaudeCode
+
+    common = {"sessionId": "s1", "cwd": "/w"}
+    records = [
+        {**common, "type": "user", "uuid": "u1", "parentUuid": None, "timestamp": "2026-01-01T00:00:00Z",
+         "message": {"role": "user", "content": "why did the PC crash?"}},
+        {**common, "type": "assistant", "uuid": "a1", "parentUuid": "u1", "isApiErrorMessage": True,
+         "timestamp": "2026-01-01T00:00:05Z",
+         "message": {"id": "m1", "role": "assistant", "model": "<synthetic>",
+                     "content": [{"type": "text", "text": "Request timed out"}]}},
+    ]  # fmt: skip
+    path = tmp_path / "s1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    stops = [o for o in ClaudeCode().read_transcript(path) if o.kind == "stop"]
+    assert [(o.error, o.meta.get("error"), o.text) for o in stops] == [(True, "Request timed out", None)]
+
+
+def test_the_answer_before_a_bare_word_typed_last_is_the_final_report(project, code_repo):
+    s = Hooked(code_repo, "bare-final-0001")
+    s.start()
+    s.prompt("make the laptop speakers sound fuller")
+    s.bash("pactl set-card-profile 56 output:analog-surround-21", "")
+    s.stop("I switched the audio profile to 2.1 surround.")
+    s.prompt("clear")
+    assert "Final report: I switched the audio profile to 2.1 surround." in section(
+        handoff_of(project, "bare-final-0001"), "Done"
+    )

@@ -365,7 +365,7 @@ def cannot_run(run: CommandRun) -> bool:
 
 # A command left running (Codex's `exec_command`, a background Bash), and a later call that
 # reads its output or writes to it (`write_stdin {"session_id": N}`, `BashOutput {"bash_id": X}`).
-_RUNNING = re.compile(r"^\[running: session (\S+)\]|running in background with ID:? (\S+)", re.M)
+RUNNING = re.compile(r"^\[running: session (\S+)\]|running in background with ID:? (\S+)", re.M)
 _CONTINUES = re.compile(r"\"(?:session_id|bash_id|shell_id)\":\s*\"?([\w-]+)")
 
 
@@ -403,7 +403,7 @@ def _runs(steps: Iterable[Step]) -> list[CommandRun]:
             command, position = running[continued.group(1)]
             runs[position] = replace(runs[position], ok=False, error="")  # its result is this call's
         ok = (not s.error or said_nothing(s)) and not s.no_result
-        still = _RUNNING.search(s.output) if ok else None
+        still = RUNNING.search(s.output) if ok else None
         runs.append(CommandRun(s, command, ok, "" if ok else error_line(s.output) or clean(s.output, 200)))
         if still:
             running[still.group(1) or still.group(2)] = (command, len(runs) - 1)
@@ -515,3 +515,94 @@ def undo_targets(words: list[str]) -> list[str]:
     """What an undo (see `is_undo`) throws away: its files, or [] for the whole tree."""
     skip = {"HEAD", "--", "--hard", "--staged", "--worktree", "checkout", "restore", "reset", "stash", "push", "save"}
     return [w for w in words[2:] if not w.startswith("-") and w not in skip and not re.match(r"^HEAD[~^]", w)]
+
+
+# The verbs by which command-line tools change the state of a system when they succeed: a
+# package installed or removed, a commit or a push, a branch made, a service started, a
+# setting set. Verbs of the tools' own grammar (`npm install x`, `flatpak uninstall x`,
+# `git push`, `systemctl restart x`, `pactl set-card-profile`), not names of programs.
+_CHANGE_VERBS = {
+    "install",
+    "uninstall",
+    "reinstall",
+    "remove",
+    "purge",
+    "erase",
+    "upgrade",
+    "add",
+    "delete",
+    "create",
+    "deploy",
+    "publish",
+    "enable",
+    "disable",
+    "start",
+    "stop",
+    "restart",
+    "reload",
+    "login",
+    "logout",
+    "apply",
+    "commit",
+    "push",
+    "merge",
+    "pull",
+    "clone",
+    "tag",
+    "rebase",
+    "cherry-pick",
+    "mount",
+    "umount",
+}
+# Programs whose every successful run changes something (files, processes) by itself.
+_CHANGE_PROGRAMS = {"rm", "rmdir", "kill", "pkill", "killall", "ln", "mv", "cp", "chmod", "chown"}
+# Package managers whose operation is an option (`pacman -S x`, `yay -Rns x`): -S installs
+# (not -Ss, -Si, -Sl, -Sg: searches and listings), -R removes, -U installs a file.
+_OPTION_VERB = re.compile(r"^-(S[yuwcd]*|R\w*|U\w*)$")
+
+
+def change_stage(command: str) -> tuple[str, ...]:
+    """The words of the first stage of the line that changes the system's state when it
+    succeeds (see `_CHANGE_VERBS`), or () when the line only looks, checks or edits files."""
+    for words in stage_commands(command):
+        program = os.path.basename(words[0])
+        if program in _CHANGE_PROGRAMS:
+            return words
+        if program == "git":
+            sub = words[1] if len(words) > 1 else ""
+            creates = sub in ("checkout", "switch") and any(w in ("-b", "-B", "-c", "-C") for w in words[2:])
+            if sub in _CHANGE_VERBS or creates:
+                return words
+            continue
+        if len(words) > 1 and _OPTION_VERB.match(words[1]) and program in ("pacman", "yay", "paru", "pikaur"):
+            return words
+        # The verb among the first words (`npm install -g x`, `docker compose up`, `op account add`).
+        head = [w for w in words[1:4] if not w.startswith("-")]
+        if any(w in _CHANGE_VERBS or re.fullmatch(r"(set|add|create|remove|delete)-[a-z-]+", w) for w in head):
+            return words
+    return ()
+
+
+# What a tool says when what it was asked to remove is not there.
+_ABSENT = re.compile(
+    r"not installed|no installed|is not installed|not found|no such|does not exist|doesn't exist|"
+    r"nothing to (remove|uninstall|do)|unknown (package|app|application|service)|no matching",
+    re.IGNORECASE,
+)
+_REMOVE_VERBS = {"uninstall", "remove", "purge", "erase", "delete", "rm", "rmdir"}
+
+
+def already_absent(run: CommandRun) -> bool:
+    """Did a removal fail only because what it removes is not there (`flatpak uninstall x`:
+    "No installed refs found", `pip uninstall x`: "not installed")? Then the state it was run
+    for holds: not a failure."""
+    if run.ok or not run.error or run.step.rejected or run.step.interrupted:
+        return False
+    words = command_words(run.command)
+    if not words:
+        return False
+    removes = os.path.basename(words[0]) in _REMOVE_VERBS or any(
+        w in _REMOVE_VERBS for w in words[1:4] if not w.startswith("-")
+    )
+    removes = removes or (len(words) > 1 and bool(re.match(r"^-R\w*$", words[1])))
+    return removes and bool(_ABSENT.search(run.error))

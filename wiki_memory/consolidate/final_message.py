@@ -36,6 +36,18 @@ _NEXT_HEADING = re.compile(
 )
 
 
+# A sentence that hands something to the user: commands for them to run ("you can finish it
+# with:", "To get started, sign in:" before a code block or a list), or more work offered on
+# their word ("if you want X, let me know"). The agent did not do it: it is left open, not
+# reported as done. Not "You can see the app at ...": a statement, with nothing handed.
+_OFFER = re.compile(r"\blet me know\b|^if you(?:'d| would)? (?:like|want|need|prefer)\b", re.IGNORECASE)
+_HANDS_OVER = re.compile(r"(\byou\b|^to \w+\b).*:$", re.IGNORECASE)
+
+
+def _handed(sentence: str) -> bool:
+    return bool(_OFFER.search(sentence) or _HANDS_OVER.search(sentence))
+
+
 def _actionable(sentence: str) -> bool:
     """Reads as something to do, not a fact: some words, one of them a lowercase word (a
     verb, most often), and not a name with a version (`Next.js 15.5.2`) or a label and value."""
@@ -47,6 +59,9 @@ def _actionable(sentence: str) -> bool:
     return not re.fullmatch(r"[\w .@/+-]{1,40}:?\s*v?\d+(\.\d+)+\S*", sentence)
 
 
+HANDED_LABEL = "Left to the user: "
+
+
 def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
     """The final message as (statements, questions, open lines), one line each; an open line
     is labelled a stated next step or something reported as unfinished."""
@@ -56,6 +71,7 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
     in_next = False
     after_blank = False
     in_fence = False
+    handing = False  # the lines after "you can finish it with:" are what the user is handed
     for raw in text.splitlines():
         line = raw.strip()
         if line.startswith("```"):
@@ -64,11 +80,19 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
         if in_fence:
             # A code block's lines are code: part of the report, never a question or a next
             # step (`.DS_Store?` in a .gitignore is a pattern, not a question).
-            if line:
+            if line and handing:
+                steps[-1] += " " + clean(line, 300)
+            elif line:
                 statements.append(clean(line, 300))
             continue
         if not line:
             after_blank = True
+            continue
+        if handing and after_blank and not re.match(r"^([-*•]|\d+[.)])\s+", line):
+            handing = False
+        if handing and re.match(r"^([-*•]|\d+[.)])\s+", line):
+            steps[-1] += " " + clean(re.sub(r"^([-*•]|\d+[.)])\s+", "", line), 300)
+            after_blank = False
             continue
         heading = re.match(r"^#+\s*(.+)$", line)
         if heading:
@@ -98,6 +122,9 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
                 continue  # an introduction to what follows
             if sentence.endswith("?"):
                 questions.append(sentence)
+            elif _handed(sentence) and not in_next:
+                steps.append(f"{HANDED_LABEL}{sentence}")
+                handing = sentence.endswith(":")
             elif (in_next and _actionable(sentence)) or (_NEXT.match(sentence) and _actionable(sentence)):
                 steps.append(f"Stated next step: {sentence}")
             elif in_next:
