@@ -774,3 +774,88 @@ def test_the_answer_before_a_bare_word_typed_last_is_the_final_report(project, c
     assert "Final report: I switched the audio profile to 2.1 surround." in section(
         handoff_of(project, "bare-final-0001"), "Done"
     )
+
+
+# -- a failure told once; looks are not work; what a handed list would do ----------------------------
+
+REJECTED = "The user doesn't want to proceed with this tool use. The tool use was rejected."
+
+
+def test_a_failure_left_at_the_end_is_told_once_under_failed(project, code_repo):
+    s = Hooked(code_repo, "once-0001")
+    s.start()
+    s.prompt("Generate the API docs with docfx")
+    s.bash("docfx docfx.json", exit_code=255, stderr="TimeoutException: The operation has timed out.")
+    s.stop("docfx times out in this environment.")
+    handoff = handoff_of(project, "once-0001")
+    failed = section(handoff, "Failed or abandoned approaches")
+    assert "`docfx docfx.json` failed (exit 255): TimeoutException" in failed
+    assert "docfx docfx.json" not in section(handoff, "Open items / next steps")
+
+
+def test_a_look_the_user_declined_is_no_failure_a_change_they_declined_is(project, code_repo):
+    s = Hooked(code_repo, "declined-look-0001")
+    s.start()
+    s.prompt("Push the notes repo")
+    s.tool("Bash", {"command": "gh repo view alice/notes --json name,url"}, error=REJECTED)
+    s.prompt("it is in ~/Documents/notes")
+    s.tool("Bash", {"command": "rm -rf ~/Documents/notes/tmp"}, error=REJECTED)
+    s.bash("cd ~/Documents/notes && git pull origin main", "Already up to date.")
+    s.stop("Already up to date.")
+    failed = section(handoff_of(project, "declined-look-0001"), "Failed or abandoned approaches")
+    assert "gh repo view" not in failed
+    assert "The user declined to run `rm -rf ~/Documents/notes/tmp`." in failed
+
+
+def test_a_look_that_failed_then_worked_is_not_work_done(project, code_repo):
+    s = Hooked(code_repo, "look-fixed-0001")
+    s.start()
+    s.prompt("Why do the speakers sound thin?")
+    s.bash("pactl info", exit_code=1, stderr="Connection failure: Connection refused")
+    s.bash("sudo -u alice XDG_RUNTIME_DIR=/run/user/1000 pactl info", "Server Name: PipeWire")
+    s.bash("pactl set-card-profile 0 output:analog-surround-21")
+    s.stop("The card now uses the 2.1 profile.")
+    done = section(handoff_of(project, "look-fixed-0001"), "Done")
+    assert "pactl info" not in done
+    assert "`pactl set-card-profile 0 output:analog-surround-21` succeeded." in done
+
+
+def test_what_handed_commands_would_do_and_narration_are_no_report(project, code_repo):
+    s = Hooked(code_repo, "handed-after-0001")
+    s.start()
+    s.prompt("Push this up to our repo")
+    s.stop(
+        "I can\u2019t push from here, but you can finish it in a couple of commands:\n\n"
+        "1. `git add .`\n2. `git push origin feature-x`\n\n"
+        "That\u2019ll send the current branch up to the `coda` repo."
+    )
+    handoff = handoff_of(project, "handed-after-0001")
+    assert "coda" not in section(handoff, "Done")
+    assert "`git push origin feature-x` That\u2019ll send the current branch up to the `coda` repo." in section(
+        handoff, "Open items / next steps"
+    )
+    s = Hooked(code_repo, "narration-0001")
+    s.start()
+    s.prompt("Review the repository and report")
+    s.read("README.md")
+    s.stop(
+        "Perfect! Now I have a comprehensive view of the repository. Let me compile the analysis.\n\n---\n\n"
+        "## Analysis\n\n**Repository type:** a personal archive of chat logs"
+    )
+    done = section(handoff_of(project, "narration-0001"), "Done")
+    assert "Final report: Repository type: a personal archive of chat logs" in done
+    assert "Let me" not in done and "comprehensive view" not in done and "---" not in done
+
+
+def test_a_run_of_one_subcommand_does_not_resolve_the_whole_job(project, code_repo):
+    s = Hooked(code_repo, "subcommand-0001")
+    s.start()
+    s.prompt("Build the docs with docfx")
+    s.bash("docfx docfx.json", exit_code=255, stderr="TimeoutException: The operation has timed out.")
+    s.edit("docfx.json")
+    s.bash("docfx build docfx.json --logLevel warning", "Build succeeded. 0 warning(s), 0 error(s)")
+    s.stop("The build part works; metadata still times out.")
+    handoff = handoff_of(project, "subcommand-0001")
+    failed = section(handoff, "Failed or abandoned approaches")
+    assert "`docfx docfx.json` failed (exit 255): TimeoutException" in failed
+    assert "docfx docfx.json` failed at first" not in section(handoff, "Done")

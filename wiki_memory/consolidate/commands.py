@@ -214,6 +214,41 @@ def is_verification(command: str) -> bool:
     return bool(_VERIFY.search(" ".join(command_words(command))))
 
 
+# A subcommand that only reads (`brew info`, `npm view`, `gh issue list`, `kubectl get`).
+_READ_ONLY = re.compile(
+    r"^(--?(version|help|v|h|V)|info|show|view|list|ls|search|status|outdated|doctor|whoami|version|help|get|"
+    r"describe|inspect|cat|log|logs|ps|top|audit|why|explain|query|read|config|env|which|where|print)$"
+)
+_WEB_READERS = {"curl", "wget", "http", "https", "xh", "ping", "dig", "nslookup", "host", "whois", "traceroute"}
+_WRITES_OUT = re.compile(r"\s(-o|-O|--output|-X\s*(POST|PUT|PATCH|DELETE)|-d|--data\S*|-F|-T)\b")
+
+
+def only_looks(command: str) -> bool:
+    """Does the command only look or fetch (a probe, `brew info`, `pactl info`, `curl URL`),
+    changing nothing? Checks (tests, builds) are not looks: see `is_verification`."""
+    if is_probe(command):
+        return True
+    words = purpose_words(command)
+    if not words:
+        return True
+    if words[0] in _WEB_READERS:
+        return not _WRITES_OUT.search(" " + command)
+    operands = [w for w in words[1:] if not w.startswith("-")]
+    flags = [w for w in words[1:] if w.startswith("-")]
+    if not operands:
+        return bool(flags) and all(_READ_ONLY.match(f) for f in flags)
+    if _READ_ONLY.match(operands[0]):
+        return True
+    # A subcommand group, then its verb (`gh repo view`, `docker image ls`); not a change verb
+    # then its operand (`apt install info` installs a package named info).
+    return (
+        len(operands) > 1
+        and re.fullmatch(r"[a-z][a-z-]*", operands[0]) is not None
+        and operands[0] not in _CHANGE_VERBS
+        and bool(_READ_ONLY.match(operands[1]))
+    )
+
+
 _TEST_RUNNERS = {"pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox", "ava", "karma"}
 
 
@@ -327,7 +362,11 @@ def _same_job(earlier: CommandRun, later: CommandRun, immediate: bool, could_not
         return "same program" if same_head else "same script"
     if b[0] in _FIX_STEPS or later.step.files:
         return ""
-    if a[0] == b[0] and _operands(a) and _operands(a) <= _operands(b):
+    # A later run naming a subcommand the first did not (`docfx build docfx.json` after `docfx
+    # docfx.json`) does one part of the job, or another one: not the same job.
+    extra = _operands(b) - _operands(a)
+    narrower = any(re.fullmatch(r"[a-z][\w-]*", w) for w in extra)
+    if a[0] == b[0] and _operands(a) and _operands(a) <= _operands(b) and not narrower:
         return "same program"  # `git checkout -b B` then `git checkout B`; `python x.py` then `python src/x.py`
     if could_not_run:
         # The program could not run: another one did its job. A look around is replaced by

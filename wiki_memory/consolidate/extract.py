@@ -41,6 +41,7 @@ from wiki_memory.consolidate.commands import (
     is_undo,
     is_verification,
     judge_runs,
+    only_looks,
     shown,
     undo_targets,
 )
@@ -300,7 +301,9 @@ def _fixed_failures(
         again = "then passed" if later_cmd.strip() == run.command.strip() else f"then `{shown(later_cmd, 120)}` passed"
         line = f"`{shown(run.command, 120)}` failed at first ({run.error or run.outcome}), {again}{after}."
         found.add("stories", line, run.step, *changes, steps[run.fixed_by])
-        if key not in reported_fixed and not is_probe(run.command):
+        # A look that failed and then worked (`pactl info` as root, then as the user) changed
+        # nothing: a story (and a gotcha candidate), not work done.
+        if key not in reported_fixed and not only_looks(run.command):
             reported_fixed.add(key)
             found.add("done", line, run.step, *changes, steps[run.fixed_by])
     return reported_fixed
@@ -319,8 +322,10 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
             counts[key] = counts.get(key, 0) + 1
             failures.setdefault(key, []).append(run.step)
     for key, run in last_by_key.items():
-        if run.step.not_permitted and is_probe(run.command):
-            continue  # a look around the settings refused: nothing was tried, nothing failed
+        if (run.step.not_permitted or run.step.rejected) and only_looks(run.command):
+            # A look around the settings refused or the user declined (most often to say
+            # where to look instead): nothing was tried, nothing failed.
+            continue
         if run.step.not_permitted:
             found.add("failed", f"`{shown(run.command, 160)}` was not run: {_refusal(run.step)}", run.step)
             continue
@@ -341,18 +346,13 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
         found.add(
             "failed", f"`{shown(run.command, 160)}` {what}{times}" + (f": {run.error}" if run.error else "."), *tried
         )
+        # Told once, under Failed: a failure no later run fixed is what the session left
+        # failing (and closes there when a later session's run of it passes).
         found.add(
             "stories",
             f"`{shown(run.command, 120)}` {what}" + (f" ({run.error})" if run.error else "") + "; no later run passed.",
             *tried,
         )
-        if not run.step.interrupted:
-            found.add(
-                "open",
-                f"`{shown(run.command, 160)}` was still failing when the session ended"
-                + (f" ({run.error})." if run.error else "."),
-                run.step,
-            )
     _state_changes(runs, reported_fixed, found)
     # Passing checks, one line per check program (`dotnet build` of five projects is one line).
     passed: dict[tuple[str, ...], list[CommandRun]] = {}

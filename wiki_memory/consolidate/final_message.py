@@ -44,6 +44,21 @@ _OFFER = re.compile(r"\blet me know\b|^if you(?:'d| would)? (?:like|want|need|pr
 _HANDS_OVER = re.compile(r"(\byou\b|^to \w+\b).*:$", re.IGNORECASE)
 
 
+# A sentence about the handed commands just listed ("That'll send the branch up to the repo"):
+# what running them would do, part of what is handed, not a report of something done.
+_REFERS_BACK = re.compile(
+    r"^(that|this|these|those|they|it)(['\u2019](ll|d)\b|\s+(will|would|should|can)\b)", re.IGNORECASE
+)
+# The agent narrating its own process ("Now I have a full view of the repo.", "Let me compile
+# the analysis."): what it was about to do or had read, not what it reports.
+_NARRATION = re.compile(
+    r"^(now,?\s+)?(let me (?!know\b)|i['\u2019]ll\b|i will\b|i['\u2019]m going to\b|i am going to\b)|"
+    r"^now,?\s+i\s+(have|understand|see|know)\b",
+    re.IGNORECASE,
+)
+_RULE = re.compile(r"^([-*_=]\s*){3,}$")  # a Markdown horizontal rule
+
+
 def _handed(sentence: str) -> bool:
     return bool(_OFFER.search(sentence) or _HANDS_OVER.search(sentence))
 
@@ -85,11 +100,14 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
             elif line:
                 statements.append(clean(line, 300))
             continue
-        if not line:
+        if not line or _RULE.match(line):
             after_blank = True
             continue
         if handing and after_blank and not re.match(r"^([-*•]|\d+[.)])\s+", line):
             handing = False
+            if _REFERS_BACK.match(line):
+                steps[-1] += " " + clean(line, 300)
+                continue
         if handing and re.match(r"^([-*•]|\d+[.)])\s+", line):
             steps[-1] += " " + clean(re.sub(r"^([-*•]|\d+[.)])\s+", "", line), 300)
             after_blank = False
@@ -120,6 +138,8 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
                 r"^(let me|here'?s|here is|i'll|i will|now)\b", sentence, re.IGNORECASE
             ):
                 continue  # an introduction to what follows
+            if _NARRATION.match(sentence) and not sentence.endswith("?"):
+                continue  # the agent narrating its process, not reporting
             if sentence.endswith("?"):
                 questions.append(sentence)
             elif _handed(sentence) and not in_next:
