@@ -859,3 +859,22 @@ def test_a_run_of_one_subcommand_does_not_resolve_the_whole_job(project, code_re
     failed = section(handoff, "Failed or abandoned approaches")
     assert "`docfx docfx.json` failed (exit 255): TimeoutException" in failed
     assert "docfx docfx.json` failed at first" not in section(handoff, "Done")
+
+
+def test_each_earlier_request_that_changed_something_keeps_its_report(project, code_repo):
+    s = Hooked(code_repo, "turns-0001")
+    s.start()
+    s.prompt("Add a dark-mode toggle to the site")
+    s.edit("site/style.css")
+    s.stop("Dark mode added: a #theme-toggle button, the choice saved in localStorage.")
+    s.prompt("What does the toggle do on a phone?")
+    s.read("site/style.css")
+    s.stop("On a phone it is the same button, at the top right.")
+    s.prompt("Now write the docs page")
+    s.edit("site/docs.html")
+    s.stop("The docs page is written.")
+    done = section(handoff_of(project, "turns-0001"), "Done")
+    assert "Reported: Dark mode added: a #theme-toggle button, the choice saved in localStorage." in done
+    assert "on a phone" not in done.lower()  # a request that only asked changed nothing: no report
+    assert "Final report: The docs page is written." in done
+    assert "Reported: The docs page" not in done  # the last request's answer is the final report, once

@@ -27,6 +27,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from wiki_memory.capture.observation import PlanItem
 from wiki_memory.consolidate.commands import (
@@ -127,6 +128,7 @@ def summarize(session: Session) -> Summary:
     _other_calls(steps, found)
     _failed_commands(session, found)
     _failed_replies(session, found)
+    _turn_reports(session, found)
     final = _final_message(session, found)
     mid_task = _loose_ends(session, found)
     memory = _memory_pages(steps)
@@ -515,6 +517,37 @@ def _last_request(session: Session) -> Prompt | None:
 
 def _bare_word(text: str) -> bool:
     return re.fullmatch(r"[a-z][\w-]*", text.strip()) is not None
+
+
+def _changed_something(step: Step) -> bool:
+    """Did the call change the system: an edit made, a command that wrote files or changed
+    state by its tool's own verb (`pacman -S`, `git commit`)?"""
+    if step.error or step.rejected:
+        return False
+    if step.kind == "edit":
+        return True
+    return step.kind == "command" and (changes_files(step) or bool(change_stage(step.input)))
+
+
+def _turn_reports(session: Session, found: _Findings) -> None:
+    """What the agent reported at the end of each earlier request that changed something
+    (the last one's report is the final report): done, in its words, one line a request.
+    A request that only asked or looked has no report here: nothing was done."""
+    last = _last_request(session)
+    if last is None:
+        return
+    starts = [t.prompt.seq for t in session.turns if t.words and t.prompt.seq < last.seq] + [last.seq]
+    changed = [s.seq for s in session.steps if starts[0] < s.seq < last.seq and _changed_something(s)]
+    for start, end in pairwise(starts):
+        if not any(start < seq < end for seq in changed):
+            continue
+        answer = next((a for a in reversed(session.answers) if start < a.seq < end), None)
+        if answer is None:
+            continue
+        statements, _questions, _steps = split_final(answer.text)
+        report = clean(" ".join(statements), 300)
+        if report:
+            found.add("done", f"Reported: {report}", answer)
 
 
 def _final_message(session: Session, found: _Findings) -> str:
