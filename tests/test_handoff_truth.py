@@ -878,3 +878,19 @@ def test_each_earlier_request_that_changed_something_keeps_its_report(project, c
     assert "on a phone" not in done.lower()  # a request that only asked changed nothing: no report
     assert "Final report: The docs page is written." in done
     assert "Reported: The docs page" not in done  # the last request's answer is the final report, once
+
+
+def test_a_check_still_running_or_never_collected_is_not_passed(project, code_repo):
+    s = Hooked(code_repo, "running-0001")
+    s.start()
+    s.prompt("Build everything")
+    s.edit("src/app.py")
+    s.bash("make build-all", "Command running in background with ID: bash_7")
+    s.bash("make build-docs", "Command running in background with ID: bash_8")
+    s.tool("BashOutput", {"bash_id": "bash_8"}, {"stdout": "BashOutput failed: no such shell", "stderr": ""})
+    s.bash("make build-core", "built core")
+    s.stop("Core builds; the full build is still going.")
+    handoff = handoff_of(project, "running-0001")
+    done = section(handoff, "Done")
+    assert "`make build-core` passed" in done
+    assert "build-all" not in done and "build-docs" not in done

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from wiki_memory.consolidate.commands import command_key, is_probe, is_verification, only_looks
+from wiki_memory.consolidate.commands import RUNNING, command_key, is_probe, is_verification, only_looks
 from wiki_memory.consolidate.extract import Summary
 from wiki_memory.consolidate.oneline import relative
 
@@ -63,7 +63,9 @@ def finished(summary: Summary) -> list[str]:
     last_by_key: dict[str, bool] = {}
     for run in summary.commands:
         if not is_probe(run.command) and not run.step.rejected:
-            last_by_key[_cmd(run.command)] = run.ok or run.fixed_by is not None
+            # One still running when last seen is not known to have passed.
+            passed = run.ok and not RUNNING.search(run.step.output)
+            last_by_key[_cmd(run.command)] = passed or run.fixed_by is not None
     keys.update((k, None) for k, ok in last_by_key.items() if ok)
     # A file is finished when a check passed after its last change and no check failed since.
     checks = [r for r in summary.commands if is_verification(r.command)]

@@ -406,6 +406,8 @@ def cannot_run(run: CommandRun) -> bool:
 # reads its output or writes to it (`write_stdin {"session_id": N}`, `BashOutput {"bash_id": X}`).
 RUNNING = re.compile(r"^\[running: session (\S+)\]|running in background with ID:? (\S+)", re.M)
 _CONTINUES = re.compile(r"\"(?:session_id|bash_id|shell_id)\":\s*\"?([\w-]+)")
+# The tool saying its own call failed, not the command's output (`write_stdin failed: ...`).
+_CALL_FAILED = re.compile(r"^[\w.-]+ failed\b")
 
 
 # A field of a shell tool's report that holds a placeholder (`Error: (none)`, `Output: (empty)`) or
@@ -441,6 +443,8 @@ def _runs(steps: Iterable[Step]) -> list[CommandRun]:
         if continued and continued.group(1) in running:
             command, position = running[continued.group(1)]
             runs[position] = replace(runs[position], ok=False, error="")  # its result is this call's
+            if _CALL_FAILED.match(s.output.lstrip()):
+                continue  # the call to collect it failed (`write_stdin failed: ...`): result unknown
         ok = (not s.error or said_nothing(s)) and not s.no_result
         still = RUNNING.search(s.output) if ok else None
         runs.append(CommandRun(s, command, ok, "" if ok else error_line(s.output) or clean(s.output, 200)))

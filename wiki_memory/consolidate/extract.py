@@ -359,7 +359,13 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
     # Passing checks, one line per check program (`dotnet build` of five projects is one line).
     passed: dict[tuple[str, ...], list[CommandRun]] = {}
     for key, run in last_by_key.items():
-        if run.ok and is_verification(run.command) and key not in reported_fixed:
+        # One still running when last seen is not known to have passed.
+        if (
+            run.ok
+            and is_verification(run.command)
+            and key not in reported_fixed
+            and not RUNNING.search(run.step.output)
+        ):
             passed.setdefault(_check_program(run.command), []).append(run)
     for program, group in passed.items():
         if len(group) == 1:
