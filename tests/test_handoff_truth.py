@@ -894,3 +894,19 @@ def test_a_check_still_running_or_never_collected_is_not_passed(project, code_re
     done = section(handoff, "Done")
     assert "`make build-core` passed" in done
     assert "build-all" not in done and "build-docs" not in done
+
+
+def test_a_failure_is_told_by_what_the_command_said_not_its_tools_frame(project, code_repo):
+    s = Hooked(code_repo, "frame-0001")
+    s.start()
+    s.prompt("Point the boot entry at shim")
+    report = (
+        "Command: bcdedit /set {efe4} path \\EFI\\refind\\shimx64.efi\nDirectory: (root)\n"
+        "Output: The set command specified is not valid.\nThe parameter is incorrect.\nError: (none)\n"
+        "Exit Code: 1\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 7448"
+    )
+    s.bash("bcdedit /set {efe4} path \\EFI\\refind\\shimx64.efi", exit_code=1, stdout=report)
+    s.stop("bcdedit refused the path.")
+    failed = section(handoff_of(project, "frame-0001"), "Failed or abandoned approaches")
+    assert "The parameter is incorrect." in failed
+    assert "PGID" not in failed and "(none)" not in failed

@@ -415,6 +415,19 @@ _CALL_FAILED = re.compile(r"^[\w.-]+ failed\b")
 _FRAME_LINE = re.compile(r"^[A-Z][\w ]{0,30}:\s*(\([a-z ]+\)|-?\d+)?$|^exit (code|status):? -?\d+$", re.IGNORECASE)
 
 
+def _said(step: Step) -> str:
+    """What the command itself printed: its output without the frame some shell tools put
+    around it (`Command: ...`, `Directory: (root)`, `Exit Code: 1`, `Process Group PGID: 7448`)."""
+    command = " ".join(step.input.split())
+    lines = []
+    for line in step.output.splitlines():
+        bare = line.strip()
+        if _FRAME_LINE.match(bare) or (command and " ".join(bare.split()).endswith(command)):
+            continue
+        lines.append(re.sub(r"^(Output|Error):\s+", "", line))
+    return "\n".join(lines)
+
+
 def said_nothing(step: Step) -> bool:
     """Did the command exit 1 without a word (`grep x f`, `cmd | grep x`, `pacman -Ss x`
     that found nothing)? Exit status 1 with no output is a search's or a test's "no": an
@@ -447,7 +460,8 @@ def _runs(steps: Iterable[Step]) -> list[CommandRun]:
                 continue  # the call to collect it failed (`write_stdin failed: ...`): result unknown
         ok = (not s.error or said_nothing(s)) and not s.no_result
         still = RUNNING.search(s.output) if ok else None
-        runs.append(CommandRun(s, command, ok, "" if ok else error_line(s.output) or clean(s.output, 200)))
+        said = "" if ok else _said(s)
+        runs.append(CommandRun(s, command, ok, "" if ok else error_line(said) or clean(said or s.output, 200)))
         if still:
             running[still.group(1) or still.group(2)] = (command, len(runs) - 1)
     # A run whose result another call collected is not a run of its own.
