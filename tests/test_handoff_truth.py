@@ -910,3 +910,23 @@ def test_a_failure_is_told_by_what_the_command_said_not_its_tools_frame(project,
     failed = section(handoff_of(project, "frame-0001"), "Failed or abandoned approaches")
     assert "The parameter is incorrect." in failed
     assert "PGID" not in failed and "(none)" not in failed
+
+
+def test_a_file_named_absolute_and_relative_is_one_file(project, tmp_path):
+    s = Hooked(tmp_path, "one-file-0001")  # the agent works from a folder above the project
+    s.start()
+    s.prompt("Add a dark-mode toggle to the playground site")
+    s.tool(
+        "Edit",
+        {"file_path": "/home/alice/site/index.html", "old_string": "a", "new_string": "b"},
+        {"filePath": "/home/alice/site/index.html"},
+    )
+    s.tool(
+        "Edit", {"file_path": "site/index.html", "old_string": "b", "new_string": "c"}, {"filePath": "site/index.html"}
+    )
+    s.tool(
+        "Edit", {"file_path": "site/style.css", "old_string": "a", "new_string": "b"}, {"filePath": "site/style.css"}
+    )
+    s.stop("Dark mode added.")
+    handoff = handoff_of(resolve_project(tmp_path), "one-file-0001")
+    assert "Changed 2 files (site/index.html, site/style.css)" in section(handoff, "Done")

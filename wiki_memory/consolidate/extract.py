@@ -478,7 +478,20 @@ def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, in
             if later_name == name and later_old == new and later_new == old:
                 found.add("failed", f"An edit to {name} was made and then undone.", step, later)
                 break
-    return edits
+    return _one_name_a_file(edits)
+
+
+def _one_name_a_file(edits: dict[str, int]) -> dict[str, int]:
+    """The edits with each file under one name: a tool that gave an absolute path
+    (`/home/a/site/index.html`) and one that gave it relative (`site/index.html`) changed
+    one file, which keeps the shorter name (the working directory is not always known)."""
+    relatives = [n for n in edits if not n.startswith(("/", "~"))]
+    merged: dict[str, int] = {}
+    for name, count in edits.items():
+        same = next((r for r in relatives if r != name and name.endswith("/" + r)), None)
+        key = same if name.startswith(("/", "~")) and same else name
+        merged[key] = merged.get(key, 0) + count
+    return merged
 
 
 def _names_file(command: str, files: tuple[str, ...], cwd: str | None) -> bool:
