@@ -930,3 +930,25 @@ def test_a_file_named_absolute_and_relative_is_one_file(project, tmp_path):
     s.stop("Dark mode added.")
     handoff = handoff_of(resolve_project(tmp_path), "one-file-0001")
     assert "Changed 2 files (site/index.html, site/style.css)" in section(handoff, "Done")
+
+
+def test_the_final_report_leaves_out_drawing_and_link_targets_and_reads_cjk_questions(project, code_repo):
+    s = Hooked(code_repo, "drawn-0001")
+    s.start()
+    s.prompt("Why does the terminal freeze on a new tab?")
+    s.stop(
+        "`\u2605 Insight \u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500`\nIt is a known Terminal.app bug.\n\n"
+        "| Workaround | How |\n|-----------|-----|\n| **Use keyboard shortcuts** | `\u2318T` for a new tab |\n\n"
+        "Details are in [notes.md](/Users/alice/project/notes.md). "
+        "\u8a2d\u5b9a\u3092\u5909\u3048\u307e\u3057\u3087\u3046\u304b\uff1f"
+    )
+    handoff = handoff_of(project, "drawn-0001")
+    done = section(handoff, "Done")
+    assert (
+        "Final report: It is a known Terminal.app bug. Use keyboard shortcuts | `\u2318T` for a new tab. "
+        "Details are in notes.md." in done
+    )
+    assert "\u2500" not in done and "Workaround | How" not in done and "/Users/alice" not in done
+    assert "Question left for the user: \u8a2d\u5b9a\u3092\u5909\u3048\u307e\u3057\u3087\u3046\u304b\uff1f" in section(
+        handoff, "Open items / next steps"
+    )

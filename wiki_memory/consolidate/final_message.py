@@ -57,6 +57,16 @@ _NARRATION = re.compile(
     re.IGNORECASE,
 )
 _RULE = re.compile(r"^([-*_=]\s*){3,}$")  # a Markdown horizontal rule
+# A line drawn, not written: a table's separator row (`|---|:--:|`), a banner of box-drawing
+# characters (`★ Insight ─────`).
+_DRAWN = re.compile(r"^\|?(\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*$|[\u2500-\u257f]{3,}")
+# A Markdown link to a local file (`[docfx.json](/Users/a/p/docfx.json)`): its text says it.
+_PATH_LINK = re.compile(r"\[([^\]]+)\]\((?:file://)?[/~][^)\s]*\)")
+
+
+def _table_header(lines: list[str], n: int) -> bool:
+    """Is line `n` a table's header row (the row above its separator)?"""
+    return lines[n].strip().startswith("|") and n + 1 < len(lines) and bool(_DRAWN.match(lines[n + 1].strip()))
 
 
 def _handed(sentence: str) -> bool:
@@ -87,8 +97,9 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
     after_blank = False
     in_fence = False
     handing = False  # the lines after "you can finish it with:" are what the user is handed
-    for raw in text.splitlines():
-        line = raw.strip()
+    raw_lines = text.splitlines()
+    for n, raw in enumerate(raw_lines):
+        line = _PATH_LINK.sub(r"\1", raw.strip())
         if line.startswith("```"):
             in_fence = not in_fence
             continue
@@ -103,6 +114,10 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
         if not line or _RULE.match(line):
             after_blank = True
             continue
+        if _DRAWN.search(line) or _table_header(raw_lines, n):
+            continue
+        if line.startswith("|") and line.endswith("|"):
+            line = " | ".join(c.strip() for c in line.strip("|").split("|") if c.strip()) + "."
         if handing and after_blank and not re.match(r"^([-*•]|\d+[.)])\s+", line):
             handing = False
             if _REFERS_BACK.match(line):
@@ -129,7 +144,9 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
         if bold and _NEXT_HEADING.match(bold) and len(bold) < 60:
             in_next = True
             continue
-        sentences = re.split(r"(?<=[.!?:])\s+(?=[A-Z`\"'(])", body)
+        # Sentences end at `. ` before a capital (or a letter of another script), and after a
+        # full-width stop or question mark.
+        sentences = re.split(r"(?<=[.!?:])\s+(?=[A-Z`\"'(]|[^\x00-\x7f])|(?<=[\u3002\uff01\uff1f])", body)
         for sentence in sentences:
             sentence = sentence.strip()
             if not sentence or _FILLER.match(sentence):
@@ -140,7 +157,7 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
                 continue  # an introduction to what follows
             if _NARRATION.match(sentence) and not sentence.endswith("?"):
                 continue  # the agent narrating its process, not reporting
-            if sentence.endswith("?"):
+            if sentence.endswith(("?", "\uff1f")):
                 questions.append(sentence)
             elif _handed(sentence) and not in_next:
                 steps.append(f"{HANDED_LABEL}{sentence}")
