@@ -952,3 +952,23 @@ def test_the_final_report_leaves_out_drawing_and_link_targets_and_reads_cjk_ques
     assert "Question left for the user: \u8a2d\u5b9a\u3092\u5909\u3048\u307e\u3057\u3087\u3046\u304b\uff1f" in section(
         handoff, "Open items / next steps"
     )
+
+
+def test_a_powershell_cmdlet_that_changes_state_is_done(project, code_repo):
+    s = Hooked(code_repo, "pwsh-0001")
+    s.start()
+    s.prompt("Clean up the downloaded shim copies")
+    s.bash('Remove-Item -Path "C:\\Temp\\shimx64.efi"')
+    s.bash(
+        'Remove-Item -Path "C:\\Temp\\mmx64.efi"',
+        exit_code=1,
+        stderr="Remove-Item : Cannot find path 'C:\\Temp\\mmx64.efi' because it does not exist.",
+    )
+    s.bash('Get-Content "C:\\Temp\\notes.txt"', "notes")
+    s.stop("Both copies are gone.")
+    handoff = handoff_of(project, "pwsh-0001")
+    done = section(handoff, "Done")
+    assert '`Remove-Item -Path "C:\\Temp\\shimx64.efi"` succeeded.' in done
+    assert '`Remove-Item -Path "C:\\Temp\\mmx64.efi"`: already gone' in done
+    assert "Get-Content" not in done
+    assert "mmx64" not in section(handoff, "Failed or abandoned approaches")

@@ -613,6 +613,12 @@ _CHANGE_VERBS = {
 }
 # Programs whose every successful run changes something (files, processes) by itself.
 _CHANGE_PROGRAMS = {"rm", "rmdir", "kill", "pkill", "killall", "ln", "mv", "cp", "chmod", "chown"}
+# A PowerShell cmdlet (Verb-Noun) whose verb changes state: `Remove-Item`, `Install-Module`,
+# `Stop-Service`. Not the ones that write a file's content (`Set-Content`): those are edits.
+_PS_CHANGE = re.compile(
+    r"(remove|new|copy|move|rename|install|uninstall|start|stop|restart|enable|disable|register|unregister)-[a-z]+",
+    re.IGNORECASE,
+)
 # Package managers whose operation is an option (`pacman -S x`, `yay -Rns x`): -S installs
 # (not -Ss, -Si, -Sl, -Sg: searches and listings), -R removes, -U installs a file.
 _OPTION_VERB = re.compile(r"^-(S[yuwcd]*|R\w*|U\w*)$")
@@ -623,7 +629,7 @@ def change_stage(command: str) -> tuple[str, ...]:
     succeeds (see `_CHANGE_VERBS`), or () when the line only looks, checks or edits files."""
     for words in stage_commands(command):
         program = os.path.basename(words[0])
-        if program in _CHANGE_PROGRAMS:
+        if program in _CHANGE_PROGRAMS or _PS_CHANGE.fullmatch(program):
             return words
         if program == "git":
             sub = words[1] if len(words) > 1 else ""
@@ -658,8 +664,11 @@ def already_absent(run: CommandRun) -> bool:
     words = command_words(run.command)
     if not words:
         return False
-    removes = os.path.basename(words[0]) in _REMOVE_VERBS or any(
-        w in _REMOVE_VERBS for w in words[1:4] if not w.startswith("-")
+    program = os.path.basename(words[0])
+    removes = (
+        program in _REMOVE_VERBS
+        or program.lower().startswith(("remove-", "uninstall-"))
+        or any(w in _REMOVE_VERBS for w in words[1:4] if not w.startswith("-"))
     )
     removes = removes or (len(words) > 1 and bool(re.match(r"^-R\w*$", words[1])))
     return removes and bool(_ABSENT.search(run.error))
