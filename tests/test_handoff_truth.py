@@ -3,6 +3,7 @@ through the real hook entry point, consolidated, and read back."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -496,7 +497,8 @@ def test_a_call_the_permission_settings_refused_is_not_a_failure_left_open(proje
     s.stop("I could not run brew: the permission settings refused it. Run `brew install tmux` yourself.")
     handoff = handoff_of(project, "perm-0001")
     failed = section(handoff, "Failed or abandoned approaches")
-    assert "`brew install tmux` was not run: the permission settings refused it." in failed
+    # In the settings' own words, which say why.
+    assert "`brew install tmux` was not run: Permission to use Bash has been auto-denied in dontAsk mode." in failed
     assert "ls -l /usr/local/bin" not in failed
     assert "still failing" not in handoff
 
@@ -633,3 +635,340 @@ def test_a_refused_edit_done_by_a_command_on_the_same_file_is_not_failed(project
     s.stop("The banner is off.")
     failed = section(handoff_of(project, "edit-other-0001"), "Failed or abandoned approaches")
     assert "theme.conf" not in failed and "Editing /boot/theme/icons.conf failed" in failed
+
+
+# -- what changed the system, what was left to the user, what the agent itself failed at -------------
+
+
+def test_a_command_that_changed_the_system_is_done_in_its_own_words(project, code_repo):
+    s = Hooked(code_repo, "change-0001")
+    s.start()
+    s.prompt("Install the 1password cli and pull the dotfiles repo")
+    s.bash("pacman -Ss 1password-cli", exit_code=1)  # a search that found nothing: no change
+    s.bash("yay -S --noconfirm 1password-cli", "Installing 1password-cli (2.32.0-2)...")
+    s.bash("op --version", "2.32.0")
+    s.bash("git pull origin main", "Already up to date.")
+    s.bash("git checkout -b fix/login", "Switched to a new branch 'fix/login'")
+    s.stop("Installed.")
+    done = section(handoff_of(project, "change-0001"), "Done")
+    assert "`yay -S --noconfirm 1password-cli` succeeded." in done
+    assert "`git checkout -b fix/login` succeeded." in done
+    assert "`git pull origin main`: Already up to date." in done  # it changed nothing: the tool says so
+    assert "pacman -Ss" not in done and "op --version" not in done
+
+
+def test_a_removal_that_finds_nothing_to_remove_is_done_not_failed(project, code_repo):
+    s = Hooked(code_repo, "absent-0001")
+    s.start()
+    s.prompt("Uninstall VSCodium Insiders and remove every trace of it")
+    s.bash(
+        "flatpak uninstall -y com.vscodium.codium-insiders",
+        exit_code=1,
+        stderr="Error receiving data: Connection reset",
+    )
+    s.bash(
+        "flatpak uninstall -y com.vscodium.codium-insiders",
+        exit_code=1,
+        stderr="error: No installed refs found for 'com.vscodium.codium-insiders'",
+    )
+    s.bash("flatpak remove -y org.other.app", exit_code=1, stderr="error: Connection reset by peer")
+    s.stop("VSCodium Insiders is gone.")
+    handoff = handoff_of(project, "absent-0001")
+    left = section(handoff, "Failed or abandoned approaches") + section(handoff, "Open items / next steps")
+    assert "codium-insiders" not in left
+    assert "`flatpak uninstall -y com.vscodium.codium-insiders`: already gone (error: No installed refs" in section(
+        handoff, "Done"
+    )
+    assert "`flatpak remove -y org.other.app` failed" in left  # a removal that failed for another reason
+
+
+def test_commands_and_offers_handed_to_the_user_are_open_not_done(project, code_repo):
+    s = Hooked(code_repo, "handed-0001")
+    s.start()
+    s.prompt("Set up the branch and the env file")
+    s.edit(".env.local")
+    s.stop(
+        "The env file is written.\n\nI can't push from here, but you can finish it with:\n\n"
+        "1. `git add .`\n2. `git push origin feature-x`\n\nYou can see the app at http://localhost:3000.\n\n"
+        "If you want the Vercel variables set too, let me know."
+    )
+    handoff = handoff_of(project, "handed-0001")
+    left = section(handoff, "Open items / next steps")
+    assert (
+        "Left to the user: I can't push from here, but you can finish it with: `git add .` `git push origin "
+        "feature-x` If you want the Vercel variables set too, let me know." in left
+    )
+    done = section(handoff, "Done")
+    assert "The env file is written." in done and "git push" not in done and "Vercel" not in done
+    assert "localhost" not in left  # a statement addressed to the user hands nothing over
+
+
+def test_a_request_the_agent_asked_about_is_the_goal_with_its_answer(project, code_repo):
+    s = Hooked(code_repo, "clarify-0001")
+    s.start()
+    s.prompt("please update manually")
+    s.bash("cat /etc/os-release", "NAME=CachyOS")
+    s.stop("Could you clarify what you would like me to update: the system or an app?")
+    s.prompt("I meant you, Gemini CLI: your auto-update failed")
+    s.bash("npm install -g @google/gemini-cli@latest", "added 1 package")
+    s.stop("The Gemini CLI is updated to 0.23.0.")
+    goal = section(handoff_of(project, "clarify-0001"), "Goal")
+    assert "please update manually (then: I meant you, Gemini CLI: your auto-update failed)" in goal
+    # An offer after trying something is not a question about the request: the next one is its own.
+    t = Hooked(code_repo, "clarify-0002")
+    t.start()
+    t.prompt("ssh into the build server")
+    t.bash(
+        "ssh build.example.com",
+        exit_code=255,
+        stderr="ssh: connect to host build.example.com port 22: Network is unreachable",
+    )
+    t.stop("The server is unreachable. Should I try another port?")
+    t.prompt("how do we share a terminal instead")
+    t.stop("Use tmux.")
+    goal = section(handoff_of(project, "clarify-0002"), "Goal")
+    assert "ssh into the build server" in goal and "then:" not in goal
+
+
+def test_replies_the_agent_failed_to_give_are_failed_and_the_request_unanswered(project, code_repo):
+    s = Hooked(code_repo, "apierr-0001")
+    s.start()
+    s.prompt("Investigate why the PC crashed and write a crash report")
+    s.call("StopFailure", error="Request timed out")
+    s.prompt("try again")
+    s.call("StopFailure", error="Request timed out")
+    s.prompt("...")
+    handoff = handoff_of(project, "apierr-0001")
+    assert "The agent's reply failed (2 times): Request timed out" in section(handoff, "Failed or abandoned approaches")
+    left = section(handoff, "Open items / next steps")
+    # The request is the one that said what to do, not the retry.
+    assert "The last request got no answer: Investigate why the PC crashed and write a crash report" in left
+    assert "Request timed out" not in section(handoff, "Done")
+
+
+def test_a_claude_code_api_error_record_ends_the_turn_without_an_answer(tmp_path):
+    from wiki_memory.capture.claude_code import ClaudeCode
+
+    common = {"sessionId": "s1", "cwd": "/w"}
+    records = [
+        {**common, "type": "user", "uuid": "u1", "parentUuid": None, "timestamp": "2026-01-01T00:00:00Z",
+         "message": {"role": "user", "content": "why did the PC crash?"}},
+        {**common, "type": "assistant", "uuid": "a1", "parentUuid": "u1", "isApiErrorMessage": True,
+         "timestamp": "2026-01-01T00:00:05Z",
+         "message": {"id": "m1", "role": "assistant", "model": "<synthetic>",
+                     "content": [{"type": "text", "text": "Request timed out"}]}},
+    ]  # fmt: skip
+    path = tmp_path / "s1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    stops = [o for o in ClaudeCode().read_transcript(path) if o.kind == "stop"]
+    assert [(o.error, o.meta.get("error"), o.text) for o in stops] == [(True, "Request timed out", None)]
+
+
+def test_the_answer_before_a_bare_word_typed_last_is_the_final_report(project, code_repo):
+    s = Hooked(code_repo, "bare-final-0001")
+    s.start()
+    s.prompt("make the laptop speakers sound fuller")
+    s.bash("pactl set-card-profile 56 output:analog-surround-21", "")
+    s.stop("I switched the audio profile to 2.1 surround.")
+    s.prompt("clear")
+    assert "Final report: I switched the audio profile to 2.1 surround." in section(
+        handoff_of(project, "bare-final-0001"), "Done"
+    )
+
+
+# -- a failure told once; looks are not work; what a handed list would do ----------------------------
+
+REJECTED = "The user doesn't want to proceed with this tool use. The tool use was rejected."
+
+
+def test_a_failure_left_at_the_end_is_told_once_under_failed(project, code_repo):
+    s = Hooked(code_repo, "once-0001")
+    s.start()
+    s.prompt("Generate the API docs with docfx")
+    s.bash("docfx docfx.json", exit_code=255, stderr="TimeoutException: The operation has timed out.")
+    s.stop("docfx times out in this environment.")
+    handoff = handoff_of(project, "once-0001")
+    failed = section(handoff, "Failed or abandoned approaches")
+    assert "`docfx docfx.json` failed (exit 255): TimeoutException" in failed
+    assert "docfx docfx.json" not in section(handoff, "Open items / next steps")
+
+
+def test_a_look_the_user_declined_is_no_failure_a_change_they_declined_is(project, code_repo):
+    s = Hooked(code_repo, "declined-look-0001")
+    s.start()
+    s.prompt("Push the notes repo")
+    s.tool("Bash", {"command": "gh repo view alice/notes --json name,url"}, error=REJECTED)
+    s.prompt("it is in ~/Documents/notes")
+    s.tool("Bash", {"command": "rm -rf ~/Documents/notes/tmp"}, error=REJECTED)
+    s.bash("cd ~/Documents/notes && git pull origin main", "Already up to date.")
+    s.stop("Already up to date.")
+    failed = section(handoff_of(project, "declined-look-0001"), "Failed or abandoned approaches")
+    assert "gh repo view" not in failed
+    assert "The user declined to run `rm -rf ~/Documents/notes/tmp`." in failed
+
+
+def test_a_look_that_failed_then_worked_is_not_work_done(project, code_repo):
+    s = Hooked(code_repo, "look-fixed-0001")
+    s.start()
+    s.prompt("Why do the speakers sound thin?")
+    s.bash("pactl info", exit_code=1, stderr="Connection failure: Connection refused")
+    s.bash("sudo -u alice XDG_RUNTIME_DIR=/run/user/1000 pactl info", "Server Name: PipeWire")
+    s.bash("pactl set-card-profile 0 output:analog-surround-21")
+    s.stop("The card now uses the 2.1 profile.")
+    done = section(handoff_of(project, "look-fixed-0001"), "Done")
+    assert "pactl info" not in done
+    assert "`pactl set-card-profile 0 output:analog-surround-21` succeeded." in done
+
+
+def test_what_handed_commands_would_do_and_narration_are_no_report(project, code_repo):
+    s = Hooked(code_repo, "handed-after-0001")
+    s.start()
+    s.prompt("Push this up to our repo")
+    s.stop(
+        "I can\u2019t push from here, but you can finish it in a couple of commands:\n\n"
+        "1. `git add .`\n2. `git push origin feature-x`\n\n"
+        "That\u2019ll send the current branch up to the `coda` repo."
+    )
+    handoff = handoff_of(project, "handed-after-0001")
+    assert "coda" not in section(handoff, "Done")
+    assert "`git push origin feature-x` That\u2019ll send the current branch up to the `coda` repo." in section(
+        handoff, "Open items / next steps"
+    )
+    s = Hooked(code_repo, "narration-0001")
+    s.start()
+    s.prompt("Review the repository and report")
+    s.read("README.md")
+    s.stop(
+        "Perfect! Now I have a comprehensive view of the repository. Let me compile the analysis.\n\n---\n\n"
+        "## Analysis\n\n**Repository type:** a personal archive of chat logs"
+    )
+    done = section(handoff_of(project, "narration-0001"), "Done")
+    assert "Final report: Repository type: a personal archive of chat logs" in done
+    assert "Let me" not in done and "comprehensive view" not in done and "---" not in done
+
+
+def test_a_run_of_one_subcommand_does_not_resolve_the_whole_job(project, code_repo):
+    s = Hooked(code_repo, "subcommand-0001")
+    s.start()
+    s.prompt("Build the docs with docfx")
+    s.bash("docfx docfx.json", exit_code=255, stderr="TimeoutException: The operation has timed out.")
+    s.edit("docfx.json")
+    s.bash("docfx build docfx.json --logLevel warning", "Build succeeded. 0 warning(s), 0 error(s)")
+    s.stop("The build part works; metadata still times out.")
+    handoff = handoff_of(project, "subcommand-0001")
+    failed = section(handoff, "Failed or abandoned approaches")
+    assert "`docfx docfx.json` failed (exit 255): TimeoutException" in failed
+    assert "docfx docfx.json` failed at first" not in section(handoff, "Done")
+
+
+def test_each_earlier_request_that_changed_something_keeps_its_report(project, code_repo):
+    s = Hooked(code_repo, "turns-0001")
+    s.start()
+    s.prompt("Add a dark-mode toggle to the site")
+    s.edit("site/style.css")
+    s.stop("Dark mode added: a #theme-toggle button, the choice saved in localStorage.")
+    s.prompt("What does the toggle do on a phone?")
+    s.read("site/style.css")
+    s.stop("On a phone it is the same button, at the top right.")
+    s.prompt("Now write the docs page")
+    s.edit("site/docs.html")
+    s.stop("The docs page is written.")
+    done = section(handoff_of(project, "turns-0001"), "Done")
+    assert "Reported: Dark mode added: a #theme-toggle button, the choice saved in localStorage." in done
+    assert "on a phone" not in done.lower()  # a request that only asked changed nothing: no report
+    assert "Final report: The docs page is written." in done
+    assert "Reported: The docs page" not in done  # the last request's answer is the final report, once
+
+
+def test_a_check_still_running_or_never_collected_is_not_passed(project, code_repo):
+    s = Hooked(code_repo, "running-0001")
+    s.start()
+    s.prompt("Build everything")
+    s.edit("src/app.py")
+    s.bash("make build-all", "Command running in background with ID: bash_7")
+    s.bash("make build-docs", "Command running in background with ID: bash_8")
+    s.tool("BashOutput", {"bash_id": "bash_8"}, {"stdout": "BashOutput failed: no such shell", "stderr": ""})
+    s.bash("make build-core", "built core")
+    s.stop("Core builds; the full build is still going.")
+    handoff = handoff_of(project, "running-0001")
+    done = section(handoff, "Done")
+    assert "`make build-core` passed" in done
+    assert "build-all" not in done and "build-docs" not in done
+
+
+def test_a_failure_is_told_by_what_the_command_said_not_its_tools_frame(project, code_repo):
+    s = Hooked(code_repo, "frame-0001")
+    s.start()
+    s.prompt("Point the boot entry at shim")
+    report = (
+        "Command: bcdedit /set {efe4} path \\EFI\\refind\\shimx64.efi\nDirectory: (root)\n"
+        "Output: The set command specified is not valid.\nThe parameter is incorrect.\nError: (none)\n"
+        "Exit Code: 1\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 7448"
+    )
+    s.bash("bcdedit /set {efe4} path \\EFI\\refind\\shimx64.efi", exit_code=1, stdout=report)
+    s.stop("bcdedit refused the path.")
+    failed = section(handoff_of(project, "frame-0001"), "Failed or abandoned approaches")
+    assert "The parameter is incorrect." in failed
+    assert "PGID" not in failed and "(none)" not in failed
+
+
+def test_a_file_named_absolute_and_relative_is_one_file(project, tmp_path):
+    s = Hooked(tmp_path, "one-file-0001")  # the agent works from a folder above the project
+    s.start()
+    s.prompt("Add a dark-mode toggle to the playground site")
+    s.tool(
+        "Edit",
+        {"file_path": "/home/alice/site/index.html", "old_string": "a", "new_string": "b"},
+        {"filePath": "/home/alice/site/index.html"},
+    )
+    s.tool(
+        "Edit", {"file_path": "site/index.html", "old_string": "b", "new_string": "c"}, {"filePath": "site/index.html"}
+    )
+    s.tool(
+        "Edit", {"file_path": "site/style.css", "old_string": "a", "new_string": "b"}, {"filePath": "site/style.css"}
+    )
+    s.stop("Dark mode added.")
+    handoff = handoff_of(resolve_project(tmp_path), "one-file-0001")
+    assert "Changed 2 files (site/index.html, site/style.css)" in section(handoff, "Done")
+
+
+def test_the_final_report_leaves_out_drawing_and_link_targets_and_reads_cjk_questions(project, code_repo):
+    s = Hooked(code_repo, "drawn-0001")
+    s.start()
+    s.prompt("Why does the terminal freeze on a new tab?")
+    s.stop(
+        "`\u2605 Insight \u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500`\nIt is a known Terminal.app bug.\n\n"
+        "| Workaround | How |\n|-----------|-----|\n| **Use keyboard shortcuts** | `\u2318T` for a new tab |\n\n"
+        "Details are in [notes.md](/Users/alice/project/notes.md). "
+        "\u8a2d\u5b9a\u3092\u5909\u3048\u307e\u3057\u3087\u3046\u304b\uff1f"
+    )
+    handoff = handoff_of(project, "drawn-0001")
+    done = section(handoff, "Done")
+    assert (
+        "Final report: It is a known Terminal.app bug. Use keyboard shortcuts | `\u2318T` for a new tab. "
+        "Details are in notes.md." in done
+    )
+    assert "\u2500" not in done and "Workaround | How" not in done and "/Users/alice" not in done
+    assert "Question left for the user: \u8a2d\u5b9a\u3092\u5909\u3048\u307e\u3057\u3087\u3046\u304b\uff1f" in section(
+        handoff, "Open items / next steps"
+    )
+
+
+def test_a_powershell_cmdlet_that_changes_state_is_done(project, code_repo):
+    s = Hooked(code_repo, "pwsh-0001")
+    s.start()
+    s.prompt("Clean up the downloaded shim copies")
+    s.bash('Remove-Item -Path "C:\\Temp\\shimx64.efi"')
+    s.bash(
+        'Remove-Item -Path "C:\\Temp\\mmx64.efi"',
+        exit_code=1,
+        stderr="Remove-Item : Cannot find path 'C:\\Temp\\mmx64.efi' because it does not exist.",
+    )
+    s.bash('Get-Content "C:\\Temp\\notes.txt"', "notes")
+    s.stop("Both copies are gone.")
+    handoff = handoff_of(project, "pwsh-0001")
+    done = section(handoff, "Done")
+    assert '`Remove-Item -Path "C:\\Temp\\shimx64.efi"` succeeded.' in done
+    assert '`Remove-Item -Path "C:\\Temp\\mmx64.efi"`: already gone' in done
+    assert "Get-Content" not in done
+    assert "mmx64" not in section(handoff, "Failed or abandoned approaches")

@@ -243,6 +243,13 @@ class _Turns:
     def assistant(self, record: dict[str, Any]) -> None:
         time = self._note(record)
         message = record.get("message") or {}
+        if record.get("isApiErrorMessage"):
+            # The model's request failed ("Request timed out", "API Error: 529 ..."): the turn
+            # ended without an answer, as the StopFailure hook reports it live.
+            self.close_turn()
+            error = " ".join(str(b.get("text", "")) for b in _blocks(message) if b.get("type") == "text").strip()
+            self.out.append(self.obs("stop", time, error=True, meta={"error": clip(error, 200) or "error"}))
+            return
         if message.get("model") not in (None, "<synthetic>"):
             self.model = message["model"]
         key = str(message.get("id") or record["uuid"])

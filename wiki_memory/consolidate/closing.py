@@ -17,33 +17,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from wiki_memory.consolidate.commands import command_key, is_probe, is_verification, purpose_words
+from wiki_memory.consolidate.commands import RUNNING, command_key, is_probe, is_verification, only_looks
 from wiki_memory.consolidate.extract import Summary
 from wiki_memory.consolidate.oneline import relative
-
-# A subcommand that only reads (`brew info`, `npm view`, `gh issue list`, `kubectl get`).
-_READ_ONLY = re.compile(
-    r"^(--?(version|help|v|h|V)|info|show|view|list|ls|search|status|outdated|doctor|whoami|version|help|get|"
-    r"describe|inspect|cat|log|logs|ps|top|audit|why|explain|query|read|config|env|which|where|print)$"
-)
-_WEB_READERS = {"curl", "wget", "http", "https", "xh", "ping", "dig", "nslookup", "host", "whois", "traceroute"}
-_WRITES_OUT = re.compile(r"\s(-o|-O|--output|-X\s*(POST|PUT|PATCH|DELETE)|-d|--data\S*|-F|-T)\b")
 
 
 def changes_nothing(command: str) -> bool:
     """Does the command only look, check or fetch (a probe, a test run, `brew info`, `curl URL`)?"""
-    if is_probe(command) or is_verification(command):
-        return True
-    words = purpose_words(command)
-    if not words:
-        return True
-    if words[0] in _WEB_READERS:
-        return not _WRITES_OUT.search(" " + command)
-    operands = [w for w in words[1:] if not w.startswith("-")]
-    flags = [w for w in words[1:] if w.startswith("-")]
-    if not operands:
-        return bool(flags) and all(_READ_ONLY.match(f) for f in flags)
-    return bool(_READ_ONLY.match(operands[0]))
+    return only_looks(command) or is_verification(command)
 
 
 def did_work(summary: Summary) -> bool:
@@ -82,7 +63,9 @@ def finished(summary: Summary) -> list[str]:
     last_by_key: dict[str, bool] = {}
     for run in summary.commands:
         if not is_probe(run.command) and not run.step.rejected:
-            last_by_key[_cmd(run.command)] = run.ok or run.fixed_by is not None
+            # One still running when last seen is not known to have passed.
+            passed = run.ok and not RUNNING.search(run.step.output)
+            last_by_key[_cmd(run.command)] = passed or run.fixed_by is not None
     keys.update((k, None) for k, ok in last_by_key.items() if ok)
     # A file is finished when a check passed after its last change and no check failed since.
     checks = [r for r in summary.commands if is_verification(r.command)]

@@ -214,6 +214,41 @@ def is_verification(command: str) -> bool:
     return bool(_VERIFY.search(" ".join(command_words(command))))
 
 
+# A subcommand that only reads (`brew info`, `npm view`, `gh issue list`, `kubectl get`).
+_READ_ONLY = re.compile(
+    r"^(--?(version|help|v|h|V)|info|show|view|list|ls|search|status|outdated|doctor|whoami|version|help|get|"
+    r"describe|inspect|cat|log|logs|ps|top|audit|why|explain|query|read|config|env|which|where|print)$"
+)
+_WEB_READERS = {"curl", "wget", "http", "https", "xh", "ping", "dig", "nslookup", "host", "whois", "traceroute"}
+_WRITES_OUT = re.compile(r"\s(-o|-O|--output|-X\s*(POST|PUT|PATCH|DELETE)|-d|--data\S*|-F|-T)\b")
+
+
+def only_looks(command: str) -> bool:
+    """Does the command only look or fetch (a probe, `brew info`, `pactl info`, `curl URL`),
+    changing nothing? Checks (tests, builds) are not looks: see `is_verification`."""
+    if is_probe(command):
+        return True
+    words = purpose_words(command)
+    if not words:
+        return True
+    if words[0] in _WEB_READERS:
+        return not _WRITES_OUT.search(" " + command)
+    operands = [w for w in words[1:] if not w.startswith("-")]
+    flags = [w for w in words[1:] if w.startswith("-")]
+    if not operands:
+        return bool(flags) and all(_READ_ONLY.match(f) for f in flags)
+    if _READ_ONLY.match(operands[0]):
+        return True
+    # A subcommand group, then its verb (`gh repo view`, `docker image ls`); not a change verb
+    # then its operand (`apt install info` installs a package named info).
+    return (
+        len(operands) > 1
+        and re.fullmatch(r"[a-z][a-z-]*", operands[0]) is not None
+        and operands[0] not in _CHANGE_VERBS
+        and bool(_READ_ONLY.match(operands[1]))
+    )
+
+
 _TEST_RUNNERS = {"pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox", "ava", "karma"}
 
 
@@ -327,7 +362,11 @@ def _same_job(earlier: CommandRun, later: CommandRun, immediate: bool, could_not
         return "same program" if same_head else "same script"
     if b[0] in _FIX_STEPS or later.step.files:
         return ""
-    if a[0] == b[0] and _operands(a) and _operands(a) <= _operands(b):
+    # A later run naming a subcommand the first did not (`docfx build docfx.json` after `docfx
+    # docfx.json`) does one part of the job, or another one: not the same job.
+    extra = _operands(b) - _operands(a)
+    narrower = any(re.fullmatch(r"[a-z][\w-]*", w) for w in extra)
+    if a[0] == b[0] and _operands(a) and _operands(a) <= _operands(b) and not narrower:
         return "same program"  # `git checkout -b B` then `git checkout B`; `python x.py` then `python src/x.py`
     if could_not_run:
         # The program could not run: another one did its job. A look around is replaced by
@@ -365,13 +404,28 @@ def cannot_run(run: CommandRun) -> bool:
 
 # A command left running (Codex's `exec_command`, a background Bash), and a later call that
 # reads its output or writes to it (`write_stdin {"session_id": N}`, `BashOutput {"bash_id": X}`).
-_RUNNING = re.compile(r"^\[running: session (\S+)\]|running in background with ID:? (\S+)", re.M)
+RUNNING = re.compile(r"^\[running: session (\S+)\]|running in background with ID:? (\S+)", re.M)
 _CONTINUES = re.compile(r"\"(?:session_id|bash_id|shell_id)\":\s*\"?([\w-]+)")
+# The tool saying its own call failed, not the command's output (`write_stdin failed: ...`).
+_CALL_FAILED = re.compile(r"^[\w.-]+ failed\b")
 
 
 # A field of a shell tool's report that holds a placeholder (`Error: (none)`, `Output: (empty)`) or
 # only a number (`Exit Code: 1`, `Signal: 0`): the report's frame, not what the command said.
 _FRAME_LINE = re.compile(r"^[A-Z][\w ]{0,30}:\s*(\([a-z ]+\)|-?\d+)?$|^exit (code|status):? -?\d+$", re.IGNORECASE)
+
+
+def _said(step: Step) -> str:
+    """What the command itself printed: its output without the frame some shell tools put
+    around it (`Command: ...`, `Directory: (root)`, `Exit Code: 1`, `Process Group PGID: 7448`)."""
+    command = " ".join(step.input.split())
+    lines = []
+    for line in step.output.splitlines():
+        bare = line.strip()
+        if _FRAME_LINE.match(bare) or (command and " ".join(bare.split()).endswith(command)):
+            continue
+        lines.append(re.sub(r"^(Output|Error):\s+", "", line))
+    return "\n".join(lines)
 
 
 def said_nothing(step: Step) -> bool:
@@ -402,9 +456,12 @@ def _runs(steps: Iterable[Step]) -> list[CommandRun]:
         if continued and continued.group(1) in running:
             command, position = running[continued.group(1)]
             runs[position] = replace(runs[position], ok=False, error="")  # its result is this call's
+            if _CALL_FAILED.match(s.output.lstrip()):
+                continue  # the call to collect it failed (`write_stdin failed: ...`): result unknown
         ok = (not s.error or said_nothing(s)) and not s.no_result
-        still = _RUNNING.search(s.output) if ok else None
-        runs.append(CommandRun(s, command, ok, "" if ok else error_line(s.output) or clean(s.output, 200)))
+        still = RUNNING.search(s.output) if ok else None
+        said = "" if ok else _said(s)
+        runs.append(CommandRun(s, command, ok, "" if ok else error_line(said) or clean(said or s.output, 200)))
         if still:
             running[still.group(1) or still.group(2)] = (command, len(runs) - 1)
     # A run whose result another call collected is not a run of its own.
@@ -515,3 +572,103 @@ def undo_targets(words: list[str]) -> list[str]:
     """What an undo (see `is_undo`) throws away: its files, or [] for the whole tree."""
     skip = {"HEAD", "--", "--hard", "--staged", "--worktree", "checkout", "restore", "reset", "stash", "push", "save"}
     return [w for w in words[2:] if not w.startswith("-") and w not in skip and not re.match(r"^HEAD[~^]", w)]
+
+
+# The verbs by which command-line tools change the state of a system when they succeed: a
+# package installed or removed, a commit or a push, a branch made, a service started, a
+# setting set. Verbs of the tools' own grammar (`npm install x`, `flatpak uninstall x`,
+# `git push`, `systemctl restart x`, `pactl set-card-profile`), not names of programs.
+_CHANGE_VERBS = {
+    "install",
+    "uninstall",
+    "reinstall",
+    "remove",
+    "purge",
+    "erase",
+    "upgrade",
+    "add",
+    "delete",
+    "create",
+    "deploy",
+    "publish",
+    "enable",
+    "disable",
+    "start",
+    "stop",
+    "restart",
+    "reload",
+    "login",
+    "logout",
+    "apply",
+    "commit",
+    "push",
+    "merge",
+    "pull",
+    "clone",
+    "tag",
+    "rebase",
+    "cherry-pick",
+    "mount",
+    "umount",
+}
+# Programs whose every successful run changes something (files, processes) by itself.
+_CHANGE_PROGRAMS = {"rm", "rmdir", "kill", "pkill", "killall", "ln", "mv", "cp", "chmod", "chown"}
+# A PowerShell cmdlet (Verb-Noun) whose verb changes state: `Remove-Item`, `Install-Module`,
+# `Stop-Service`. Not the ones that write a file's content (`Set-Content`): those are edits.
+_PS_CHANGE = re.compile(
+    r"(remove|new|copy|move|rename|install|uninstall|start|stop|restart|enable|disable|register|unregister)-[a-z]+",
+    re.IGNORECASE,
+)
+# Package managers whose operation is an option (`pacman -S x`, `yay -Rns x`): -S installs
+# (not -Ss, -Si, -Sl, -Sg: searches and listings), -R removes, -U installs a file.
+_OPTION_VERB = re.compile(r"^-(S[yuwcd]*|R\w*|U\w*)$")
+
+
+def change_stage(command: str) -> tuple[str, ...]:
+    """The words of the first stage of the line that changes the system's state when it
+    succeeds (see `_CHANGE_VERBS`), or () when the line only looks, checks or edits files."""
+    for words in stage_commands(command):
+        program = os.path.basename(words[0])
+        if program in _CHANGE_PROGRAMS or _PS_CHANGE.fullmatch(program):
+            return words
+        if program == "git":
+            sub = words[1] if len(words) > 1 else ""
+            creates = sub in ("checkout", "switch") and any(w in ("-b", "-B", "-c", "-C") for w in words[2:])
+            if sub in _CHANGE_VERBS or creates:
+                return words
+            continue
+        if len(words) > 1 and _OPTION_VERB.match(words[1]) and program in ("pacman", "yay", "paru", "pikaur"):
+            return words
+        # The verb among the first words (`npm install -g x`, `docker compose up`, `op account add`).
+        head = [w for w in words[1:4] if not w.startswith("-")]
+        if any(w in _CHANGE_VERBS or re.fullmatch(r"(set|add|create|remove|delete)-[a-z-]+", w) for w in head):
+            return words
+    return ()
+
+
+# What a tool says when what it was asked to remove is not there.
+_ABSENT = re.compile(
+    r"not installed|no installed|is not installed|not found|no such|does not exist|doesn't exist|"
+    r"nothing to (remove|uninstall|do)|unknown (package|app|application|service)|no matching",
+    re.IGNORECASE,
+)
+_REMOVE_VERBS = {"uninstall", "remove", "purge", "erase", "delete", "rm", "rmdir"}
+
+
+def already_absent(run: CommandRun) -> bool:
+    """Did a removal fail only because what it removes is not there (`flatpak uninstall x`:
+    "No installed refs found", `pip uninstall x`: "not installed")? Then the state it was run
+    for holds: not a failure."""
+    if run.ok or not run.error or run.step.rejected or run.step.interrupted:
+        return False
+    words = command_words(run.command)
+    if not words:
+        return False
+    program = os.path.basename(words[0])
+    removes = (
+        program in _REMOVE_VERBS
+        or program.lower().startswith(("remove-", "uninstall-"))
+        or any(w in _REMOVE_VERBS for w in words[1:4] if not w.startswith("-"))
+    )
+    removes = removes or (len(words) > 1 and bool(re.match(r"^-R\w*$", words[1])))
+    return removes and bool(_ABSENT.search(run.error))

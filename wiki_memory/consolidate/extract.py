@@ -27,10 +27,14 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from wiki_memory.capture.observation import PlanItem
 from wiki_memory.consolidate.commands import (
+    RUNNING,
     CommandRun,
+    already_absent,
+    change_stage,
     changes_files,
     command_key,
     command_words,
@@ -38,10 +42,11 @@ from wiki_memory.consolidate.commands import (
     is_undo,
     is_verification,
     judge_runs,
+    only_looks,
     shown,
     undo_targets,
 )
-from wiki_memory.consolidate.final_message import split_final
+from wiki_memory.consolidate.final_message import HANDED_LABEL, split_final
 from wiki_memory.consolidate.oneline import clean, error_line, relative
 from wiki_memory.consolidate.session import Answer, Prompt, Session, Step, is_trivial_prompt, step_ref
 
@@ -122,6 +127,8 @@ def summarize(session: Session) -> Summary:
     _reverts(runs, found)
     _other_calls(steps, found)
     _failed_commands(session, found)
+    _failed_replies(session, found)
+    _turn_reports(session, found)
     final = _final_message(session, found)
     mid_task = _loose_ends(session, found)
     memory = _memory_pages(steps)
@@ -148,7 +155,7 @@ def summarize(session: Session) -> Summary:
             *[s for s in steps if changes_files(s)][:8],
         )
     evidence = {line: tuple(refs) for line, refs in found.refs.items()}
-    goal_turn = next((t for t in session.turns if t.words == goal), None) if goal else None
+    goal_turn = next((t for t in session.turns if goal.startswith(t.words)), None) if goal else None
     if goal_turn is not None:
         evidence["goal"] = (goal_turn.prompt.ref,)
     changed_by: dict[str, list[str]] = {}
@@ -187,7 +194,12 @@ def _goal_and_requests(session: Session) -> tuple[str, tuple[str, ...], tuple[st
     turns = session.turns
     own = [t for t in turns if t.words and not is_trivial_prompt(t.words)]
     goal = own[0].words if own else ""
-    requests = tuple(dict.fromkeys(t.words for t in own[1:] if t.words != goal))
+    later = own[1:]
+    if len(own) > 1 and _asked_back(session, own[0].prompt.seq, own[1].prompt.seq):
+        # The agent asked what the first request meant and the user said: the request is
+        # both, in the user's words ("please update manually" + "I meant you, Gemini CLI").
+        goal, later = f"{own[0].words} (then: {own[1].words})", own[2:]
+    requests = tuple(dict.fromkeys(t.words for t in later if t.words != goal))
     invoked: list[str] = []
     for n, turn in enumerate(turns):
         name = ""
@@ -202,6 +214,20 @@ def _goal_and_requests(session: Session) -> tuple[str, tuple[str, ...], tuple[st
         if name and name not in invoked:
             invoked.append(name)
     return goal, requests, tuple(invoked)
+
+
+def _asked_back(session: Session, start: int, end: int) -> bool:
+    """Did the agent's answer between two prompts end its turn on a question to the user,
+    having only looked around (a request for clarification, not an offer after trying)?"""
+    answers = [a for a in session.answers if start < a.seq < end]
+    tried = any(
+        start < s.seq < end and (s.kind == "edit" or (s.kind == "command" and not is_probe(s.input)))
+        for s in session.steps
+    )
+    if not answers or tried:
+        return False
+    _statements, questions, _steps = split_final(answers[-1].text)
+    return bool(questions)
 
 
 def _failed_commands(session: Session, found: _Findings) -> None:
@@ -219,6 +245,19 @@ def _failed_commands(session: Session, found: _Findings) -> None:
             turn.prompt,
             output,
         )
+
+
+def _failed_replies(session: Session, found: _Findings) -> None:
+    """Turns the agent ended in an error of its own (the model's request timed out, a quota
+    ran out) and no answer came after: failed, as often as the same error was said."""
+    last_answer = max((a.seq for a in session.answers), default=-1)
+    unanswered = [r for r in session.failed_replies if r.seq > last_answer]
+    by_error: dict[str, list[Answer]] = {}
+    for reply in unanswered:
+        by_error.setdefault(clean(reply.text, 200), []).append(reply)
+    for error, replies in by_error.items():
+        times = f" ({len(replies)} times)" if len(replies) > 1 else ""
+        found.add("failed", f"The agent's reply failed{times}: {error}", *replies[-3:])
 
 
 def _plan_items(plan: list[PlanItem], steps: list[Step], found: _Findings) -> None:
@@ -264,7 +303,9 @@ def _fixed_failures(
         again = "then passed" if later_cmd.strip() == run.command.strip() else f"then `{shown(later_cmd, 120)}` passed"
         line = f"`{shown(run.command, 120)}` failed at first ({run.error or run.outcome}), {again}{after}."
         found.add("stories", line, run.step, *changes, steps[run.fixed_by])
-        if key not in reported_fixed and not is_probe(run.command):
+        # A look that failed and then worked (`pactl info` as root, then as the user) changed
+        # nothing: a story (and a gotcha candidate), not work done.
+        if key not in reported_fixed and not only_looks(run.command):
             reported_fixed.add(key)
             found.add("done", line, run.step, *changes, steps[run.fixed_by])
     return reported_fixed
@@ -283,12 +324,12 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
             counts[key] = counts.get(key, 0) + 1
             failures.setdefault(key, []).append(run.step)
     for key, run in last_by_key.items():
-        if run.step.not_permitted and is_probe(run.command):
-            continue  # a look around the settings refused: nothing was tried, nothing failed
+        if (run.step.not_permitted or run.step.rejected) and only_looks(run.command):
+            # A look around the settings refused or the user declined (most often to say
+            # where to look instead): nothing was tried, nothing failed.
+            continue
         if run.step.not_permitted:
-            found.add(
-                "failed", f"`{shown(run.command, 160)}` was not run: the permission settings refused it.", run.step
-            )
+            found.add("failed", f"`{shown(run.command, 160)}` was not run: {_refusal(run.step)}", run.step)
             continue
         if run.step.rejected:
             found.add("failed", f"The user declined to run `{shown(run.command, 160)}`.", run.step)
@@ -297,28 +338,34 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
             continue
         if run.step.no_result:
             continue  # the session stopped while it ran: reported as a mid-task end
+        if already_absent(run):
+            # A removal that found nothing to remove: the state it was run for holds.
+            found.add("done", f"`{shown(run.command, 160)}`: already gone ({run.error}).", run.step)
+            continue
         times = f" ({counts[key]} times)" if counts.get(key, 0) > 1 else ""
         what = "was interrupted" if run.step.interrupted else run.outcome
         tried = failures.get(key, [run.step])[-3:]
         found.add(
             "failed", f"`{shown(run.command, 160)}` {what}{times}" + (f": {run.error}" if run.error else "."), *tried
         )
+        # Told once, under Failed: a failure no later run fixed is what the session left
+        # failing (and closes there when a later session's run of it passes).
         found.add(
             "stories",
             f"`{shown(run.command, 120)}` {what}" + (f" ({run.error})" if run.error else "") + "; no later run passed.",
             *tried,
         )
-        if not run.step.interrupted:
-            found.add(
-                "open",
-                f"`{shown(run.command, 160)}` was still failing when the session ended"
-                + (f" ({run.error})." if run.error else "."),
-                run.step,
-            )
+    _state_changes(runs, reported_fixed, found)
     # Passing checks, one line per check program (`dotnet build` of five projects is one line).
     passed: dict[tuple[str, ...], list[CommandRun]] = {}
     for key, run in last_by_key.items():
-        if run.ok and is_verification(run.command) and key not in reported_fixed:
+        # One still running when last seen is not known to have passed.
+        if (
+            run.ok
+            and is_verification(run.command)
+            and key not in reported_fixed
+            and not RUNNING.search(run.step.output)
+        ):
             passed.setdefault(_check_program(run.command), []).append(run)
     for program, group in passed.items():
         if len(group) == 1:
@@ -331,6 +378,43 @@ def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], fou
             f"`{' '.join(program)}` passed on its last run for {len(group)} targets{named}.",
             *(r.step for r in group[-3:]),
         )
+
+
+# What a tool says when the change it was asked for was there already: nothing was done.
+_NO_CHANGE = re.compile(
+    r"already up[- ]to[- ]date|nothing to commit|is already (installed|the newest|up[- ]to[- ]date)|"
+    r"^nothing to do\b|there is nothing to",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def _state_changes(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], found: _Findings) -> None:
+    """Commands that changed the system's state and succeeded (a package installed or
+    removed, a commit pushed, a branch made, a service started): done, each once, as the
+    command says it. One still running when last seen is not known to have succeeded."""
+    seen: set[str] = set()
+    for run in runs:
+        command = " ".join(run.command.split())
+        if not run.ok or run.step.rejected or command in seen or command_key(run.command) in reported_fixed:
+            continue
+        if not change_stage(run.command) or RUNNING.search(run.step.output):
+            continue
+        seen.add(command)
+        same = _NO_CHANGE.search(run.step.output)
+        if same:  # it had been done already: the tool's words say so
+            found.add("done", f"`{shown(run.command, 160)}`: {clean(same.group(0), 80)}.", run.step)
+        else:
+            found.add("done", f"`{shown(run.command, 160)}` succeeded.", run.step)
+
+
+def _refusal(step: Step) -> str:
+    """Why the permission settings refused a call, in the agent's words when it gave them."""
+    said = error_line(step.output)
+    return (
+        f"{said}"
+        if said and re.search(r"permission|denied|refused|not allowed", said, re.I)
+        else ("the permission settings refused it.")
+    )
 
 
 def _check_program(command: str) -> tuple[str, ...]:
@@ -368,8 +452,8 @@ def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, in
             continue
         if s.error:
             if s.rejected:
-                who = "the permission settings refused" if s.not_permitted else "the user declined"
-                found.add("failed", f"The edit of {_edit_label(s, cwd)} was not made: {who} it.", s)
+                who = _refusal(s) if s.not_permitted else "the user declined it."
+                found.add("failed", f"The edit of {_edit_label(s, cwd)} was not made: {who}", s)
                 continue
             if _TOOL_UNAVAILABLE.search(s.output):
                 continue
@@ -394,7 +478,20 @@ def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, in
             if later_name == name and later_old == new and later_new == old:
                 found.add("failed", f"An edit to {name} was made and then undone.", step, later)
                 break
-    return edits
+    return _one_name_a_file(edits)
+
+
+def _one_name_a_file(edits: dict[str, int]) -> dict[str, int]:
+    """The edits with each file under one name: a tool that gave an absolute path
+    (`/home/a/site/index.html`) and one that gave it relative (`site/index.html`) changed
+    one file, which keeps the shorter name (the working directory is not always known)."""
+    relatives = [n for n in edits if not n.startswith(("/", "~"))]
+    merged: dict[str, int] = {}
+    for name, count in edits.items():
+        same = next((r for r in relatives if r != name and name.endswith("/" + r)), None)
+        key = same if name.startswith(("/", "~")) and same else name
+        merged[key] = merged.get(key, 0) + count
+    return merged
 
 
 def _names_file(command: str, files: tuple[str, ...], cwd: str | None) -> bool:
@@ -431,8 +528,45 @@ def _other_calls(steps: list[Step], found: _Findings) -> None:
 
 
 def _last_request(session: Session) -> Prompt | None:
-    """The last turn that holds the user's own words (not plumbing, not an expansion)."""
-    return next((t.prompt for t in reversed(session.turns) if t.words), None)
+    """The last turn that holds the user's own words (not plumbing, not an expansion), a bare
+    lowercase word (`clear`, `exit`) after it being a command typed into the wrong window."""
+    own = [t.prompt for t in session.turns if t.words]
+    return next((p for p in reversed(own) if not _bare_word(p.text)), own[-1] if own else None)
+
+
+def _bare_word(text: str) -> bool:
+    return re.fullmatch(r"[a-z][\w-]*", text.strip()) is not None
+
+
+def _changed_something(step: Step) -> bool:
+    """Did the call change the system: an edit made, a command that wrote files or changed
+    state by its tool's own verb (`pacman -S`, `git commit`)?"""
+    if step.error or step.rejected:
+        return False
+    if step.kind == "edit":
+        return True
+    return step.kind == "command" and (changes_files(step) or bool(change_stage(step.input)))
+
+
+def _turn_reports(session: Session, found: _Findings) -> None:
+    """What the agent reported at the end of each earlier request that changed something
+    (the last one's report is the final report): done, in its words, one line a request.
+    A request that only asked or looked has no report here: nothing was done."""
+    last = _last_request(session)
+    if last is None:
+        return
+    starts = [t.prompt.seq for t in session.turns if t.words and t.prompt.seq < last.seq] + [last.seq]
+    changed = [s.seq for s in session.steps if starts[0] < s.seq < last.seq and _changed_something(s)]
+    for start, end in pairwise(starts):
+        if not any(start < seq < end for seq in changed):
+            continue
+        answer = next((a for a in reversed(session.answers) if start < a.seq < end), None)
+        if answer is None:
+            continue
+        statements, _questions, _steps = split_final(answer.text)
+        report = clean(" ".join(statements), 300)
+        if report:
+            found.add("done", f"Reported: {report}", answer)
 
 
 def _final_message(session: Session, found: _Findings) -> str:
@@ -450,7 +584,11 @@ def _final_message(session: Session, found: _Findings) -> str:
             found.add("done", f"Final report: {report}", answer)
         for q in questions[:4]:
             found.add("open", f"Question left for the user: {q}", answer)
-        for step_line in next_steps[:6]:
+        handed = [line.removeprefix(HANDED_LABEL) for line in next_steps if line.startswith(HANDED_LABEL)]
+        if handed:
+            # What the user is handed is one thing left to them, however many sentences say it.
+            found.add("open", clean(HANDED_LABEL + " ".join(handed), 600), answer)
+        for step_line in [line for line in next_steps if not line.startswith(HANDED_LABEL)][:6]:
             found.add("open", step_line, answer)
     return final
 
@@ -462,11 +600,17 @@ def _loose_ends(session: Session, found: _Findings) -> bool:
     if last is not None:
         answered = any(a.seq > last.seq for a in session.answers)
         worked_on = any(s.seq > last.seq for s in session.steps)
-        # A bare lowercase word (`clear`, `exit`, `ls`) is a command typed into the wrong
-        # window, not a request: a request says what to do in more than one word.
-        bare_word = re.fullmatch(r"[a-z][\w-]*", last.text.strip()) is not None
-        if not answered and not worked_on and not bare_word:
-            found.add("open", f"The last request got no answer: {clean(last.text, 200)}", last)
+        # The requests since the last answer, named by the first that says what to do in a
+        # sentence: "try again" or "..." only repeats the request before it. Else the last one,
+        # unless it is a bare lowercase word (`clear`, `exit`, `ls`): a command typed into the
+        # wrong window, not a request.
+        last_answer = max((a.seq for a in session.answers), default=-1)
+        waiting = [t.prompt for t in session.turns if t.words and t.prompt.seq > last_answer] or [last]
+        named = next((p for p in waiting if len(re.findall(r"\w+", p.text)) > 2), None)
+        if named is None and not _bare_word(last.text):
+            named = last
+        if not answered and not worked_on and named is not None:
+            found.add("open", f"The last request got no answer: {clean(named.text, 200)}", *waiting[-3:])
     mid_task = session.last_kind == "tool"
     if mid_task:
         last_step = session.steps[-1]

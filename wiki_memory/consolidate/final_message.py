@@ -36,6 +36,43 @@ _NEXT_HEADING = re.compile(
 )
 
 
+# A sentence that hands something to the user: commands for them to run ("you can finish it
+# with:", "To get started, sign in:" before a code block or a list), or more work offered on
+# their word ("if you want X, let me know"). The agent did not do it: it is left open, not
+# reported as done. Not "You can see the app at ...": a statement, with nothing handed.
+_OFFER = re.compile(r"\blet me know\b|^if you(?:'d| would)? (?:like|want|need|prefer)\b", re.IGNORECASE)
+_HANDS_OVER = re.compile(r"(\byou\b|^to \w+\b).*:$", re.IGNORECASE)
+
+
+# A sentence about the handed commands just listed ("That'll send the branch up to the repo"):
+# what running them would do, part of what is handed, not a report of something done.
+_REFERS_BACK = re.compile(
+    r"^(that|this|these|those|they|it)(['\u2019](ll|d)\b|\s+(will|would|should|can)\b)", re.IGNORECASE
+)
+# The agent narrating its own process ("Now I have a full view of the repo.", "Let me compile
+# the analysis."): what it was about to do or had read, not what it reports.
+_NARRATION = re.compile(
+    r"^(now,?\s+)?(let me (?!know\b)|i['\u2019]ll\b|i will\b|i['\u2019]m going to\b|i am going to\b)|"
+    r"^now,?\s+i\s+(have|understand|see|know)\b",
+    re.IGNORECASE,
+)
+_RULE = re.compile(r"^([-*_=]\s*){3,}$")  # a Markdown horizontal rule
+# A line drawn, not written: a table's separator row (`|---|:--:|`), a banner of box-drawing
+# characters (`★ Insight ─────`).
+_DRAWN = re.compile(r"^\|?(\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*$|[\u2500-\u257f]{3,}")
+# A Markdown link to a local file (`[docfx.json](/Users/a/p/docfx.json)`): its text says it.
+_PATH_LINK = re.compile(r"\[([^\]]+)\]\((?:file://)?[/~][^)\s]*\)")
+
+
+def _table_header(lines: list[str], n: int) -> bool:
+    """Is line `n` a table's header row (the row above its separator)?"""
+    return lines[n].strip().startswith("|") and n + 1 < len(lines) and bool(_DRAWN.match(lines[n + 1].strip()))
+
+
+def _handed(sentence: str) -> bool:
+    return bool(_OFFER.search(sentence) or _HANDS_OVER.search(sentence))
+
+
 def _actionable(sentence: str) -> bool:
     """Reads as something to do, not a fact: some words, one of them a lowercase word (a
     verb, most often), and not a name with a version (`Next.js 15.5.2`) or a label and value."""
@@ -47,6 +84,9 @@ def _actionable(sentence: str) -> bool:
     return not re.fullmatch(r"[\w .@/+-]{1,40}:?\s*v?\d+(\.\d+)+\S*", sentence)
 
 
+HANDED_LABEL = "Left to the user: "
+
+
 def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
     """The final message as (statements, questions, open lines), one line each; an open line
     is labelled a stated next step or something reported as unfinished."""
@@ -56,19 +96,36 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
     in_next = False
     after_blank = False
     in_fence = False
-    for raw in text.splitlines():
-        line = raw.strip()
+    handing = False  # the lines after "you can finish it with:" are what the user is handed
+    raw_lines = text.splitlines()
+    for n, raw in enumerate(raw_lines):
+        line = _PATH_LINK.sub(r"\1", raw.strip())
         if line.startswith("```"):
             in_fence = not in_fence
             continue
         if in_fence:
             # A code block's lines are code: part of the report, never a question or a next
             # step (`.DS_Store?` in a .gitignore is a pattern, not a question).
-            if line:
+            if line and handing:
+                steps[-1] += " " + clean(line, 300)
+            elif line:
                 statements.append(clean(line, 300))
             continue
-        if not line:
+        if not line or _RULE.match(line):
             after_blank = True
+            continue
+        if _DRAWN.search(line) or _table_header(raw_lines, n):
+            continue
+        if line.startswith("|") and line.endswith("|"):
+            line = " | ".join(c.strip() for c in line.strip("|").split("|") if c.strip()) + "."
+        if handing and after_blank and not re.match(r"^([-*•]|\d+[.)])\s+", line):
+            handing = False
+            if _REFERS_BACK.match(line):
+                steps[-1] += " " + clean(line, 300)
+                continue
+        if handing and re.match(r"^([-*•]|\d+[.)])\s+", line):
+            steps[-1] += " " + clean(re.sub(r"^([-*•]|\d+[.)])\s+", "", line), 300)
+            after_blank = False
             continue
         heading = re.match(r"^#+\s*(.+)$", line)
         if heading:
@@ -87,7 +144,9 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
         if bold and _NEXT_HEADING.match(bold) and len(bold) < 60:
             in_next = True
             continue
-        sentences = re.split(r"(?<=[.!?:])\s+(?=[A-Z`\"'(])", body)
+        # Sentences end at `. ` before a capital (or a letter of another script), and after a
+        # full-width stop or question mark.
+        sentences = re.split(r"(?<=[.!?:])\s+(?=[A-Z`\"'(]|[^\x00-\x7f])|(?<=[\u3002\uff01\uff1f])", body)
         for sentence in sentences:
             sentence = sentence.strip()
             if not sentence or _FILLER.match(sentence):
@@ -96,8 +155,13 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
                 r"^(let me|here'?s|here is|i'll|i will|now)\b", sentence, re.IGNORECASE
             ):
                 continue  # an introduction to what follows
-            if sentence.endswith("?"):
+            if _NARRATION.match(sentence) and not sentence.endswith("?"):
+                continue  # the agent narrating its process, not reporting
+            if sentence.endswith(("?", "\uff1f")):
                 questions.append(sentence)
+            elif _handed(sentence) and not in_next:
+                steps.append(f"{HANDED_LABEL}{sentence}")
+                handing = sentence.endswith(":")
             elif (in_next and _actionable(sentence)) or (_NEXT.match(sentence) and _actionable(sentence)):
                 steps.append(f"Stated next step: {sentence}")
             elif in_next:

@@ -231,6 +231,7 @@ class Session:
     prompts: list[Prompt] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     answers: list[Answer] = field(default_factory=list)
+    failed_replies: list[Answer] = field(default_factory=list)  # turns ended by the agent's own error
     plan: list[PlanItem] = field(default_factory=list)
     ended: bool = False  # a session-end was recorded
     compactions: int = 0
@@ -406,7 +407,12 @@ def build_session(
                 session.plan = _apply_plan(session.plan, o.tool, o.plan)
             session.last_kind = "tool"
         elif o.kind == "stop":
-            if o.text and o.text.strip():
+            if o.error:
+                # The turn ended in an error of the agent itself (the model's request failed):
+                # no answer, and what it said is kept as a failure.
+                said = str(meta.get("error") or o.text or "").strip() or "error"
+                session.failed_replies.append(Answer(o.time, said, ref_of(o), session.events))
+            elif o.text and o.text.strip():
                 session.answers.append(Answer(o.time, o.text.strip(), ref_of(o), session.events))
             session.last_kind = "stop"
         elif o.kind == "compact":
