@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from wiki_memory.config import Project
 
+TEAM_BUDGET = 1500  # characters of SessionStart the team tier's block may take
+
 
 def session_start_text(project: Project, agent: str, session_id: str, source: str | None) -> str | None:
     """The reference notes for a session that is starting, or None when there are none."""
@@ -34,7 +36,7 @@ def session_start_text(project: Project, agent: str, session_id: str, source: st
             from wiki_memory.consolidate import usage
 
             usage.record(project, "handed", [*view.handoffs, *view.shown], agent=agent)
-        return view.text if view is not None else None
+        return with_team(project, view.text if view is not None else None)
     except Exception as e:  # noqa: BLE001 - the agent starts anyway; the reason is in the log
         from wiki_memory.consolidate.state import log
 
@@ -54,3 +56,30 @@ def after_session(project: Project, agent: str, session_id: str) -> None:
         from wiki_memory.consolidate.state import log
 
         log(f"after session {agent} {session_id}: {type(e).__name__}: {e}")
+
+
+def with_team(project: Project, text: str | None) -> str | None:
+    """The SessionStart text with the team tier's block (its procedures, and the team
+    gotchas and decisions that bear on the work the handoff names, each with its author)
+    inside the same fence; the text as it was when no team is joined (one stat)."""
+    from wiki_memory.recall import tier
+
+    if not tier.joined(project):
+        return text
+    try:
+        from wiki_memory.consolidate import context
+
+        room = context.BUDGET - len(text or "") - 2
+        words = context.terms(text or "")
+        block, _ = tier.start_block(project.team(), words, min(room, TEAM_BUDGET), tier.recall_mode())
+    except Exception as e:  # noqa: BLE001 - the session starts with the personal text
+        from wiki_memory.consolidate.state import log
+
+        log(f"session start team block: {type(e).__name__}: {e}")
+        return text
+    if not block:
+        return text
+    if text is None:
+        return f"{context.OPEN_TAG_NO_HANDOFF}\n{block}\n{context.CLOSE_TAG}"
+    head, tag, tail = text.rpartition(context.CLOSE_TAG)
+    return f"{head.rstrip()}\n\n{block}\n{tag}{tail}" if tag else f"{text}\n\n{block}"

@@ -78,7 +78,11 @@ class Reading(Searching):
         return self.store().resolve_rev(rev.strip())
 
     def read(self, ref: str, rev: str | None = None) -> PageView:
-        """A page now (with its links and backlinks) or as it was at `rev`."""
+        """A page now (with its links and backlinks) or as it was at `rev`; `team:<path>`
+        reads a page of the team tier."""
+        target, ref = self.tier_of(ref)
+        if target is not self:
+            return target.read(ref, rev)
         store = self.store()
         rev = rev.strip() if rev and rev.strip() else None
         commit = self.resolve_rev(rev) if rev else None
