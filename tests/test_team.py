@@ -330,3 +330,91 @@ def test_team_cli_join_status_and_sync(people, code_repo, file_team, monkeypatch
         assert out.exit_code == 0 and "team tier:" in out.output
         out = runner.invoke(main, [*args, "team", "join", str(Path(url[7:]).parent / "other.git")])
         assert out.exit_code == 1 and "in a team already" in out.output
+
+
+def test_the_viewer_and_mcp_show_team_pages_with_their_author(people, code_repo, file_team, monkeypatch, tmp_path):
+    from mcp import Client
+    from mcp_helpers import call, run
+    from starlette.testclient import TestClient
+
+    from wiki_memory.mcp.server import build_server
+    from wiki_memory.ui.app import Viewer, build_app
+
+    url, _ = file_team
+    alice, bob, carol = people["Alice"], people["Bob"], people["Carol"]
+    memories = joined(people, code_repo, url, monkeypatch)
+    propose(alice, url, tmp_path / "alice-work", "share/jwt", "gotchas/jwt-refresh.md", GOTCHA)
+    merge(bob, url, tmp_path / "bob-work", "share/jwt")
+    with acting(carol, monkeypatch):
+        memory = memories["Carol"]
+        memory.sync_tiers()
+        memory.write("Retry policy", "Retry twice, then fail.", "decision")
+        viewer = Viewer(memory.project, token="t" * 32, port=8123)
+        base = f"http://127.0.0.1:8123{viewer.base}"
+        with TestClient(build_app(viewer), base_url=base, follow_redirects=False) as client:
+            assert client.get(f"/?token={'t' * 32}").status_code == 200
+            found = client.get("/search", params={"q": "JWT refresh retry"})
+            assert "team:gotchas/jwt-refresh.md" in found.text and "by Alice &lt;alice@example.com&gt;" in found.text
+            shown = client.get("/page/team:gotchas/jwt-refresh.md")
+            assert shown.status_code == 200, shown.text
+            assert "team page by Alice &lt;alice@example.com&gt;, merged by Bob" in shown.text
+        server = build_server(project_dir=str(code_repo))
+
+        async def body():
+            async with Client(server) as client:
+                found = await call(client, "search", query="JWT refresh retry")
+                hit = next(h for h in found["results"] if h["tier"] == "team")
+                shown = (hit["path"], hit["author"], hit["reviewed"])
+                assert shown == ("team:gotchas/jwt-refresh.md", alice.ident, True)
+                page = await call(client, "read", page="team:gotchas/jwt-refresh.md")
+                assert page["note"].startswith("team page by Alice <alice@example.com>")
+
+        try:
+            run(body)
+        finally:
+            server.close()
+
+
+def test_the_prompt_hook_hands_a_team_page_once_and_consolidation_leaves_the_team_alone(
+    people, code_repo, file_team, monkeypatch, tmp_path
+):
+    """The real hook process (words alone, as without the warm helper): the team page, named
+    and labelled; not again in the same session; the session's consolidation writes only to
+    the personal wiki."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import consolidate_session
+
+    url, _ = file_team
+    alice, bob, carol = people["Alice"], people["Bob"], people["Carol"]
+    memories = joined(people, code_repo, url, monkeypatch)
+    propose(alice, url, tmp_path / "alice-work", "share/jwt", "gotchas/jwt-refresh.md", GOTCHA)
+    merge(bob, url, tmp_path / "bob-work", "share/jwt")
+    with acting(carol, monkeypatch):
+        memories["Carol"].sync_tiers()
+        team_wiki = memories["Carol"].project.team().wiki
+        before = git(team_wiki, "rev-parse", "HEAD")
+
+        def prompt_hook(text: str) -> str:
+            payload = {"session_id": "s-team", "cwd": str(code_repo), "hook_event_name": "UserPromptSubmit"}
+            result = subprocess.run(
+                [sys.executable, "-m", "wiki_memory", "hook", "claude-code", "UserPromptSubmit"],
+                input=json.dumps({**payload, "prompt": text}).encode(),
+                capture_output=True,
+                env=dict(os.environ),
+                timeout=60,
+            )
+            assert result.returncode == 0, result.stderr
+            printed = json.loads(result.stdout) if result.stdout.strip() else None
+            return printed["hookSpecificOutput"]["additionalContext"] if printed else ""
+
+        first = prompt_hook(PROMPT)
+        assert "team:gotchas/jwt-refresh.md" in first
+        assert "team page by Alice <alice@example.com>, merged by Bob <bob@example.com>" in first
+        assert "team:gotchas/jwt-refresh.md" not in prompt_hook(PROMPT + " again")
+        consolidate_session(memories["Carol"].project, "s-team")
+    assert git(team_wiki, "rev-parse", "HEAD") == before
+    assert git(team_wiki, "status", "--porcelain") == ""
