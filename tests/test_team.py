@@ -312,6 +312,71 @@ def test_session_start_names_team_pages_with_their_author(people, code_repo, fil
     assert text.rstrip().endswith("</wiki-memory handoff>")
 
 
+def test_session_start_keeps_room_for_the_team_when_the_personal_text_is_full(
+    people, code_repo, file_team, monkeypatch, tmp_path
+):
+    """A handoff long enough to fill SessionStart's budget on its own gives up the team
+    block's room: the team page is still named, and the whole stays within the budget."""
+    from wiki_memory.consolidate import context
+    from wiki_memory.hook.startup import session_start_text
+
+    url, _ = file_team
+    alice, bob, carol = people["Alice"], people["Bob"], people["Carol"]
+    memories = joined(people, code_repo, url, monkeypatch)
+    propose(alice, url, tmp_path / "alice-work", "share/jwt", "gotchas/jwt-refresh.md", GOTCHA)
+    merge(bob, url, tmp_path / "bob-work", "share/jwt")
+    # Ten long items (the most a list shows): more than the whole budget.
+    steps = [
+        f"Checked the token refresh against the retry in the auth client, case {n} of the login test: "
+        + "the retry still used the expired token, so the refresh must move before it " * 20
+        for n in range(10)
+    ]
+    with acting(carol, monkeypatch):
+        for n in range(12):
+            memories["Carol"].write(f"Preference {n} on the auth client", "Keep retries explicit. " * 12, "preference")
+            memories["Carol"].write(
+                f"Login test retry trap {n}",
+                "The login test retry used an expired token in the auth client. " * 6,
+                "gotcha",
+            )
+        memories["Carol"].handoff_write("Fixing the flaky login test: the retry used an expired token", done=steps)
+        memories["Carol"].sync_tiers()
+        text = session_start_text(memories["Carol"].project, "claude-code", "s-full", "startup")
+    assert text is not None
+    assert "Checked the token refresh against the retry" in text
+    assert "team:gotchas/jwt-refresh.md; team page by Alice <alice@example.com>, merged by Bob" in text
+    assert len(text) <= context.BUDGET
+
+
+def test_session_start_offers_the_team_pages_that_arrived_last(people, code_repo, file_team, monkeypatch, tmp_path):
+    """The team's SessionStart choice is by arrival on the team tier: a page written by hand
+    with no `updated` is not pushed out by older pages that carry one."""
+    from wiki_memory.hook.startup import session_start_text
+    from wiki_memory.memory import provenance
+
+    url, _ = file_team
+    alice, bob, carol = people["Alice"], people["Bob"], people["Carol"]
+    memories = joined(people, code_repo, url, monkeypatch)
+    old = GOTCHA.replace("status: active\n", "status: active\nupdated: 2026-01-01T00:00:00Z\n").replace(
+        "title: JWT refresh must happen before the retry", "title: Old login test retry trap"
+    )
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-01-02T00:00:00Z")
+    propose(alice, url, tmp_path / "alice-work", "share/old", "gotchas/old-retry.md", old)
+    merge(bob, url, tmp_path / "bob-work", "share/old")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-02-01T00:00:00Z")
+    propose(alice, url, tmp_path / "alice-work", "share/jwt", "gotchas/jwt-refresh.md", GOTCHA)
+    merge(bob, url, tmp_path / "bob-work", "share/jwt")
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    monkeypatch.setattr(provenance, "CONTEXT_PAGES", 1)
+    with acting(carol, monkeypatch):
+        memories["Carol"].handoff_write("Fixing the flaky login test: the retry used an expired token")
+        memories["Carol"].sync_tiers()
+        text = session_start_text(memories["Carol"].project, "claude-code", "s-new", "startup")
+    assert text is not None
+    assert "team:gotchas/jwt-refresh.md" in text
+    assert "team:gotchas/old-retry.md" not in text
+
+
 def test_team_cli_join_status_and_sync(people, code_repo, file_team, monkeypatch):
     from click.testing import CliRunner
 

@@ -28,6 +28,14 @@ def session_start_text(project: Project, agent: str, session_id: str, source: st
 
         background.start_snapshot(project, session_id)  # the repository's state at start, off the hot path
         view = handoff_for_next_session(project, session_id=session_id, agent=agent, source=source)
+        block = team_block(project, view.text if view is not None else None)
+        if block and view is not None and view.text and len(view.text) + len(block) + 2 > context.BUDGET:
+            # A full personal text would leave the team nothing: it gives up the block's room.
+            room = context.BUDGET - len(block) - 2
+            view = (
+                handoff_for_next_session(project, session_id=session_id, agent=agent, source=source, budget=room)
+                or view
+            )
         # Even a journal with nothing in it is consolidated (as empty), so that later starts skip it.
         waiting = state.pending_journals(project, settle=state.settle_seconds(), exclude=(session_id,))
         if waiting or (view is not None and view.stale) or (view is None and context.is_stale(project, None)):
@@ -36,7 +44,7 @@ def session_start_text(project: Project, agent: str, session_id: str, source: st
             from wiki_memory.consolidate import usage
 
             usage.record(project, "handed", [*view.handoffs, *view.shown], agent=agent)
-        return with_team(project, view.text if view is not None else None)
+        return with_team(view.text if view is not None else None, block)
     except Exception as e:  # noqa: BLE001 - the agent starts anyway; the reason is in the log
         from wiki_memory.consolidate.state import log
 
@@ -58,25 +66,30 @@ def after_session(project: Project, agent: str, session_id: str) -> None:
         log(f"after session {agent} {session_id}: {type(e).__name__}: {e}")
 
 
-def with_team(project: Project, text: str | None) -> str | None:
-    """The SessionStart text with the team tier's block (its procedures, and the team
-    gotchas and decisions that bear on the work the handoff names, each with its author)
-    inside the same fence; the text as it was when no team is joined (one stat)."""
+def team_block(project: Project, text: str | None) -> str | None:
+    """The block SessionStart adds for a joined team (its procedures, and the team gotchas
+    and decisions that bear on the work the handoff `text` names, each with its author), or
+    None: always None, after one stat, when no team is joined."""
     from wiki_memory.recall import tier
 
     if not tier.joined(project):
-        return text
+        return None
     try:
         from wiki_memory.consolidate import context
 
-        room = context.BUDGET - len(text or "") - 2
-        words = context.terms(text or "")
-        block, _ = tier.start_block(project.team(), words, min(room, TEAM_BUDGET), tier.recall_mode())
+        block, _ = tier.start_block(project.team(), context.terms(text or ""), TEAM_BUDGET, tier.recall_mode())
     except Exception as e:  # noqa: BLE001 - the session starts with the personal text
         from wiki_memory.consolidate.state import log
 
         log(f"session start team block: {type(e).__name__}: {e}")
-        return text
+        return None
+    return block
+
+
+def with_team(text: str | None, block: str | None) -> str | None:
+    """The SessionStart text with the team's block inside the same fence."""
+    from wiki_memory.consolidate import context
+
     if not block:
         return text
     if text is None:

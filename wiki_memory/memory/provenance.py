@@ -121,8 +121,9 @@ def _front_matter_author(data: bytes) -> str | None:
     return found.group(1).decode("utf-8", "replace").strip() if found else None
 
 
-def work_out(store: Store) -> tuple[str | None, dict[str, tier.Provenance]]:
-    """(the head read, path -> provenance) for every page of the team wiki."""
+def work_out(store: Store, arrived: dict[str, int] | None = None) -> tuple[str | None, dict[str, tier.Provenance]]:
+    """(the head read, path -> provenance) for every page of the team wiki; `arrived`, when
+    given, receives each page's arrival on the team tier (the adding commit's time)."""
     head = store.head()
     if head is None:
         return None, {}
@@ -139,6 +140,8 @@ def work_out(store: Store) -> tuple[str | None, dict[str, tier.Provenance]]:
             author = commit.author.decode("utf-8", "replace")
         reviewers = [m for m in merges.get(added, []) if _email(m) != _email(author)] if added else []
         rows[path] = tier.Provenance(author, bool(reviewers), reviewers[0] if reviewers else None)
+        if arrived is not None and commit is not None:
+            arrived[path] = int(commit.commit_time)
     return head.decode(), rows
 
 
@@ -148,22 +151,26 @@ def refresh(team: Project, store: Store, index: Index | None) -> dict[str, tier.
     now = store.head()
     if now is not None and tier.head_of(team) == now.decode() and (team.home / tier.CONTEXT_FILE).exists():
         return {}
-    head, rows = work_out(store)
+    arrived: dict[str, int] = {}
+    head, rows = work_out(store, arrived)
     tier.write(team, head, rows)
-    write_context(team, store, index, rows)
+    write_context(team, store, index, rows, arrived)
     return rows
 
 
-def write_context(team: Project, store: Store, index: Index | None, rows: dict[str, tier.Provenance]) -> None:
-    """The team's durable pages SessionStart chooses from: the newest `CONTEXT_PAGES`, each
-    with its first line, its words, its status, author and review."""
+def write_context(
+    team: Project, store: Store, index: Index | None, rows: dict[str, tier.Provenance], arrived: dict[str, int]
+) -> None:
+    """The team's durable pages SessionStart chooses from: the `CONTEXT_PAGES` that arrived
+    last on the team tier (a page written by hand may have no `updated`), each with its first
+    line, its words, its status, author and review."""
     from wiki_memory.consolidate.context import terms
     from wiki_memory.consolidate.context_build import _line
     from wiki_memory.errors import PageError
 
     meta = index.page_meta(sorted(rows)) if index is not None else {}
     durable = [m for m in meta.values() if m.type in CONTEXT_TYPES]
-    durable.sort(key=lambda m: m.updated or "", reverse=True)
+    durable.sort(key=lambda m: (arrived.get(m.path, 0), m.updated or ""), reverse=True)
     pages: list[dict[str, Any]] = []
     for order, m in enumerate(durable[:CONTEXT_PAGES]):
         try:
