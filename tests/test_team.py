@@ -253,8 +253,8 @@ def test_concurrent_edits_of_a_team_page_keep_both_versions(people, code_repo, t
     assert "Thursdays at noon" in texts and "Fridays after 15:00" in texts
 
 
-def test_forget_on_the_team_tier_reaches_a_clone(people, code_repo, file_team, monkeypatch):
-    url, bare = file_team
+def test_forget_on_the_team_tier_reaches_a_clone(people, code_repo, team_remote, monkeypatch):
+    url, bare = team_remote
     alice, carol = people["Alice"], people["Carol"]
     memories = joined(people, code_repo, url, monkeypatch)
     secret = "db-internal-7f3a.example.net"

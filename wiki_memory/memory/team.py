@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from wiki_memory.sync import SyncReport
 
 REMOTE = "origin"
-CONTEXT_PAGES = 200  # the team's durable pages kept for SessionStart to choose from (newest)
-CONTEXT_TYPES = ("gotcha", "procedure", "decision", "fact", "preference")
 
 
 @dataclass(frozen=True)
@@ -224,7 +222,7 @@ class Teams(MemoryBase):
 
     def refresh_team(self) -> None:
         """The team tier's provenance and SessionStart context, worked out again from its
-        history (incrementally: only commits since the last time)."""
+        history (nothing to do when the team wiki has not moved since the last time)."""
         from wiki_memory.memory import provenance
 
         if not self.project.has_team():
