@@ -175,6 +175,32 @@ def test_a_merged_gotcha_reaches_a_third_member_labelled_with_its_author(
     git(bare, "fsck", "--strict")
 
 
+def test_a_front_matter_author_is_the_pages_author_as_it_changes(people, code_repo, file_team, monkeypatch, tmp_path):
+    """`author:` in a page's front matter names its author (Alice pushed it for Dana); a later
+    edit of that key is read again after the next sync (the provenance kept by blob id)."""
+    from wiki_memory.recall import tier
+
+    url, _ = file_team
+    alice, bob, carol = people["Alice"], people["Bob"], people["Carol"]
+    memories = joined(people, code_repo, url, monkeypatch)
+    for_dana = GOTCHA.replace("status: active\n", "status: active\nauthor: Dana <dana@example.com>\n")
+    propose(alice, url, tmp_path / "alice-work", "share/jwt", "gotchas/jwt-refresh.md", for_dana)
+    merge(bob, url, tmp_path / "bob-work", "share/jwt")
+    with acting(carol, monkeypatch):
+        memories["Carol"].sync_tiers()
+        team = memories["Carol"].project.team()
+        assert tier.read(team, ["gotchas/jwt-refresh.md"])["gotchas/jwt-refresh.md"] == tier.Provenance(
+            "Dana <dana@example.com>", True, bob.ident
+        )
+        assert "team page by Dana <dana@example.com>, merged by Bob" in memories["Carol"].recall(PROMPT).text
+    for_erin = for_dana.replace("Dana <dana@example.com>", "Erin <erin@example.com>")
+    propose(alice, url, tmp_path / "alice-work", "share/erin", "gotchas/jwt-refresh.md", for_erin)
+    merge(bob, url, tmp_path / "bob-work", "share/erin")
+    with acting(carol, monkeypatch):
+        memories["Carol"].sync_tiers()
+        assert tier.read(team, ["gotchas/jwt-refresh.md"])["gotchas/jwt-refresh.md"].author == "Erin <erin@example.com>"
+
+
 def test_a_page_on_main_without_review_is_held_back_unless_recall_is_all(
     people, code_repo, file_team, monkeypatch, tmp_path
 ):

@@ -121,9 +121,13 @@ def _front_matter_author(data: bytes) -> str | None:
     return found.group(1).decode("utf-8", "replace").strip() if found else None
 
 
-def work_out(store: Store, arrived: dict[str, int] | None = None) -> tuple[str | None, dict[str, tier.Provenance]]:
+def work_out(
+    store: Store, arrived: dict[str, int] | None = None, declared: dict[str, str | None] | None = None
+) -> tuple[str | None, dict[str, tier.Provenance]]:
     """(the head read, path -> provenance) for every page of the team wiki; `arrived`, when
-    given, receives each page's arrival on the team tier (the adding commit's time)."""
+    given, receives each page's arrival on the team tier (the adding commit's time).
+    `declared` (blob id -> its front-matter author, from the last time) spares reading the
+    blobs already read; it is left holding those of the pages now."""
     head = store.head()
     if head is None:
         return None, {}
@@ -131,17 +135,27 @@ def work_out(store: Store, arrived: dict[str, int] | None = None) -> tuple[str |
     first, commits = added_by(repo, head)
     merges = merged_by(repo, commits)
     rows: dict[str, tier.Provenance] = {}
+    before = dict(declared or {})
+    now: dict[str, str | None] = {}
     for path, blob in store.page_files(head):
         raw = path.encode()
         added = first.get(raw)
         commit = commits.get(added) if added else None
-        author = _front_matter_author(repo[blob].as_raw_string())
+        key = blob.decode()
+        if key in before:
+            author = before[key]
+        else:
+            author = _front_matter_author(repo[blob].as_raw_string())
+        now[key] = author
         if author is None and commit is not None:
             author = commit.author.decode("utf-8", "replace")
         reviewers = [m for m in merges.get(added, []) if _email(m) != _email(author)] if added else []
         rows[path] = tier.Provenance(author, bool(reviewers), reviewers[0] if reviewers else None)
         if arrived is not None and commit is not None:
             arrived[path] = int(commit.commit_time)
+    if declared is not None:
+        declared.clear()
+        declared.update(now)
     return head.decode(), rows
 
 
@@ -152,8 +166,9 @@ def refresh(team: Project, store: Store, index: Index | None) -> dict[str, tier.
     if now is not None and tier.head_of(team) == now.decode() and (team.home / tier.CONTEXT_FILE).exists():
         return {}
     arrived: dict[str, int] = {}
-    head, rows = work_out(store, arrived)
-    tier.write(team, head, rows)
+    declared = tier.declared_of(team)
+    head, rows = work_out(store, arrived, declared)
+    tier.write(team, head, rows, declared)
     write_context(team, store, index, rows, arrived)
     return rows
 

@@ -102,9 +102,12 @@ def read(team: Project, paths: Iterable[str]) -> dict[str, Provenance]:
         conn.close()
 
 
-def write(team: Project, head: str | None, rows: Mapping[str, Provenance]) -> None:
+def write(
+    team: Project, head: str | None, rows: Mapping[str, Provenance], declared: Mapping[str, str | None] | None = None
+) -> None:
     """Replace the provenance file whole (a new file renamed over the old: a hook reading it
-    sees the old one or the new one, never half of either)."""
+    sees the old one or the new one, never half of either). `declared`: the front-matter
+    author of each page blob (by id), kept so that the next refresh reads only new blobs."""
     target = provenance_path(team)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     tmp = f"{target}.{os.getpid()}.tmp"
@@ -114,16 +117,33 @@ def write(team: Project, head: str | None, rows: Mapping[str, Provenance]) -> No
     try:
         conn.execute("CREATE TABLE pages (path TEXT PRIMARY KEY, author TEXT, reviewed INTEGER, reviewer TEXT)")
         conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+        conn.execute("CREATE TABLE blobs (blob TEXT PRIMARY KEY, declared TEXT)")
         conn.execute("BEGIN")
         conn.executemany(
             "INSERT INTO pages VALUES (?, ?, ?, ?)",
             [(p, v.author, int(bool(v.reviewed)), v.reviewer) for p, v in rows.items()],
         )
+        conn.executemany("INSERT INTO blobs VALUES (?, ?)", list((declared or {}).items()))
         conn.execute("INSERT INTO meta VALUES ('head', ?)", (head or "",))
         conn.execute("COMMIT")
     finally:
         conn.close()
     os.replace(tmp, target)
+
+
+def declared_of(team: Project) -> dict[str, str | None]:
+    """blob id -> the front-matter author it declares (None: none), as last written."""
+    path = provenance_path(team)
+    if not os.path.isfile(path):
+        return {}
+    try:
+        conn = _sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+        try:
+            return {str(b): d for b, d in conn.execute("SELECT blob, declared FROM blobs")}
+        finally:
+            conn.close()
+    except _sqlite3.Error:  # a file written before the table existed: every blob is read again
+        return {}
 
 
 def head_of(team: Project) -> str | None:
