@@ -70,12 +70,11 @@ def team_block(project: Project, text: str | None) -> str | None:
     """The block SessionStart adds for a joined team (its procedures, and the team gotchas
     and decisions that bear on the work the handoff `text` names, each with its author), or
     None: always None, after one stat, when no team is joined."""
-    from wiki_memory.recall import tier
-
-    if not tier.joined(project):
+    if not project.has_team():  # before any import: without a team, one stat
         return None
     try:
         from wiki_memory.consolidate import context
+        from wiki_memory.recall import tier
 
         block, _ = tier.start_block(project.team(), context.terms(text or ""), TEAM_BUDGET, tier.recall_mode())
     except Exception as e:  # noqa: BLE001 - the session starts with the personal text

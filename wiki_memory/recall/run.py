@@ -339,11 +339,11 @@ def both_tiers(
     see `recall.tier`) is dropped with the reason. The pages of both are ranked together
     by their evidence, at most `max_pages` in all. Without a team this is `one(project,
     exclude)`, at the cost of one stat."""
+    personal = one(project, exclude)
+    if not settings.enabled or not project.has_team():
+        return personal
     from wiki_memory.recall import tier
 
-    personal = one(project, exclude)
-    if not settings.enabled or not tier.joined(project):
-        return personal
     team = project.team()
     team_exclude = {tier.bare(p) for p in exclude if tier.is_team(p)} | {p for p in exclude if p.startswith("file:")}
     shared = one(team, team_exclude)

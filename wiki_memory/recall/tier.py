@@ -56,11 +56,6 @@ def bare(path: str) -> str:
     return path[len(PREFIX) :] if path.startswith(PREFIX) else path
 
 
-def joined(project: Project) -> bool:
-    """Did the project join a team? One stat: a project without a team pays nothing more."""
-    return project.has_team()
-
-
 def recall_mode(env: Mapping[str, str] | None = None) -> str:
     """`[team] recall`: "reviewed" (default) or "all"; an unknown value is the default."""
     from wiki_memory import config
