@@ -184,3 +184,13 @@ def test_anchors_are_read_leniently_and_never_escape_the_repository():
     assert anchors_json([]) is None
     assert Anchor("a.py", "f" * 40).as_meta() == {"path": "a.py", "blob": "f" * 40}
     assert Anchor("a.py").as_meta() == "a.py"
+
+
+def test_a_hand_written_page_of_scalar_keys_takes_a_new_key():
+    """Front matter of scalars only (no tags) is rewritten one key per line, not as one
+    `{...}` line that no key can then be found in."""
+    from wiki_memory.pages import parse_page, render_page
+
+    page = parse_page("---\ntitle: Ports\ntype: fact\n---\n# Ports\n\nThe API listens on 8080.\n", "facts/ports.md")
+    text = render_page(page.with_meta(status="wrong", status_reason="it moved to 9090"))
+    assert text.startswith("---\ntitle: Ports\ntype: fact\nstatus: wrong\nstatus_reason: it moved to 9090\n---\n")

@@ -82,6 +82,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(("recall", "stats"), "recall"),
     **dict.fromkeys(("open", "remote", "sync", "watch"), "sync"),
     **dict.fromkeys(("config", "export", "projects", "prune", "sessions"), "inout"),
+    "team": "team",
     "token": "tokens",
     "trust": "trust",
     "ui": "ui",

@@ -80,6 +80,9 @@ def _strings(given: tuple[str, ...]) -> list[str]:
 @click.option("--purge", is_flag=True, help="Remove the PAGEs (path, title or id) with their whole history.")
 @click.option("--dry-run", is_flag=True, help="List the commits and files it would change; change nothing.")
 @click.option("--no-embed", is_flag=True, help="Rebuild the index's words only; vectors are computed later.")
+@click.option(
+    "--team", "on_team", is_flag=True, help="Forget on the team tier (then `sync --team --replace-remote-history`)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print what it did as JSON (never the strings).")
 @pass_app
 def forget(
@@ -89,6 +92,7 @@ def forget(
     purge: bool,
     dry_run: bool,
     no_embed: bool,
+    on_team: bool,
     as_json: bool,
 ) -> None:
     """Remove a string, or a page with its whole history, from the wiki's git history.
@@ -106,6 +110,7 @@ def forget(
       wiki-memory forget --string - --dry-run < token.txt
       wiki-memory forget --string "db.internal.example.com"
       wiki-memory forget notes/leaked-config.md --purge
+      wiki-memory forget --team --string - < token.txt && wiki-memory sync --team --replace-remote-history
     """
     if pages and not purge:
         raise click.UsageError(
@@ -118,7 +123,9 @@ def forget(
         raise click.UsageError("give --string S (or --string - for stdin) or PAGE --purge")
     values = _strings(strings)
     with warnings_to_stderr(), Progress(quiet=as_json) as progress:
-        result = app.memory.forget(values, pages, dry_run=dry_run, embed=not no_embed, progress=progress)
+        result = app.memory.forget_on(
+            values, pages, team=on_team, dry_run=dry_run, embed=not no_embed, progress=progress
+        )
     if as_json:
         echo_json(result.as_dict())
         return

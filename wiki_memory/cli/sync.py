@@ -294,12 +294,21 @@ def remote_remove(app: App, name: str) -> None:
     is_flag=True,
     help="After `forget`: give up replacing the remote's history and sync with it (what was forgotten comes back).",
 )
+@click.option("--team", "team_only", is_flag=True, help="Sync the team tier only (see `wiki-memory team`).")
 @click.option("--json", "as_json", is_flag=True, help="Print what the sync did as JSON.")
 @pass_app
 def sync_cmd(
-    app: App, remote_name: str | None, replace_remote_history: bool, keep_remote_history: bool, as_json: bool
+    app: App,
+    remote_name: str | None,
+    replace_remote_history: bool,
+    keep_remote_history: bool,
+    team_only: bool,
+    as_json: bool,
 ) -> None:
     """Share memory through a git remote: commit your pending edits, fetch, merge, push.
+
+    With a team joined (`wiki-memory team join URL`), the team tier is synced too, the
+    same way, with the team's remote (`--team`: only it; naming REMOTE: only yours).
 
     Pages changed on one side are taken; a page changed on both is merged line by line,
     or, where both changed the same lines, both versions are kept (this machine's as
@@ -322,17 +331,27 @@ def sync_cmd(
     """
     if replace_remote_history and keep_remote_history:
         raise click.UsageError("--replace-remote-history and --keep-remote-history are opposites: give one")
+    if team_only and remote_name:
+        raise click.UsageError("--team syncs the team tier with the team's remote: give no REMOTE with it")
     with Progress(quiet=as_json) as progress:  # receiving a thousand pages takes a while
-        report = app.memory.sync(
+        done = app.memory.sync_tiers(
             remote_name,
+            team_only=team_only,
             progress=progress,
             replace_remote_history=replace_remote_history,
             keep_remote_history=keep_remote_history,
         )
     if as_json:
-        echo_json(report.as_dict())
+        shown = done.personal.as_dict() if done.personal is not None else {}
+        if done.team is not None:
+            shown["team"] = done.team.as_dict()  # beside the personal sync's keys, as before a team existed
+        echo_json(shown)
         return
-    _print_sync(report)
+    if done.personal is not None:
+        _print_sync(done.personal)
+    if done.team is not None:
+        click.echo("team tier:")
+        _print_sync(done.team)
 
 
 def _print_sync(report: SyncReport) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Collection, Mapping, Sequence
     from typing import Any
 
     from wiki_memory.capture.adapter import Adapter
@@ -80,11 +80,20 @@ def by_words(
     from wiki_memory.recall import run
 
     if prompt is not None:
-        found = [run.for_prompt(project, prompt, settings=settings, exclude=exclude)]
+        asked = prompt
+        found = [
+            run.both_tiers(
+                project, lambda p, ex: run.for_prompt(p, asked, settings=settings, exclude=ex), exclude, settings
+            )
+        ]
     else:
         found = []
         for file in files:
-            found.append(run.for_file(project, file, cwd=cwd, settings=settings, exclude=exclude))
+
+            def on_file(tier: Project, ex: Collection[str], file: str = file) -> Any:
+                return run.for_file(tier, file, cwd=cwd, settings=settings, exclude=ex)
+
+            found.append(run.both_tiers(project, on_file, exclude, settings))
             exclude = exclude | set(found[-1].pages)
     return [{"trigger": r.trigger, "subject": r.subject, "text": r.text, "pages": list(r.pages)} for r in found]
 

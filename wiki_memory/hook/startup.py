@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from wiki_memory.config import Project
 
+TEAM_BUDGET = 1500  # characters of SessionStart the team tier's block may take
+
 
 def session_start_text(project: Project, agent: str, session_id: str, source: str | None) -> str | None:
     """The reference notes for a session that is starting, or None when there are none."""
@@ -26,6 +28,14 @@ def session_start_text(project: Project, agent: str, session_id: str, source: st
 
         background.start_snapshot(project, session_id)  # the repository's state at start, off the hot path
         view = handoff_for_next_session(project, session_id=session_id, agent=agent, source=source)
+        block = team_block(project, view.text if view is not None else None)
+        if block and view is not None and view.text and len(view.text) + len(block) + 2 > context.BUDGET:
+            # A full personal text would leave the team nothing: it gives up the block's room.
+            room = context.BUDGET - len(block) - 2
+            view = (
+                handoff_for_next_session(project, session_id=session_id, agent=agent, source=source, budget=room)
+                or view
+            )
         # Even a journal with nothing in it is consolidated (as empty), so that later starts skip it.
         waiting = state.pending_journals(project, settle=state.settle_seconds(), exclude=(session_id,))
         if waiting or (view is not None and view.stale) or (view is None and context.is_stale(project, None)):
@@ -34,7 +44,7 @@ def session_start_text(project: Project, agent: str, session_id: str, source: st
             from wiki_memory.consolidate import usage
 
             usage.record(project, "handed", [*view.handoffs, *view.shown], agent=agent)
-        return view.text if view is not None else None
+        return with_team(view.text if view is not None else None, block)
     except Exception as e:  # noqa: BLE001 - the agent starts anyway; the reason is in the log
         from wiki_memory.consolidate.state import log
 
@@ -54,3 +64,34 @@ def after_session(project: Project, agent: str, session_id: str) -> None:
         from wiki_memory.consolidate.state import log
 
         log(f"after session {agent} {session_id}: {type(e).__name__}: {e}")
+
+
+def team_block(project: Project, text: str | None) -> str | None:
+    """The block SessionStart adds for a joined team (its procedures, and the team gotchas
+    and decisions that bear on the work the handoff `text` names, each with its author), or
+    None: always None, after one stat, when no team is joined."""
+    if not project.has_team():  # before any import: without a team, one stat
+        return None
+    try:
+        from wiki_memory.consolidate import context
+        from wiki_memory.recall import tier
+
+        block, _ = tier.start_block(project.team(), context.terms(text or ""), TEAM_BUDGET, tier.recall_mode())
+    except Exception as e:  # noqa: BLE001 - the session starts with the personal text
+        from wiki_memory.consolidate.state import log
+
+        log(f"session start team block: {type(e).__name__}: {e}")
+        return None
+    return block
+
+
+def with_team(text: str | None, block: str | None) -> str | None:
+    """The SessionStart text with the team's block inside the same fence."""
+    from wiki_memory.consolidate import context
+
+    if not block:
+        return text
+    if text is None:
+        return f"{context.OPEN_TAG_NO_HANDOFF}\n{block}\n{context.CLOSE_TAG}"
+    head, tag, tail = text.rpartition(context.CLOSE_TAG)
+    return f"{head.rstrip()}\n\n{block}\n{tag}{tail}" if tag else f"{text}\n\n{block}"

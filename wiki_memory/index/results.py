@@ -50,6 +50,11 @@ class SearchResult:
     # order had put the page (1 = first); None: not reranked (off, failed, or past its top).
     rerank: float | None = None
     fused_rank: int | None = None
+    # The tier the page is on ("personal", or "team": its path is then `team:<path>`), and
+    # for a team page who wrote it and whether someone else merged it (`recall.tier`).
+    tier: str = "personal"
+    author: str | None = None
+    reviewed: bool | None = None
 
     def as_dict(self) -> dict[str, object]:
         data = asdict(self)

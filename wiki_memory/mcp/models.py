@@ -38,6 +38,9 @@ class SearchHit(BaseModel):
         description='Set when the code files the page is about changed since: "may be stale (src/x.py changed since)".',
     )
     rerank: float | None = Field(None, description="The reranker's score, when one ordered the results.")
+    tier: str = Field("personal", description='"personal", or "team": a page of the team tier (path `team:<path>`).')
+    author: str | None = Field(None, description="A team page's author (Name <email>).")
+    reviewed: bool | None = Field(None, description="A team page: merged into the team's main by someone else.")
 
 
 class SearchOutput(BaseModel):

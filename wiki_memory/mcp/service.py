@@ -224,6 +224,9 @@ def search(
             superseded_by=r.superseded_by,
             drift=report.drift.get(r.path),
             rerank=None if r.rerank is None else round(float(r.rerank), 6),
+            tier=r.tier,
+            author=r.author,
+            reviewed=r.reviewed,
         )
         for r in report.results
     ]

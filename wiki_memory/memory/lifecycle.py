@@ -47,6 +47,13 @@ class Lifecycle(Writing):
 
         if verdict not in VERDICTS:
             raise InputError(f"unknown verdict {verdict!r}: one of {', '.join(VERDICTS)}")
+        target, page = self.tier_of(page)
+        if target is not self:
+            # A team page: marked on the team tier (its next sync carries the mark to
+            # everyone), its provenance and SessionStart context worked out again now.
+            marked = target.mark(page, verdict, reason=reason, actor=actor)
+            self.refresh_team()
+            return marked
         why = _reason(reason)
         store = self.store()
         with store.lock:
@@ -54,6 +61,11 @@ class Lifecycle(Writing):
             store.commit_pending(paths=[path])
             current: Page = store.read(path)
             updated = self._marked(current, verdict)
+            if self.is_team_tier and verdict != "helpful":
+                # Why in the page itself: every member sees the reason a teammate gave,
+                # whichever front end shows the page, not only in the commit's trailer.
+                who = actor.author(self.wiki)
+                updated = updated.with_meta(status_reason=why, status_by=f"{who.name} <{who.email}>")
             commit = self._commit_lifecycle(
                 [updated], f"mark: {verdict} {path.removesuffix('.md')}", why, verdict, actor
             )

@@ -78,7 +78,19 @@ class Reading(Searching):
         return self.store().resolve_rev(rev.strip())
 
     def read(self, ref: str, rev: str | None = None) -> PageView:
-        """A page now (with its links and backlinks) or as it was at `rev`."""
+        """A page now (with its links and backlinks) or as it was at `rev`; `team:<path>`
+        reads a page of the team tier."""
+        target, ref = self.tier_of(ref)
+        if target is not self:
+            from dataclasses import replace
+
+            from wiki_memory.recall import tier
+
+            view: PageView = target.read(ref, rev)
+            said = tier.label(tier.read(target.project, [view.path]).get(view.path))
+            # Shown under its team name, so that every front end links and reads it back there.
+            page = replace(view.page, path=tier.named(view.path))
+            return replace(view, page=page, note=f"{said}; {view.note}" if view.note else said)
         store = self.store()
         rev = rev.strip() if rev and rev.strip() else None
         commit = self.resolve_rev(rev) if rev else None

@@ -30,19 +30,29 @@ class Recalling(MemoryBase):
         """What the hook would hand the agent for `prompt` (or, with `file`, for a read or
         edit of that file) now; with `session_id`, minus what that session was handed
         already. Nothing is recorded: asking is not handing over."""
-        from wiki_memory.recall import run
+        from wiki_memory.recall import run, seen
         from wiki_memory.recall import settings as recall_settings
 
         if (prompt is None) == (file is None):
             raise InputError("give a prompt or a file, not both")
         session_id = self.full_session_id(session_id) if session_id else session_id
         chosen = settings or recall_settings.load(env)
+        exclude = seen.read(self.project, session_id) if session_id else set()
         if file is not None:
             utf8("file", file)
-            return run.for_file(self.project, file, session_id=session_id, settings=chosen)
+            on_file = file
+            return run.both_tiers(
+                self.project, lambda p, ex: run.for_file(p, on_file, settings=chosen, exclude=ex), exclude, chosen
+            )
         assert prompt is not None
         utf8("prompt", prompt)
-        return run.for_prompt(self.project, prompt, session_id=session_id, settings=chosen, rerank=self._reranker())
+        asked, rerank = prompt, self._reranker()
+        return run.both_tiers(
+            self.project,
+            lambda p, ex: run.for_prompt(p, asked, settings=chosen, exclude=ex, rerank=rerank),
+            exclude,
+            chosen,
+        )
 
     def _reranker(self) -> Callable[[str, Sequence[str]], list[float] | None] | None:
         """The reranker's scores, when `[search]` configures one for recall too

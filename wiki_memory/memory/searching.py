@@ -11,9 +11,9 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from wiki_memory.memory.base import MemoryBase
 from wiki_memory.memory.records import SearchReport
 from wiki_memory.memory.rules import InputError, check_query
+from wiki_memory.memory.team import Teams
 
 if TYPE_CHECKING:
     from wiki_memory.index import SearchResult
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 HELPER_TIMEOUT = 3.0
 
 
-class Searching(MemoryBase):
+class Searching(Teams):
     """Search (see the module)."""
 
     def search(
@@ -53,7 +53,9 @@ class Searching(MemoryBase):
             raise InputError("`k` is how many pages: 1 or more")
         if max_chars is not None and max_chars < 1:
             raise InputError("`max_chars` is a budget of characters: 1 or more")
-        if not self.exists:
+        joined = self.project.has_team() and not self.is_team_tier
+        again = {"mode": mode, "type": type, "tag": tag, "status": status, "since": since, "max_chars": max_chars}
+        if not self.exists and not joined:
             return SearchReport(query, [], "this project has no memory yet")
         asked: dict[str, Any] = {
             "k": k,
@@ -65,6 +67,8 @@ class Searching(MemoryBase):
             "max_chars": max_chars,
             "not_status": not_status,
         }
+        if not self.exists:
+            return self._with_team(SearchReport(query, []), k, again)
         note = None
         warm = self._warm_search(query, asked) if mode != "fts" else None
         if warm is not None:
@@ -78,7 +82,34 @@ class Searching(MemoryBase):
             elif index.reranker.error:
                 note = f"in the fused order: the reranker failed ({index.reranker.error[:160]})"
         usage.record(self.project, "found", [r.path for r in results])
-        return SearchReport(query, results, note, self.drift_notes([r.path for r in results], anchors))
+        report = SearchReport(query, results, note, self.drift_notes([r.path for r in results], anchors))
+        return self._with_team(report, k, again) if joined else report
+
+    def _with_team(self, report: SearchReport, k: int, again: dict[str, Any]) -> SearchReport:
+        """The personal results and the team tier's (`team:<path>`, with author and
+        review), ranked together by score (both fuse ranks the same way), `k` in all."""
+        from dataclasses import replace
+
+        from wiki_memory.recall import tier
+
+        team = self.team()
+        found = team.search(report.query, k, **again)
+        known = tier.read(team.project, [r.path for r in found.results])
+        shared = []
+        for r in found.results:
+            prov = known.get(r.path)
+            shared.append(
+                replace(
+                    r,
+                    path=tier.named(r.path),
+                    tier="team",
+                    author=prov.author if prov else None,
+                    reviewed=prov.reviewed if prov else None,
+                )
+            )
+        results = sorted([*report.results, *shared], key=lambda r: -r.score)[:k]
+        drift = {**report.drift, **{tier.named(p): n for p, n in found.drift.items()}}
+        return SearchReport(report.query, results, report.note or found.note, drift)
 
     def _warm_search(self, query: str, asked: dict[str, Any]) -> tuple[list[SearchResult], dict[str, str]] | None:
         """The results of the warm helper (the same `Index.search`, with the model and the

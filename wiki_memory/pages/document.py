@@ -31,6 +31,18 @@ class _Loader(_SafeLoader):
 class _Dumper(yaml.SafeDumper):
     """SafeDumper that writes those strings back unquoted, so a round-trip changes nothing."""
 
+    def represent(self, data: Any) -> None:
+        # Trigger: front matter whose values are all scalars (a hand-written page, no tags).
+        # Why: `default_flow_style=None` would write the whole of it as one `{...}` line,
+        # which is no longer one key per line: rewriting a key of it (a mark) then failed.
+        node = self.represent_data(data)
+        if isinstance(node, yaml.MappingNode):
+            node.flow_style = False
+        self.serialize(node)
+        self.represented_objects = {}
+        self.object_keeper = []
+        self.alias_key = None
+
 
 # Trigger: PyYAML turns `created: 2026-11-30T08:12:44Z` into a datetime.
 # Why: dumped back it would read `2026-11-30 08:12:44+00:00`; a page must round-trip unchanged.

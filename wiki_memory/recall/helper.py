@@ -292,7 +292,6 @@ class Helper:
         project = Project.from_fields(request["project"])
         settings = RecallSettings(**{k: v for k, v in (request.get("settings") or {}).items() if k in FIELDS})
         exclude = set(request.get("exclude") or ())
-        index = str(project.index_path)
         prompt = request.get("prompt")
         if isinstance(prompt, str):
             embedded: list[Any] = []
@@ -302,31 +301,31 @@ class Helper:
                     embedded.append(self.embedder.embed_query(prompt[:2000]))
                 return embedded[0]
 
-            def similarities(pages: Any) -> dict[str, float]:
-                return self.vectors(index).similarities(query(), list(pages))
-
-            def nearby(floor: float) -> dict[str, tuple[float, int]]:
-                return self.vectors(index).nearest(query(), floor)
-
-            conn = self.connection(index)
-            results = [
-                run.for_prompt(
-                    project,
+            def one(tier: Project, ex: Any) -> Any:
+                """The recall on one tier (the personal wiki or the team's), by its own index."""
+                index = str(tier.index_path)
+                return run.for_prompt(
+                    tier,
                     prompt,
                     settings=settings,
-                    exclude=exclude,
-                    similarities=similarities,
-                    nearby=nearby,
-                    conn=conn,
+                    exclude=ex,
+                    similarities=lambda pages: self.vectors(index).similarities(query(), list(pages)),
+                    nearby=lambda floor: self.vectors(index).nearest(query(), floor),
+                    conn=self.connection(index),
                     rerank=self.reranker.scores if self.reranker is not None else None,
                 )
-            ]
+
+            results = [run.both_tiers(project, one, exclude, settings)]
         else:
             results = []
             cwd = request.get("cwd")
             for file in request.get("files") or ():
-                conn = self.connection(index)
-                results.append(run.for_file(project, str(file), cwd=cwd, settings=settings, exclude=exclude, conn=conn))
+
+                def on_file(tier: Project, ex: Any, file: Any = file) -> Any:
+                    conn = self.connection(str(tier.index_path))
+                    return run.for_file(tier, str(file), cwd=cwd, settings=settings, exclude=ex, conn=conn)
+
+                results.append(run.both_tiers(project, on_file, exclude, settings))
                 exclude |= set(results[-1].pages)
         return [{"trigger": r.trigger, "subject": r.subject, "text": r.text, "pages": list(r.pages)} for r in results]
 

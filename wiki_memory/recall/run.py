@@ -154,8 +154,10 @@ def _ask_helper(
     close by meaning alone), or None after starting it for the next prompt."""
     from wiki_memory.recall import meaning
 
-    # The wiki-memory home: a project lives in <home>/projects/<id>.
-    home = str(project.home.parent.parent) if project.home.parent.name == "projects" else str(project.home)
+    # The wiki-memory home: a project lives in <home>/projects/<id>, its team tier in
+    # <home>/projects/<id>/team: one helper serves both.
+    where = project.home.parent if project.home.name == "team" else project.home
+    home = str(where.parent.parent) if where.parent.name == "projects" else str(project.home)
     found = meaning.closeness(home, str(project.index_path), prompt, pages, near)
     if found is None:
         meaning.ensure_started(home, str(project.index_path), idle=float(settings.helper_idle))
@@ -287,10 +289,14 @@ def _assemble(
     settings: RecallSettings,
     file: str | None = None,
     root: os.PathLike[str] | str | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> Recall:
     focus = file.rsplit("/", 1)[-1] if file else None
     chosen = [(v.candidate, find.passage(v.candidate, focus)) for v in verdicts if v.kept]
     notes = {c.path: n for c, _ in chosen if (n := page_note(c, root))}
+    for path, said in (labels or {}).items():
+        # A team page names its tier and author first, then any drift note.
+        notes[path] = f"{said}; {notes[path]}" if path in notes else said
     text, placed = render.render(chosen, max_chars=settings.max_chars, notes=notes, file=file)
     if len(placed) < len(chosen):
         left = {c.path for c, _ in chosen} - set(placed)
@@ -317,3 +323,58 @@ def page_note(c: Candidate, root: os.PathLike[str] | str | None = None) -> str |
     if c.status == "stale":
         return "marked stale: it may no longer hold"
     return None
+
+
+def both_tiers(
+    project: Project,
+    one: Callable[[Project, Collection[str]], Recall],
+    exclude: Collection[str],
+    settings: RecallSettings,
+    *,
+    mode: str | None = None,
+) -> Recall:
+    """One recall over the personal wiki and, when the project joined a team, the team
+    tier: `one(project, exclude)` runs it on one tier. Team pages are named `team:<path>`
+    and labelled with their author; one the team's trust rules hold back (`[team] recall`,
+    see `recall.tier`) is dropped with the reason. The pages of both are ranked together
+    by their evidence, at most `max_pages` in all. Without a team this is `one(project,
+    exclude)`, at the cost of one stat."""
+    personal = one(project, exclude)
+    if not settings.enabled or not project.has_team():
+        return personal
+    from wiki_memory.recall import tier
+
+    team = project.team()
+    team_exclude = {tier.bare(p) for p in exclude if tier.is_team(p)} | {p for p in exclude if p.startswith("file:")}
+    shared = one(team, team_exclude)
+    if not shared.verdicts:
+        return personal
+    kept = [v.candidate.path for v in shared.verdicts if v.kept]
+    known = tier.read(team, kept)
+    chosen_mode = mode or tier.recall_mode()
+    verdicts: list[Verdict] = list(personal.verdicts)
+    labels: dict[str, str] = {}
+    for v in shared.verdicts:
+        c = v.candidate._replace(path=tier.named(v.candidate.path))
+        why = tier.withheld(known.get(v.candidate.path), chosen_mode) if v.kept else None
+        verdicts.append(v._replace(candidate=c, kept=v.kept and why is None, reason=why or v.reason))
+        labels[c.path] = tier.label(known.get(v.candidate.path))
+    verdicts = _ranked_together(verdicts, settings)
+    file = personal.subject if personal.trigger == "file" else None
+    trigger, subject = personal.trigger, personal.subject
+    return _assemble(trigger, subject, verdicts, settings, file=file, root=project.root, labels=labels)
+
+
+def _ranked_together(verdicts: list[Verdict], settings: RecallSettings) -> list[Verdict]:
+    """The kept pages of both tiers best first (a file's anchored pages, then by words and
+    meaning), the ones past `max_pages` dropped; the others after them as they were."""
+
+    def evidence(v: Verdict) -> tuple[bool, float]:
+        return (not v.candidate.exact, -(v.candidate.score + (v.meaning or 0.0)))
+
+    kept = sorted((v for v in verdicts if v.kept), key=evidence)
+    out = [
+        v if n < settings.max_pages else v._replace(kept=False, reason=f"{settings.max_pages} pages already")
+        for n, v in enumerate(kept)
+    ]
+    return out + [v for v in verdicts if not v.kept]

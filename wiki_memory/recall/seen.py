@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 COMPACTED = "--compacted--"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 #: Page paths as SessionStart's text names them (`decisions/retry-policy.md`).
-_PAGE_PATH = re.compile(r"\b(?:decisions|gotchas|procedures|facts|preferences|notes|sessions|handoffs)/[\w./-]+?\.md\b")
+# A team page is named `team:<path>` (see `recall.tier`).
+_PAGE_PATH = re.compile(
+    r"(?:\bteam:)?\b(?:decisions|gotchas|procedures|facts|preferences|notes|sessions|handoffs)/[\w./-]+?\.md\b"
+)
 
 
 def seen_file(project: Project, session_id: str) -> str:
