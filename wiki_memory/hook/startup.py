@@ -34,12 +34,32 @@ def session_start_text(project: Project, agent: str, session_id: str, source: st
             from wiki_memory.consolidate import usage
 
             usage.record(project, "handed", [*view.handoffs, *view.shown], agent=agent)
-        return view.text if view is not None else None
+        return _with_branch_handoff(project, view.text if view is not None else None)
     except Exception as e:  # noqa: BLE001 - the agent starts anyway; the reason is in the log
         from wiki_memory.consolidate.state import log
 
         log(f"session start {agent} {session_id}: {type(e).__name__}: {e}")
         return None
+
+
+def _with_branch_handoff(project: Project, text: str | None) -> str | None:
+    """`text` and, after it, the handoff a teammate shared for the code branch checked out
+    (`handoff share`), once; a team tier not joined costs a stat."""
+    if not project.has_team():
+        return text
+    try:
+        from wiki_memory.consolidate.branch_handoff import handed
+        from wiki_memory.consolidate.context import BUDGET
+
+        block = handed(project, budget=BUDGET - len(text or "") - 2)
+    except Exception as e:  # noqa: BLE001 - the project's own handoff is handed anyway
+        from wiki_memory.consolidate.state import log
+
+        log(f"session start: branch handoff: {type(e).__name__}: {e}")
+        return text
+    if block is None:
+        return text
+    return f"{text}\n\n{block}" if text else block
 
 
 def after_session(project: Project, agent: str, session_id: str) -> None:
