@@ -441,3 +441,34 @@ def test_the_age_of_a_branch_handoff_is_said_from_its_shared_time():
     assert "in the future" in future
     long = render("b", "x.md", meta, "line\n" * 5000, now, budget=2000)
     assert len(long) <= 2000 and long.endswith("</wiki-memory branch handoff>") and "cut to fit" in long
+
+
+def test_review_and_the_viewer_list_the_pages_worth_sharing(team):
+    from starlette.testclient import TestClient
+
+    from wiki_memory.ui.app import Viewer, build_app
+
+    alice = team.person("alice")
+    memory = team.act(alice)
+    path = gotcha(memory, "Cold caches make the first build slow", "Warm the cache with `make warm`.", sessions=3)
+    gotcha(memory, "A one-off", "Seen in one session.", sessions=1)
+    memory.write("Tabs not spaces", "Alice likes tabs.", "preference")
+    result = CliRunner().invoke(main, ["--project", str(alice.code), "review"], env=alice.env)
+    assert result.exit_code == 0, result.output
+    assert f"[share] {path}: a gotcha with evidence from 3 sessions, not on the team tier" in result.output
+    assert f"-> wiki-memory share {path}" in result.output
+    assert "one-off" not in result.output and "tabs" not in result.output
+    listed = CliRunner().invoke(main, ["--project", str(alice.code), "review", "--json"], env=alice.env)
+    assert [c["path"] for c in json.loads(listed.output)["share"]] == [path]
+
+    token = "k3y-" + "y" * 40
+    viewer = Viewer(memory.project, token=token, port=8767)
+    with TestClient(build_app(viewer), base_url="http://127.0.0.1:8767" + viewer.base) as client:
+        assert client.get(f"/?token={token}").status_code == 200
+        page = client.get("/review").text
+    assert "Worth sharing with the team" in page and "Cold caches make the first build slow" in page
+    assert "a gotcha with evidence from 3 sessions" in page and "A one-off" not in page
+
+    memory.share_push(memory.share_plan([path]))
+    after = CliRunner().invoke(main, ["--project", str(alice.code), "review"], env=alice.env)
+    assert "[share]" not in after.output
