@@ -202,7 +202,8 @@ def test_sharing_again_updates_the_same_branch_on_the_current_main(team):
     assert team.merge(branch).returncode == 0
 
     # After the merge, a change shared again is an update of the team's page (same id).
-    memory.edit(path, "append", text="And in the CLI.")
+    file = memory.wiki / path
+    file.write_text(file.read_text() + "\nAnd in the CLI.\n")  # a hand edit, not committed yet
     third = memory.share_plan([path])
     assert [p.how for p in third.pages] == ["update"] and third.previous == again.commit
     assert "+And in the CLI." in third.diff and "+Also in admin_client.py." not in third.diff

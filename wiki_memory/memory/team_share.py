@@ -63,6 +63,7 @@ WORTH_SHARING = ("gotcha", "procedure", "decision", "fact")
 NOT_HOLDING = ("wrong", "superseded", "archived")
 MIN_SESSIONS = 2
 STATE_FILE = "shared.json"
+EVIDENCE_FILE = "share-evidence.json"  # blob id -> sessions its page names (a cache)
 BRANCH_PREFIX = b"refs/heads/share/"
 ATTEMPTS = 5
 
@@ -249,6 +250,19 @@ class TeamShare:
         home.mkdir(parents=True, exist_ok=True)
         replace_file(home / STATE_FILE, json.dumps(state, indent=1, sort_keys=True) + "\n")
 
+    def _evidence(self) -> dict[str, int]:
+        try:
+            data = json.loads((self.project.team().home / EVIDENCE_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {str(k): int(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def _save_evidence(self, counts: dict[str, int]) -> None:
+        try:
+            replace_file(self.project.team().home / EVIDENCE_FILE, json.dumps(counts, sort_keys=True) + "\n")
+        except OSError:
+            pass  # a cache: the next review parses again
+
     # Proposing -------------------------------------------------------------------------
 
     def plan(self, refs: Sequence[str], message: str | None = None, allow: Sequence[str] = ()) -> ShareProposal:
@@ -261,6 +275,8 @@ class TeamShare:
             utf8("message", message)
         personal = self.memory.store()
         pages = self._pages(personal, refs, allow)
+        # What is shared is what the files say now: a hand edit not committed yet goes too.
+        self.memory.commit_hand_edits([p.path for p in pages])
         team, remote = self._team()
         me = self._me()
         state = self._state()
@@ -291,11 +307,14 @@ class TeamShare:
         for page in [*pages, *carried]:
             raw = personal.read_bytes(page.path)
             findings += findings_in(find, raw.decode("utf-8", "replace"), None, page.path)
-            previous_path = state["pages"].get(page.id or "", {}).get("team_path")
+            previous_path = state["pages"].get(_key(page), {}).get("team_path")
             team_path, how, beside = placer.place(page, previous_path, _user(me), set(changes))
-            changes[team_path] = render_page(_team_page(page, team_path, me, beside)).encode("utf-8")
+            data = render_page(_team_page(page, team_path, me, beside)).encode("utf-8")
+            if placer.base_files.get(team_path) == blob_id(data):
+                how = "unchanged"
+            changes[team_path] = data
             shared.append(SharedPage(page.path, team_path, page.title, how, beside))
-            blobs[page.id or page.path] = blob_id(raw).decode()
+            blobs[_key(page)] = blob_id(raw).decode()
         if findings:
             raise ShareRefused(findings)
         base_tree = team.repo[oid(base)].tree if base else None  # type: ignore[attr-defined]
@@ -335,7 +354,7 @@ class TeamShare:
         team.repo.refs[Ref(f"refs/remotes/{remote.name}/{proposal.branch}".encode())] = ObjectID(
             proposal.commit.encode()
         )
-        self._record(proposal)
+        self._record(team, proposal)
         host = host_of(remote.url)
         request = None
         if host is not None:
@@ -347,22 +366,24 @@ class TeamShare:
                 request = open_request(cli, host, proposal.branch, title, body)
         return ShareResult(proposal, host.compare_url(proposal.branch) if host else None, request)
 
-    def _record(self, proposal: ShareProposal) -> None:
+    def _record(self, team: Store, proposal: ShareProposal) -> None:
         state = self._state()
         at = now_iso()
         ids = []
         personal = self.memory.store()
         for page in proposal.pages:
             try:
-                pid = personal.read(page.path).id or page.path
+                pid = _key(personal.read(page.path))
             except (NotFoundError, PageError):
                 pid = page.path
             ids.append(pid)
+            team_blob = team.blob_at(page.team_path, proposal.commit.encode())
             state["pages"][pid] = {
                 "path": page.path,
                 "team_path": page.team_path,
                 "branch": proposal.branch,
                 "blob": proposal.blobs.get(pid),
+                "team_blob": team_blob.decode() if team_blob else None,
                 "commit": proposal.commit,
                 "at": at,
             }
@@ -391,7 +412,7 @@ class TeamShare:
     def _branch_for(self, pages: Sequence[Page], state: dict[str, Any], me: Author) -> str:
         """The branch these pages were shared on before (one), else a new one named for the
         sharer and the first page."""
-        before = {state["pages"].get(p.id or "", {}).get("branch") for p in pages} - {None}
+        before = {state["pages"].get(_key(p), {}).get("branch") for p in pages} - {None}
         if len(before) > 1:
             raise InputError(
                 f"these pages were shared on different branches ({', '.join(sorted(before))}); share them separately"
@@ -440,7 +461,13 @@ class TeamShare:
         personal = self.memory.store()
         out = []
         for pid, rec in sorted(state["pages"].items(), key=lambda kv: kv[1].get("at", "")):
-            merged = any(_id_at(team, tip, rec["team_path"]) == pid for tip in tips)
+            # Merged: the team's main holds the page (its id) where it was proposed, however
+            # the host merged it (a merge, a squash, a rebase), or exactly what was pushed.
+            merged = any(
+                _id_at(team, tip, rec["team_path"]) == pid
+                or (rec.get("team_blob") and team.blob_at(rec["team_path"], tip) == rec["team_blob"].encode())
+                for tip in tips
+            )
             blob = personal.blob_at(rec["path"])
             changed = blob is None or blob.decode() != rec.get("blob")
             out.append(
@@ -465,29 +492,39 @@ class TeamShare:
         state = self._state()
         shared_by_path = {rec["path"]: rec for rec in state["pages"].values()}
         if index is not None:
-            rows = [(r.path, r.status) for r in index.lifecycle_rows(WORTH_SHARING)]
+            rows = [(r.path, r.title, r.type, r.status) for r in index.lifecycle_rows(WORTH_SHARING)]
         else:
-            rows = [(p.path, p.status) for p in personal.pages() if p.type in WORTH_SHARING]
+            rows = [(p.path, p.title, p.type, p.status) for p in personal.pages() if p.type in WORTH_SHARING]
+        files = dict(personal.files())  # path -> blob at HEAD, read once
+        # A page version's count of sessions, by its blob id (versions never change, so this
+        # is never stale): at 10,000 pages, parsing every one's YAML costs seconds.
+        kept = self._evidence()
+        counts: dict[str, int] = {}
         out = []
-        for path, status in rows:
-            if status != "active" or ".conflict-" in path.rsplit("/", 1)[-1]:
+        for path, title, ptype, status in rows:
+            blob = files.get(path)
+            if blob is None or status != "active" or ".conflict-" in path.rsplit("/", 1)[-1]:
                 continue
             rec = shared_by_path.get(path)
-            blob = personal.blob_at(path)
-            if rec is not None and blob is not None and blob.decode() == rec.get("blob"):
+            if rec is not None and blob.decode() == rec.get("blob"):
                 continue
             if rec is None and path in on_team:
                 continue
-            try:
-                page = personal.read(path)
-            except (NotFoundError, PageError):
+            key = blob.decode()
+            n = kept.get(key)
+            if n is None:
+                try:
+                    n = len(_sessions(parse_page(personal.repo[oid(blob)].as_raw_string().decode("utf-8"), path)))
+                except (PageError, UnicodeDecodeError, KeyError):
+                    n = 0
+            counts[key] = n
+            if n < MIN_SESSIONS:
                 continue
-            sessions = _sessions(page)
-            if len(sessions) < MIN_SESSIONS:
-                continue
-            why = f"a {page.type} with evidence from {len(sessions)} sessions"
+            why = f"a {ptype} with evidence from {n} sessions"
             why += f", changed since you shared it ({rec['at'][:10]})" if rec else ", not on the team tier"
-            out.append(ShareCandidate(path, page.title, page.type, len(sessions), why))
+            out.append(ShareCandidate(path, title, ptype, n, why))
+        if counts != kept:
+            self._save_evidence(counts)
         out.sort(key=lambda c: (-c.sessions, c.path))
         return out
 
@@ -686,6 +723,11 @@ def _sessions(page: Page) -> set[str]:
         if ":" in text and not text.startswith("file:"):
             out.add(text)
     return out
+
+
+def _key(page: Page) -> str:
+    """How shared.json names a page: its id (stable across renames), else its path."""
+    return page.id or page.path
 
 
 def _user(me: Author) -> str:
