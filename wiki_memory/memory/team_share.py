@@ -274,9 +274,12 @@ class TeamShare:
         if message is not None:
             utf8("message", message)
         personal = self.memory.store()
-        pages = self._pages(personal, refs, allow)
+        for given in refs:
+            utf8("page", given)
+        paths = list(dict.fromkeys(self.memory.find(given) for given in refs))
         # What is shared is what the files say now: a hand edit not committed yet goes too.
-        self.memory.commit_hand_edits([p.path for p in pages])
+        self.memory.commit_hand_edits(paths)
+        pages = self._pages(personal, paths, allow)
         team, remote = self._team()
         me = self._me()
         state = self._state()
@@ -390,11 +393,9 @@ class TeamShare:
         state["branches"][proposal.branch] = {"pages": ids, "commit": proposal.commit, "at": at}
         self._save_state(state)
 
-    def _pages(self, store: Store, refs: Sequence[str], allow: Sequence[str]) -> list[Page]:
+    def _pages(self, store: Store, paths: Sequence[str], allow: Sequence[str]) -> list[Page]:
         pages: dict[str, Page] = {}
-        for ref in refs:
-            utf8("page", ref)
-            path = self.memory.find(ref)
+        for path in paths:
             page = store.read(path)
             if page.type in PERSONAL and page.type not in allow:
                 raise InputError(
