@@ -315,10 +315,15 @@ def test_share_through_the_cli_over_smart_http_opens_the_request_with_gh(tmp_pat
         branch = "share/alice/integration-tests-need-the-fake-clock"
         assert "Set FAKE_CLOCK=1." in git(team.bare, "show", f"{branch}:{path}")
         calls = [json.loads(line) for line in log.read_text().splitlines()]
-        assert ["auth", "status", "--hostname", "127.0.0.1"] in calls
-        [create] = [c for c in calls if c[:2] == ["pr", "create"]]
-        assert create[create.index("--head") + 1] == branch and create[create.index("--base") + 1] == "main"
-        assert create[create.index("--title") + 1] == "for everyone"
+        body = (
+            "for everyone\n\nProposed with `wiki-memory share` for the team's memory:\n"
+            f"- `{path}`: Integration tests need the fake clock (new)\n"
+        )
+        assert calls == [
+            ["auth", "status", "--hostname", "127.0.0.1"],
+            ["pr", "create", "--repo", "127.0.0.1/team", "--head", branch, "--base", "main"]
+            + ["--title", "for everyone", "--body", body],
+        ]
         assert "opened: https://127.0.0.1/team/pull/1" in result.output
     finally:
         server.shutdown()
@@ -359,6 +364,32 @@ def test_gh_is_asked_for_a_github_remote_and_an_open_request_is_reused(tmp_path,
     assert calls[-1][:6] == ["pr", "create", "--repo", "github.com/acme/mem", "--head", "share/alice/x"]
 
 
+def test_glab_and_tea_open_the_request_with_their_own_arguments(tmp_path, monkeypatch):
+    log = fake_cli(tmp_path, monkeypatch, "glab", logged_in=True)
+    found = logged_in_client(host_of("git@gitlab.com:acme/tools/memory.git"))
+    assert found == ("glab", Host("gitlab", "gitlab.com", "acme/tools/memory"))
+    request = open_request(*found, "share/alice/x", "A gotcha", "body")
+    assert request.url == "https://gitlab.com/acme/tools/memory/pull/1" and not request.existed
+    assert [json.loads(line) for line in log.read_text().splitlines()] == [
+        ["auth", "status", "--hostname", "gitlab.com"],
+        ["mr", "create", "--repo", "https://gitlab.com/acme/tools/memory", "--source-branch", "share/alice/x"]
+        + ["--target-branch", "main", "--title", "A gotcha", "--description", "body", "--yes"],
+    ]
+
+    # tea has no `auth status`: the login for the host is found in its list and named.
+    log = fake_cli(tmp_path, monkeypatch, "tea", logged_in=True)
+    found = logged_in_client(host_of("https://gitea.acme.internal/acme/memory.git"))
+    assert found == ("tea", Host("gitea", "gitea.acme.internal", "acme/memory", "work"))
+    open_request(*found, "share/alice/x", "A gotcha", "body")
+    assert logged_in_client(host_of("https://gitea.other.org/acme/memory.git")) is None  # no login for it
+    assert [json.loads(line) for line in log.read_text().splitlines()] == [
+        ["login", "list", "--output", "csv"],
+        ["pulls", "create", "--login", "work", "--repo", "acme/memory", "--head", "share/alice/x"]
+        + ["--base", "main", "--title", "A gotcha", "--description", "body"],
+        ["login", "list", "--output", "csv"],
+    ]
+
+
 FAKE_CLI = """#!{python}
 import json, os, sys
 with open({log!r}, "a") as f:
@@ -366,13 +397,19 @@ with open({log!r}, "a") as f:
 args = sys.argv[1:]
 if args[:2] == ["auth", "status"]:
     sys.exit(0 if {logged_in} else 1)
+if args[:2] == ["login", "list"]:  # tea: its logins, in the CSV of `--output csv`
+    print('"Name","URL","SSHHost","User","Default"')
+    if {logged_in}:
+        print('"codeberg","https://codeberg.org","codeberg.org","alice","true"')
+        print('"work","https://gitea.acme.internal/","gitea.acme.internal","alice","false"')
+    sys.exit(0)
 if args[1:2] == ["create"]:
     repo = args[args.index("--repo") + 1]
     if {exists}:
         print('a pull request for branch "x" into branch "main" already exists:', file=sys.stderr)
         print("https://github.com/acme/mem/pull/7", file=sys.stderr)
         sys.exit(1)
-    host, _, path = repo.partition("/")
+    host, _, path = repo.removeprefix("https://").partition("/")
     print(f"https://{{host}}/{{path.removesuffix('.git')}}/pull/1")
 """
 

@@ -10,6 +10,7 @@ machine (a bare repository) has no host: the branch is all there is to say.
 
 from __future__ import annotations
 
+import csv
 import re
 import shutil
 import subprocess
@@ -27,11 +28,13 @@ _SCP = re.compile(r"^(?:[^@/:\s]+@)?(?P<host>[^@/:\s]+):(?P<path>[^\s]+)$")
 @dataclass(frozen=True)
 class Host:
     """A remote on a git host: its `kind` ("github", "gitlab", "gitea" or "" when its name
-    does not say), host name, repository path (`owner/name`) and web address."""
+    does not say), host name, repository path (`owner/name`) and web address; `login` is
+    the name `tea` knows the host by (tea keeps several, and picks by name, not by host)."""
 
     kind: str
     host: str
     repo: str
+    login: str = ""
 
     @property
     def web(self) -> str:
@@ -92,24 +95,34 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str] | None:
         return None
 
 
-def _logged_in(cli: str, host: str) -> bool:
+def _logged_in(cli: str, host: str) -> str | None:
+    """The login `cli` holds for `host` ("" when the client names none), or None."""
     if shutil.which(cli) is None:
-        return False
+        return None
     if cli == "tea":
-        done = _run([cli, "login", "list"])
-        return done is not None and done.returncode == 0 and host in done.stdout
+        # tea has no `auth status`: its logins, as CSV (`Name`, `URL`, ...), say which one
+        # is for this host.
+        done = _run([cli, "login", "list", "--output", "csv"])
+        if done is None or done.returncode != 0:
+            return None
+        for row in csv.DictReader(done.stdout.splitlines()):
+            url = urlsplit((row.get("URL") or "").strip())
+            if (url.hostname or "").lower() == host and row.get("Name"):
+                return row["Name"].strip()
+        return None
     done = _run([cli, "auth", "status", "--hostname", host])
-    return done is not None and done.returncode == 0
+    return "" if done is not None and done.returncode == 0 else None
 
 
 def logged_in_client(host: Host) -> tuple[str, Host] | None:
-    """The client installed and logged in for `host` (and the host with its kind settled),
-    or None: then the compare address is printed instead."""
+    """The client installed and logged in for `host` (and the host with its kind and login
+    settled), or None: then the compare address is printed instead."""
     kinds = [host.kind] if host.kind else list(CLIS)
     for kind in kinds:
         cli = CLIS[kind]
-        if _logged_in(cli, host.host):
-            return cli, Host(kind, host.host, host.repo)
+        login = _logged_in(cli, host.host)
+        if login is not None:
+            return cli, Host(kind, host.host, host.repo, login)
     return None
 
 
@@ -122,8 +135,8 @@ def open_request(cli: str, host: Host, branch: str, title: str, body: str, base:
         argv = ["glab", "mr", "create", "--repo", host.web, "--source-branch", branch, "--target-branch", base]
         argv += ["--title", title, "--description", body, "--yes"]
     else:
-        argv = ["tea", "pulls", "create", "--repo", host.repo, "--head", branch, "--base", base]
-        argv += ["--title", title, "--description", body]
+        argv = ["tea", "pulls", "create", *(["--login", host.login] if host.login else [])]
+        argv += ["--repo", host.repo, "--head", branch, "--base", base, "--title", title, "--description", body]
     done = _run(argv)
     if done is None:
         return Request(cli, None, f"{cli} could not be run")
