@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import threading
@@ -510,3 +511,33 @@ def test_review_and_the_viewer_list_the_pages_worth_sharing(team):
     memory.share_push(memory.share_plan([path]))
     after = CliRunner().invoke(main, ["--project", str(alice.code), "review"], env=alice.env)
     assert "[share]" not in after.output
+
+
+def test_bad_requests_get_one_line_errors_and_change_nothing(team):
+    alice = team.person("alice", branch="feature/login")
+    memory = team.act(alice)
+    path = gotcha(memory, "Retries need a jittered backoff", "Use the backoff helper.")
+    before = team.heads()
+
+    def refused(*argv: str) -> str:
+        result = CliRunner().invoke(main, ["--project", str(alice.code), *argv], env=alice.env)
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert result.exit_code != 0 and len(lines) == 1, result.output
+        return lines[0]
+
+    assert "no-such-page" in refused("share", "no-such-page", "--yes")
+    assert "no handoff yet" in refused("handoff", "share")
+    memory.handoff_write("Detached work", next_steps=["Go on"])
+    git(alice.code, "checkout", "-q", "--detach")
+    assert "on no branch" in refused("handoff", "share")
+    assert team.heads() == before
+
+    # Without a team tier joined, nothing here is touched: a pending hand edit stays pending.
+    file = memory.wiki / path
+    file.write_text(file.read_text() + "\nEdited by hand.\n")
+    shutil.rmtree(memory.project.team().wiki)
+    assert "team join" in refused("share", path, "--yes")
+    git(alice.code, "checkout", "-q", "feature/login")
+    assert "team join" in refused("handoff", "share")
+    assert git(memory.wiki, "status", "--porcelain").strip() == f"M {path}"
+    assert team.heads() == before

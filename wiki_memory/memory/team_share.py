@@ -273,14 +273,14 @@ class TeamShare:
             raise InputError("name the pages to share (a path, title or id)")
         if message is not None:
             utf8("message", message)
-        personal = self.memory.store()
         for given in refs:
             utf8("page", given)
+        team, remote = self._team()
+        personal = self.memory.store()
         paths = list(dict.fromkeys(self.memory.find(given) for given in refs))
         # What is shared is what the files say now: a hand edit not committed yet goes too.
         self.memory.commit_hand_edits(paths)
         pages = self._pages(personal, paths, allow)
-        team, remote = self._team()
         me = self._me()
         state = self._state()
         branch = self._branch_for(pages, state, me)
