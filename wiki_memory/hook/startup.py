@@ -6,6 +6,8 @@
   small file that consolidation keeps beside the wiki (no git), summarises on the spot
   any session that ended without being consolidated, and starts the pending work in the
   background when there is some.
+- `with_branch_handoff`: that text and, after it, the handoff a teammate attached to the
+  code branch checked out (`handoff share`), once.
 - `after_session`: on SessionEnd, starts consolidation of the session in a detached
   background process.
 
@@ -34,7 +36,7 @@ def session_start_text(project: Project, agent: str, session_id: str, source: st
             from wiki_memory.consolidate import usage
 
             usage.record(project, "handed", [*view.handoffs, *view.shown], agent=agent)
-        return _with_branch_handoff(project, view.text if view is not None else None)
+        return view.text if view is not None else None
     except Exception as e:  # noqa: BLE001 - the agent starts anyway; the reason is in the log
         from wiki_memory.consolidate.state import log
 
@@ -42,7 +44,7 @@ def session_start_text(project: Project, agent: str, session_id: str, source: st
         return None
 
 
-def _with_branch_handoff(project: Project, text: str | None) -> str | None:
+def with_branch_handoff(project: Project, text: str | None) -> str | None:
     """`text` and, after it, the handoff a teammate shared for the code branch checked out
     (`handoff share`), once; a team tier not joined costs a stat."""
     if not project.has_team():
