@@ -80,6 +80,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(("install-instructions", "serve"), "serve"),
     **dict.fromkeys(("links", "reindex", "search"), "search"),
     **dict.fromkeys(("recall", "stats"), "recall"),
+    **dict.fromkeys(("share", "shared"), "share"),
     **dict.fromkeys(("open", "remote", "sync", "watch"), "sync"),
     **dict.fromkeys(("config", "export", "projects", "prune", "sessions"), "inout"),
     "team": "team",

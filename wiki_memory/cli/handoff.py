@@ -106,6 +106,29 @@ def handoff_write(
         click.echo(result.path)
 
 
+@handoff.command(name="share")
+@click.option("--json", "as_json", is_flag=True, help="Print the branch, the team page and the commit as JSON.")
+@pass_app
+def handoff_share(app: App, as_json: bool) -> None:
+    """Attach the newest handoff to the code branch checked out, in the team tier.
+
+    It is pushed to the team's main as `handoffs/branches/<branch>.md` (not reviewed: it is
+    news for whoever works on the branch next), and a teammate who starts a session on
+    that branch is handed it once, with your name and its age. Sharing again replaces it.
+
+    \b
+    Example:
+      wiki-memory handoff share
+    """
+    shared = app.memory.handoff_share()
+    if as_json:
+        echo_json(shared.as_dict())
+    else:
+        click.echo(
+            f"{shared.source} -> team:{shared.team_path} for branch {shared.branch} (commit {shared.commit[:8]})"
+        )
+
+
 @main.command()
 @click.option("--session", "session_id", metavar="ID", help="Consolidate this session.")
 @click.option("--pending", is_flag=True, help="Consolidate every session whose journal is not consolidated yet.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import click
 
 from wiki_memory.cli import App, main, pass_app
@@ -115,7 +117,9 @@ def anchor(
 def review(app: App, as_json: bool) -> None:
     """List what needs a person or an agent, each with the command that resolves it:
     drifted anchors, expired pages, likely duplicates, active decisions that contradict
-    each other, links to wrong or superseded pages, broken lifecycle fields.
+    each other, links to wrong or superseded pages, broken lifecycle fields; and, with a
+    team tier joined, personal pages worth sharing with it (`[share]`: gotchas,
+    procedures, decisions and facts seen in two sessions or more, not on the team tier).
 
     \b
     Examples:
@@ -123,15 +127,19 @@ def review(app: App, as_json: bool) -> None:
       wiki-memory review --json
     """
     found = app.memory.review()
+    worth = app.memory.share_candidates()
     if as_json:
-        echo_json(found.as_dict())
+        echo_json({**found.as_dict(), "share": [c.as_dict() for c in worth]})
         return
     if found.note:
         click.echo(f"note: {found.note}", err=True)
-    if not found.items:
+    if not found.items and not worth:
         click.echo(f"nothing to review ({found.pages} pages)")
         return
     for item in found.items:
         click.echo(f"[{item.kind}] {item.message}")
         click.echo(f"   -> {item.command}")
-    click.echo(f"{len(found.items)} to review ({found.pages} pages)", err=True)
+    for c in worth:
+        click.echo(f"[share] {c.path}: {c.why}")
+        click.echo(f"   -> wiki-memory share {shlex.quote(c.path)}")
+    click.echo(f"{len(found.items) + len(worth)} to review ({found.pages} pages)", err=True)

@@ -147,7 +147,9 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
 
             # The model's context lost what was handed before: all of it may come again.
             seen.reset(project, session_id)
-        text = startup.session_start_text(project, adapter.name, session_id, source)
+        text = startup.with_branch_handoff(
+            project, startup.session_start_text(project, adapter.name, session_id, source)
+        )
         if source in COMPACTED_SOURCES:
             own = compaction.session_so_far(project, session_id)
             text = "\n\n".join(t for t in (text, own) if t) or None

@@ -6,6 +6,8 @@
   small file that consolidation keeps beside the wiki (no git), summarises on the spot
   any session that ended without being consolidated, and starts the pending work in the
   background when there is some.
+- `with_branch_handoff`: that text and, after it, the handoff a teammate attached to the
+  code branch checked out (`handoff share`), once.
 - `after_session`: on SessionEnd, starts consolidation of the session in a detached
   background process.
 
@@ -50,6 +52,26 @@ def session_start_text(project: Project, agent: str, session_id: str, source: st
 
         log(f"session start {agent} {session_id}: {type(e).__name__}: {e}")
         return None
+
+
+def with_branch_handoff(project: Project, text: str | None) -> str | None:
+    """`text` and, after it, the handoff a teammate shared for the code branch checked out
+    (`handoff share`), once; a team tier not joined costs a stat."""
+    if not project.has_team():
+        return text
+    try:
+        from wiki_memory.consolidate.branch_handoff import handed
+        from wiki_memory.consolidate.context import BUDGET
+
+        block = handed(project, budget=BUDGET - len(text or "") - 2)
+    except Exception as e:  # noqa: BLE001 - the project's own handoff is handed anyway
+        from wiki_memory.consolidate.state import log
+
+        log(f"session start: branch handoff: {type(e).__name__}: {e}")
+        return text
+    if block is None:
+        return text
+    return f"{text}\n\n{block}" if text else block
 
 
 def after_session(project: Project, agent: str, session_id: str) -> None:

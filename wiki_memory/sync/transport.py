@@ -153,6 +153,26 @@ def fetch(store: Store, remote: Remote) -> bytes | None:
     return sha
 
 
+def fetch_heads(store: Store, remote: Remote, prefixes: tuple[bytes, ...] = (MAIN,)) -> dict[bytes, bytes]:
+    """Fetch the remote's branches whose ref starts with one of `prefixes` (`refs/heads/main`,
+    `refs/heads/share/`) into the wiki's object store, and record `main` as the remote's
+    tracking ref (as `fetch` does); {ref: commit id} of those the remote has."""
+    client, path = _client(store, remote, "pull")
+    found: dict[bytes, bytes] = {}
+
+    def determine_wants(refs: dict[bytes, bytes], depth: int | None = None) -> list[bytes]:
+        found.update({bytes(r): bytes(s) for r, s in refs.items() if s and bytes(r).startswith(prefixes)})
+        return sorted({s for s in found.values() if ObjectID(s) not in store.repo.object_store})
+
+    try:
+        client.fetch(path, store.repo, determine_wants=determine_wants)
+    except _network_errors() as e:
+        raise unreachable(remote, e) from None
+    if MAIN in found:
+        store.repo.refs[Ref(tracking_ref(remote))] = ObjectID(found[MAIN])
+    return found
+
+
 def peek(store: Store, remote: Remote) -> bytes | None:
     """The commit the remote's `main` names (None: it has none), fetching nothing."""
     client, path = _client(store, remote, "pull")
@@ -165,9 +185,11 @@ def peek(store: Store, remote: Remote) -> bytes | None:
     return bytes(sha) if sha else None
 
 
-def push(store: Store, remote: Remote, new: bytes, expected: bytes | None, *, replacing: bool = False) -> None:
-    """Move the remote's `main` from `expected` to `new`, sending what it lacks. Raises
-    RemoteMoved if the remote's `main` is no longer `expected` (someone pushed meanwhile);
+def push(
+    store: Store, remote: Remote, new: bytes, expected: bytes | None, *, replacing: bool = False, ref: bytes = MAIN
+) -> None:
+    """Move the remote's `main` (or another branch, `ref`) from `expected` to `new`, sending
+    what it lacks. Raises RemoteMoved if the branch is no longer `expected` (someone pushed meanwhile);
     the server checks the same compare-and-swap, so a push never overwrites theirs.
 
     `replacing`: `new` does not descend from `expected` (a rewritten history, replacing
@@ -176,9 +198,9 @@ def push(store: Store, remote: Remote, new: bytes, expected: bytes | None, *, re
     client, path = _client(store, remote, "push")
 
     def update_refs(refs: dict[bytes, bytes]) -> dict[bytes, bytes]:
-        if refs.get(MAIN) != expected:
+        if refs.get(ref) != expected:
             raise RemoteMoved()
-        return {MAIN: new}
+        return {ref: new}
 
     def generate_pack_data(have: Any, want: Any, *, ofs_delta: bool = False, progress: Any = None) -> Any:
         return store.repo.generate_pack_data(set(have), set(want), progress=progress, ofs_delta=ofs_delta)
@@ -198,7 +220,7 @@ def push(store: Store, remote: Remote, new: bytes, expected: bytes | None, *, re
         ) from None
     except _network_errors() as e:
         raise unreachable(remote, e, "push to") from None
-    for ref, error in (result.ref_status or {}).items():
+    for name, error in (result.ref_status or {}).items():
         if error is None:
             continue
         lowered = error.lower()
@@ -210,6 +232,7 @@ def push(store: Store, remote: Remote, new: bytes, expected: bytes | None, *, re
         if any(w in lowered for w in ("fetch first", "non-fast-forward", "unable to set", "stale", "lock")):
             raise RemoteMoved()
         raise SyncError(
-            f"remote {remote.name!r} refused {ref.decode('utf-8', 'replace')}: {error}. Your local memory is intact."
+            f"remote {remote.name!r} refused {name.decode('utf-8', 'replace')}: {error}. Your local memory is intact."
         )
-    store.repo.refs[Ref(tracking_ref(remote))] = ObjectID(new)
+    if ref == MAIN:
+        store.repo.refs[Ref(tracking_ref(remote))] = ObjectID(new)

@@ -139,19 +139,21 @@ async def handoff(request: Request) -> Response:
 async def review(request: Request) -> Response:
     """Pages that do not parse and sync's conflict copies (`review_items`), the lifecycle's
     review (`Memory.review()`: drift, expiry, duplicates, contradictions, wrong links,
-    fields, flags; each with the command that resolves it), and pages marked wrong or stale."""
+    fields, flags; each with the command that resolves it), pages marked wrong or stale,
+    and, with a team tier, personal pages worth sharing (`share_candidates`)."""
     viewer = viewer_of(request)
 
-    def work(memory: Memory) -> tuple[list[Any], Any, str | None]:
+    def work(memory: Memory) -> tuple[list[Any], Any, str | None, list[Any]]:
         items = memory.review_items()
         if not memory.exists:
-            return items, None, None
+            return items, None, None, []
+        worth = memory.share_candidates()
         try:
-            return items, memory.review(), None
+            return items, memory.review(), None, worth
         except WikiMemoryError as e:  # no index: the lifecycle's review needs it
-            return items, None, str(e)
+            return items, None, str(e), worth
 
-    items, lifecycle, problem = await viewer.workspace(request).run(work)
+    items, lifecycle, problem, worth = await viewer.workspace(request).run(work)
     groups: dict[str, list[Any]] = {}
     for item in items:
         groups.setdefault(item.kind, []).append(item)
@@ -161,10 +163,10 @@ async def review(request: Request) -> Response:
         if action.kind == "duplicate" and copies.intersection(action.paths):
             continue  # a conflict copy is like its page by nature: listed with the copies
         actions.setdefault(action.kind, []).append(action)
-    total = len(items) + sum(len(a) for a in actions.values())
+    total = len(items) + sum(len(a) for a in actions.values()) + len(worth)
     note = problem or (lifecycle.note if lifecycle is not None else None)
     return viewer.page(
-        request, "review.html", groups=groups, actions=actions, total=total, note=note, verdicts=VERDICTS
+        request, "review.html", groups=groups, actions=actions, total=total, note=note, verdicts=VERDICTS, worth=worth
     )
 
 

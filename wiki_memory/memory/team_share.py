@@ -1,0 +1,741 @@
+"""Sharing with the team tier (issue 28): personal pages proposed as a branch that the team
+reviews as a pull request, the personal pages worth proposing, and the handoff that travels
+with a code branch.
+
+The rules:
+
+- `share` proposes pages as one commit on the team remote's current `main`, pushed as a
+  branch of the sharer's own (`share/<user>/<page>`); the team merges it on the host (or
+  with git), and the next team sync brings it to everyone. What is pushed is shown first
+  (the diff against the team's `main`), and checked for secrets with the redaction rules
+  before anything leaves: a page holding one is refused, naming the line and the kind.
+- Sessions, handoffs and preferences are personal: refused unless named on purpose
+  (`allow=("preference",)`). Pages that no longer hold (wrong, superseded, archived) and
+  sync's conflict copies are not shared.
+- Sharing again (the page changed) rebuilds the same branch on the team's `main` as it is
+  then, with every page the branch carried: the request shows the update. A branch someone
+  else pushed to since is not overwritten.
+- A page whose path holds someone else's page on the team's `main`, or on another person's
+  open share branch, goes beside it as a conflict copy (`x.conflict-<user>-<date>.md`, with
+  `conflict_of`): both merge without a git conflict and nothing is lost; the team decides.
+- The personal page is left as it is; what was shared (page, team path, branch, the blob
+  pushed) is recorded in `<project home>/team/shared.json`, so `share_candidates` does not
+  propose it again until it changes, and `shared_pages` can say whether it was merged.
+- `handoff share` writes the newest handoff to the team's `main` directly as
+  `handoffs/branches/<branch>.md` (see `consolidate.branch_handoff`): not reviewed, because
+  a handoff is news for whoever picks up the branch next, stale by the time a review ends;
+  it is scanned for secrets like a share, and it is handed at SessionStart, never recalled
+  as knowledge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dulwich.objects import Commit, ObjectID
+from dulwich.refs import Ref
+
+from wiki_memory.config import replace_file
+from wiki_memory.errors import NotFoundError, PageError, WikiMemoryError
+from wiki_memory.memory.rules import InputError, utf8
+from wiki_memory.memory.team_hosts import Request, host_of, logged_in_client, open_request
+from wiki_memory.pages import Page, new_id, now_iso, parse_page, render_page, slugify
+from wiki_memory.store import Author, Store, blob_id
+from wiki_memory.store.reading import oid
+from wiki_memory.store.records import commit_message
+from wiki_memory.store.rewrite import Finding, findings_in
+from wiki_memory.sync.remotes import Remote, default_remote, list_remotes
+from wiki_memory.sync.transport import MAIN, RemoteMoved, fetch_heads, push
+
+if TYPE_CHECKING:
+    from wiki_memory.memory.memory import Memory
+
+#: Page types that are a person's own: shared only when named on purpose.
+PERSONAL = ("session", "handoff", "preference")
+#: Page types `share_candidates` proposes: knowledge distilled from sessions.
+WORTH_SHARING = ("gotcha", "procedure", "decision", "fact")
+#: Statuses of pages that no longer hold: never shared.
+NOT_HOLDING = ("wrong", "superseded", "archived")
+MIN_SESSIONS = 2
+STATE_FILE = "shared.json"
+EVIDENCE_FILE = "share-evidence.json"  # blob id -> sessions its page names (a cache)
+BRANCH_PREFIX = b"refs/heads/share/"
+ATTEMPTS = 5
+
+
+class ShareRefused(WikiMemoryError):
+    """A page to share holds a secret: nothing was pushed."""
+
+    def __init__(self, findings: Sequence[Finding]) -> None:
+        self.findings = tuple(findings)
+        where = "; ".join(f"{f.path or 'the message'} line {f.line}: {f.family} ({f.preview})" for f in findings[:5])
+        more = f" and {len(findings) - 5} more" if len(findings) > 5 else ""
+        super().__init__(
+            f"not shared: a secret would leave this machine: {where}{more}. Remove it from the page "
+            "(`wiki-memory edit`), then share again; nothing was pushed"
+        )
+
+
+@dataclass(frozen=True)
+class SharedPage:
+    """One page of a proposal: the personal page, where it goes on the team tier, and how
+    (`new`, `update` of the team's page with the same id, or `conflict copy` beside
+    `beside`, a page of someone else's at the same path)."""
+
+    path: str
+    team_path: str
+    title: str
+    how: str
+    beside: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "team_path": self.team_path,
+            "title": self.title,
+            "how": self.how,
+            "beside": self.beside,
+        }
+
+
+@dataclass(frozen=True)
+class ShareProposal:
+    """What `share` would push: the branch, the team `main` it is based on, the commit
+    built on it (in the team clone's objects, no ref moved), the pages, and the diff."""
+
+    branch: str
+    base: str | None
+    commit: str
+    previous: str | None  # the branch's commit on the remote before, when re-sharing
+    pages: tuple[SharedPage, ...]
+    diff: str
+    remote: str  # its URL as shown (a password masked)
+    author: str
+    message: str
+    blobs: dict[str, str] = field(default_factory=dict)  # page id -> the personal blob shared
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "branch": self.branch,
+            "base": self.base,
+            "commit": self.commit,
+            "previous": self.previous,
+            "pages": [p.as_dict() for p in self.pages],
+            "diff": self.diff,
+            "remote": self.remote,
+            "author": self.author,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class ShareResult:
+    """A proposal pushed: the branch on the remote, and the request the host's client
+    opened (`request`) or the address to open one by hand (`compare`)."""
+
+    proposal: ShareProposal
+    compare: str | None
+    request: Request | None
+
+    def as_dict(self) -> dict[str, Any]:
+        request = self.request
+        return {
+            **self.proposal.as_dict(),
+            "pushed": True,
+            "compare": self.compare,
+            "request": None
+            if request is None
+            else {"cli": request.cli, "url": request.url, "error": request.error, "existed": request.existed},
+        }
+
+
+@dataclass(frozen=True)
+class ShareCandidate:
+    """A personal page worth proposing to the team, and why."""
+
+    path: str
+    title: str
+    type: str
+    sessions: int
+    why: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "type": self.type, "sessions": self.sessions, "why": self.why}
+
+
+@dataclass(frozen=True)
+class SharedState:
+    """A page shared from here: `proposed` (its branch is not merged yet), `merged` (the
+    team's `main` holds it), and whether it `changed` here since."""
+
+    path: str
+    team_path: str
+    branch: str
+    state: str
+    changed: bool
+    at: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+@dataclass(frozen=True)
+class BranchHandoff:
+    """A handoff attached to a code branch in the team tier."""
+
+    branch: str
+    team_path: str
+    source: str
+    commit: str
+    author: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+class TeamShare:
+    """The sharing part of one project's `Memory` (see the module docstring)."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.project = memory.project
+        self._store: Store | None = None
+
+    def __enter__(self) -> TeamShare:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    # The team tier ---------------------------------------------------------------------
+
+    def _team_store(self) -> Store:
+        if self._store is None:
+            self._store = Store(self.project.team().wiki)
+        return self._store
+
+    def _team(self) -> tuple[Store, Remote]:
+        if not self.project.has_team():
+            raise NotFoundError(
+                f"project {self.project.name} has joined no team tier; `wiki-memory team join URL` clones it first"
+            )
+        store = self._team_store()
+        remotes = list_remotes(store)
+        remote = next((r for r in remotes if r.name == "origin"), None) or default_remote(store)
+        return store, remote
+
+    def _me(self) -> Author:
+        return Author.person(self.project.root)
+
+    def _state(self) -> dict[str, Any]:
+        try:
+            data = json.loads((self.project.team().home / STATE_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        if not isinstance(data, dict):
+            data = {}
+        data.setdefault("pages", {})
+        data.setdefault("branches", {})
+        return data
+
+    def _save_state(self, state: dict[str, Any]) -> None:
+        home = self.project.team().home
+        home.mkdir(parents=True, exist_ok=True)
+        replace_file(home / STATE_FILE, json.dumps(state, indent=1, sort_keys=True) + "\n")
+
+    def _evidence(self) -> dict[str, int]:
+        try:
+            data = json.loads((self.project.team().home / EVIDENCE_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {str(k): int(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def _save_evidence(self, counts: dict[str, int]) -> None:
+        try:
+            replace_file(self.project.team().home / EVIDENCE_FILE, json.dumps(counts, sort_keys=True) + "\n")
+        except OSError:
+            pass  # a cache: the next review parses again
+
+    # Proposing -------------------------------------------------------------------------
+
+    def plan(self, refs: Sequence[str], message: str | None = None, allow: Sequence[str] = ()) -> ShareProposal:
+        """The proposal for sharing these personal pages (fetches the team remote; pushes
+        nothing). Refuses personal types not in `allow`, pages that no longer hold, and any
+        secret in what would be pushed."""
+        if not refs:
+            raise InputError("name the pages to share (a path, title or id)")
+        if message is not None:
+            utf8("message", message)
+        for given in refs:
+            utf8("page", given)
+        team, remote = self._team()
+        personal = self.memory.store()
+        paths = list(dict.fromkeys(self.memory.find(given) for given in refs))
+        # What is shared is what the files say now: a hand edit not committed yet goes too.
+        self.memory.commit_hand_edits(paths)
+        pages = self._pages(personal, paths, allow)
+        me = self._me()
+        state = self._state()
+        branch = self._branch_for(pages, state, me)
+        carried = self._carried(personal, state, branch, {p.id for p in pages})
+        heads = fetch_heads(team, remote, (MAIN, BRANCH_PREFIX))
+        base = heads.get(MAIN)
+        ref = f"refs/heads/{branch}".encode()
+        previous = heads.get(ref)
+        known = state["branches"].get(branch, {}).get("commit")
+        if previous is not None and previous.decode() != known:
+            raise WikiMemoryError(
+                f"{branch} on the team remote holds commits not pushed from here ({previous.decode()[:8]}); "
+                "merge or close its request first, or share under another page"
+            )
+        placer = _Placer(
+            team, base, [tip for name, tip in heads.items() if name.startswith(BRANCH_PREFIX) and name != ref]
+        )
+        text = message or ""
+        findings: list[Finding] = []
+        changes: dict[str, bytes] = {}
+        shared: list[SharedPage] = []
+        blobs: dict[str, str] = {}
+        from wiki_memory.capture.redact import find, reload_user_patterns
+
+        reload_user_patterns()
+        findings += findings_in(find, text, None, None)
+        for page in [*pages, *carried]:
+            raw = personal.read_bytes(page.path)
+            findings += findings_in(find, raw.decode("utf-8", "replace"), None, page.path)
+            previous_path = state["pages"].get(_key(page), {}).get("team_path")
+            team_path, how, beside = placer.place(page, previous_path, _user(me), set(changes))
+            data = render_page(_team_page(page, team_path, me, beside)).encode("utf-8")
+            if placer.base_files.get(team_path) == blob_id(data):
+                how = "unchanged"
+            changes[team_path] = data
+            shared.append(SharedPage(page.path, team_path, page.title, how, beside))
+            blobs[_key(page)] = blob_id(raw).decode()
+        if findings:
+            raise ShareRefused(findings)
+        base_tree = team.repo[oid(base)].tree if base else None  # type: ignore[attr-defined]
+        tree = team.write_tree(base_tree, changes)
+        if base_tree == tree:
+            raise WikiMemoryError("nothing to share: the team's main holds these pages exactly as they are here")
+        subject = f"share: {shared[0].team_path.removesuffix('.md')}" + (
+            f" and {len(shared) - 1} more" if len(shared) > 1 else ""
+        )
+        body = (message or "").strip()
+        commit = _commit(team, tree, [base] if base else [], me, subject, body)
+        return ShareProposal(
+            branch=branch,
+            base=base.decode() if base else None,
+            commit=commit.decode(),
+            previous=previous.decode() if previous else None,
+            pages=tuple(shared),
+            diff=_diff(team, base_tree, tree),
+            remote=remote.shown,
+            author=me.ident().decode(),
+            message=body or subject,
+            blobs=blobs,
+        )
+
+    def push(self, proposal: ShareProposal) -> ShareResult:
+        """Push a proposal's branch, record what was shared, and open the request on the
+        host when its client is installed and logged in."""
+        team, remote = self._team()
+        ref = f"refs/heads/{proposal.branch}".encode()
+        expected = proposal.previous.encode() if proposal.previous else None
+        try:
+            push(team, remote, proposal.commit.encode(), expected, ref=ref)
+        except RemoteMoved:
+            raise WikiMemoryError(
+                f"{proposal.branch} changed on the team remote while this was prepared; share again"
+            ) from None
+        team.repo.refs[Ref(f"refs/remotes/{remote.name}/{proposal.branch}".encode())] = ObjectID(
+            proposal.commit.encode()
+        )
+        self._record(team, proposal)
+        host = host_of(remote.url)
+        request = None
+        if host is not None:
+            found = logged_in_client(host)
+            if found is not None:
+                cli, host = found
+                title = proposal.message.splitlines()[0][:200]
+                body = _request_body(proposal)
+                request = open_request(cli, host, proposal.branch, title, body)
+        return ShareResult(proposal, host.compare_url(proposal.branch) if host else None, request)
+
+    def _record(self, team: Store, proposal: ShareProposal) -> None:
+        state = self._state()
+        at = now_iso()
+        ids = []
+        personal = self.memory.store()
+        for page in proposal.pages:
+            try:
+                pid = _key(personal.read(page.path))
+            except (NotFoundError, PageError):
+                pid = page.path
+            ids.append(pid)
+            team_blob = team.blob_at(page.team_path, proposal.commit.encode())
+            state["pages"][pid] = {
+                "path": page.path,
+                "team_path": page.team_path,
+                "branch": proposal.branch,
+                "blob": proposal.blobs.get(pid),
+                "team_blob": team_blob.decode() if team_blob else None,
+                "commit": proposal.commit,
+                "at": at,
+            }
+        state["branches"][proposal.branch] = {"pages": ids, "commit": proposal.commit, "at": at}
+        self._save_state(state)
+
+    def _pages(self, store: Store, paths: Sequence[str], allow: Sequence[str]) -> list[Page]:
+        pages: dict[str, Page] = {}
+        for path in paths:
+            page = store.read(path)
+            if page.type in PERSONAL and page.type not in allow:
+                raise InputError(
+                    f"{path} is a {page.type} page: sessions, handoffs and preferences are yours and are not "
+                    f"shared unless named on purpose (`--allow {page.type}`; a handoff goes with its branch: "
+                    "`wiki-memory handoff share`)"
+                )
+            if page.status in NOT_HOLDING:
+                raise InputError(f"{path} is marked {page.status}: only pages that hold are shared")
+            if ".conflict-" in path.rsplit("/", 1)[-1]:
+                raise InputError(f"{path} is a conflict copy: merge it into its page and share that")
+            pages.setdefault(path, page)
+        return list(pages.values())
+
+    def _branch_for(self, pages: Sequence[Page], state: dict[str, Any], me: Author) -> str:
+        """The branch these pages were shared on before (one), else a new one named for the
+        sharer and the first page."""
+        before = {state["pages"].get(_key(p), {}).get("branch") for p in pages} - {None}
+        if len(before) > 1:
+            raise InputError(
+                f"these pages were shared on different branches ({', '.join(sorted(before))}); share them separately"
+            )
+        if before:
+            return str(before.pop())
+        stem = slugify(pages[0].path.rsplit("/", 1)[-1].removesuffix(".md"))[:60] or "page"
+        name, n = f"share/{_user(me)}/{stem}", 2
+        while name in state["branches"]:
+            name, n = f"share/{_user(me)}/{stem}-{n}", n + 1
+        return name
+
+    def _carried(self, store: Store, state: dict[str, Any], branch: str, given: set[str | None]) -> list[Page]:
+        """The other pages the branch carried when it was last shared, as they are now."""
+        out = []
+        for pid in state["branches"].get(branch, {}).get("pages", []):
+            if pid in given:
+                continue
+            path = state["pages"].get(pid, {}).get("path")
+            try:
+                page = store.read(self.memory.find(pid if _looks_like_id(pid) else path))
+            except (NotFoundError, PageError, WikiMemoryError):
+                continue  # gone from here since: the branch no longer carries it
+            if page.status not in NOT_HOLDING:
+                out.append(page)
+        return out
+
+    # What was shared, and what is worth sharing -------------------------------------------
+
+    def shared_pages(self, *, fetch: bool = True) -> tuple[list[SharedState], str | None]:
+        """Each page shared from here, proposed or merged, and whether it changed since; a
+        note when the team remote could not be asked (the answer is then as of the last
+        fetch)."""
+        state = self._state()
+        if not state["pages"]:
+            return [], None
+        team, remote = self._team()
+        note = None
+        main = None
+        if fetch:
+            try:
+                main = fetch_heads(team, remote, (MAIN,)).get(MAIN)
+            except WikiMemoryError as e:
+                note = f"{e} (as of the last fetch)"
+        tips = [t for t in (main, _ref(team, f"refs/remotes/{remote.name}/main"), team.head()) if t]
+        personal = self.memory.store()
+        out = []
+        for pid, rec in sorted(state["pages"].items(), key=lambda kv: kv[1].get("at", "")):
+            # Merged: the team's main holds the page (its id) where it was proposed, however
+            # the host merged it (a merge, a squash, a rebase), or exactly what was pushed.
+            merged = any(
+                _id_at(team, tip, rec["team_path"]) == pid
+                or (rec.get("team_blob") and team.blob_at(rec["team_path"], tip) == rec["team_blob"].encode())
+                for tip in tips
+            )
+            blob = personal.blob_at(rec["path"])
+            changed = blob is None or blob.decode() != rec.get("blob")
+            out.append(
+                SharedState(
+                    rec["path"], rec["team_path"], rec["branch"], "merged" if merged else "proposed", changed, rec["at"]
+                )
+            )
+        return out, note
+
+    def candidates(self) -> list[ShareCandidate]:
+        """Personal pages worth proposing to the team: active gotchas, procedures, decisions
+        and facts with evidence from two sessions or more, not shared from here (or changed
+        since), and with nothing at their path on the team tier."""
+        if not self.project.has_team() or not self.memory.exists:
+            return []
+        index = self.memory.index
+        personal = self.memory.store()
+        team = self._team_store()
+        on_team: set[str] = set()
+        for tip in {t for t in (team.head(), _ref(team, "refs/remotes/origin/main")) if t}:
+            on_team.update(path for path, _ in team.files(tip))
+        state = self._state()
+        shared_by_path = {rec["path"]: rec for rec in state["pages"].values()}
+        if index is not None:
+            rows = [(r.path, r.title, r.type, r.status) for r in index.lifecycle_rows(WORTH_SHARING)]
+        else:
+            rows = [(p.path, p.title, p.type, p.status) for p in personal.pages() if p.type in WORTH_SHARING]
+        files = dict(personal.files())  # path -> blob at HEAD, read once
+        # A page version's count of sessions, by its blob id (versions never change, so this
+        # is never stale): at 10,000 pages, parsing every one's YAML costs seconds.
+        kept = self._evidence()
+        counts: dict[str, int] = {}
+        out = []
+        for path, title, ptype, status in rows:
+            blob = files.get(path)
+            if blob is None or status != "active" or ".conflict-" in path.rsplit("/", 1)[-1]:
+                continue
+            rec = shared_by_path.get(path)
+            if rec is not None and blob.decode() == rec.get("blob"):
+                continue
+            if rec is None and path in on_team:
+                continue
+            key = blob.decode()
+            n = kept.get(key)
+            if n is None:
+                try:
+                    n = len(_sessions(parse_page(personal.repo[oid(blob)].as_raw_string().decode("utf-8"), path)))
+                except (PageError, UnicodeDecodeError, KeyError):
+                    n = 0
+            counts[key] = n
+            if n < MIN_SESSIONS:
+                continue
+            why = f"a {ptype} with evidence from {n} sessions"
+            why += f", changed since you shared it ({rec['at'][:10]})" if rec else ", not on the team tier"
+            out.append(ShareCandidate(path, title, ptype, n, why))
+        if counts != kept:
+            self._save_evidence(counts)
+        out.sort(key=lambda c: (-c.sessions, c.path))
+        return out
+
+    # A handoff that travels with a branch ---------------------------------------------------
+
+    def share_handoff(self) -> BranchHandoff:
+        """Attach the newest handoff to the code repository's current branch in the team
+        tier, committed and pushed to the team's `main` (see the module docstring)."""
+        from wiki_memory.consolidate.branch_handoff import code_branch, mark_seen, page_path, seen_key
+
+        team, remote = self._team()
+        branch = code_branch(self.project.root)
+        if branch is None:
+            raise WikiMemoryError(
+                "the code repository is on no branch (a detached HEAD, or no repository): nothing to attach to"
+            )
+        view = self.memory.handoff()
+        if view is None or not view.handoffs:
+            raise NotFoundError("no handoff yet to share: none of this project's sessions has been consolidated")
+        source = view.handoffs[0]
+        personal = self.memory.store()
+        handoff = personal.read(source)
+        from wiki_memory.capture.redact import find, reload_user_patterns
+
+        reload_user_patterns()
+        findings = findings_in(find, personal.read_bytes(source).decode("utf-8", "replace"), None, source)
+        if findings:
+            raise ShareRefused(findings)
+        me = self._me()
+        rel = page_path(branch)
+        for _ in range(ATTEMPTS):
+            base = fetch_heads(team, remote, (MAIN,)).get(MAIN)
+            text = render_page(_branch_page(team, base, rel, branch, handoff, me))
+            base_tree = team.repo[oid(base)].tree if base else None  # type: ignore[attr-defined]
+            tree = team.write_tree(base_tree, {rel: text.encode("utf-8")})
+            commit = _commit(team, tree, [base] if base else [], me, f"handoff: branch {branch}", "")
+            try:
+                push(team, remote, commit, base)
+            except RemoteMoved:
+                continue  # someone pushed to main meanwhile: on top of theirs
+            break
+        else:
+            raise WikiMemoryError("the team's main kept moving; run `wiki-memory handoff share` again")
+        _fast_forward(team, commit)
+        # The sharer is never handed their own handoff back.
+        mark_seen(self.project, seen_key(rel, text))
+        return BranchHandoff(branch, rel, source, commit.decode(), me.ident().decode())
+
+
+class _Placer:
+    """Where each shared page goes on the team tier (see the module docstring)."""
+
+    def __init__(self, team: Store, base: bytes | None, others: Sequence[bytes]) -> None:
+        self.team = team
+        self.base = base
+        self.others = others
+        self.base_files = dict(team.files(base)) if base else {}
+        self._ids: dict[bytes, str | None] = {}
+
+    def _id(self, blob: bytes | None) -> str | None:
+        if blob is None:
+            return None
+        if blob not in self._ids:
+            try:
+                text = self.team.repo[oid(blob)].as_raw_string().decode("utf-8")
+                self._ids[blob] = parse_page(text, "x.md").id or ""
+            except (PageError, UnicodeDecodeError, KeyError):
+                self._ids[blob] = ""
+        return self._ids[blob]
+
+    def _claimed(self, path: str, pid: str | None) -> bool:
+        """Another open share branch brings a different page to `path`."""
+        here = self.base_files.get(path)
+        for tip in self.others:
+            blob = self.team.blob_at(path, tip)
+            if blob is not None and blob != here and self._id(blob) != pid:
+                return True
+        return False
+
+    def place(self, page: Page, before: str | None, user: str, taken: set[str]) -> tuple[str, str, str | None]:
+        spots = list(dict.fromkeys([p for p in (before, page.path) if p]))
+        for spot in spots:
+            if self._id(self.base_files.get(spot)) == page.id and page.id:
+                return spot, "update", None
+        for spot in spots:
+            if spot not in self.base_files and spot not in taken and not self._claimed(spot, page.id):
+                return spot, "new", None
+        from wiki_memory.sync.merge import conflict_path
+
+        day = now_iso()[:10]
+        copy = conflict_path(
+            page.path, user, day, lambda p: p in self.base_files or p in taken or self._claimed(p, None)
+        )
+        return copy, "conflict copy", page.path
+
+
+def _team_page(page: Page, team_path: str, me: Author, beside: str | None) -> Page:
+    meta = dict(page.meta)
+    meta["author"] = f"{me.name} <{me.email}>"
+    if beside:
+        meta["conflict_of"] = beside
+    else:
+        meta.pop("conflict_of", None)
+    return Page(team_path, meta, page.body, True, page.front_text)
+
+
+def _branch_page(team: Store, base: bytes | None, rel: str, branch: str, handoff: Page, me: Author) -> Page:
+    """The team's page for `branch`, holding `handoff`: one page per branch, replaced by
+    the next share (its id and `created` kept)."""
+    stamp = now_iso()
+    existing: Page | None = None
+    if base is not None:
+        try:
+            existing = team.read(rel, base)
+        except (NotFoundError, PageError):
+            existing = None
+    meta: dict[str, Any] = {
+        "id": (existing.id if existing else None) or new_id(),
+        "title": f"Handoff for branch {branch}",
+        "type": "handoff",
+        "status": "active",
+        "branch": branch,
+        "author": f"{me.name} <{me.email}>",
+        "shared": stamp,
+        "from": handoff.path,
+        "created": (existing.created if existing else None) or stamp,
+        "updated": stamp,
+        "sources": list(handoff.meta.get("sources") or []),
+    }
+    return Page(rel, meta, handoff.body)
+
+
+def _commit(team: Store, tree: bytes, parents: list[bytes], me: Author, subject: str, body: str) -> bytes:
+    """A commit of `tree` on `parents` by `me`, in the team clone's objects (no ref moved)."""
+    commit = Commit()
+    commit.tree = oid(tree)
+    commit.parents = [oid(p) for p in parents]
+    commit.author = commit.committer = me.ident()
+    now = int(time.time())
+    commit.author_time = commit.commit_time = now
+    commit.author_timezone = commit.commit_timezone = time.localtime(now).tm_gmtoff
+    commit.message = commit_message(subject, None, None, body, trailers_first=[("Shared-By", me.ident().decode())])
+    team.repo.object_store.add_object(commit)
+    return commit.id
+
+
+def _fast_forward(team: Store, commit: bytes) -> None:
+    """Bring the team clone's `main` to what was pushed when that is a fast-forward (else
+    the next team sync merges it)."""
+    head = team.head()
+    if head is not None:
+        walker = team.repo.get_walker(include=[oid(commit)], exclude=None)
+        if not any(entry.commit.id == head for entry in walker):
+            return
+    team.advance(commit, reflog="handoff share: fast-forward")
+
+
+def _diff(team: Store, old_tree: bytes | None, new_tree: bytes) -> str:
+    from io import BytesIO
+
+    from dulwich.patch import write_tree_diff
+
+    out = BytesIO()
+    write_tree_diff(out, team.repo.object_store, oid(old_tree) if old_tree else None, oid(new_tree))
+    return out.getvalue().decode("utf-8", "replace")
+
+
+def _request_body(proposal: ShareProposal) -> str:
+    lines = [proposal.message if proposal.message != proposal.pages[0].team_path else "", ""]
+    lines.append("Proposed with `wiki-memory share` for the team's memory:")
+    for page in proposal.pages:
+        extra = f" (beside {page.beside}, someone else's page at that path)" if page.beside else ""
+        lines.append(f"- `{page.team_path}`: {page.title} ({page.how}){extra}")
+    return "\n".join(lines).strip() + "\n"
+
+
+def _ref(team: Store, name: str) -> bytes | None:
+    try:
+        return bytes(team.repo.refs[Ref(name.encode())])
+    except KeyError:
+        return None
+
+
+def _id_at(team: Store, tip: bytes, path: str) -> str | None:
+    try:
+        return team.read(path, tip).id
+    except (NotFoundError, PageError, KeyError):
+        return None
+
+
+def _sessions(page: Page) -> set[str]:
+    """The sessions a page's `sources` name (`agent:session`; `file:...` names no session)."""
+    out = set()
+    for source in page.meta.get("sources") or []:
+        text = str(source)
+        if ":" in text and not text.startswith("file:"):
+            out.add(text)
+    return out
+
+
+def _key(page: Page) -> str:
+    """How shared.json names a page: its id (stable across renames), else its path."""
+    return page.id or page.path
+
+
+def _user(me: Author) -> str:
+    """The sharer as a branch name's part: the email's local part, else the name."""
+    local = me.email.split("@", 1)[0] if me.email else ""
+    return slugify(local or me.name)[:40] or "someone"
+
+
+def _looks_like_id(value: str) -> bool:
+    return bool(re.fullmatch(r"[0-9A-Z]{26}", value))
