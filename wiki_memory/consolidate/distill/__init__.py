@@ -9,7 +9,9 @@
   errors that recur (`signature`: the error as it reads on any run).
 - `statements`: preferences and decisions in the user's own words, in the user's language.
 - `manifests`: what the project's manifests and configs the session read say (stack and
-  versions, scripts and make targets, ports), one `fact` page per file.
+  versions, scripts and make targets, ports, CI workflows, git hooks, licence), one `fact`
+  page per file.
+- `versions`: what a program said of its own version (`op --version`), on one `fact` page.
 - `candidate`: what they propose; `pages`: a candidate rendered or merged into its page;
   `dedup`: which existing page a candidate duplicates, and contradictions.
 - `llm`: the optional LLM pass (an API, or the agent CLI the user is signed in to).
@@ -42,11 +44,13 @@ def distill(summary: Summary, root: str | None = None) -> Distilled:
     from wiki_memory.consolidate.distill.manifests import manifests
     from wiki_memory.consolidate.distill.procedures import procedures
     from wiki_memory.consolidate.distill.statements import statements
+    from wiki_memory.consolidate.distill.versions import versions
 
     evidence = gather(summary, root)
     found_gotchas, refused_gotchas = gotchas(evidence)
     found_statements, refused_statements = statements(evidence)
     candidates = [*procedures(evidence), *found_gotchas, *found_statements, *manifests(evidence)]
+    candidates += versions(evidence)
     return Distilled(evidence, tuple(candidates), tuple(refused_gotchas + refused_statements))
 
 

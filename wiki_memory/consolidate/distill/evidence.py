@@ -107,7 +107,7 @@ def shell_writes(command: str) -> list[str]:
     found: list[str] = []
     body = re.sub(r"<<-?\s*['\"]?(\w+)['\"]?\n.*?\n\1\b", "<<HEREDOC", command, flags=re.S)
     found += [m.group("path") for m in _PATCH_FILE.finditer(command)]
-    for part in _segments(body):
+    for part in segments(body):
         words = part.split()
         if words and _IN_PLACE.match(part):
             # The last word that is not an option or the expression is the file.
@@ -150,6 +150,7 @@ class Run:
     outside: bool  # it ran outside the project
     output: str
     fixed_by: int | None  # the step index of the later run that passed
+    line: str = ""  # the whole shell line it ended (`sudo -u me X=1 app info && app list`)
 
     @property
     def date(self) -> str:
@@ -201,7 +202,7 @@ def purpose_of(words: Sequence[str]) -> str | None:
     return None
 
 
-def _segments(command: str) -> list[str]:
+def segments(command: str) -> list[str]:
     """The parts of a shell line (`a && b; c`), each stripped; quotes respected roughly."""
     parts: list[str] = []
     current: list[str] = []
@@ -232,7 +233,7 @@ def _where_and_setup(command: str, cwd: str | None, root: str | None) -> tuple[s
     .venv/bin/activate`."""
     here = os.path.normpath(cwd) if cwd else (root or "")
     setup: list[str] = []
-    parts = _segments(command) or [command]
+    parts = segments(command) or [command]
     for part in parts[:-1]:
         if part.startswith("cd "):
             target = part[3:].strip().strip("'\"")
@@ -273,6 +274,7 @@ def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
         outside=outside,
         output=output,
         fixed_by=run.fixed_by,
+        line=line,
     )
 
 
@@ -285,9 +287,27 @@ def _relative(path: str, cwd: str | None, root: str | None) -> str:
     return path if rel.startswith("..") else rel
 
 
+_WINDOWS = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def _windows_relative(path: str, base: str) -> str | None:
+    """`path` relative to `base` when the session ran on Windows (`C:\\Users\\me\\app`), with
+    forward slashes; None outside `base`."""
+    import ntpath
+
+    full = path if _WINDOWS.match(path) else ntpath.join(base, path)
+    try:
+        rel = ntpath.relpath(ntpath.normpath(full), ntpath.normpath(base))
+    except ValueError:  # another drive
+        return None
+    return None if rel.startswith("..") else rel.replace("\\", "/")
+
+
 def relative_to_root(path: str, evidence: Evidence) -> str | None:
     """A path the session named, relative to the project's root; None outside the project."""
     steps_cwd = evidence.cwd or evidence.root or ""
+    if _WINDOWS.match(path) or _WINDOWS.match(evidence.root or steps_cwd):
+        return _windows_relative(path, evidence.root or steps_cwd)
     full = path if os.path.isabs(path) else os.path.join(steps_cwd, path)
     base = evidence.root or steps_cwd
     if not base:

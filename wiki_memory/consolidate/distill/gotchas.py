@@ -5,7 +5,8 @@ session, in one of the ways real agents resolve things:
   same command passing;
 - another command line for the same purpose passing: another program (`python3` when
   `python` is missing, `bash run.sh` when the script is not executable), other options or
-  settings (`npm install --legacy-peer-deps`, `PYTHONPATH=src pytest`), another directory;
+  settings (`npm install --legacy-peer-deps`, `PYTHONPATH=src pytest`, `sudo -u me X=1 cmd` as
+  one part of a longer line), another directory;
 - a command run first that changes the state it needed (`chmod +x run.sh`, an install),
   then the same command passing.
 
@@ -32,10 +33,11 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 
-from wiki_memory.consolidate.commands import command_key, is_probe
+from wiki_memory.consolidate.commands import command_key, command_words, is_probe
 from wiki_memory.consolidate.distill.candidate import Candidate
-from wiki_memory.consolidate.distill.evidence import Evidence, Run, answer_between, one_line
+from wiki_memory.consolidate.distill.evidence import Evidence, Run, answer_between, one_line, segments
 from wiki_memory.consolidate.distill.signature import (
     is_assertion,
     is_static_finding,
@@ -166,6 +168,17 @@ def _related(failed: Run, later: Run) -> bool:
     return _kin(_program(failed), _program(later)) and len(failed.words) == 1 == len(later.words)
 
 
+def _other_settings(failed: Run, later: Run) -> Run | None:
+    """The part of a later passing line that ran the failed command again with other settings
+    (`sudo -u me XDG_RUNTIME_DIR=/run/user/1000 pactl info && pactl list` for `pactl info`), as
+    a run of its own; None when no part did, or only word for word the same."""
+    key = command_key(failed.command)
+    for part in segments(later.line):
+        if part != failed.command and key and command_key(part) == key:
+            return replace(later, command=part, words=tuple(command_words(part)))
+    return None
+
+
 def _same_line(a: Run, b: Run) -> bool:
     return (a.command, a.directory, a.env) == (b.command, b.directory, b.env)
 
@@ -183,6 +196,8 @@ def resolution(evidence: Evidence, run: Run) -> tuple[Run, list[Run]] | None:
             between.append(later)  # `chmod +x run.sh` before `./run.sh` again
         elif later.ok and later.words and _related(run, later) and not _missing_lookup(later):
             return later, between
+        elif later.ok and (other := _other_settings(run, later)) is not None:
+            return other, between
         elif missing_program(run) and later.ok and not _missing_lookup(later) and later is later_runs[0]:
             # The program was not there and the very next command did the job another way
             # (`find` when `tree` is missing): only right after, nothing in between.

@@ -188,9 +188,23 @@ def statement_body(title: str, meta: Mapping[str, Any]) -> str:
 # Facts read from a manifest -------------------------------------------------------------
 
 
+def tools_body(title: str, meta: Mapping[str, Any]) -> str:
+    """The page of tool versions (`versions`): each program, its version, how it was asked."""
+    found = meta.get("tools")
+    tools: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    lines = [f"# {title}", "", "What each program said of its own version when a session asked it.", ""]
+    for program, seen in sorted(tools.items()):
+        if isinstance(seen, Mapping):
+            lines.append(f"- `{program}` {seen.get('version')} (`{seen.get('command')}`, {seen.get('date')})")
+    lines += ["", FOOTER]
+    return "\n".join(lines) + "\n"
+
+
 def fact_body(title: str, meta: Mapping[str, Any]) -> str:
     from wiki_memory.consolidate.distill.manifests import TOPICS
 
+    if meta.get("environment") == "tools":
+        return tools_body(title, meta)
     path = meta.get("manifest")
     found = meta.get("topics")
     topics: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
@@ -244,6 +258,8 @@ def _new_meta(candidate: Candidate, anchors: Sequence[Anchor]) -> dict[str, Any]
         meta["fix"] = {k: f[k] for k in FIX_KEYS if f.get(k)}
         meta["occurrences"] = [dict(o) for o in f.get("occurrences") or [f["occurrence"]]]
         meta["evidence"] = len(meta["occurrences"])
+    elif candidate.type == "fact" and f.get("environment"):
+        meta |= {"environment": f["environment"], "tools": _plain(dict(f["tools"])), "evidence": 1}
     elif candidate.type == "fact":
         meta |= {"manifest": f["manifest"], "topics": _merge_topics({}, f["topics"]), "read": f["read"], "evidence": 1}
     else:
@@ -345,6 +361,10 @@ def merged(existing: Page, candidate: Candidate, anchors: Sequence[Anchor] = ())
         ):
             meta["fix"] = {k: f[k] for k in FIX_KEYS if f.get(k)}
         meta.setdefault("signature", f["signature"])
+    elif candidate.type == "fact" and f.get("environment"):
+        old_tools = meta.get("tools")
+        meta["tools"] = {**(dict(old_tools) if isinstance(old_tools, Mapping) else {}), **dict(f["tools"])}
+        meta.setdefault("environment", f["environment"])
     elif candidate.type == "fact" and f.get("manifest"):
         meta["topics"] = _merge_topics(meta.get("topics"), f["topics"], bool(f.get("whole", True)))
         meta["read"] = max(str(meta.get("read") or ""), str(f["read"]))
@@ -360,7 +380,7 @@ def merged(existing: Page, candidate: Candidate, anchors: Sequence[Anchor] = ())
         fresh = {a.path for a in anchors}
         kept = [a for a in meta.get("anchors") or [] if (a.get("path") if isinstance(a, Mapping) else a) not in fresh]
         meta["anchors"] = kept + [a.as_meta() for a in anchors]
-    touched = ("commands", "failures", "occurrences", "fix", "anchors", "sources", "topics")
+    touched = ("commands", "failures", "occurrences", "fix", "anchors", "sources", "topics", "tools")
     meta.update(_plain({k: meta[k] for k in touched if k in meta}))
     page = Page(existing.path, meta, existing.body, existing.has_front_matter)
     if distilled and not hand_edited:

@@ -1,0 +1,61 @@
+"""Tool versions: what a program said of its own version when the session asked it
+(`op --version`, `docfx --version`, `node -v`, `go version`), as one `fact` page for the
+project ("Tool versions"), updated in place per program.
+
+Only a run that asked for the version and nothing else, and succeeded, counts; the version is
+the first version-shaped token of the output's first line (build metadata after a long `+hash`
+left out). A program that printed no version says nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from wiki_memory.consolidate.distill.candidate import Candidate
+from wiki_memory.consolidate.distill.evidence import Evidence, segments
+
+TITLE = "Tool versions"
+_ASKS = {"--version", "-v", "-V", "version", "--Version", "-version"}
+_VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+){0,2}(?:-[0-9A-Za-z.]+)?)(?:\+[0-9a-f]{7,})?(?![\w])")
+# Gemini CLI wraps a command's output in its own fields ("Command: ...", "Output: ...").
+_WRAPPED = re.compile(r"^Output:\s?(.*?)(?:^Error:|\Z)", re.M | re.S)
+
+
+def version_of(output: str) -> str | None:
+    """The version a `--version` run printed: the first version on its first line."""
+    wrapped = _WRAPPED.search(output) if output.startswith("Command:") else None
+    text = wrapped.group(1) if wrapped else output
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    m = _VERSION.search(first) if len(first) <= 200 else None
+    return m.group(1) if m else None
+
+
+def versions(evidence: Evidence) -> list[Candidate]:
+    """The `Tool versions` candidate: each program whose version the session asked, the last answer."""
+    found: dict[str, dict[str, str]] = {}
+    for run in evidence.runs:
+        words = [w for w in run.words if not re.match(r"^[A-Za-z_]\w*=", w)]
+        if not run.ok or len(words) != 2 or words[1] not in _ASKS or len(segments(run.line or run.command)) != 1:
+            continue  # (the output of a longer line is not this program's alone)
+        program = os.path.basename(words[0])
+        if not re.fullmatch(r"[\w.+-]+", program):
+            continue
+        version = version_of(run.output)
+        if version:
+            found[program] = {"version": version, "command": " ".join(words), "date": run.date or evidence.date}
+    if not found:
+        return []
+    return [
+        Candidate(
+            kind="fact",
+            type="fact",
+            title=TITLE,
+            key="tools",
+            source=evidence.source,
+            date=evidence.date,
+            facts={"environment": "tools", "tools": found},
+            reason=f"{', '.join(f'`{c}`' for c in [v['command'] for v in found.values()][:3])} in {evidence.source}",
+            tags=("distilled", "versions"),
+        )
+    ]
