@@ -180,6 +180,8 @@ def statement_body(title: str, meta: Mapping[str, Any]) -> str:
     said = [s for s in meta.get("sources") or [] if isinstance(s, str)]
     kind = "preference" if meta.get("type") == "preference" else "decision"
     lines = [f"# {title}", "", f"> {meta.get('statement')}", ""]
+    if meta.get("context"):
+        lines += [f"Said right after: \u201c{meta['context']}\u201d", ""]
     lines.append(f"The user stated this {kind} in " + ", ".join(said or ["a session"]) + ".")
     lines += ["", FOOTER]
     return "\n".join(lines) + "\n"
@@ -265,6 +267,8 @@ def _new_meta(candidate: Candidate, anchors: Sequence[Anchor]) -> dict[str, Any]
     else:
         meta |= {"statement": f["statement"], "names": list(f.get("names") or []),
                  "negated": list(f.get("negated") or []), "evidence": 1}  # fmt: skip
+        if f.get("context"):
+            meta["context"] = f["context"]
     if anchors:
         meta["anchors"] = [a.as_meta() for a in anchors]
     return meta
