@@ -1,16 +1,31 @@
-"""The user's rules as real users type them: a "dont" typed without its apostrophe, kept
-with the question it answered; and the tempting shapes that must not become pages."""
+"""Traps of the environment that real agents work around, and the user's rules as real users
+type them: a command the agent's sandbox stopped that passed with escalated permissions (a
+Codex rollout, imported), a "dont" typed without its apostrophe; and the tempting shapes that
+must not become pages."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from conftest import consolidate_session, git
 from journals import Session
 
+from wiki_memory.capture.codex import read_rollout
+from wiki_memory.capture.toolcalls import command_output
 from wiki_memory.config import resolve_project
+from wiki_memory.memory import import_transcripts
 from wiki_memory.pages import parse_page
+
+DENIED = (
+    "failed in sandbox MacosSeatbelt with execution error: Denied { output: ExecToolCallOutput { exit_code: 128, "
+    'stdout: StreamOutput { text: "", truncated_after_lines: None }, stderr: StreamOutput { text: "fatal: cannot '
+    "lock ref 'refs/heads/001-ideas': Unable to create '{root}/.git/refs/heads/001-ideas.lock': Operation not "
+    'permitted\\n", truncated_after_lines: None }, aggregated_output: StreamOutput { text: "fatal: cannot lock ref '
+    "'refs/heads/001-ideas': Unable to create '{root}/.git/refs/heads/001-ideas.lock': Operation not permitted\\n\", "
+    "truncated_after_lines: None }, duration: 276.007292ms, timed_out: false } }"
+)
 
 
 @pytest.fixture
@@ -29,6 +44,71 @@ def pages(project, folder: str) -> dict[str, tuple[dict, str]]:
         page = parse_page(path.read_text(encoding="utf-8"), str(path.relative_to(project.wiki)))
         out[path.name] = (dict(page.meta), page.body)
     return out
+
+
+def rollout(folder: Path, cwd: Path, calls: list[tuple[dict, str]]) -> Path:
+    """A Codex rollout: a prompt, then each (arguments, output) as a shell call and its output."""
+
+    def wrap(kind: str, payload: dict, second: int) -> dict:
+        return {"timestamp": f"2026-11-30T09:35:{second:02d}.000Z", "type": kind, "payload": payload}
+
+    sid = "01a22bcf-417c-7f01-aca0-77b109a14193"
+    records = [
+        wrap("session_meta", {"id": sid, "cwd": str(cwd), "cli_version": "0.44.0"}, 0),
+        wrap("event_msg", {"type": "user_message", "message": "create the feature branch for ideas"}, 1),
+    ]
+    for n, (arguments, output) in enumerate(calls):
+        call = {"type": "function_call", "name": "shell", "arguments": json.dumps(arguments), "call_id": f"c{n}"}
+        records.append(wrap("response_item", call, 2 + 2 * n))
+        records.append(wrap("response_item", {"type": "function_call_output", "call_id": f"c{n}", "output": output},
+                            3 + 2 * n))  # fmt: skip
+    records.append(wrap("event_msg", {"type": "task_complete", "last_agent_message": "Branch created."}, 40))
+    path = folder / f"rollout-2026-11-30T09-35-00-{sid}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_codex_sandbox_denial_is_a_failure_with_what_the_command_printed():
+    text, code = command_output(DENIED.replace("{root}", "/w/app"))
+    assert code == 128
+    assert text.splitlines() == [
+        "fatal: cannot lock ref 'refs/heads/001-ideas': Unable to create '/w/app/.git/refs/heads/001-ideas.lock': "
+        "Operation not permitted",
+        "[denied by the sandbox MacosSeatbelt: exit code 128]",
+    ]
+
+
+def test_a_command_the_sandbox_stopped_that_passed_escalated_is_a_gotcha(project, tmp_path: Path):
+    root = project.root
+    command = ["bash", "-lc", "scripts/new-feature.sh 001-ideas"]
+    path = rollout(tmp_path / "rollouts", root, [
+        ({"command": command, "workdir": str(root)}, json.dumps({"output": DENIED.replace("{root}", str(root)),
+                                                                "metadata": {}})),
+        ({"command": command, "workdir": str(root), "with_escalated_permissions": True,
+          "justification": "creating a branch writes inside .git"},
+         json.dumps({"output": "Switched to a new branch '001-ideas'\n", "metadata": {"exit_code": 0}})),
+    ])  # fmt: skip
+    steps = [o for o in read_rollout(path) if o.kind == "tool"]
+    assert [o.error for o in steps] == [True, False]
+    import_transcripts("codex", [path], project=project)
+    [(meta, body)] = pages(project, "gotchas").values()
+    assert meta["signature"].startswith("fatal: cannot lock ref '001-ideas'")
+    assert meta["fix"]["sandbox"] == "MacosSeatbelt"
+    assert "run it with escalated permissions, outside the sandbox" in body
+
+
+def test_a_failure_that_passed_again_with_no_sandbox_in_the_way_is_still_no_gotcha(project, tmp_path: Path):
+    root = project.root
+    command = ["bash", "-lc", "scripts/new-feature.sh 001-ideas"]
+    failed = "fatal: cannot lock ref 'refs/heads/001-ideas': Operation not permitted\n"
+    path = rollout(tmp_path / "rollouts", root, [
+        ({"command": command, "workdir": str(root)}, json.dumps({"output": failed, "metadata": {"exit_code": 128}})),
+        ({"command": command, "workdir": str(root)}, json.dumps({"output": "Switched to a new branch '001-ideas'\n",
+                                                                "metadata": {"exit_code": 0}})),
+    ])  # fmt: skip
+    import_transcripts("codex", [path], project=project)
+    assert pages(project, "gotchas") == {}
 
 
 def test_a_rule_typed_without_its_apostrophe_is_kept_with_the_question_it_answered(project):

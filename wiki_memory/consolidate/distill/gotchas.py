@@ -63,6 +63,8 @@ _STATE = re.compile(
     r"^(chmod|chown|mkdir|touch|ln|export|pip3?|npm|pnpm|yarn|bun|uv|poetry|cargo|go|gem|apt|apt-get|brew|"
     r"docker|docker-compose|git (checkout|switch|pull|fetch|submodule)|source|nvm|pyenv)\b"
 )
+# The line the capture adds to a command the agent's sandbox stopped (`toolcalls.sandbox_denial`).
+_SANDBOXED = re.compile(r"^\[\w+ by the sandbox (\w+): exit code -?\d+\]$", re.M)
 _GENERIC = {"run", "test", "tests", "build", "install", "start", "dev", "exec", "-m", "python", "python3", "node",
             "bash", "sh", "sudo", "npx", ".", "./", "..", "-c", "-lc", "-l"}  # fmt: skip
 #: How many later commands a failure's resolution may be looked for in.
@@ -283,7 +285,10 @@ def _fixed(
         return None, "the fix changed only files the session had just made"
     if any(os.path.basename(f) in run.output for f in new if len(os.path.basename(f)) > 3):
         return None, "the failure points into a file the session had just made"
-    if not kept and not instead and not first:
+    # The agent's sandbox stopped it and the same line passed when run again: with the
+    # permissions the sandbox withholds (the agent asked for them, the user granted them).
+    sandbox = _SANDBOXED.search(run.output) if not kept and not instead and not first else None
+    if not kept and not instead and not first and not sandbox:
         return None, "passed again with nothing changed in between"
     if not kept and instead and is_probe(later.command) and not missing_program(run):
         return None, "another command only looked around"
@@ -298,6 +303,7 @@ def _fixed(
         "instead": "" if kept else instead,
         "instead_dir": later.directory if (instead and not kept and later.directory != run.directory) else "",
         "first": [r.command for r in first][:3] if not kept else [],
+        "sandbox": sandbox.group(1) if sandbox else "",
         "explanation": _explanation(evidence, run, later.index, sig, kept),
         "verified": later.command,
         "occurrence": {"date": run.date or evidence.date, "by": evidence.agent, "session": evidence.source,
@@ -307,6 +313,8 @@ def _fixed(
         how = f"passed after changes to {', '.join(kept[:3])}"
     elif instead:
         how = f"`{one_line(instead, 80)}` worked instead"
+    elif sandbox:
+        how = f"passed outside the sandbox {sandbox.group(1)}"
     else:
         how = f"passed after `{one_line(first[0].command, 80)}`"
     reason = f"failed with {sig[:60]!r}, then {how} in {evidence.source}"

@@ -25,7 +25,10 @@ MAX_FAILURES = 5
 MAX_PARTS = 3  # runs of one test or one file kept as examples
 MAX_OCCURRENCES = 12
 #: What a gotcha's `fix` holds: the command that failed, and how it was fixed.
-FIX_KEYS = ("command", "dir", "files", "instead", "instead_dir", "first", "explanation", "verified", "error")
+FIX_KEYS = (
+    "command", "dir", "files", "instead", "instead_dir", "first", "sandbox", "explanation", "verified",
+    "error",
+)  # fmt: skip
 
 
 def _plain(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -149,6 +152,12 @@ def gotcha_body(title: str, meta: Mapping[str, Any]) -> str:
         lines += ["", f"**Fix**: run `{facts['instead']}`{where} instead."]
     elif facts.get("first"):
         lines += ["", "**Fix**: run " + ", then ".join(f"`{c}`" for c in facts["first"]) + " first."]
+    elif facts.get("sandbox"):
+        lines += [
+            "",
+            f"**Fix**: the agent's sandbox ({facts['sandbox']}) stopped it: run it with escalated permissions, "
+            "outside the sandbox (it passed so).",
+        ]
     if facts.get("verified") and facts.get("verified") != facts.get("instead"):
         lines += ["", f"**Verified**: `{facts['verified']}` passed afterwards."]
     occurrences = [o for o in meta.get("occurrences") or [] if isinstance(o, Mapping)]
