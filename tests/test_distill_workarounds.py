@@ -1,7 +1,8 @@
 """Traps of the environment that real agents work around, and the user's rules as real users
 type them: a command the agent's sandbox stopped that passed with escalated permissions (a
-Codex rollout, imported), a "dont" typed without its apostrophe; and the tempting shapes that
-must not become pages."""
+Codex rollout, imported), a Gemini CLI shell report with a Windows error sentence fixed by
+quoting, a "dont" typed without its apostrophe; and the tempting shapes that must not become
+pages."""
 
 from __future__ import annotations
 
@@ -109,6 +110,29 @@ def test_a_failure_that_passed_again_with_no_sandbox_in_the_way_is_still_no_gotc
     ])  # fmt: skip
     import_transcripts("codex", [path], project=project)
     assert pages(project, "gotchas") == {}
+
+
+def report(command: str, output: str, code: int) -> str:
+    """A shell command as an older Gemini CLI transcript reports it."""
+    return (
+        f"Command: {command}\nDirectory: (root)\nOutput: {output}\nError: (none)\nExit Code: {code}\n"
+        "Signal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 7448"
+    )
+
+
+def test_a_windows_error_sentence_in_a_gemini_report_fixed_by_quoting_is_a_gotcha(project):
+    bad = "bcdedit /set {efe4f330-e02a-11f0-a024-901057d2aee6} path \\EFI\\refind\\shimx64.efi"
+    good = 'bcdedit /set "{efe4f330-e02a-11f0-a024-901057d2aee6}" path \\EFI\\refind\\shimx64.efi'
+    said = 'The set command specified is not valid.\nRun "bcdedit /?" for command line assistance.\n'
+    s = Session(project, "s-bcd-00001", agent="gemini").start().prompt("Boot rEFInd through the shim")
+    s.tool("run_shell_command", bad, report(bad, said + "The parameter is incorrect.", 1), error=True)
+    s.tool("run_shell_command", good, report(good, "The operation completed successfully.", 0))
+    s.stop("Done: PowerShell needs the braces quoted.").end().write()
+    consolidate_session(project, "s-bcd-00001")
+    [(meta, body)] = pages(project, "gotchas").values()
+    assert meta["signature"] == "The parameter is incorrect"
+    assert meta["fix"]["instead"] == good
+    assert "What differs: quoted `{efe4f330-e02a-11f0-a024-901057d2aee6}`." in body
 
 
 def test_a_rule_typed_without_its_apostrophe_is_kept_with_the_question_it_answered(project):

@@ -249,12 +249,34 @@ def _where_and_setup(command: str, cwd: str | None, root: str | None) -> tuple[s
     return parts[-1], ("." if rel in ("", ".") else rel), tuple(dict.fromkeys(setup)), outside
 
 
+# Gemini CLI's report of a shell command (older transcripts keep it whole): its fields, each
+# on a line of its own, the command's output under `Output:`.
+_REPORT = re.compile(
+    r"\ACommand: .*?^Output: ?(?P<output>.*?)^Error: ?(?P<error>.*?)^(?:Exit Code: ?(?P<code>\S+)\s*$)?",
+    re.M | re.S,
+)
+
+
+def shell_output(output: str) -> str:
+    """What a command printed, out of the agent's report of it when it wraps it (Gemini CLI's
+    `Command:`/`Directory:`/`Output:`/`Error:`/`Exit Code:` fields); else the output as it is."""
+    m = _REPORT.match(output or "")
+    if not m:
+        return output or ""
+    parts = [m.group("output").strip(), m.group("error").strip()]
+    text = "\n".join(p for p in parts if p and p not in ("(empty)", "(none)"))
+    code = m.group("code")
+    return text + (f"\nExit code {code}" if code and code not in ("0", "(none)") else "")
+
+
 def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
     # A heredoc's body is the command's input, not more commands (`python - <<'PY' ... PY`).
     line = _FILTER_TAIL.sub("", split_heredocs(run.command.strip())[0])
     command, directory, env, outside = _where_and_setup(line, cwd, root)
     words = tuple(command_words(command))
-    output = run.step.output or ""
+    raw = run.step.output or ""
+    output = shell_output(raw)
+    reported = output != raw  # (the error line was read from the report's own fields)
     ok = run.ok and not run.step.rejected and not run.step.interrupted
     if ok and line != run.command.strip():
         # Piped into `tail`: the exit code was the filter's; only the output can vouch.
@@ -268,7 +290,7 @@ def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
         directory=directory,
         env=env,
         ok=ok,
-        error="" if ok else (run.error or error_line(output)),
+        error="" if ok else ((error_line(output) if reported else "") or run.error or error_line(output)),
         purpose=None if is_probe(command) else purpose_of(words),
         narrow=narrow,
         outside=outside,

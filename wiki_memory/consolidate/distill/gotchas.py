@@ -181,6 +181,22 @@ def _other_settings(failed: Run, later: Run) -> Run | None:
     return None
 
 
+def difference(failed: str, worked: str) -> str:
+    """What the working command line did differently, word by word: a word it quoted, words it
+    added, words it dropped (`bcdedit /set {id}` -> `bcdedit /set "{id}"`: quoted `{id}`)."""
+    before, after = failed.split(), worked.split()
+    bare = {w.strip("'\"") for w in before}
+    quoted = [w for w in after if w not in before and w.strip("'\"") != w and w.strip("'\"") in before]
+    added = [w for w in after if w not in before and w not in quoted]
+    dropped = [w for w in before if w not in after and w not in {q.strip("'\"") for q in quoted}]
+    if not bare or len(added) + len(dropped) > 6:
+        return ""  # another command altogether: the fix line says it all
+    parts = [f"quoted `{w.strip(chr(39) + chr(34))}`" for w in quoted[:3]]
+    parts += [f"added `{' '.join(added)}`"] if added else []
+    parts += [f"dropped `{' '.join(dropped)}`"] if dropped else []
+    return "; ".join(parts)
+
+
 def _same_line(a: Run, b: Run) -> bool:
     return (a.command, a.directory, a.env) == (b.command, b.directory, b.env)
 
@@ -302,6 +318,7 @@ def _fixed(
         "files": kept,
         "instead": "" if kept else instead,
         "instead_dir": later.directory if (instead and not kept and later.directory != run.directory) else "",
+        "differs": difference(run.command, instead) if instead and not kept else "",
         "first": [r.command for r in first][:3] if not kept else [],
         "sandbox": sandbox.group(1) if sandbox else "",
         "explanation": _explanation(evidence, run, later.index, sig, kept),

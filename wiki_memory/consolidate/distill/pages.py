@@ -26,7 +26,7 @@ MAX_PARTS = 3  # runs of one test or one file kept as examples
 MAX_OCCURRENCES = 12
 #: What a gotcha's `fix` holds: the command that failed, and how it was fixed.
 FIX_KEYS = (
-    "command", "dir", "files", "instead", "instead_dir", "first", "sandbox", "explanation", "verified",
+    "command", "dir", "files", "instead", "instead_dir", "differs", "first", "sandbox", "explanation", "verified",
     "error",
 )  # fmt: skip
 
@@ -150,6 +150,8 @@ def gotcha_body(title: str, meta: Mapping[str, Any]) -> str:
     elif facts.get("instead"):
         where = f" in `{facts['instead_dir']}`" if facts.get("instead_dir") else ""
         lines += ["", f"**Fix**: run `{facts['instead']}`{where} instead."]
+        if facts.get("differs"):
+            lines[-1] += f" What differs: {facts['differs']}."
     elif facts.get("first"):
         lines += ["", "**Fix**: run " + ", then ".join(f"`{c}`" for c in facts["first"]) + " first."]
     elif facts.get("sandbox"):

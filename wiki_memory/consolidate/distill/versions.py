@@ -13,20 +13,16 @@ import os
 import re
 
 from wiki_memory.consolidate.distill.candidate import Candidate
-from wiki_memory.consolidate.distill.evidence import Evidence, segments
+from wiki_memory.consolidate.distill.evidence import Evidence, segments, shell_output
 
 TITLE = "Tool versions"
 _ASKS = {"--version", "-v", "-V", "version", "--Version", "-version"}
 _VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+){0,2}(?:-[0-9A-Za-z.]+)?)(?:\+[0-9a-f]{7,})?(?![\w])")
-# Gemini CLI wraps a command's output in its own fields ("Command: ...", "Output: ...").
-_WRAPPED = re.compile(r"^Output:\s?(.*?)(?:^Error:|\Z)", re.M | re.S)
 
 
 def version_of(output: str) -> str | None:
     """The version a `--version` run printed: the first version on its first line."""
-    wrapped = _WRAPPED.search(output) if output.startswith("Command:") else None
-    text = wrapped.group(1) if wrapped else output
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    first = next((line.strip() for line in shell_output(output).splitlines() if line.strip()), "")
     m = _VERSION.search(first) if len(first) <= 200 else None
     return m.group(1) if m else None
 
