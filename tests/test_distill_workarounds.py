@@ -1,8 +1,8 @@
 """Traps of the environment that real agents work around, and the user's rules as real users
 type them: a command the agent's sandbox stopped that passed with escalated permissions (a
 Codex rollout, imported), a Gemini CLI shell report with a Windows error sentence fixed by
-quoting, a "dont" typed without its apostrophe; and the tempting shapes that must not become
-pages."""
+quoting, a file tool that takes only one spelling of a path, a "dont" typed without its
+apostrophe; and the tempting shapes that must not become pages."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from journals import Session
 from wiki_memory.capture.codex import read_rollout
 from wiki_memory.capture.toolcalls import command_output
 from wiki_memory.config import resolve_project
+from wiki_memory.consolidate.distill.gotchas import path_spelling
 from wiki_memory.memory import import_transcripts
 from wiki_memory.pages import parse_page
 
@@ -133,6 +134,32 @@ def test_a_windows_error_sentence_in_a_gemini_report_fixed_by_quoting_is_a_gotch
     assert meta["signature"] == "The parameter is incorrect"
     assert meta["fix"]["instead"] == good
     assert "What differs: quoted `{efe4f330-e02a-11f0-a024-901057d2aee6}`." in body
+
+
+def test_a_file_tool_that_takes_only_the_windows_spelling_of_a_path_is_a_gotcha(project):
+    win = "C:\\Users\\me\\work\\app"
+    s = Session(project, "s-wpath-001", cwd=win).start().prompt("Review the workflow")
+    refused = "<tool_use_error>File does not exist.</tool_use_error>"
+    s.tool("Read", "/c/Users/me/work/app/.github/workflows/ci.yml", refused, error=True)
+    s.tool("Read", win + "\\.github\\workflows\\ci.yml", "name: CI\non: push\n")
+    s.stop("Reviewed.").end().write()
+    consolidate_session(project, "s-wpath-001")
+    [(meta, body)] = pages(project, "gotchas").values()
+    assert meta["signature"] == "Read: File does not exist"
+    assert "What differs: the tool takes the Windows spelling `C:`…, not `/c`…" in body
+
+
+def test_a_wrong_guess_of_a_folder_is_no_path_gotcha(project):
+    s = Session(project, "s-wpath-002").start().prompt("Review the app")
+    s.tool("Read", f"{project.root}/src/app.py", "<tool_use_error>File does not exist.</tool_use_error>", error=True)
+    s.tool("Read", f"{project.root}/app/app.py", "print('hi')\n")
+    s.stop("Reviewed.").end().write()
+    consolidate_session(project, "s-wpath-002")
+    assert pages(project, "gotchas") == {}
+    assert path_spelling("src/app.py", "app/app.py") == ""
+    assert (
+        path_spelling("src/app.py", "/home/me/repo/src/app.py") == "the tool takes an absolute path, not a relative one"
+    )
 
 
 def test_a_rule_typed_without_its_apostrophe_is_kept_with_the_question_it_answered(project):

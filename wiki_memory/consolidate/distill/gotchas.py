@@ -275,7 +275,7 @@ def gotchas(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
         if is_telling(sig) and not is_assertion(sig) and not is_static_finding(sig):
             seen.add(sig)
             out.append(_hit(evidence, run, sig, fixed=resolved is not None))
-    return out, refused
+    return out + file_tool_gotchas(evidence), refused
 
 
 def _fixed(
@@ -350,6 +350,97 @@ def _fixed(
         ),
         None,
     )
+
+
+# A path spelled with a drive: `C:\\x`, `C:/x` (Windows) or `/c/x`, `/mnt/c/x`, `/cygdrive/c/x`
+# (Git Bash, WSL, Cygwin).
+_WINDOWS_DRIVE = re.compile(r"^([A-Za-z]):[\\/]")
+_POSIX_DRIVE = re.compile(r"^/(?:mnt/|cygdrive/)?([A-Za-z])/")
+
+
+def _path_parts(path: str) -> list[str]:
+    return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+
+
+def _head(path: str, tail: int) -> str:
+    """`path` without its last `tail` parts, as it was spelled."""
+    pieces = re.split(r"[\\/]+", path.rstrip("\\/"))
+    return ("\\" if _WINDOWS_DRIVE.match(path) else "/").join(pieces[: len(pieces) - tail])
+
+
+def path_spelling(failed: str, worked: str) -> str:
+    """How a path that a file tool refused and one it took name the same file in two spellings:
+    a drive written the Windows way and the POSIX way, or a relative path and an absolute one
+    ending with it. "" when they are not the same file so spelled (a wrong guess of a folder)."""
+    a, b = _path_parts(failed), _path_parts(worked)
+    common = 0
+    while common < min(len(a), len(b)) and a[-1 - common].lower() == b[-1 - common].lower():
+        common += 1
+    if common < 1 or failed == worked:
+        return ""
+    drive_a = _WINDOWS_DRIVE.match(failed) or _POSIX_DRIVE.match(failed)
+    drive_b = _WINDOWS_DRIVE.match(worked) or _POSIX_DRIVE.match(worked)
+    windows_a, windows_b = bool(_WINDOWS_DRIVE.match(failed)), bool(_WINDOWS_DRIVE.match(worked))
+    same_drive = drive_a and drive_b and drive_a.group(1).lower() == drive_b.group(1).lower()
+    if same_drive and windows_a != windows_b and common >= 2:
+        spelling = "Windows" if windows_b else "POSIX"
+        return f"the tool takes the {spelling} spelling `{_head(worked, common)}`…, not `{_head(failed, common)}`…"
+    if (
+        common == len(a)
+        and not failed.startswith(("/", "~"))
+        and not windows_a
+        and (worked.startswith("/") or windows_b)
+    ):
+        return "the tool takes an absolute path, not a relative one"
+    return ""
+
+
+def file_tool_gotchas(evidence: Evidence) -> list[Candidate]:
+    """A file tool (Read, Edit, Write) that refused a path, then took the same file spelled
+    another way (see `path_spelling`): a trap of the environment, with the spelling that works."""
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    steps = [st for st in evidence.steps if st.kind in ("read", "edit") and st.input.strip()]
+    for i, step in enumerate(steps):
+        if not step.error or step.tool in seen:
+            continue
+        error = one_line(re.sub(r"</?tool_use_error>", "", step.output), 200)
+        for later in steps[i + 1 : i + 1 + AHEAD]:
+            if later.error or later.tool != step.tool:
+                continue
+            how = path_spelling(step.input.strip(), later.input.strip())
+            if not how:
+                continue
+            seen.add(step.tool)
+            sig = signature(error) or "refused the path"
+            title = f"{step.tool} fails with {sig!r} on paths like `{step.input.strip()}`"
+            key = f"{step.tool}: {sig}"
+            facts = {
+                "signature": key,
+                "error": error,
+                "command": f"{step.tool} {step.input.strip()}",
+                "instead": f"{step.tool} {later.input.strip()}",
+                "differs": how,
+                "verified": f"{step.tool} {later.input.strip()}",
+                "occurrence": {"date": evidence.date, "by": evidence.agent, "session": evidence.source,
+                               "fixed": True, "files": []},
+            }  # fmt: skip
+            out.append(
+                Candidate(
+                    kind="gotcha",
+                    type="gotcha",
+                    title=title if len(title) <= 160 else title[:157] + "…",
+                    key=key,
+                    source=evidence.source,
+                    date=evidence.date,
+                    facts=facts,
+                    reason=f"{step.tool} refused `{one_line(step.input, 60)}`, then took it spelled otherwise "
+                    f"in {evidence.source}",
+                    tags=("distilled",),
+                )
+            )
+            break
+    return out
 
 
 #: In how many sessions an error must recur, unresolved or not, to make a page of its own.
