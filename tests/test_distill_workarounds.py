@@ -16,6 +16,7 @@ from journals import Session
 from wiki_memory.capture.codex import read_rollout
 from wiki_memory.capture.toolcalls import command_output
 from wiki_memory.config import resolve_project
+from wiki_memory.consolidate.distill.evidence import shell_output
 from wiki_memory.consolidate.distill.gotchas import path_spelling
 from wiki_memory.memory import import_transcripts
 from wiki_memory.pages import parse_page
@@ -172,3 +173,52 @@ def test_a_rule_typed_without_its_apostrophe_is_kept_with_the_question_it_answer
     [(meta, body)] = pages(project, "preferences").values()
     assert meta["statement"] == "I dont want unlock to be only a alphanum password"
     assert "Said right after: \u201cHow do we make sure that 1password always prompts for my YubiKey" in body
+
+
+def test_a_gemini_shell_report_is_read_by_its_fields_in_every_shape_it_comes_in():
+    # The AfterTool hook's `Output:`/`Exit Code:`; an older transcript's whole report; that
+    # report replayed under `Output: `. What the command printed, and that it failed.
+    said = "error: No installed refs found for \u2018org.x.App\u2019"
+    whole = report("flatpak uninstall -y org.x.App", said, 1)
+    for shape in (f"Output: {said}\nExit Code: 1", whole, f"Output: {whole}\nExit Code: 1"):
+        assert shell_output(shape) == f"{said}\nExit code 1"
+    assert shell_output(report("op --version", "2.32.0", 0)) == "2.32.0"
+    assert shell_output("Output: (empty)\nExit Code: 1") == "\nExit code 1"
+    assert shell_output("plain text\nOutput: not a report") == "plain text\nOutput: not a report"
+
+
+def test_a_failure_in_gemini_hook_output_keeps_its_own_line_not_the_report_field(project):
+    bad, good = "pactl info", "sudo -u me XDG_RUNTIME_DIR=/run/user/1000 pactl info"
+    s = Session(project, "s-gem-hook1", agent="gemini").start().prompt("Why is there no sound?")
+    s.tool("run_shell_command", bad, "Output: pa_context_connect() failed: Connection refused\nExit Code: 1",
+           error=True)  # fmt: skip
+    s.tool("run_shell_command", good, "Output: Server Name: PulseAudio (on PipeWire 1.4.9)\nExit Code: 0")
+    s.stop("The audio server runs as your user.").end().write()
+    consolidate_session(project, "s-gem-hook1")
+    [(meta, body)] = pages(project, "gotchas").values()
+    assert meta["signature"] == "pa_context_connect() failed: Connection refused"
+    assert "What differs: added `sudo -u me XDG_RUNTIME_DIR=/run/user/1000`." in body
+
+
+POWERSHELL_MISSING = (
+    "tail : The term 'tail' is not recognized as the name of a cmdlet, function, script file, or operable "
+    "program. Check the \nspelling of the name, or if a path was included, verify that the path is correct and "
+    "try again.\nAt line:1 char:1\n+ tail -n 5 E:\\EFI\\refind\\refind.conf\n+ ~~~~\n    + CategoryInfo          : "
+    "ObjectNotFound: (tail:String) [], CommandNotFoundException\n    + FullyQualifiedErrorId : "
+    "CommandNotFoundException\n \n"
+)
+
+
+def test_a_program_powershell_does_not_know_then_another_command_is_a_gotcha(project):
+    bad = "tail -n 5 E:\\EFI\\refind\\refind.conf"
+    good = 'powershell -Command "Get-Content E:\\EFI\\refind\\refind.conf -Tail 5"'
+    s = Session(project, "s-pwsh-tail", agent="gemini", cwd="C:\\Windows\\system32").start()
+    s.prompt("Show the end of refind.conf")
+    s.tool("run_shell_command", bad, report(bad, POWERSHELL_MISSING, 1), error=True)
+    s.tool("run_shell_command", good, report(good, "include EFI/refind/themes/regular/theme.conf", 0))
+    s.stop("The last lines include the theme.").end().write()
+    consolidate_session(project, "s-pwsh-tail")
+    [(meta, body)] = pages(project, "gotchas").values()
+    assert meta["signature"].startswith("tail : The term 'tail' is not recognized as the name of a cmdlet")
+    assert meta["fix"]["instead"] == good
+    assert "What differs" not in body  # another program: the fix line says it all

@@ -249,24 +249,31 @@ def _where_and_setup(command: str, cwd: str | None, root: str | None) -> tuple[s
     return parts[-1], ("." if rel in ("", ".") else rel), tuple(dict.fromkeys(setup)), outside
 
 
-# Gemini CLI's report of a shell command (older transcripts keep it whole): its fields, each
-# on a line of its own, the command's output under `Output:`.
-_REPORT = re.compile(
-    r"\ACommand: .*?^Output: ?(?P<output>.*?)^Error: ?(?P<error>.*?)^(?:Exit Code: ?(?P<code>\S+)\s*$)?",
-    re.M | re.S,
-)
+# Gemini CLI's report of a shell command: its fields (`Command:`, `Directory:`, `Output:`,
+# `Error:`, `Exit Code:`, `Signal:`, ...), each starting a line, a field's text running to the
+# next field. Its AfterTool hook gets `Output: ...` and `Exit Code: N`; older transcripts keep
+# the whole report (and a replayed one may be that report under `Output: `).
+_FIELD = re.compile(r"^(Command|Directory|Output|Error|Exit Code|Signal|Background PIDs|Process Group PGID): ?", re.M)
+_EMPTY = ("", "(empty)", "(none)")
 
 
 def shell_output(output: str) -> str:
-    """What a command printed, out of the agent's report of it when it wraps it (Gemini CLI's
-    `Command:`/`Directory:`/`Output:`/`Error:`/`Exit Code:` fields); else the output as it is."""
-    m = _REPORT.match(output or "")
-    if not m:
+    """What a command printed, out of the agent's report of it when it wraps it in fields
+    (Gemini CLI's, see `_FIELD`), with a line `Exit code N` when the report says it failed;
+    else the output as it is."""
+    text = output or ""
+    while text.startswith("Output: Command: "):
+        text = text[len("Output: ") :]
+    starts = list(_FIELD.finditer(text))
+    if not starts or starts[0].start() != 0 or starts[0].group(1) not in ("Command", "Output"):
         return output or ""
-    parts = [m.group("output").strip(), m.group("error").strip()]
-    text = "\n".join(p for p in parts if p and p not in ("(empty)", "(none)"))
-    code = m.group("code")
-    return text + (f"\nExit code {code}" if code and code not in ("0", "(none)") else "")
+    fields: dict[str, str] = {}
+    for m, after in zip(starts, [*starts[1:], None], strict=True):
+        fields.setdefault(m.group(1), text[m.end() : after.start() if after else len(text)].strip())
+    printed = [fields.get(name, "") for name in ("Output", "Error")]
+    code = fields.get("Exit Code", "")
+    lines = [p for p in printed if p not in _EMPTY]
+    return "\n".join(lines) + (f"\nExit code {code}" if code not in (*_EMPTY, "0") else "")
 
 
 def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:

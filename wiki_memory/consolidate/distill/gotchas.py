@@ -185,13 +185,12 @@ def difference(failed: str, worked: str) -> str:
     """What the working command line did differently, word by word: a word it quoted, words it
     added, words it dropped (`bcdedit /set {id}` -> `bcdedit /set "{id}"`: quoted `{id}`)."""
     before, after = failed.split(), worked.split()
-    bare = {w.strip("'\"") for w in before}
-    quoted = [w for w in after if w not in before and w.strip("'\"") != w and w.strip("'\"") in before]
+    quoted = [w for w in after if w not in before and len(w) > 2 and w[0] == w[-1] in "'\"" and w[1:-1] in before]
     added = [w for w in after if w not in before and w not in quoted]
-    dropped = [w for w in before if w not in after and w not in {q.strip("'\"") for q in quoted}]
-    if not bare or len(added) + len(dropped) > 6:
-        return ""  # another command altogether: the fix line says it all
-    parts = [f"quoted `{w.strip(chr(39) + chr(34))}`" for w in quoted[:3]]
+    dropped = [w for w in before if w not in after and w not in {q[1:-1] for q in quoted}]
+    if not before or before[0] in dropped or len(added) + len(dropped) > 6:
+        return ""  # another program, or another command altogether: the fix line says it all
+    parts = [f"quoted `{w[1:-1]}`" for w in quoted[:3]]
     parts += [f"added `{' '.join(added)}`"] if added else []
     parts += [f"dropped `{' '.join(dropped)}`"] if dropped else []
     return "; ".join(parts)
