@@ -222,3 +222,14 @@ def test_a_program_powershell_does_not_know_then_another_command_is_a_gotcha(pro
     assert meta["signature"].startswith("tail : The term 'tail' is not recognized as the name of a cmdlet")
     assert meta["fix"]["instead"] == good
     assert "What differs" not in body  # another program: the fix line says it all
+
+
+def test_reading_the_file_a_command_failed_on_is_not_its_fix(project):
+    s = Session(project, "s-docfx-01", agent="codex").start().prompt("Regenerate the API docs")
+    s.tool("shell", "docfx docfx.json", "Unhandled exception. System.TimeoutException: The operation has timed out.\n"
+           "Exit code 134", error=True)  # fmt: skip
+    s.tool("shell", "nl -ba docfx.json", '     1\t{\n     2\t  "metadata": []\n     3\t}\n')
+    s.stop("docfx hangs building the metadata.").end().write()
+    consolidate_session(project, "s-docfx-01")
+    fixes = [meta.get("fix") or {} for meta, _ in pages(project, "gotchas").values()]
+    assert all(not f.get("instead") and f.get("verified") != "nl -ba docfx.json" for f in fixes)

@@ -163,9 +163,12 @@ def _related(failed: Run, later: Run) -> bool:
         return True
     # The same file or script (`python3 x.py` for `python x.py`, `bash run.sh` for `./run.sh`),
     # or everything the failed command named (not just a subcommand such as `metadata`).
+    # It must run the failed program again, under its name or a kin's: `nl -ba docfx.json`
+    # reads the file that `docfx docfx.json` timed out on, it does not do docfx's job.
     objects = _objects(failed)
     words = {os.path.basename(w.strip("'\"").rstrip("/")).lower() for w in later.words}
-    if any(("." in o or "/" in o) for o in objects & words) or (objects and objects <= words):
+    runs_it = any(_kin(_program(failed), w) and not re.search(r"\.[A-Za-z]", w[len(_program(failed)) :]) for w in words)
+    if runs_it and (any(("." in o or "/" in o) for o in objects & words) or (objects and objects <= words)):
         return True
     return _kin(_program(failed), _program(later)) and len(failed.words) == 1 == len(later.words)
 
