@@ -233,3 +233,23 @@ def test_reading_the_file_a_command_failed_on_is_not_its_fix(project):
     consolidate_session(project, "s-docfx-01")
     fixes = [meta.get("fix") or {} for meta, _ in pages(project, "gotchas").values()]
     assert all(not f.get("instead") and f.get("verified") != "nl -ba docfx.json" for f in fixes)
+
+
+def test_the_projects_own_scripts_that_worked_are_a_procedure_not_ones_the_session_wrote(project):
+    root = project.root
+    s = Session(project, "s-scripts-1").start().prompt("Sync the logs and rebuild the journals")
+    s.bash("python3 scripts/sync_raw_logs.py", "Synced 12 files\n")
+    s.bash("python3 scripts/generate_journals.py --days 7", "Wrote 7 journals\n")
+    s.tool("Write", f"{root}/scripts/check_once.py", "create", files=(f"{root}/scripts/check_once.py",))
+    s.bash("python3 scripts/check_once.py", "ok\n")  # written for this session: not the project's
+    s.bash("python3 /tmp/probe.py", "ok\n")  # outside the project
+    s.bash("./scripts/publish.sh", "bash: ./scripts/publish.sh: Permission denied\nExit code 126", error=True)
+    s.stop("Synced and rebuilt.").end().write()
+    consolidate_session(project, "s-scripts-1")
+    [(meta, body)] = pages(project, "procedures").values()
+    assert meta["title"] == "How to run the project's scripts"
+    assert [c["command"] for c in meta["commands"]] == [
+        "python3 scripts/sync_raw_logs.py",
+        "python3 scripts/generate_journals.py --days 7",
+    ]
+    assert "check_once" not in body and "/tmp/probe.py" not in body

@@ -61,6 +61,14 @@ _PURPOSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"^(make|just) deploy( |$)|^(npm|pnpm|yarn|bun)( run)? deploy(:\S+)?( |$)|^fly deploy( |$)|"
             r"^flyctl deploy( |$)|^vercel (deploy|--prod)( |$)",
         ),
+        (
+            # One of the project's own scripts, by its path inside the project (`python3
+            # scripts/sync.py`, `./bin/setup`, `bash tools/release.sh v2`), not /tmp's or ~'s.
+            "scripts",
+            r"^((python[\d.]*|bash|sh|zsh|node|ruby|perl|php|pwsh|bun|tsx|ts-node|deno run|uv run)( -[\w-]+)* )?"
+            r"(\./)?\.?(?![./~$])[\w.-]+(/[\w.-]+)*\.(py|sh|bash|js|mjs|cjs|ts|rb|pl|php|ps1)( |$)|"
+            r"^\./(?![./])[\w.-]+(/[\w.-]+)*( |$)",
+        ),
     )
 )
 # A run narrowed to one test or one file says how to run that test, not the suite.
@@ -190,7 +198,8 @@ class Evidence:
 
 
 def purpose_of(words: Sequence[str]) -> str | None:
-    """tests, typecheck, lint, format, build or deploy; None for anything else."""
+    """tests, typecheck, lint, format, build, deploy or scripts (one of the project's own);
+    None for anything else."""
     text = " ".join(words)
     if any(w in ("--help", "-h", "--version", "-V") for w in words):
         return None
@@ -288,7 +297,9 @@ def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
     if ok and line != run.command.strip():
         # Piped into `tail`: the exit code was the filter's; only the output can vouch.
         ok = bool(_PASS_MARKERS.search(output)) and not _FAIL_MARKERS.search(output)
-    narrow = bool(_NARROW.search(" ".join(words[1:]))) if words else False
+    purpose = None if is_probe(command) else purpose_of(words)
+    # (A script's path is the command itself, not one file of a runner's.)
+    narrow = bool(_NARROW.search(" ".join(words[1:]))) if words and purpose != "scripts" else False
     return Run(
         index=run.step.index,
         time=run.step.time,
@@ -298,7 +309,7 @@ def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
         env=env,
         ok=ok,
         error="" if ok else ((error_line(output) if reported else "") or run.error or error_line(output)),
-        purpose=None if is_probe(command) else purpose_of(words),
+        purpose=purpose,
         narrow=narrow,
         outside=outside,
         output=output,
