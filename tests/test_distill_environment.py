@@ -179,3 +179,18 @@ def test_the_same_command_word_for_word_inside_a_longer_line_is_no_gotcha(projec
     s.stop("It is up now.").end().write()
     consolidate_session(project, "s-sudo-0002")
     assert pages(project, "gotchas") == {}
+
+
+def test_the_command_that_installed_a_program_is_kept_with_its_version(project):
+    s = Session(project, "s-upgrade-1", agent="gemini").start().prompt("update")
+    s.tool("run_shell_command", "gemini --version", "0.22.5\n")
+    s.tool("run_shell_command", "pip install -U requests", "Successfully installed requests-2.32.3\n")
+    s.tool("run_shell_command", "sudo npm install -g @google/gemini-cli@latest", "changed 542 packages in 31s\n")
+    s.tool("run_shell_command", "gemini --version", "0.23.0\n")
+    s.tool("run_shell_command", "python3 --version", "Python 3.13.1\n")  # requests is not python3
+    s.stop("Gemini CLI is now 0.23.0.").end().write()
+    consolidate_session(project, "s-upgrade-1")
+    [(meta, body)] = pages(project, "facts").values()
+    assert meta["tools"]["gemini"]["installed"] == "sudo npm install -g @google/gemini-cli@latest"
+    assert "installed" not in meta["tools"]["python3"]
+    assert "- `gemini` 0.23.0 (`gemini --version`, 2026-11-30); installed or upgraded with " in body

@@ -209,6 +209,8 @@ def tools_body(title: str, meta: Mapping[str, Any]) -> str:
     for program, seen in sorted(tools.items()):
         if isinstance(seen, Mapping):
             lines.append(f"- `{program}` {seen.get('version')} (`{seen.get('command')}`, {seen.get('date')})")
+            if seen.get("installed"):
+                lines[-1] += f"; installed or upgraded with `{seen['installed']}`"
     lines += ["", FOOTER]
     return "\n".join(lines) + "\n"
 

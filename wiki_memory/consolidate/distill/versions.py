@@ -27,6 +27,25 @@ def version_of(output: str) -> str | None:
     return m.group(1) if m else None
 
 
+# A command that installs or upgrades packages: its verb (`npm install -g`, `pip install -U`,
+# `brew upgrade`, `cargo add`, pacman's and yay's `-S`).
+_INSTALLS = re.compile(r"^(install|i|add|upgrade|update|-S\w*)$")
+
+
+def installed_by(evidence: Evidence, program: str, before: int) -> str | None:
+    """The last command that worked before step `before` and installed or upgraded a package
+    named after `program` (`sudo npm install -g @google/gemini-cli@latest` for `gemini`)."""
+    for run in reversed([r for r in evidence.runs if r.index < before and r.ok]):
+        for part in segments(run.line or run.command):
+            words = part.split()
+            if not any(_INSTALLS.match(w) for w in words[1:4]):
+                continue
+            packages = [w for w in words[2:] if not w.startswith("-")]
+            if any(program.lower() in re.split(r"[@/_.=<>:-]+", w.lower()) for w in packages):
+                return part
+    return None
+
+
 def versions(evidence: Evidence) -> list[Candidate]:
     """The `Tool versions` candidate: each program whose version the session asked, the last answer."""
     found: dict[str, dict[str, str]] = {}
@@ -40,6 +59,9 @@ def versions(evidence: Evidence) -> list[Candidate]:
         version = version_of(run.output)
         if version:
             found[program] = {"version": version, "command": " ".join(words), "date": run.date or evidence.date}
+            installed = installed_by(evidence, program, run.index)
+            if installed:
+                found[program]["installed"] = installed
     if not found:
         return []
     return [
