@@ -253,3 +253,30 @@ def test_the_projects_own_scripts_that_worked_are_a_procedure_not_ones_the_sessi
         "python3 scripts/generate_journals.py --days 7",
     ]
     assert "check_once" not in body and "/tmp/probe.py" not in body
+
+
+DENIAL = "Permission to use Bash has been auto-denied in dontAsk mode."
+
+
+def test_the_same_error_on_commands_of_different_programs_is_a_trap_of_the_environment(project):
+    s = Session(project, "s-denied-01").start().prompt("Set up a tmux launcher")
+    s.bash("tmux -V", DENIAL, error=True)
+    s.bash('chmod +x "/Applications/Tmux.app/Contents/MacOS/launcher.sh"', DENIAL, error=True)
+    s.bash("chmod +x ~/Desktop/Tmux.command", DENIAL, error=True)
+    s.stop("I cannot run commands here: paste these yourself.").end().write()
+    consolidate_session(project, "s-denied-01")
+    [(meta, body)] = pages(project, "gotchas").values()
+    assert meta["signature"] == "Permission to use Bash has been auto-denied in dontAsk mode"
+    assert meta["fix"]["commands"][0] == "tmux -V" and len(meta["fix"]["commands"]) == 3
+    assert "**Every command failed alike**" in body
+
+
+def test_one_programs_own_error_or_one_that_passed_later_is_no_environment_trap(project):
+    s = Session(project, "s-denied-02").start().prompt("Start the stack")
+    refused = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
+    s.bash("docker ps", refused, error=True).bash("docker compose up -d", refused, error=True)  # one program
+    s.bash("tmux -V", DENIAL, error=True).bash("chmod +x run.sh", DENIAL, error=True)
+    s.bash("tmux -V", "tmux 3.4\n")  # let through after all
+    s.stop("Docker is not running.").end().write()
+    consolidate_session(project, "s-denied-02")
+    assert not [m for m, _ in pages(project, "gotchas").values() if (m.get("fix") or {}).get("commands")]

@@ -67,6 +67,8 @@ _STATE = re.compile(
 _SANDBOXED = re.compile(r"^\[\w+ by the sandbox (\w+): exit code -?\d+\]$", re.M)
 _GENERIC = {"run", "test", "tests", "build", "install", "start", "dev", "exec", "-m", "python", "python3", "node",
             "bash", "sh", "sudo", "npx", ".", "./", "..", "-c", "-lc", "-l"}  # fmt: skip
+#: How many of the commands an environment's error stopped a gotcha lists.
+MAX_COMMANDS = 5
 #: How many later commands a failure's resolution may be looked for in.
 AHEAD = 6
 _RUNNER_NAMES = {
@@ -277,7 +279,50 @@ def gotchas(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
         if is_telling(sig) and not is_assertion(sig) and not is_static_finding(sig):
             seen.add(sig)
             out.append(_hit(evidence, run, sig, fixed=resolved is not None))
-    return out + file_tool_gotchas(evidence), refused
+    made = {c.key for c in out if c.kind == "gotcha"}
+    return out + file_tool_gotchas(evidence) + environment_gotchas(evidence, made), refused
+
+
+def environment_gotchas(evidence: Evidence, known: set[str]) -> list[Candidate]:
+    """The same error on commands of different programs, never passing: it comes from where
+    they ran, not from any of them (`Permission to use Bash has been auto-denied in dontAsk
+    mode.` on `tmux -V` and `chmod +x x`), a trap of the environment."""
+    by_sig: dict[str, list[Run]] = {}
+    for run in evidence.runs:
+        sig = signature(run.error) if not run.ok and run.error else ""
+        if sig and sig not in known and is_telling(sig) and not is_assertion(sig) and not is_static_finding(sig):
+            by_sig.setdefault(sig, []).append(run)
+    out: list[Candidate] = []
+    for sig, runs in by_sig.items():
+        programs = list(dict.fromkeys(_program(r) for r in runs if r.words))
+        if len(programs) < 2 or any(r.ok and _program(r) in programs for r in evidence.runs if r.index > runs[0].index):
+            continue  # one program's own failure, or the environment let it through after all
+        first = runs[0]
+        facts = {
+            "signature": sig,
+            "command": first.command,
+            "dir": first.directory,
+            "error": one_line(first.error, 300),
+            "commands": [r.command for r in runs][:MAX_COMMANDS],
+            "occurrence": {"date": first.date or evidence.date, "by": evidence.agent, "session": evidence.source,
+                           "fixed": False, "files": []},
+        }  # fmt: skip
+        names = ", ".join(f"`{p}`" for p in programs[:4])
+        out.append(
+            Candidate(
+                kind="gotcha",
+                type="gotcha",
+                title=f"{sig if len(sig) <= 110 else sig[:110].rsplit(' ', 1)[0] + ' …'} (on any command: {names})",
+                key=sig,
+                source=evidence.source,
+                date=evidence.date,
+                facts=facts,
+                reason=f"{len(runs)} commands of {len(programs)} programs failed with {sig[:60]!r} "
+                f"in {evidence.source}",
+                tags=("distilled", "environment"),
+            )
+        )
+    return out
 
 
 def _fixed(

@@ -27,7 +27,7 @@ MAX_OCCURRENCES = 12
 #: What a gotcha's `fix` holds: the command that failed, and how it was fixed.
 FIX_KEYS = (
     "command", "dir", "files", "instead", "instead_dir", "differs", "first", "sandbox", "explanation", "verified",
-    "error",
+    "error", "commands",
 )  # fmt: skip
 
 
@@ -143,6 +143,13 @@ def gotcha_body(title: str, meta: Mapping[str, Any]) -> str:
     )
     if facts.get("dir") and facts.get("dir") != ".":
         lines[-1] += f" (in `{facts['dir']}`)"
+    if facts.get("commands"):
+        lines += [
+            "",
+            "**Every command failed alike** (the cause is where they ran, not any one of them): "
+            + ", ".join(f"`{c}`" for c in facts["commands"])
+            + ".",
+        ]
     if facts.get("explanation"):
         lines += ["", f"**Cause, as the agent explained it**: {facts['explanation']}"]
     if facts.get("files"):

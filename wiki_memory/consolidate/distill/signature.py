@@ -34,7 +34,7 @@ _TELLING = re.compile(
     r"Cannot find module|Module not found|ECONNREFUSED|EADDRINUSE|ENOENT|EACCES|Permission denied|panic:|fatal:|"
     r"npm ERR!|\bnot found\b|\bunknown (option|command|flag)\b|\brefused\b|\btimed? ?out\b|"
     # Windows and PowerShell say it in sentences ("The parameter is incorrect.", "Access is denied.").
-    r"\bis (not valid|invalid|incorrect|denied)\b|\bnot permitted\b|\bcannot find the (path|file)\b|"
+    r"\bis (not valid|invalid|incorrect)\b|\bdenied\b|\bnot permitted\b|\bcannot find the (path|file)\b|"
     r"\bnot recognized as\b",
     re.IGNORECASE,
 )
