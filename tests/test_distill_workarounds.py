@@ -280,3 +280,32 @@ def test_one_programs_own_error_or_one_that_passed_later_is_no_environment_trap(
     s.stop("Docker is not running.").end().write()
     consolidate_session(project, "s-denied-02")
     assert not [m for m, _ in pages(project, "gotchas").values() if (m.get("fix") or {}).get("commands")]
+
+
+def test_an_edit_refused_outside_the_workspace_then_made_from_the_shell_is_a_gotcha(project):
+    conf = "E:\\EFI\\refind\\refind.conf"
+    refused = "File path must be within one of the workspace directories: C:\\Windows\\system32"
+    shell = (
+        f"powershell -Command \"(Get-Content {conf}) -replace 'icon themes/', 'icon EFI/refind/themes/' "
+        f'| Set-Content {conf}"'
+    )
+    s = Session(project, "s-pwsh-edit", agent="gemini", cwd="C:\\Windows\\system32").start()
+    s.prompt("Make the icon paths absolute")
+    s.tool("replace", conf, f"{refused}\n{refused}", error=True)
+    s.tool("run_shell_command", shell, report(shell, "(empty)", 0))
+    s.stop("Edited refind.conf with PowerShell.").end().write()
+    consolidate_session(project, "s-pwsh-edit")
+    [(meta, body)] = pages(project, "gotchas").values()
+    assert meta["signature"] == f"replace: {refused}"
+    assert meta["fix"]["instead"] == shell
+    assert "What differs: the shell wrote the file the tool would not." in body
+
+
+def test_an_edit_refused_over_what_the_file_holds_then_made_with_sed_is_no_gotcha(project):
+    s = Session(project, "s-sed-edit1").start().prompt("Rename the setting")
+    s.tool("Edit", f"{project.root}/app.cfg", "<tool_use_error>String to replace not found in file.</tool_use_error>",
+           error=True)  # fmt: skip
+    s.bash("sed -i 's/old_name/new_name/' app.cfg", "")
+    s.stop("Renamed.").end().write()
+    consolidate_session(project, "s-sed-edit1")
+    assert pages(project, "gotchas") == {}

@@ -37,7 +37,7 @@ from dataclasses import replace
 
 from wiki_memory.consolidate.commands import command_key, command_words, is_probe
 from wiki_memory.consolidate.distill.candidate import Candidate
-from wiki_memory.consolidate.distill.evidence import Evidence, Run, answer_between, one_line, segments
+from wiki_memory.consolidate.distill.evidence import Evidence, Run, answer_between, one_line, segments, shell_writes
 from wiki_memory.consolidate.distill.signature import (
     is_assertion,
     is_static_finding,
@@ -45,6 +45,7 @@ from wiki_memory.consolidate.distill.signature import (
     signature,
     words_of,
 )
+from wiki_memory.consolidate.session import Step
 
 _CAUSAL = re.compile(
     r"\b(because|caused by|the cause|root cause|was missing|wasn't set|was not set|isn't set|is not set|"
@@ -442,16 +443,47 @@ def path_spelling(failed: str, worked: str) -> str:
     return ""
 
 
+def same_file(a: str, b: str) -> bool:
+    """Two spellings of one file: the same last two path parts (or the whole name, when one is
+    only a name), whatever the separators and the drive."""
+    x, y = _path_parts(a), _path_parts(b)
+    tail = min(2, len(x), len(y))
+    return tail > 0 and [p.lower() for p in x[-tail:]] == [p.lower() for p in y[-tail:]]
+
+
+# A file tool's error that is about where the file is, not what it holds ("File path must be
+# within one of the workspace directories", "Permission denied", "not allowed").
+_PLACE = re.compile(r"\b(path|director(y|ies)|workspace|folder|outside|permission|denied|not allowed)\b", re.I)
+
+
+def _edited_from_shell(evidence: Evidence, step: Step, path: str) -> Run | None:
+    """A later shell command that worked and wrote the file an edit tool refused (`powershell
+    -Command "(Get-Content f) -replace 'a','b' | Set-Content f"` for `replace f`)."""
+    for run in [r for r in evidence.runs if r.index > step.index][:AHEAD]:
+        if run.ok and any(same_file(path, w) for w in shell_writes(run.line or run.command)):
+            return run
+    return None
+
+
 def file_tool_gotchas(evidence: Evidence) -> list[Candidate]:
     """A file tool (Read, Edit, Write) that refused a path, then took the same file spelled
-    another way (see `path_spelling`): a trap of the environment, with the spelling that works."""
+    another way (see `path_spelling`), or an edit tool refused over where the file is and a
+    shell command wrote it instead: a trap of the environment, with the way that works."""
     out: list[Candidate] = []
     seen: set[str] = set()
     steps = [st for st in evidence.steps if st.kind in ("read", "edit") and st.input.strip()]
     for i, step in enumerate(steps):
         if not step.error or step.tool in seen:
             continue
-        error = one_line(re.sub(r"</?tool_use_error>", "", step.output), 200)
+        said = [line for line in re.sub(r"</?tool_use_error>", "", step.output).splitlines() if line.strip()]
+        error = one_line(said[0] if said else "", 200)  # (the tool's own line; what follows repeats it)
+        shell = _edited_from_shell(evidence, step, step.input.strip()) if step.kind == "edit" else None
+        if shell is not None and _PLACE.search(error):
+            seen.add(step.tool)
+            out.append(
+                _file_tool_gotcha(evidence, step, error, shell.command, "the shell wrote the file the tool would not")
+            )
+            continue
         for later in steps[i + 1 : i + 1 + AHEAD]:
             if later.error or later.tool != step.tool:
                 continue
@@ -459,35 +491,36 @@ def file_tool_gotchas(evidence: Evidence) -> list[Candidate]:
             if not how:
                 continue
             seen.add(step.tool)
-            sig = signature(error) or "refused the path"
-            title = f"{step.tool} fails with {sig!r} on paths like `{step.input.strip()}`"
-            key = f"{step.tool}: {sig}"
-            facts = {
-                "signature": key,
-                "error": error,
-                "command": f"{step.tool} {step.input.strip()}",
-                "instead": f"{step.tool} {later.input.strip()}",
-                "differs": how,
-                "verified": f"{step.tool} {later.input.strip()}",
-                "occurrence": {"date": evidence.date, "by": evidence.agent, "session": evidence.source,
-                               "fixed": True, "files": []},
-            }  # fmt: skip
-            out.append(
-                Candidate(
-                    kind="gotcha",
-                    type="gotcha",
-                    title=title if len(title) <= 160 else title[:157] + "…",
-                    key=key,
-                    source=evidence.source,
-                    date=evidence.date,
-                    facts=facts,
-                    reason=f"{step.tool} refused `{one_line(step.input, 60)}`, then took it spelled otherwise "
-                    f"in {evidence.source}",
-                    tags=("distilled",),
-                )
-            )
+            out.append(_file_tool_gotcha(evidence, step, error, f"{later.tool} {later.input.strip()}", how))
             break
     return out
+
+
+def _file_tool_gotcha(evidence: Evidence, step: Step, error: str, instead: str, how: str) -> Candidate:
+    sig = signature(error) or "refused the path"
+    title = f"{step.tool} fails with {sig!r} on paths like `{step.input.strip()}`"
+    key = f"{step.tool}: {sig}"
+    facts = {
+        "signature": key,
+        "error": error,
+        "command": f"{step.tool} {step.input.strip()}",
+        "instead": instead,
+        "differs": how,
+        "verified": instead,
+        "occurrence": {"date": evidence.date, "by": evidence.agent, "session": evidence.source,
+                       "fixed": True, "files": []},
+    }  # fmt: skip
+    return Candidate(
+        kind="gotcha",
+        type="gotcha",
+        title=title if len(title) <= 160 else title[:157] + "…",
+        key=key,
+        source=evidence.source,
+        date=evidence.date,
+        facts=facts,
+        reason=f"{step.tool} refused `{one_line(step.input, 60)}`, then {how} in {evidence.source}",
+        tags=("distilled",),
+    )
 
 
 #: In how many sessions an error must recur, unresolved or not, to make a page of its own.
