@@ -309,3 +309,25 @@ def test_an_edit_refused_over_what_the_file_holds_then_made_with_sed_is_no_gotch
     s.stop("Renamed.").end().write()
     consolidate_session(project, "s-sed-edit1")
     assert pages(project, "gotchas") == {}
+
+
+def test_a_line_that_failed_at_its_cd_then_ran_in_the_right_place_is_a_gotcha(project):
+    root = project.root
+    s = Session(project, "s-cd-place1").start().prompt("Pull the latest changes")
+    s.bash(f"cd {root}/M-Claude && git status", f"Exit code 1\n(eval):cd:1: no such file or directory: {root}/M-Claude",
+           error=True)  # fmt: skip
+    s.bash(f"cd {root}/Documents/M-Claude && git status", "On branch main\nnothing to commit, working tree clean\n")
+    s.stop("Pulled.").end().write()
+    consolidate_session(project, "s-cd-place1")
+    [(meta, body)] = pages(project, "gotchas").values()
+    assert meta["fix"]["instead_dir"] == "Documents/M-Claude"
+    assert "**Fix**: run `git status` in `Documents/M-Claude` instead." in body
+
+
+def test_a_look_around_that_failed_on_a_missing_file_is_still_no_gotcha(project):
+    s = Session(project, "s-cd-place2").start().prompt("Look at the notes")
+    s.bash("cat notes.txt", "cat: notes.txt: No such file or directory", error=True)
+    s.bash("cat docs/notes.txt", "the notes\n")
+    s.stop("Read them.").end().write()
+    consolidate_session(project, "s-cd-place2")
+    assert pages(project, "gotchas") == {}

@@ -107,7 +107,12 @@ def _refusal(evidence: Evidence, run: Run, sig: str) -> str | None:
     # An install may be a trap of the project (a peer-dependency conflict that needs an
     # option): it is judged by how it was resolved; a program that was missing, by its absence.
     installs = bool(_INSTALLS.match(" ".join(run.words))) and not run.outside and not is_probe(run.command)
-    if not_a_run(run) and not installs and not (missing_program(run) and not run.outside):
+    if (
+        not_a_run(run)
+        and not installs
+        and not (missing_program(run) and not run.outside)
+        and not missing_directory(run)
+    ):
         return "not a command that runs the project"
     if not sig or not is_telling(sig):
         return "no telling error line"
@@ -131,6 +136,19 @@ def not_a_run(run: Run) -> bool:
 def missing_program(run: Run) -> bool:
     """The program itself was not there (`tree: command not found`, exit 127)."""
     return bool(_MISSING.search(run.error or ""))
+
+
+# The shell could not enter the directory the line changed to: bash's `cd: x: No such file or
+# directory`, zsh's `cd:1: no such file or directory: x`, PowerShell's `Set-Location : Cannot
+# find path`.
+_NO_DIRECTORY = re.compile(
+    r"\bcd\b\S*:.*(no such file or directory|not a directory)|Set-Location\b.*Cannot find path", re.I
+)
+
+
+def missing_directory(run: Run) -> bool:
+    """The line failed at its `cd`: the place was wrong, whatever it ran there (see `_NO_DIRECTORY`)."""
+    return bool(_NO_DIRECTORY.search(run.error or ""))
 
 
 def _objects(run: Run) -> set[str]:
@@ -354,7 +372,8 @@ def _fixed(
     sandbox = _SANDBOXED.search(run.output) if not kept and not instead and not first else None
     if not kept and not instead and not first and not sandbox:
         return None, "passed again with nothing changed in between"
-    if not kept and instead and is_probe(later.command) and not missing_program(run):
+    elsewhere = missing_directory(run) and later.directory != run.directory
+    if not kept and instead and is_probe(later.command) and not missing_program(run) and not elsewhere:
         return None, "another command only looked around"
     what = _RUNNER_NAMES.get(run.purpose or "", f"`{run.words[0]}`" if run.words else "a command")
     title = f"{sig if len(sig) <= 110 else sig[:110].rsplit(' ', 1)[0] + ' …'} when running {what}"
