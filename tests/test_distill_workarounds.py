@@ -331,3 +331,18 @@ def test_a_look_around_that_failed_on_a_missing_file_is_still_no_gotcha(project)
     s.stop("Read them.").end().write()
     consolidate_session(project, "s-cd-place2")
     assert pages(project, "gotchas") == {}
+
+
+def test_a_script_that_fails_later_is_not_noted_as_done_another_way(project):
+    # A procedure's failures tell the moment hook "run it the page's way instead"; for scripts
+    # the page's first one is another script, not a way to run this one.
+    Session(project, "s-scripts-2").start().prompt("Sync").bash("python3 scripts/sync.py", "Synced\n").bash(
+        "python3 scripts/report.py", "Report written\n"
+    ).stop("Done.").end().write()
+    consolidate_session(project, "s-scripts-2")
+    later = Session(project, "s-scripts-3", start="2026-12-01T08:00:00").start().prompt("Report")
+    later.bash("python3 scripts/report.py", "Traceback (most recent call last):\nKeyError: 'TOKEN'", error=True)
+    later.stop("It needs TOKEN.").end().write()
+    consolidate_session(project, "s-scripts-3")
+    [(meta, body)] = pages(project, "procedures").values()
+    assert not meta.get("failures") and "Recent failures" not in body

@@ -102,7 +102,9 @@ def procedures(evidence: Evidence) -> list[Candidate]:
         failed.setdefault(run.purpose, {}).pop(run.command, None)
         if run.ok:
             worked[run.purpose][run.command] = run
-        elif run.error and run.fixed_by is None and not run.narrow:
+        elif run.error and run.fixed_by is None and not run.narrow and run.purpose != "scripts":
+            # (Each script is its own procedure: another one that worked is no way to run a
+            # script that failed, and the moment hook would offer it as one.)
             failed[run.purpose][run.command] = run
     out = []
     for purpose, title in TITLES.items():
