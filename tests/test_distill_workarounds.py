@@ -346,3 +346,14 @@ def test_a_script_that_fails_later_is_not_noted_as_done_another_way(project):
     consolidate_session(project, "s-scripts-3")
     [(meta, body)] = pages(project, "procedures").values()
     assert not meta.get("failures") and "Recent failures" not in body
+
+
+def test_a_script_named_by_its_absolute_path_inside_the_project_is_one_of_its_scripts(project):
+    publish = f"python3 {project.root}/commands/publish/scripts/publish_session.py 47bf5f5c"
+    s = Session(project, "s-scripts-4").start().prompt("/publish-session")
+    s.bash(publish, "Published: https://gist.github.com/x/1\n")
+    s.bash("python3 /opt/tools/check_version.py", "up to date\n")  # outside the project
+    s.stop("Published.").end().write()
+    consolidate_session(project, "s-scripts-4")
+    [(meta, _body)] = pages(project, "procedures").values()
+    assert [c["command"] for c in meta["commands"]] == [publish]

@@ -297,7 +297,9 @@ def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
     if ok and line != run.command.strip():
         # Piped into `tail`: the exit code was the filter's; only the output can vouch.
         ok = bool(_PASS_MARKERS.search(output)) and not _FAIL_MARKERS.search(output)
-    purpose = None if is_probe(command) else purpose_of(words)
+    # (A script named by its absolute path inside the project is one of the project's.)
+    inside = [_relative(w, cwd, root) if os.path.isabs(w) and root else w for w in words]
+    purpose = None if is_probe(command) else purpose_of(inside)
     # (A script's path is the command itself, not one file of a runner's.)
     narrow = bool(_NARROW.search(" ".join(words[1:]))) if words and purpose != "scripts" else False
     return Run(
