@@ -3,7 +3,8 @@
 
 - `evidence`: the session's commands (where they ran, what they needed, how they ended, what
   they were for), edits, prompts and answers.
-- `procedures`: commands that test, type-check, lint, format, build or deploy and worked.
+- `procedures`: commands that test, type-check, lint, format, build or deploy, or run one of
+  the project's own scripts, and worked.
 - `gotchas`: a failure resolved in the session (edits, through a tool or the shell, then the
   same command passing; another command line doing the job; a command run first), and
   errors that recur (`signature`: the error as it reads on any run).
@@ -11,7 +12,8 @@
 - `manifests`: what the project's manifests and configs the session read say (stack and
   versions, scripts and make targets, ports, CI workflows, git hooks, licence), one `fact`
   page per file.
-- `versions`: what a program said of its own version (`op --version`), on one `fact` page.
+- `versions`: what a program said of its own version (`op --version`), and the command that
+  installed it, on one `fact` page.
 - `candidate`: what they propose; `pages`: a candidate rendered or merged into its page;
   `dedup`: which existing page a candidate duplicates, and contradictions.
 - `llm`: the optional LLM pass (an API, or the agent CLI the user is signed in to).

@@ -8,7 +8,14 @@ session, in one of the ways real agents resolve things:
   settings (`npm install --legacy-peer-deps`, `PYTHONPATH=src pytest`, `sudo -u me X=1 cmd` as
   one part of a longer line), another directory;
 - a command run first that changes the state it needed (`chmod +x run.sh`, an install),
-  then the same command passing.
+  then the same command passing;
+- the same line passing again once run outside the agent's sandbox (Codex's "failed in
+  sandbox ... Denied"), or in the right directory after its `cd` failed.
+
+Traps of the environment, not of one command, make pages too: a file tool that takes only
+one spelling of a path (`C:\\x` not `/c/x`), an edit tool refused over where the file is and
+the file then written from the shell, one error on commands of different programs that never
+pass afterwards (a permission mode denying the shell).
 
 The page holds the error's signature, the command, the fix (the files changed, anchored; or
 the command that worked instead, or the one run first), the agent's own explanation when its
@@ -21,7 +28,9 @@ Precision first, so these are refused:
 - a fix that changed only files the session itself had just made, or a failure whose output
   points into such a file (the session's own new code failing);
 - a failure that passed again, word for word the same command, with nothing done in between
-  (flaky);
+  (flaky), unless the agent's sandbox had stopped it;
+- another command line that does not run the failed program (`nl -ba docfx.json` after
+  `docfx docfx.json` timed out only reads the file);
 - a failure of a command that looks around or asks git (unless the program itself was
   missing: `tree: command not found`), or that ran outside the project.
 
