@@ -59,6 +59,13 @@ CASES = [
     ("bash: ./run.sh: Permission denied\nExit code 126", "bash: run.sh: Permission denied"),
     ("cat: config/app.yml: No such file or directory", "cat: app.yml: No such file or directory"),
     ("Exit code 127", "exit code 127: command not found"),
+    # PowerShell: the program, a space, then the colon; the error record's fields follow.
+    (
+        "tail : The term 'tail' is not recognized as the name of a cmdlet, function, script file, or operable "
+        "program.\nAt line:1 char:1\n+ tail -n 5 log.txt\n+ ~~~~\n    + CategoryInfo          : ObjectNotFound: "
+        "(tail:String) [], CommandNotFoundException\n    + FullyQualifiedErrorId : CommandNotFoundException\n",
+        "tail : The term 'tail' is not recognized as the name of a cmdlet, function, script file, or operable program",
+    ),
     # git
     ("fatal: a branch named 'feature' already exists", "fatal: a branch named 'feature' already exists"),
     (

@@ -243,7 +243,32 @@ def command_output(text: str) -> tuple[str, int | None]:
             # Still running: its result comes with a later `write_stdin` to this session.
             return f"[running: session {running.group(1)}]\n" + text[header.end() :], None
         return text[header.end() :], code
+    denied = _SANDBOX_DENIED.match(text)
+    if denied:
+        return sandbox_denial(text, denied)
     return text, read_exit_code(text)
+
+
+# Codex's report of a command its sandbox stopped, as Rust prints the error ("failed in sandbox
+# MacosSeatbelt with execution error: Denied { output: ExecToolCallOutput { exit_code: 128, ...
+# aggregated_output: StreamOutput { text: \"fatal: ...\" ...").
+_SANDBOX_DENIED = re.compile(r"\Afailed in sandbox (\w+) with execution error: (\w+)\b.*?\bexit_code: (-?\d+)", re.S)
+_STREAM_TEXT = r'{name}: StreamOutput \{{ text: "((?:[^"\\]|\\.)*)"'
+
+
+def sandbox_denial(text: str, denied: re.Match[str]) -> tuple[str, int]:
+    """(what the command printed, then a line naming the sandbox that stopped it; its exit code)."""
+    printed = ""
+    for name in ("aggregated_output", "stderr", "stdout"):
+        m = re.search(_STREAM_TEXT.format(name=name), text)
+        if m and m.group(1).strip():
+            printed = re.sub(r"\\(.)", lambda e: {"n": "\n", "t": "\t"}.get(e.group(1), e.group(1)), m.group(1))
+            break
+    code = int(denied.group(3))
+    return (
+        f"{printed.rstrip()}\n[{denied.group(2).lower()} by the sandbox {denied.group(1)}: exit code {code}]",
+        code or 1,
+    )
 
 
 # Input, files, plan ------------------------------------------------------------------------

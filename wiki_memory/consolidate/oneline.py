@@ -22,7 +22,8 @@ _ERROR_WORDS = re.compile(
 #    `npm ERR!`/`npm error`, `FAILED`, `--- FAIL:`, a compiler's `file:line:col: error ...`;
 # 4. a program speaking of itself (`bash: tree: command not found`, `cat: x: No such file
 #    or directory`, `go: cannot find main module`): `prog: [detail: ]message` where the
-#    message says something could not be done.
+#    message says something could not be done; PowerShell puts a space before the colon
+#    (`tail : The term 'tail' is not recognized as the name of a cmdlet ...`).
 _CRASH = re.compile(r"^(panic: |thread '[^']*' panicked at|fatal error: |Segmentation fault|Killed$)")
 _EXCEPTION = re.compile(
     r"^(E\s+|Exception in thread \"[^\"]*\"\s+|Caused by:\s+|Uncaught\s+|Unhandled\w*\s+|\(\w+\)\s+)?"
@@ -33,11 +34,12 @@ _SAYS_ERROR = re.compile(
     r"(\[ERROR\]|ERR!|FAIL(ED)?\b|--- FAIL:)|AssertionError|Traceback)",
     re.IGNORECASE,
 )
-_PROGRAM = re.compile(r"^(?:[\w.~/-]*/)?[a-z][\w.+-]*:(?: line \d+:| \d+:)? (?P<message>.+)$")
+_PROGRAM = re.compile(r"^(?:[\w.~/-]*/)?(?:[a-z][\w.+-]*|[A-Za-z][\w.+-]* ):(?: line \d+:| \d+:)? (?P<message>.+)$")
 _CANNOT = re.compile(
     r"not found|no such file|permission denied|cannot|can't|could not|couldn't|unable to|invalid|unknown|"
     r"unrecognized|illegal|missing|already exists|does not exist|doesn't exist|not a (git repository|directory)|"
-    r"is a directory|not permitted|denied|refused|failed|is not a \w+ command|no module named|not installed",
+    r"is a directory|not permitted|denied|refused|failed|is not a \w+ command|no module named|not installed|"
+    r"not recognized",
     re.IGNORECASE,
 )
 # POSIX shells exit 127 when the command was not found, 126 when it could not be executed.

@@ -262,6 +262,8 @@ class Knowledge(LifecycleReview):
     def _same_key(self, candidate: Candidate, planned: dict[str, Any]) -> tuple[str, str] | None:
         store = self.store()
         key_field = {"gotcha": "signature", "procedure": "purpose", "fact": "manifest"}.get(candidate.type, "statement")
+        if candidate.type == "fact" and candidate.facts.get("environment"):
+            key_field = "environment"
         key_value = candidate.facts.get(key_field) if key_field != "statement" else candidate.facts.get("statement")
         conventional = path_for(candidate.title, candidate.type)
         options = [conventional] + self._by_words(candidate.type, f"{candidate.title} {candidate.key}", 3)
@@ -371,7 +373,7 @@ class Knowledge(LifecycleReview):
             append_flags(self.project.home / FLAGS_FILE, rows)
 
 
-_KEY_NAMES = {"signature": "signature", "purpose": "purpose", "manifest": "file"}
+_KEY_NAMES = {"signature": "signature", "purpose": "purpose", "manifest": "file", "environment": "page"}
 
 
 def _read(store: Any, path: str) -> Page | None:

@@ -3,13 +3,17 @@
 
 - `evidence`: the session's commands (where they ran, what they needed, how they ended, what
   they were for), edits, prompts and answers.
-- `procedures`: commands that test, type-check, lint, format, build or deploy and worked.
+- `procedures`: commands that test, type-check, lint, format, build or deploy, or run one of
+  the project's own scripts, and worked.
 - `gotchas`: a failure resolved in the session (edits, through a tool or the shell, then the
   same command passing; another command line doing the job; a command run first), and
   errors that recur (`signature`: the error as it reads on any run).
 - `statements`: preferences and decisions in the user's own words, in the user's language.
 - `manifests`: what the project's manifests and configs the session read say (stack and
-  versions, scripts and make targets, ports), one `fact` page per file.
+  versions, scripts and make targets, ports, CI workflows, git hooks, licence), one `fact`
+  page per file.
+- `versions`: what a program said of its own version (`op --version`), and the command that
+  installed it, on one `fact` page.
 - `candidate`: what they propose; `pages`: a candidate rendered or merged into its page;
   `dedup`: which existing page a candidate duplicates, and contradictions.
 - `llm`: the optional LLM pass (an API, or the agent CLI the user is signed in to).
@@ -42,11 +46,13 @@ def distill(summary: Summary, root: str | None = None) -> Distilled:
     from wiki_memory.consolidate.distill.manifests import manifests
     from wiki_memory.consolidate.distill.procedures import procedures
     from wiki_memory.consolidate.distill.statements import statements
+    from wiki_memory.consolidate.distill.versions import versions
 
     evidence = gather(summary, root)
     found_gotchas, refused_gotchas = gotchas(evidence)
     found_statements, refused_statements = statements(evidence)
     candidates = [*procedures(evidence), *found_gotchas, *found_statements, *manifests(evidence)]
+    candidates += versions(evidence)
     return Distilled(evidence, tuple(candidates), tuple(refused_gotchas + refused_statements))
 
 

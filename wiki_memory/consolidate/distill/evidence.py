@@ -61,6 +61,14 @@ _PURPOSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"^(make|just) deploy( |$)|^(npm|pnpm|yarn|bun)( run)? deploy(:\S+)?( |$)|^fly deploy( |$)|"
             r"^flyctl deploy( |$)|^vercel (deploy|--prod)( |$)",
         ),
+        (
+            # One of the project's own scripts, by its path inside the project (`python3
+            # scripts/sync.py`, `./bin/setup`, `bash tools/release.sh v2`), not /tmp's or ~'s.
+            "scripts",
+            r"^((python[\d.]*|bash|sh|zsh|node|ruby|perl|php|pwsh|bun|tsx|ts-node|deno run|uv run)( -[\w-]+)* )?"
+            r"(\./)?\.?(?![./~$])[\w.-]+(/[\w.-]+)*\.(py|sh|bash|js|mjs|cjs|ts|rb|pl|php|ps1)( |$)|"
+            r"^\./(?![./])[\w.-]+(/[\w.-]+)*( |$)",
+        ),
     )
 )
 # A run narrowed to one test or one file says how to run that test, not the suite.
@@ -107,7 +115,7 @@ def shell_writes(command: str) -> list[str]:
     found: list[str] = []
     body = re.sub(r"<<-?\s*['\"]?(\w+)['\"]?\n.*?\n\1\b", "<<HEREDOC", command, flags=re.S)
     found += [m.group("path") for m in _PATCH_FILE.finditer(command)]
-    for part in _segments(body):
+    for part in segments(body):
         words = part.split()
         if words and _IN_PLACE.match(part):
             # The last word that is not an option or the expression is the file.
@@ -150,6 +158,7 @@ class Run:
     outside: bool  # it ran outside the project
     output: str
     fixed_by: int | None  # the step index of the later run that passed
+    line: str = ""  # the whole shell line it ended (`sudo -u me X=1 app info && app list`)
 
     @property
     def date(self) -> str:
@@ -189,7 +198,8 @@ class Evidence:
 
 
 def purpose_of(words: Sequence[str]) -> str | None:
-    """tests, typecheck, lint, format, build or deploy; None for anything else."""
+    """tests, typecheck, lint, format, build, deploy or scripts (one of the project's own);
+    None for anything else."""
     text = " ".join(words)
     if any(w in ("--help", "-h", "--version", "-V") for w in words):
         return None
@@ -201,7 +211,7 @@ def purpose_of(words: Sequence[str]) -> str | None:
     return None
 
 
-def _segments(command: str) -> list[str]:
+def segments(command: str) -> list[str]:
     """The parts of a shell line (`a && b; c`), each stripped; quotes respected roughly."""
     parts: list[str] = []
     current: list[str] = []
@@ -232,7 +242,7 @@ def _where_and_setup(command: str, cwd: str | None, root: str | None) -> tuple[s
     .venv/bin/activate`."""
     here = os.path.normpath(cwd) if cwd else (root or "")
     setup: list[str] = []
-    parts = _segments(command) or [command]
+    parts = segments(command) or [command]
     for part in parts[:-1]:
         if part.startswith("cd "):
             target = part[3:].strip().strip("'\"")
@@ -248,17 +258,50 @@ def _where_and_setup(command: str, cwd: str | None, root: str | None) -> tuple[s
     return parts[-1], ("." if rel in ("", ".") else rel), tuple(dict.fromkeys(setup)), outside
 
 
+# Gemini CLI's report of a shell command: its fields (`Command:`, `Directory:`, `Output:`,
+# `Error:`, `Exit Code:`, `Signal:`, ...), each starting a line, a field's text running to the
+# next field. Its AfterTool hook gets `Output: ...` and `Exit Code: N`; older transcripts keep
+# the whole report (and a replayed one may be that report under `Output: `).
+_FIELD = re.compile(r"^(Command|Directory|Output|Error|Exit Code|Signal|Background PIDs|Process Group PGID): ?", re.M)
+_EMPTY = ("", "(empty)", "(none)")
+
+
+def shell_output(output: str) -> str:
+    """What a command printed, out of the agent's report of it when it wraps it in fields
+    (Gemini CLI's, see `_FIELD`), with a line `Exit code N` when the report says it failed;
+    else the output as it is."""
+    text = output or ""
+    while text.startswith("Output: Command: "):
+        text = text[len("Output: ") :]
+    starts = list(_FIELD.finditer(text))
+    if not starts or starts[0].start() != 0 or starts[0].group(1) not in ("Command", "Output"):
+        return output or ""
+    fields: dict[str, str] = {}
+    for m, after in zip(starts, [*starts[1:], None], strict=True):
+        fields.setdefault(m.group(1), text[m.end() : after.start() if after else len(text)].strip())
+    printed = [fields.get(name, "") for name in ("Output", "Error")]
+    code = fields.get("Exit Code", "")
+    lines = [p for p in printed if p not in _EMPTY]
+    return "\n".join(lines) + (f"\nExit code {code}" if code not in (*_EMPTY, "0") else "")
+
+
 def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
     # A heredoc's body is the command's input, not more commands (`python - <<'PY' ... PY`).
     line = _FILTER_TAIL.sub("", split_heredocs(run.command.strip())[0])
     command, directory, env, outside = _where_and_setup(line, cwd, root)
     words = tuple(command_words(command))
-    output = run.step.output or ""
+    raw = run.step.output or ""
+    output = shell_output(raw)
+    reported = output != raw  # (the error line was read from the report's own fields)
     ok = run.ok and not run.step.rejected and not run.step.interrupted
     if ok and line != run.command.strip():
         # Piped into `tail`: the exit code was the filter's; only the output can vouch.
         ok = bool(_PASS_MARKERS.search(output)) and not _FAIL_MARKERS.search(output)
-    narrow = bool(_NARROW.search(" ".join(words[1:]))) if words else False
+    # (A script named by its absolute path inside the project is one of the project's.)
+    inside = [_relative(w, cwd, root) if os.path.isabs(w) and root else w for w in words]
+    purpose = None if is_probe(command) else purpose_of(inside)
+    # (A script's path is the command itself, not one file of a runner's.)
+    narrow = bool(_NARROW.search(" ".join(words[1:]))) if words and purpose != "scripts" else False
     return Run(
         index=run.step.index,
         time=run.step.time,
@@ -267,12 +310,13 @@ def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
         directory=directory,
         env=env,
         ok=ok,
-        error="" if ok else (run.error or error_line(output)),
-        purpose=None if is_probe(command) else purpose_of(words),
+        error="" if ok else ((error_line(output) if reported else "") or run.error or error_line(output)),
+        purpose=purpose,
         narrow=narrow,
         outside=outside,
         output=output,
         fixed_by=run.fixed_by,
+        line=line,
     )
 
 
@@ -285,9 +329,27 @@ def _relative(path: str, cwd: str | None, root: str | None) -> str:
     return path if rel.startswith("..") else rel
 
 
+_WINDOWS = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def _windows_relative(path: str, base: str) -> str | None:
+    """`path` relative to `base` when the session ran on Windows (`C:\\Users\\me\\app`), with
+    forward slashes; None outside `base`."""
+    import ntpath
+
+    full = path if _WINDOWS.match(path) else ntpath.join(base, path)
+    try:
+        rel = ntpath.relpath(ntpath.normpath(full), ntpath.normpath(base))
+    except ValueError:  # another drive
+        return None
+    return None if rel.startswith("..") else rel.replace("\\", "/")
+
+
 def relative_to_root(path: str, evidence: Evidence) -> str | None:
     """A path the session named, relative to the project's root; None outside the project."""
     steps_cwd = evidence.cwd or evidence.root or ""
+    if _WINDOWS.match(path) or _WINDOWS.match(evidence.root or steps_cwd):
+        return _windows_relative(path, evidence.root or steps_cwd)
     full = path if os.path.isabs(path) else os.path.join(steps_cwd, path)
     base = evidence.root or steps_cwd
     if not base:

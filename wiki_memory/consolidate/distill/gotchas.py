@@ -5,9 +5,17 @@ session, in one of the ways real agents resolve things:
   same command passing;
 - another command line for the same purpose passing: another program (`python3` when
   `python` is missing, `bash run.sh` when the script is not executable), other options or
-  settings (`npm install --legacy-peer-deps`, `PYTHONPATH=src pytest`), another directory;
+  settings (`npm install --legacy-peer-deps`, `PYTHONPATH=src pytest`, `sudo -u me X=1 cmd` as
+  one part of a longer line), another directory;
 - a command run first that changes the state it needed (`chmod +x run.sh`, an install),
-  then the same command passing.
+  then the same command passing;
+- the same line passing again once run outside the agent's sandbox (Codex's "failed in
+  sandbox ... Denied"), or in the right directory after its `cd` failed.
+
+Traps of the environment, not of one command, make pages too: a file tool that takes only
+one spelling of a path (`C:\\x` not `/c/x`), an edit tool refused over where the file is and
+the file then written from the shell, one error on commands of different programs that never
+pass afterwards (a permission mode denying the shell).
 
 The page holds the error's signature, the command, the fix (the files changed, anchored; or
 the command that worked instead, or the one run first), the agent's own explanation when its
@@ -20,7 +28,9 @@ Precision first, so these are refused:
 - a fix that changed only files the session itself had just made, or a failure whose output
   points into such a file (the session's own new code failing);
 - a failure that passed again, word for word the same command, with nothing done in between
-  (flaky);
+  (flaky), unless the agent's sandbox had stopped it;
+- another command line that does not run the failed program (`nl -ba docfx.json` after
+  `docfx docfx.json` timed out only reads the file);
 - a failure of a command that looks around or asks git (unless the program itself was
   missing: `tree: command not found`), or that ran outside the project.
 
@@ -32,10 +42,11 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 
-from wiki_memory.consolidate.commands import command_key, is_probe
+from wiki_memory.consolidate.commands import command_key, command_words, is_probe
 from wiki_memory.consolidate.distill.candidate import Candidate
-from wiki_memory.consolidate.distill.evidence import Evidence, Run, answer_between, one_line
+from wiki_memory.consolidate.distill.evidence import Evidence, Run, answer_between, one_line, segments, shell_writes
 from wiki_memory.consolidate.distill.signature import (
     is_assertion,
     is_static_finding,
@@ -43,6 +54,7 @@ from wiki_memory.consolidate.distill.signature import (
     signature,
     words_of,
 )
+from wiki_memory.consolidate.session import Step
 
 _CAUSAL = re.compile(
     r"\b(because|caused by|the cause|root cause|was missing|wasn't set|was not set|isn't set|is not set|"
@@ -61,8 +73,12 @@ _STATE = re.compile(
     r"^(chmod|chown|mkdir|touch|ln|export|pip3?|npm|pnpm|yarn|bun|uv|poetry|cargo|go|gem|apt|apt-get|brew|"
     r"docker|docker-compose|git (checkout|switch|pull|fetch|submodule)|source|nvm|pyenv)\b"
 )
+# The line the capture adds to a command the agent's sandbox stopped (`toolcalls.sandbox_denial`).
+_SANDBOXED = re.compile(r"^\[\w+ by the sandbox (\w+): exit code -?\d+\]$", re.M)
 _GENERIC = {"run", "test", "tests", "build", "install", "start", "dev", "exec", "-m", "python", "python3", "node",
             "bash", "sh", "sudo", "npx", ".", "./", "..", "-c", "-lc", "-l"}  # fmt: skip
+#: How many of the commands an environment's error stopped a gotcha lists.
+MAX_COMMANDS = 5
 #: How many later commands a failure's resolution may be looked for in.
 AHEAD = 6
 _RUNNER_NAMES = {
@@ -100,7 +116,12 @@ def _refusal(evidence: Evidence, run: Run, sig: str) -> str | None:
     # An install may be a trap of the project (a peer-dependency conflict that needs an
     # option): it is judged by how it was resolved; a program that was missing, by its absence.
     installs = bool(_INSTALLS.match(" ".join(run.words))) and not run.outside and not is_probe(run.command)
-    if not_a_run(run) and not installs and not (missing_program(run) and not run.outside):
+    if (
+        not_a_run(run)
+        and not installs
+        and not (missing_program(run) and not run.outside)
+        and not missing_directory(run)
+    ):
         return "not a command that runs the project"
     if not sig or not is_telling(sig):
         return "no telling error line"
@@ -124,6 +145,19 @@ def not_a_run(run: Run) -> bool:
 def missing_program(run: Run) -> bool:
     """The program itself was not there (`tree: command not found`, exit 127)."""
     return bool(_MISSING.search(run.error or ""))
+
+
+# The shell could not enter the directory the line changed to: bash's `cd: x: No such file or
+# directory`, zsh's `cd:1: no such file or directory: x`, PowerShell's `Set-Location : Cannot
+# find path`.
+_NO_DIRECTORY = re.compile(
+    r"\bcd\b\S*:.*(no such file or directory|not a directory)|Set-Location\b.*Cannot find path", re.I
+)
+
+
+def missing_directory(run: Run) -> bool:
+    """The line failed at its `cd`: the place was wrong, whatever it ran there (see `_NO_DIRECTORY`)."""
+    return bool(_NO_DIRECTORY.search(run.error or ""))
 
 
 def _objects(run: Run) -> set[str]:
@@ -159,11 +193,40 @@ def _related(failed: Run, later: Run) -> bool:
         return True
     # The same file or script (`python3 x.py` for `python x.py`, `bash run.sh` for `./run.sh`),
     # or everything the failed command named (not just a subcommand such as `metadata`).
+    # It must run the failed program again, under its name or a kin's: `nl -ba docfx.json`
+    # reads the file that `docfx docfx.json` timed out on, it does not do docfx's job.
     objects = _objects(failed)
     words = {os.path.basename(w.strip("'\"").rstrip("/")).lower() for w in later.words}
-    if any(("." in o or "/" in o) for o in objects & words) or (objects and objects <= words):
+    runs_it = any(_kin(_program(failed), w) and not re.search(r"\.[A-Za-z]", w[len(_program(failed)) :]) for w in words)
+    if runs_it and (any(("." in o or "/" in o) for o in objects & words) or (objects and objects <= words)):
         return True
     return _kin(_program(failed), _program(later)) and len(failed.words) == 1 == len(later.words)
+
+
+def _other_settings(failed: Run, later: Run) -> Run | None:
+    """The part of a later passing line that ran the failed command again with other settings
+    (`sudo -u me XDG_RUNTIME_DIR=/run/user/1000 pactl info && pactl list` for `pactl info`), as
+    a run of its own; None when no part did, or only word for word the same."""
+    key = command_key(failed.command)
+    for part in segments(later.line):
+        if part != failed.command and key and command_key(part) == key:
+            return replace(later, command=part, words=tuple(command_words(part)))
+    return None
+
+
+def difference(failed: str, worked: str) -> str:
+    """What the working command line did differently, word by word: a word it quoted, words it
+    added, words it dropped (`bcdedit /set {id}` -> `bcdedit /set "{id}"`: quoted `{id}`)."""
+    before, after = failed.split(), worked.split()
+    quoted = [w for w in after if w not in before and len(w) > 2 and w[0] == w[-1] in "'\"" and w[1:-1] in before]
+    added = [w for w in after if w not in before and w not in quoted]
+    dropped = [w for w in before if w not in after and w not in {q[1:-1] for q in quoted}]
+    if not before or before[0] in dropped or len(added) + len(dropped) > 6:
+        return ""  # another program, or another command altogether: the fix line says it all
+    parts = [f"quoted `{w[1:-1]}`" for w in quoted[:3]]
+    parts += [f"added `{' '.join(added)}`"] if added else []
+    parts += [f"dropped `{' '.join(dropped)}`"] if dropped else []
+    return "; ".join(parts)
 
 
 def _same_line(a: Run, b: Run) -> bool:
@@ -183,6 +246,8 @@ def resolution(evidence: Evidence, run: Run) -> tuple[Run, list[Run]] | None:
             between.append(later)  # `chmod +x run.sh` before `./run.sh` again
         elif later.ok and later.words and _related(run, later) and not _missing_lookup(later):
             return later, between
+        elif later.ok and (other := _other_settings(run, later)) is not None:
+            return other, between
         elif missing_program(run) and later.ok and not _missing_lookup(later) and later is later_runs[0]:
             # The program was not there and the very next command did the job another way
             # (`find` when `tree` is missing): only right after, nothing in between.
@@ -242,7 +307,50 @@ def gotchas(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
         if is_telling(sig) and not is_assertion(sig) and not is_static_finding(sig):
             seen.add(sig)
             out.append(_hit(evidence, run, sig, fixed=resolved is not None))
-    return out, refused
+    made = {c.key for c in out if c.kind == "gotcha"}
+    return out + file_tool_gotchas(evidence) + environment_gotchas(evidence, made), refused
+
+
+def environment_gotchas(evidence: Evidence, known: set[str]) -> list[Candidate]:
+    """The same error on commands of different programs, never passing: it comes from where
+    they ran, not from any of them (`Permission to use Bash has been auto-denied in dontAsk
+    mode.` on `tmux -V` and `chmod +x x`), a trap of the environment."""
+    by_sig: dict[str, list[Run]] = {}
+    for run in evidence.runs:
+        sig = signature(run.error) if not run.ok and run.error else ""
+        if sig and sig not in known and is_telling(sig) and not is_assertion(sig) and not is_static_finding(sig):
+            by_sig.setdefault(sig, []).append(run)
+    out: list[Candidate] = []
+    for sig, runs in by_sig.items():
+        programs = list(dict.fromkeys(_program(r) for r in runs if r.words))
+        if len(programs) < 2 or any(r.ok and _program(r) in programs for r in evidence.runs if r.index > runs[0].index):
+            continue  # one program's own failure, or the environment let it through after all
+        first = runs[0]
+        facts = {
+            "signature": sig,
+            "command": first.command,
+            "dir": first.directory,
+            "error": one_line(first.error, 300),
+            "commands": [r.command for r in runs][:MAX_COMMANDS],
+            "occurrence": {"date": first.date or evidence.date, "by": evidence.agent, "session": evidence.source,
+                           "fixed": False, "files": []},
+        }  # fmt: skip
+        names = ", ".join(f"`{p}`" for p in programs[:4])
+        out.append(
+            Candidate(
+                kind="gotcha",
+                type="gotcha",
+                title=f"{sig if len(sig) <= 110 else sig[:110].rsplit(' ', 1)[0] + ' …'} (on any command: {names})",
+                key=sig,
+                source=evidence.source,
+                date=evidence.date,
+                facts=facts,
+                reason=f"{len(runs)} commands of {len(programs)} programs failed with {sig[:60]!r} "
+                f"in {evidence.source}",
+                tags=("distilled", "environment"),
+            )
+        )
+    return out
 
 
 def _fixed(
@@ -268,9 +376,13 @@ def _fixed(
         return None, "the fix changed only files the session had just made"
     if any(os.path.basename(f) in run.output for f in new if len(os.path.basename(f)) > 3):
         return None, "the failure points into a file the session had just made"
-    if not kept and not instead and not first:
+    # The agent's sandbox stopped it and the same line passed when run again: with the
+    # permissions the sandbox withholds (the agent asked for them, the user granted them).
+    sandbox = _SANDBOXED.search(run.output) if not kept and not instead and not first else None
+    if not kept and not instead and not first and not sandbox:
         return None, "passed again with nothing changed in between"
-    if not kept and instead and is_probe(later.command) and not missing_program(run):
+    elsewhere = missing_directory(run) and later.directory != run.directory
+    if not kept and instead and is_probe(later.command) and not missing_program(run) and not elsewhere:
         return None, "another command only looked around"
     what = _RUNNER_NAMES.get(run.purpose or "", f"`{run.words[0]}`" if run.words else "a command")
     title = f"{sig if len(sig) <= 110 else sig[:110].rsplit(' ', 1)[0] + ' …'} when running {what}"
@@ -282,7 +394,9 @@ def _fixed(
         "files": kept,
         "instead": "" if kept else instead,
         "instead_dir": later.directory if (instead and not kept and later.directory != run.directory) else "",
+        "differs": difference(run.command, instead) if instead and not kept else "",
         "first": [r.command for r in first][:3] if not kept else [],
+        "sandbox": sandbox.group(1) if sandbox else "",
         "explanation": _explanation(evidence, run, later.index, sig, kept),
         "verified": later.command,
         "occurrence": {"date": run.date or evidence.date, "by": evidence.agent, "session": evidence.source,
@@ -292,6 +406,8 @@ def _fixed(
         how = f"passed after changes to {', '.join(kept[:3])}"
     elif instead:
         how = f"`{one_line(instead, 80)}` worked instead"
+    elif sandbox:
+        how = f"passed outside the sandbox {sandbox.group(1)}"
     else:
         how = f"passed after `{one_line(first[0].command, 80)}`"
     reason = f"failed with {sig[:60]!r}, then {how} in {evidence.source}"
@@ -309,6 +425,129 @@ def _fixed(
             tags=("distilled",),
         ),
         None,
+    )
+
+
+# A path spelled with a drive: `C:\\x`, `C:/x` (Windows) or `/c/x`, `/mnt/c/x`, `/cygdrive/c/x`
+# (Git Bash, WSL, Cygwin).
+_WINDOWS_DRIVE = re.compile(r"^([A-Za-z]):[\\/]")
+_POSIX_DRIVE = re.compile(r"^/(?:mnt/|cygdrive/)?([A-Za-z])/")
+
+
+def _path_parts(path: str) -> list[str]:
+    return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+
+
+def _head(path: str, tail: int) -> str:
+    """`path` without its last `tail` parts, as it was spelled."""
+    pieces = re.split(r"[\\/]+", path.rstrip("\\/"))
+    return ("\\" if _WINDOWS_DRIVE.match(path) else "/").join(pieces[: len(pieces) - tail])
+
+
+def path_spelling(failed: str, worked: str) -> str:
+    """How a path that a file tool refused and one it took name the same file in two spellings:
+    a drive written the Windows way and the POSIX way, or a relative path and an absolute one
+    ending with it. "" when they are not the same file so spelled (a wrong guess of a folder)."""
+    a, b = _path_parts(failed), _path_parts(worked)
+    common = 0
+    while common < min(len(a), len(b)) and a[-1 - common].lower() == b[-1 - common].lower():
+        common += 1
+    if common < 1 or failed == worked:
+        return ""
+    drive_a = _WINDOWS_DRIVE.match(failed) or _POSIX_DRIVE.match(failed)
+    drive_b = _WINDOWS_DRIVE.match(worked) or _POSIX_DRIVE.match(worked)
+    windows_a, windows_b = bool(_WINDOWS_DRIVE.match(failed)), bool(_WINDOWS_DRIVE.match(worked))
+    same_drive = drive_a and drive_b and drive_a.group(1).lower() == drive_b.group(1).lower()
+    if same_drive and windows_a != windows_b and common >= 2:
+        spelling = "Windows" if windows_b else "POSIX"
+        return f"the tool takes the {spelling} spelling `{_head(worked, common)}`…, not `{_head(failed, common)}`…"
+    if (
+        common == len(a)
+        and not failed.startswith(("/", "~"))
+        and not windows_a
+        and (worked.startswith("/") or windows_b)
+    ):
+        return "the tool takes an absolute path, not a relative one"
+    return ""
+
+
+def same_file(a: str, b: str) -> bool:
+    """Two spellings of one file: the same last two path parts (or the whole name, when one is
+    only a name), whatever the separators and the drive."""
+    x, y = _path_parts(a), _path_parts(b)
+    tail = min(2, len(x), len(y))
+    return tail > 0 and [p.lower() for p in x[-tail:]] == [p.lower() for p in y[-tail:]]
+
+
+# A file tool's error that is about where the file is, not what it holds ("File path must be
+# within one of the workspace directories", "Permission denied", "not allowed").
+_PLACE = re.compile(r"\b(path|director(y|ies)|workspace|folder|outside|permission|denied|not allowed)\b", re.I)
+
+
+def _edited_from_shell(evidence: Evidence, step: Step, path: str) -> Run | None:
+    """A later shell command that worked and wrote the file an edit tool refused (`powershell
+    -Command "(Get-Content f) -replace 'a','b' | Set-Content f"` for `replace f`)."""
+    for run in [r for r in evidence.runs if r.index > step.index][:AHEAD]:
+        if run.ok and any(same_file(path, w) for w in shell_writes(run.line or run.command)):
+            return run
+    return None
+
+
+def file_tool_gotchas(evidence: Evidence) -> list[Candidate]:
+    """A file tool (Read, Edit, Write) that refused a path, then took the same file spelled
+    another way (see `path_spelling`), or an edit tool refused over where the file is and a
+    shell command wrote it instead: a trap of the environment, with the way that works."""
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    steps = [st for st in evidence.steps if st.kind in ("read", "edit") and st.input.strip()]
+    for i, step in enumerate(steps):
+        if not step.error or step.tool in seen:
+            continue
+        said = [line for line in re.sub(r"</?tool_use_error>", "", step.output).splitlines() if line.strip()]
+        error = one_line(said[0] if said else "", 200)  # (the tool's own line; what follows repeats it)
+        shell = _edited_from_shell(evidence, step, step.input.strip()) if step.kind == "edit" else None
+        if shell is not None and _PLACE.search(error):
+            seen.add(step.tool)
+            out.append(
+                _file_tool_gotcha(evidence, step, error, shell.command, "the shell wrote the file the tool would not")
+            )
+            continue
+        for later in steps[i + 1 : i + 1 + AHEAD]:
+            if later.error or later.tool != step.tool:
+                continue
+            how = path_spelling(step.input.strip(), later.input.strip())
+            if not how:
+                continue
+            seen.add(step.tool)
+            out.append(_file_tool_gotcha(evidence, step, error, f"{later.tool} {later.input.strip()}", how))
+            break
+    return out
+
+
+def _file_tool_gotcha(evidence: Evidence, step: Step, error: str, instead: str, how: str) -> Candidate:
+    sig = signature(error) or "refused the path"
+    title = f"{step.tool} fails with {sig!r} on paths like `{step.input.strip()}`"
+    key = f"{step.tool}: {sig}"
+    facts = {
+        "signature": key,
+        "error": error,
+        "command": f"{step.tool} {step.input.strip()}",
+        "instead": instead,
+        "differs": how,
+        "verified": instead,
+        "occurrence": {"date": evidence.date, "by": evidence.agent, "session": evidence.source,
+                       "fixed": True, "files": []},
+    }  # fmt: skip
+    return Candidate(
+        kind="gotcha",
+        type="gotcha",
+        title=title if len(title) <= 160 else title[:157] + "…",
+        key=key,
+        source=evidence.source,
+        date=evidence.date,
+        facts=facts,
+        reason=f"{step.tool} refused `{one_line(step.input, 60)}`, then {how} in {evidence.source}",
+        tags=("distilled",),
     )
 
 

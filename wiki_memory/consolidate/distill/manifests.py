@@ -33,9 +33,10 @@ else:  # pragma: no cover - Python 3.10
 
 TOPICS = {"stack": "Stack and versions", "scripts": "Scripts and make targets", "ports": "Ports"}
 MAX_ITEMS = 12
-# Where a manifest is not the project's own (a dependency's, a fixture, a build's output).
+# Where a manifest is not the project's own (a dependency's, a fixture, a build's output;
+# in `.git`, only the hooks are the project's).
 _NOT_OURS = re.compile(
-    r"(^|/)(node_modules|vendor|\.venv|venv|site-packages|dist|build|target|\.git|fixtures?|testdata|__pycache__|"
+    r"(^|/)(node_modules|vendor|\.venv|venv|site-packages|dist|build|target|\.git(?!/hooks/)|fixtures?|testdata|__pycache__|"
     r"examples?|samples?|templates?|third_party|external)/"
 )
 # A Read tool's line numbers (`     1→`, `1\t`) and the capture's cut marker.
@@ -323,6 +324,100 @@ def _csproj(text: str) -> Topics:
     return {"stack": stack}
 
 
+def _msbuild_props(text: str) -> Topics:
+    """`Directory.Build.props`/`.targets`: the properties every project of the tree gets."""
+    groups = re.findall(r"<PropertyGroup\b[^>]*>(.*?)(?:</PropertyGroup>|\Z)", text, re.S)
+    props = {k: v.strip() for g in groups for k, v in re.findall(r"<(\w+)(?:\s[^>]*)?>([^<]*)</\1>", g)}
+    return {"stack": ["Properties of every project: " + _items(props)]} if props else {}
+
+
+# Shell words that only steer a hook script (not a program it runs).
+_SHELL_WORDS = set(
+    """if elif else fi then do done for while until case esac echo printf exit set return export local read shift
+    test [ [[ command cd source . true false trap unset function declare readonly exec eval wait : break continue
+    printenv type which""".split()
+)
+
+
+def _hook(text: str) -> Topics:
+    """A git hook script (`.git/hooks/pre-commit`, `.husky/pre-push`): the programs it runs."""
+    runs: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", "}", "{", ")")) or "$(" in line.split("=", 1)[0]:
+            continue
+        line = re.sub(r"^(?:(?:if|elif|while|until|then|else|do|!|exec)\s+)+", "", line)
+        line = re.split(r";\s*(?:then|do)\b|\s*;\s*$", line)[0].strip()
+        words = line.split()
+        if not words or words[0] in _SHELL_WORDS or re.match(r"^[A-Za-z_]\w*=", words[0]):
+            continue
+        if re.match(r"^[\w./-]+$", words[0]) and line not in runs:
+            runs.append(line)
+    return {"scripts": [f"runs `{r}`" for r in runs[:6]]} if runs else {}
+
+
+def _workflow(text: str) -> Topics:
+    """A GitHub Actions workflow: when it runs (its triggers) and the commands its steps run."""
+    try:
+        data = yaml.load(text, Loader=yaml.BaseLoader)
+    except yaml.YAMLError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    stack: list[str] = []
+    on = data.get("on") if "on" in data else data.get("true")  # (`on:` is a boolean to YAML 1.1 readers)
+    triggers: list[str] = []
+    if isinstance(on, str):
+        triggers = [on]
+    elif isinstance(on, list):
+        triggers = [str(t) for t in on]
+    elif isinstance(on, dict):
+        for event, spec in on.items():
+            parts = []
+            if isinstance(spec, dict):
+                for key in ("branches", "tags", "paths"):
+                    value = spec.get(key)
+                    if value:
+                        parts.append(f"{key} {', '.join(value) if isinstance(value, list) else value}")
+                if isinstance(spec.get("schedule"), list):
+                    parts.append("schedule")
+            elif isinstance(spec, list) and event == "schedule":
+                parts = [str(c.get("cron")) for c in spec if isinstance(c, dict) and c.get("cron")]
+            triggers.append(event + (f" ({'; '.join(parts)})" if parts else ""))
+    name = data.get("name")
+    if triggers:
+        stack.append((f'Workflow "{name}" runs on ' if isinstance(name, str) else "Runs on ") + ", ".join(triggers))
+    runs: list[str] = []
+    jobs = data.get("jobs")
+    for job in jobs.values() if isinstance(jobs, dict) else []:
+        if not isinstance(job, dict):
+            continue
+        for step in job.get("steps") or []:
+            if not isinstance(step, dict):
+                continue
+            if isinstance(step.get("run"), str):
+                first = next((x.strip() for x in step["run"].splitlines() if x.strip()), "")
+                if first and first.split()[0] not in _SHELL_WORDS and f"`{first}`" not in runs:
+                    runs.append(f"`{first}`")
+            with_ = step.get("with")
+            if isinstance(step.get("uses"), str) and isinstance(with_, dict):
+                versions = {k: v for k, v in with_.items() if k.endswith("-version") and isinstance(v, str)}
+                if versions:
+                    stack.append(f"{step['uses'].split('@')[0]}: " + _items(versions))
+    return {"stack": stack[:MAX_ITEMS], "scripts": [f"step runs {r}" for r in runs[:MAX_ITEMS]]}
+
+
+_LICENCE = re.compile(r"licen[cs]e|\bcc0\b|creative commons|unlicense|public domain", re.I)
+
+
+def _licence(text: str) -> Topics:
+    """A LICENSE file: its name as its first lines give it (`MIT License`, `CC0 1.0 Universal`)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()][:4]
+    named = [line for line in lines if len(line) <= 80 and not line.lower().startswith("copyright")]
+    head = [line for line in named[:2] if _LICENCE.search(line) or re.search(r"\d", line)]
+    return {"stack": ["Licence: " + " — ".join(head)]} if head and any(_LICENCE.search(h) for h in head) else {}
+
+
 def _global_json(text: str) -> Topics:
     sdk = _json_sections(text).get("sdk")
     return {"stack": [f".NET SDK {sdk['version']}"]} if isinstance(sdk, dict) and sdk.get("version") else {}
@@ -360,6 +455,15 @@ def parser_for(path: str) -> Callable[[str], Topics] | None:
         return _csproj
     if name.startswith("dockerfile"):
         return _dockerfile
+    if name in ("directory.build.props", "directory.build.targets"):
+        return _msbuild_props
+    if name in ("license", "license.md", "license.txt", "licence", "licence.md", "copying"):
+        return _licence
+    folder = path.replace("\\", "/").lower()
+    if re.search(r"(^|/)\.github/workflows/[^/]+\.ya?ml$", folder):
+        return _workflow
+    if re.search(r"(^|/)(\.git/hooks|\.husky)/[\w-]+$", folder) and not name.endswith(".sample"):
+        return _hook
     return PARSERS.get(name)
 
 
@@ -377,7 +481,11 @@ def parse(path: str, text: str) -> Topics:
 
 
 def _printed_file(command: str) -> str | None:
-    """The one file a command prints from its start (`cat package.json`, `sed -n '1,200p' go.mod`)."""
+    """The one file a command prints from its start (`cat package.json`, `sed -n '1,200p' go.mod`,
+    `cat .git/hooks/pre-commit 2>/dev/null | head -50 || echo "none"`)."""
+    command = re.sub(r"\s*\|\|\s*(?:echo|true|:|printf)\b.*$", "", command.strip(), flags=re.S)
+    command = re.sub(r"\s*\|\s*head(?:\s+-n?\s*\d+|\s+-\d+)?\s*$", "", command)
+    command = re.sub(r"\s+2>\s*/dev/null\b", "", command)
     words = command_words(command)
     if not words:
         return None
@@ -402,10 +510,8 @@ def manifests(evidence: Evidence) -> list[Candidate]:
             raw = _printed_file(step.input) or ""
         else:
             continue
-        if not raw or parser_for(raw) is None:
-            continue
-        path = relative_to_root(raw, evidence)
-        if path is None or _NOT_OURS.search("/" + path):
+        path = relative_to_root(raw, evidence) if raw else None
+        if path is None or parser_for(path) is None or _NOT_OURS.search("/" + path):
             continue
         topics = parse(path, step.output)
         if topics:

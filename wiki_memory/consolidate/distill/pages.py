@@ -25,7 +25,10 @@ MAX_FAILURES = 5
 MAX_PARTS = 3  # runs of one test or one file kept as examples
 MAX_OCCURRENCES = 12
 #: What a gotcha's `fix` holds: the command that failed, and how it was fixed.
-FIX_KEYS = ("command", "dir", "files", "instead", "instead_dir", "first", "explanation", "verified", "error")
+FIX_KEYS = (
+    "command", "dir", "files", "instead", "instead_dir", "differs", "first", "sandbox", "explanation", "verified",
+    "error", "commands",
+)  # fmt: skip
 
 
 def _plain(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -140,6 +143,13 @@ def gotcha_body(title: str, meta: Mapping[str, Any]) -> str:
     )
     if facts.get("dir") and facts.get("dir") != ".":
         lines[-1] += f" (in `{facts['dir']}`)"
+    if facts.get("commands"):
+        lines += [
+            "",
+            "**Every command failed alike** (the cause is where they ran, not any one of them): "
+            + ", ".join(f"`{c}`" for c in facts["commands"])
+            + ".",
+        ]
     if facts.get("explanation"):
         lines += ["", f"**Cause, as the agent explained it**: {facts['explanation']}"]
     if facts.get("files"):
@@ -147,8 +157,16 @@ def gotcha_body(title: str, meta: Mapping[str, Any]) -> str:
     elif facts.get("instead"):
         where = f" in `{facts['instead_dir']}`" if facts.get("instead_dir") else ""
         lines += ["", f"**Fix**: run `{facts['instead']}`{where} instead."]
+        if facts.get("differs"):
+            lines[-1] += f" What differs: {facts['differs']}."
     elif facts.get("first"):
         lines += ["", "**Fix**: run " + ", then ".join(f"`{c}`" for c in facts["first"]) + " first."]
+    elif facts.get("sandbox"):
+        lines += [
+            "",
+            f"**Fix**: the agent's sandbox ({facts['sandbox']}) stopped it: run it with escalated permissions, "
+            "outside the sandbox (it passed so).",
+        ]
     if facts.get("verified") and facts.get("verified") != facts.get("instead"):
         lines += ["", f"**Verified**: `{facts['verified']}` passed afterwards."]
     occurrences = [o for o in meta.get("occurrences") or [] if isinstance(o, Mapping)]
@@ -180,6 +198,8 @@ def statement_body(title: str, meta: Mapping[str, Any]) -> str:
     said = [s for s in meta.get("sources") or [] if isinstance(s, str)]
     kind = "preference" if meta.get("type") == "preference" else "decision"
     lines = [f"# {title}", "", f"> {meta.get('statement')}", ""]
+    if meta.get("context"):
+        lines += [f"Said right after: \u201c{meta['context']}\u201d", ""]
     lines.append(f"The user stated this {kind} in " + ", ".join(said or ["a session"]) + ".")
     lines += ["", FOOTER]
     return "\n".join(lines) + "\n"
@@ -188,9 +208,25 @@ def statement_body(title: str, meta: Mapping[str, Any]) -> str:
 # Facts read from a manifest -------------------------------------------------------------
 
 
+def tools_body(title: str, meta: Mapping[str, Any]) -> str:
+    """The page of tool versions (`versions`): each program, its version, how it was asked."""
+    found = meta.get("tools")
+    tools: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    lines = [f"# {title}", "", "What each program said of its own version when a session asked it.", ""]
+    for program, seen in sorted(tools.items()):
+        if isinstance(seen, Mapping):
+            lines.append(f"- `{program}` {seen.get('version')} (`{seen.get('command')}`, {seen.get('date')})")
+            if seen.get("installed"):
+                lines[-1] += f"; installed or upgraded with `{seen['installed']}`"
+    lines += ["", FOOTER]
+    return "\n".join(lines) + "\n"
+
+
 def fact_body(title: str, meta: Mapping[str, Any]) -> str:
     from wiki_memory.consolidate.distill.manifests import TOPICS
 
+    if meta.get("environment") == "tools":
+        return tools_body(title, meta)
     path = meta.get("manifest")
     found = meta.get("topics")
     topics: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
@@ -244,11 +280,15 @@ def _new_meta(candidate: Candidate, anchors: Sequence[Anchor]) -> dict[str, Any]
         meta["fix"] = {k: f[k] for k in FIX_KEYS if f.get(k)}
         meta["occurrences"] = [dict(o) for o in f.get("occurrences") or [f["occurrence"]]]
         meta["evidence"] = len(meta["occurrences"])
+    elif candidate.type == "fact" and f.get("environment"):
+        meta |= {"environment": f["environment"], "tools": _plain(dict(f["tools"])), "evidence": 1}
     elif candidate.type == "fact":
         meta |= {"manifest": f["manifest"], "topics": _merge_topics({}, f["topics"]), "read": f["read"], "evidence": 1}
     else:
         meta |= {"statement": f["statement"], "names": list(f.get("names") or []),
                  "negated": list(f.get("negated") or []), "evidence": 1}  # fmt: skip
+        if f.get("context"):
+            meta["context"] = f["context"]
     if anchors:
         meta["anchors"] = [a.as_meta() for a in anchors]
     return meta
@@ -345,6 +385,10 @@ def merged(existing: Page, candidate: Candidate, anchors: Sequence[Anchor] = ())
         ):
             meta["fix"] = {k: f[k] for k in FIX_KEYS if f.get(k)}
         meta.setdefault("signature", f["signature"])
+    elif candidate.type == "fact" and f.get("environment"):
+        old_tools = meta.get("tools")
+        meta["tools"] = {**(dict(old_tools) if isinstance(old_tools, Mapping) else {}), **dict(f["tools"])}
+        meta.setdefault("environment", f["environment"])
     elif candidate.type == "fact" and f.get("manifest"):
         meta["topics"] = _merge_topics(meta.get("topics"), f["topics"], bool(f.get("whole", True)))
         meta["read"] = max(str(meta.get("read") or ""), str(f["read"]))
@@ -360,7 +404,7 @@ def merged(existing: Page, candidate: Candidate, anchors: Sequence[Anchor] = ())
         fresh = {a.path for a in anchors}
         kept = [a for a in meta.get("anchors") or [] if (a.get("path") if isinstance(a, Mapping) else a) not in fresh]
         meta["anchors"] = kept + [a.as_meta() for a in anchors]
-    touched = ("commands", "failures", "occurrences", "fix", "anchors", "sources", "topics")
+    touched = ("commands", "failures", "occurrences", "fix", "anchors", "sources", "topics", "tools")
     meta.update(_plain({k: meta[k] for k in touched if k in meta}))
     page = Page(existing.path, meta, existing.body, existing.has_front_matter)
     if distilled and not hand_edited:

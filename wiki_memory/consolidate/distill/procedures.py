@@ -1,6 +1,6 @@
-"""Procedures: the commands that test, type-check, lint, format, build or deploy the project
-and worked, one page per purpose ("How to run the tests"), with where to run them and what
-they need; a recorded command that fails again is noted on its page.
+"""Procedures: the commands that test, type-check, lint, format, build or deploy the project,
+or run one of its own scripts, and worked, one page per purpose ("How to run the tests"),
+with where to run them and what they need; a recorded command that fails again is noted on its page.
 
 Precision first: a command counts only when it succeeded (a run piped into `tail` only when
 its output says it passed) and ran inside the project. A run narrowed to one test or one
@@ -14,6 +14,7 @@ exists.
 
 from __future__ import annotations
 
+import os
 import re
 
 from wiki_memory.consolidate.distill.candidate import Candidate
@@ -27,6 +28,7 @@ TITLES = {
     "format": "How to format the code",
     "build": "How to build the project",
     "deploy": "How to deploy",
+    "scripts": "How to run the project's scripts",
 }
 
 
@@ -73,8 +75,16 @@ def trivial(run: Run) -> bool:
     return " ".join(kept) in DEFAULTS
 
 
-def _usable(run: Run) -> bool:
+def _usable(run: Run, made: set[str]) -> bool:
+    if run.purpose == "scripts" and script_name(run) in made:
+        return False  # a script the session wrote for itself, not one of the project's
     return run.purpose is not None and not run.outside and bool(run.words)
+
+
+def script_name(run: Run) -> str:
+    """The file name of the script a `scripts` run runs (`sync.py` for `python3 scripts/sync.py`)."""
+    path = next((w for w in run.words if not w.startswith("-") and ("/" in w or "." in w)), run.words[0])
+    return os.path.basename(path)
 
 
 def procedures(evidence: Evidence) -> list[Candidate]:
@@ -83,7 +93,8 @@ def procedures(evidence: Evidence) -> list[Candidate]:
     worked: dict[str, dict[str, Run]] = {}
     failed: dict[str, dict[str, Run]] = {}
     for run in evidence.runs:
-        if not _usable(run):
+        made = {os.path.basename(f) for f in evidence.new_files_before(run.index)}
+        if not _usable(run, made):
             continue
         assert run.purpose is not None
         # A later run of the same command decides: the last one is how the session left it.
@@ -91,7 +102,9 @@ def procedures(evidence: Evidence) -> list[Candidate]:
         failed.setdefault(run.purpose, {}).pop(run.command, None)
         if run.ok:
             worked[run.purpose][run.command] = run
-        elif run.error and run.fixed_by is None and not run.narrow:
+        elif run.error and run.fixed_by is None and not run.narrow and run.purpose != "scripts":
+            # (Each script is its own procedure: another one that worked is no way to run a
+            # script that failed, and the moment hook would offer it as one.)
             failed[run.purpose][run.command] = run
     out = []
     for purpose, title in TITLES.items():

@@ -32,7 +32,10 @@ _EXCEPTION = re.compile(r"\b[A-Za-z_.]*(Error|Exception|Exit|Interrupt|Failure)\
 _TELLING = re.compile(
     r"\berror(\[\w+\])?:|command not found|No such file or directory|"
     r"Cannot find module|Module not found|ECONNREFUSED|EADDRINUSE|ENOENT|EACCES|Permission denied|panic:|fatal:|"
-    r"npm ERR!|\bnot found\b|\bunknown (option|command|flag)\b|\brefused\b|\btimed? ?out\b",
+    r"npm ERR!|\bnot found\b|\bunknown (option|command|flag)\b|\brefused\b|\btimed? ?out\b|"
+    # Windows and PowerShell say it in sentences ("The parameter is incorrect.", "Access is denied.").
+    r"\bis (not valid|invalid|incorrect)\b|\bdenied\b|\bnot permitted\b|\bcannot find the (path|file)\b|"
+    r"\bnot recognized as\b",
     re.IGNORECASE,
 )
 #: Test assertions: about the logic under test, not a trap of the project.

@@ -36,8 +36,8 @@ _LEAD = re.compile(
     re.IGNORECASE,
 )
 _PREFERENCE = re.compile(
-    r"^(?:always|never|from now on|going forward|in (?:the )?future|(?:don't|do not) ever|"
-    r"(?:we|i) (?:always|never|prefer|(?:would|'d) rather|(?:don't|do not) (?:ever )?"
+    r"^(?:always|never|from now on|going forward|in (?:the )?future|(?:don['\u2019]?t|do not) ever|"
+    r"(?:we|i) (?:always|never|prefer|(?:would|'d) rather|(?:don['\u2019]?t|do not) (?:ever )?"
     r"(?:use|want|allow|commit|push|merge|add|write|run))|(?:please )?prefer)\b",
     re.IGNORECASE,
 )
@@ -237,7 +237,8 @@ def statements(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
     for prompt in evidence.prompts:
         if len(prompt.text) > MAX_PROMPT_CHARS or prompt.text.lstrip().startswith(("<", "[", "{")):
             continue
-        for sentence in _sentences(prompt.text):
+        sentences = _sentences(prompt.text)
+        for i, sentence in enumerate(sentences):
             kind, why = judge(sentence)
             if kind is None:
                 if why not in ("no statement of how things are done", "too short or too long for a rule"):
@@ -265,6 +266,9 @@ def statements(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
                         "statement": statement,
                         "names": [n for n in names if n not in negated],
                         "negated": negated,
+                        # A rule that names nothing keeps the sentence it answered, in the user's
+                        # words ("how do we make 1Password ask for my YubiKey? I don't want ...").
+                        **({"context": _clean(sentences[i - 1])[:240]} if i and not names else {}),
                     },
                     reason=f"stated by the user in {evidence.source}",
                     tags=("distilled", "stated"),
