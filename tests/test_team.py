@@ -175,6 +175,38 @@ def test_a_merged_gotcha_reaches_a_third_member_labelled_with_its_author(
     git(bare, "fsck", "--strict")
 
 
+def test_a_gotcha_shared_by_one_merged_by_another_is_recalled_by_a_third(
+    people, code_repo, team_remote, monkeypatch, tmp_path
+):
+    """The whole road with `share` itself: Alice's distilled gotcha (seen in two sessions)
+    goes out as a branch, Bob merges it with the git CLI, Carol syncs and is handed it."""
+    from wiki_memory.pages import Page
+    from wiki_memory.store import Author
+
+    url, bare = team_remote
+    alice, bob, carol = people["Alice"], people["Bob"], people["Carol"]
+    memories = joined(people, code_repo, url, monkeypatch)
+    body = GOTCHA.split("---\n", 2)[2].split("\n", 2)[2].strip()
+    with acting(alice, monkeypatch):
+        page = Page.new(
+            "JWT refresh must happen before the retry", "gotcha", body, sources=["claude-code:s1", "codex:s2"]
+        )
+        path = memories["Alice"].store(create=True).write(page, Author.agent("claude-code")).path
+        assert [c.path for c in memories["Alice"].share_candidates()] == [path]
+        proposal = memories["Alice"].share_plan([path], message="bit us twice")
+        memories["Alice"].share_push(proposal)
+    assert proposal.branch in git(bare, "branch", "--list", "share/*")
+    assert "main" not in git(bare, "branch", "--contains", proposal.commit)  # not on main before review
+    merge(bob, url, tmp_path / "bob-work", proposal.branch)
+    with acting(carol, monkeypatch):
+        done = memories["Carol"].sync_tiers()
+        assert done.team is not None and path in done.team.received
+        handed = memories["Carol"].recall(PROMPT)
+    assert f"team:{path}" in handed.pages
+    assert "team page by Alice <alice@example.com>, merged by Bob <bob@example.com>" in handed.text
+    git(bare, "fsck", "--strict")
+
+
 def test_a_front_matter_author_is_the_pages_author_as_it_changes(people, code_repo, file_team, monkeypatch, tmp_path):
     """`author:` in a page's front matter names its author (Alice pushed it for Dana); a later
     edit of that key is read again after the next sync (the provenance kept by blob id)."""
