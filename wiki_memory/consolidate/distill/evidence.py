@@ -287,7 +287,8 @@ def shell_output(output: str) -> str:
 
 def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
     # A heredoc's body is the command's input, not more commands (`python - <<'PY' ... PY`).
-    line = _FILTER_TAIL.sub("", split_heredocs(run.command.strip())[0])
+    text = split_heredocs(run.command.strip())[0]
+    line = _FILTER_TAIL.sub("", text)
     command, directory, env, outside = _where_and_setup(line, cwd, root)
     words = tuple(command_words(command))
     raw = run.step.output or ""
@@ -295,8 +296,11 @@ def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
     reported = output != raw  # (the error line was read from the report's own fields)
     ok = run.ok and not run.step.rejected and not run.step.interrupted
     if ok and line != run.command.strip():
-        # Piped into `tail`: the exit code was the filter's; only the output can vouch.
-        ok = bool(_PASS_MARKERS.search(output)) and not _FAIL_MARKERS.search(output)
+        # Piped into `tail`: the exit code was the filter's; only the output can vouch. Nothing
+        # at all through a filter that passes every line on (not `grep`) is a command that
+        # printed nothing, and a failure says what went wrong: no failure.
+        quiet = not output.strip() and not re.search(r"\|\s*grep\b", text[len(line) :])
+        ok = quiet or (bool(_PASS_MARKERS.search(output)) and not _FAIL_MARKERS.search(output))
     # (A script named by its absolute path inside the project is one of the project's.)
     inside = [_relative(w, cwd, root) if os.path.isabs(w) and root else w for w in words]
     purpose = None if is_probe(command) else purpose_of(inside)
