@@ -5,6 +5,7 @@ the directory a distilled procedure and the handoff name)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from conftest import git
 from wiki_memory.capture.codex import ADAPTER, read_rollout
 from wiki_memory.capture.toolcalls import tool_facts
 from wiki_memory.config import resolve_project
+from wiki_memory.memory import Memory, import_transcripts
+from wiki_memory.pages import parse_page
 
 SID = "019982b8-3422-79e0-8b3b-05abaf4f3c3e"
 
@@ -72,3 +75,22 @@ def test_the_stated_workdir_is_recorded_and_files_are_read_from_it(tmp_path: Pat
     path = rollout(tmp_path / "rollouts", root, [({"command": edit, "workdir": str(root / "docs")}, ran(""))])
     [step] = [o for o in read_rollout(path) if o.kind == "tool"]
     assert step.meta["workdir"] == str(root / "docs") and step.files == ("docs/conf.py",)
+
+
+def test_a_script_run_in_a_subdirectory_is_a_procedure_in_that_directory(project, tmp_path: Path):
+    root = project.root
+    docs = str(root / "docs")
+    path = rollout(tmp_path / "rollouts", root, [
+        ({"command": ["bash", "-lc", "sed -i 's/alabaster/furo/' conf.py"], "workdir": docs}, ran("")),
+        ({"command": ["bash", "-lc", "python scripts/build_docs.py"], "workdir": docs}, ran("built\n")),
+    ])  # fmt: skip
+    import_transcripts("codex", [path], project=project)
+    page = project.wiki / "procedures" / "how-to-run-the-projects-scripts.md"
+    found = parse_page(page.read_text(encoding="utf-8"), "procedures/how-to-run-the-projects-scripts.md")
+    assert [(c["command"], c["dir"]) for c in found.meta["commands"]] == [("python scripts/build_docs.py", "docs")]
+    assert "Run `python scripts/build_docs.py` in `docs`." in found.body
+    with Memory(project) as memory:
+        view = memory.handoff()
+    assert view is not None and view.text is not None
+    assert "Run `python scripts/build_docs.py` in `docs`." in view.text
+    assert "Files touched: " + os.path.join("docs", "conf.py") in view.text
