@@ -18,6 +18,7 @@ from wiki_memory.memory import Memory, import_transcripts
 from wiki_memory.pages import parse_page
 
 SID = "019982b8-3422-79e0-8b3b-05abaf4f3c3e"
+DOCS_PACKAGE = {"name": "docs", "scripts": {"serve": "vitepress dev --port 5174"}}
 
 
 @pytest.fixture
@@ -25,6 +26,7 @@ def project(code_repo: Path):
     (code_repo / "docs" / "scripts").mkdir(parents=True)
     (code_repo / "docs" / "scripts" / "build_docs.py").write_text("print('built')\n")
     (code_repo / "docs" / "conf.py").write_text("theme = 'alabaster'\n")
+    (code_repo / "docs" / "package.json").write_text(json.dumps(DOCS_PACKAGE) + "\n")
     git(code_repo, "add", ".")
     git(code_repo, "commit", "-qm", "docs")
     return resolve_project(code_repo)
@@ -83,6 +85,7 @@ def test_a_script_run_in_a_subdirectory_is_a_procedure_in_that_directory(project
     path = rollout(tmp_path / "rollouts", root, [
         ({"command": ["bash", "-lc", "sed -i 's/alabaster/furo/' conf.py"], "workdir": docs}, ran("")),
         ({"command": ["bash", "-lc", "python scripts/build_docs.py"], "workdir": docs}, ran("built\n")),
+        ({"command": ["bash", "-lc", "cat package.json"], "workdir": docs}, ran(json.dumps(DOCS_PACKAGE))),
     ])  # fmt: skip
     import_transcripts("codex", [path], project=project)
     page = project.wiki / "procedures" / "how-to-run-the-projects-scripts.md"
@@ -94,3 +97,9 @@ def test_a_script_run_in_a_subdirectory_is_a_procedure_in_that_directory(project
     assert view is not None and view.text is not None
     assert "Run `python scripts/build_docs.py` in `docs`." in view.text
     assert "Files touched: " + os.path.join("docs", "conf.py") in view.text
+    # A manifest printed there is that directory's, anchored to it (there is none at the root).
+    facts = sorted(p.name for p in (project.wiki / "facts").glob("*.md"))
+    assert facts == ["facts-from-docs-package-json.md"]
+    fact = parse_page((project.wiki / "facts" / facts[0]).read_text(encoding="utf-8"), "facts/" + facts[0])
+    assert fact.meta["manifest"] == "docs/package.json"
+    assert [a["path"] for a in fact.meta["anchors"]] == ["docs/package.json"]
