@@ -123,6 +123,23 @@ def test_narrow_runs_are_parts_and_piped_or_outside_runs_are_not_procedures(proj
     assert body.splitlines()[2] == "Run one part of it: `pytest test_api.py::test_orders -q` in `tests`."
 
 
+def test_a_piped_run_that_printed_nothing_passed_unless_a_grep_hid_its_output(project):
+    # Nothing came through `tail`: the command printed nothing at all, and a failure says
+    # what went wrong (`tsc` and a script that writes files print nothing when they work).
+    s = Session(project, "s-quiet-0001").start().prompt("Check the types and regenerate the docs")
+    s.bash("npx tsc -p tsconfig.app.json --noEmit 2>&1 | tail -20", "")
+    s.bash("python scripts/gen_docs.py 2>&1 | head -5", "")
+    s.bash("make lint 2>&1 | grep -i error", "")  # grep found nothing: the run's output is unknown
+    s.stop("Checked.").end().write()
+    consolidate_session(project, "s-quiet-0001")
+    scripts, types = "procedures/how-to-run-the-projects-scripts.md", "procedures/how-to-type-check-the-code.md"
+    assert durable(project) == [scripts, types]
+    meta, _ = page(project, types)
+    assert [c["command"] for c in meta["commands"]] == ["npx tsc -p tsconfig.app.json --noEmit"]
+    meta, _ = page(project, scripts)
+    assert [c["command"] for c in meta["commands"]] == ["python scripts/gen_docs.py"]
+
+
 def _keyerror_session(project, sid: str, *, agent: str, day: str, line: int) -> None:
     s = Session(project, sid, agent=agent, start=f"{day}T08:00:00").start().prompt("Make the orders test pass")
     s.bash(

@@ -15,7 +15,7 @@ from wiki_memory.capture import journal
 from wiki_memory.capture.toolcalls import tool_facts
 from wiki_memory.config import resolve_project
 from wiki_memory.consolidate import repostate
-from wiki_memory.consolidate.commands import resolutions
+from wiki_memory.consolidate.commands import judge_runs, resolutions
 from wiki_memory.consolidate.oneline import error_line
 from wiki_memory.consolidate.run import load_session
 
@@ -290,6 +290,23 @@ def test_a_version_or_a_fact_under_a_heading_is_not_a_next_step(project, code_re
     open_items = section(handoff_of(project, "next-ver-0001"), "Open items / next steps")
     assert "Stated next step: Add the login page under app/login" in open_items
     assert "15.5.2" not in open_items and "localhost" not in open_items
+
+
+def test_a_command_that_printed_nothing_and_reported_no_error_passed(project, code_repo):
+    s = Hooked(code_repo, "quiet-runs-0001")
+    s.start()
+    s.prompt("Generate the fixtures and stage them")
+    s.bash("mkdir -p fixtures")
+    s.bash("python scripts/gen_fixtures.py")  # {"stdout": "", "stderr": "", "interrupted": false}
+    s.tool("Bash", {"command": "git add ."}, "")  # a response with nothing in it at all
+    s.bash("make check", exit_code=2)  # nothing printed, but a non-zero exit: failed
+    s.stop("Generated and staged; make check fails.")
+    handoff = handoff_of(project, "quiet-runs-0001")
+    runs = {r.command: r.outcome for r in judge_runs(steps_of(project, "quiet-runs-0001"))}
+    assert runs == {"mkdir -p fixtures": "ok", "python scripts/gen_fixtures.py": "ok", "git add .": "ok",
+                    "make check": "failed (exit 2)"}  # fmt: skip
+    failed = section(handoff, "Failed or abandoned approaches")
+    assert "make check" in failed and "gen_fixtures" not in failed and "git add" not in failed
 
 
 def test_a_command_left_running_is_judged_by_the_call_that_collected_it(project, code_repo):

@@ -88,8 +88,12 @@ def named_transcript(observations: Sequence[Observation]) -> Path | None:
 
 def call_observation(base: Mapping[str, Any], tool: str, facts: ToolFacts) -> Observation:
     """The observation of one tool call from its normalised facts; an exit code the call
-    reported goes in `meta`, where the transcript readers put it too."""
-    meta = base["meta"] if facts.exit_code is None else {**base["meta"], "exit_code": facts.exit_code}
+    reported and the directory it ran in go in `meta`, where the transcript readers put them too."""
+    meta = dict(base["meta"])
+    if facts.exit_code is not None:
+        meta["exit_code"] = facts.exit_code
+    if facts.workdir:
+        meta["workdir"] = facts.workdir
     return Observation(
         **{**base, "meta": meta},
         tool=tool,

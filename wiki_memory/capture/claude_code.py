@@ -327,6 +327,8 @@ class _Turns:
             meta["interrupted"] = True
         if facts.exit_code is not None:
             meta["exit_code"] = facts.exit_code
+        if facts.workdir:
+            meta["workdir"] = facts.workdir
         if tool == "Edit" and not facts.error:
             # Kept to tell when a later edit undoes this one.
             meta["edit"] = [_digest(data.get("old_string", "")), _digest(data.get("new_string", ""))]

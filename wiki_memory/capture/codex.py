@@ -361,6 +361,8 @@ class _Rollout:
         meta: dict[str, Any] = {"tool_use_id": call_id}
         if facts.exit_code is not None:
             meta["exit_code"] = facts.exit_code
+        if facts.workdir:
+            meta["workdir"] = facts.workdir
         return self.obs(
             "tool",
             time,

@@ -52,6 +52,9 @@ FULL_PLAN_TOOLS = frozenset({"todowrite", "update_plan", "write_todos", "todo_wr
 ASK_TOOLS = frozenset({"askuserquestion", "exitplanmode", "request_user_input", "ask_followup_question"})
 AGENT_TOOLS = frozenset({"task", "agent", "multi_agent_v1", "spawn_agent"})
 
+# Where a shell tool's input names the directory its command runs in (Codex's `workdir`,
+# Gemini's `directory` or `dir_path`), when it is not the session's own.
+_WORKDIR_KEYS = ("workdir", "cwd", "working_directory", "directory", "dir_path")
 # Where an edit tool names its file, in order of preference.
 _FILE_KEYS = ("file_path", "notebook_path", "target_file", "path", "filePath")
 # Input keys worth showing for other tools: paths, then a few words of prose.
@@ -98,14 +101,16 @@ if TYPE_CHECKING:
         files: tuple[str, ...]
         plan: tuple[PlanItem, ...]
         exit_code: int | None = None
+        workdir: str | None = None
 
 else:
-    _ToolFacts = namedtuple("ToolFacts", "input output error files plan exit_code", defaults=(None,))
+    _ToolFacts = namedtuple("ToolFacts", "input output error files plan exit_code workdir", defaults=(None, None))
 
 
 class ToolFacts(_ToolFacts):
     """The normalised facts of one tool call: input and output (str or None), error (bool),
-    files (tuple of paths), plan (tuple of PlanItem), exit_code (int or None)."""
+    files (tuple of paths), plan (tuple of PlanItem), exit_code (int or None), workdir (the
+    directory the call said its command runs in, str or None)."""
 
     __slots__ = ()
 
@@ -347,15 +352,27 @@ def patch_files(patch: str) -> list[str]:
     return [name for name in found if name]
 
 
+def call_workdir(tool: str, tool_input: Any) -> str | None:
+    """The directory a shell call says its command runs in (`{"command": [...], "workdir":
+    "/repo/app"}`), as the call gives it; None when it names none."""
+    if tool.lower() not in COMMAND_TOOLS or not isinstance(tool_input, dict):
+        return None
+    value = first_str(tool_input, _WORKDIR_KEYS)
+    return (value.strip() or None) if value else None
+
+
 def touched_files(tool: str, tool_input: Any, cwd: str | None) -> tuple[str, ...]:
     """The files a tool call changed (edit and write tools, patches, and shell commands that
-    write files: `sed -i`, `> f`, a heredoc, `apply_patch` inside `bash -lc`, `mv`, `rm`...)."""
+    write files: `sed -i`, `> f`, a heredoc, `apply_patch` inside `bash -lc`, `mv`, `rm`...),
+    relative to `cwd`; a command run in the directory its call names, as if after `cd` there."""
     low = tool.lower()
     paths: list[str] = []
     if low in COMMAND_TOOLS:
         command = (
             tool_input if isinstance(tool_input, str) else _command(tool_input) if isinstance(tool_input, dict) else ""
         )
+        if command and (workdir := call_workdir(tool, tool_input)):
+            command = "cd '" + workdir.replace("'", "'\\''") + "' && " + command
         return edited_files(command, cwd) if command else ()
     if low in PATCH_TOOLS:
         paths = patch_files(_patch_text(tool_input))
@@ -461,6 +478,7 @@ def tool_facts(
         touched_files(tool, tool_input, cwd),
         plan_items(tool, tool_input, tool_response) if not error else (),
         code,
+        call_workdir(tool, tool_input),
     )
 
 

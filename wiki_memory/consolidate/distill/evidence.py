@@ -285,9 +285,22 @@ def shell_output(output: str) -> str:
     return "\n".join(lines) + (f"\nExit code {code}" if code not in (*_EMPTY, "0") else "")
 
 
+def step_cwd(step: Step, cwd: str | None, root: str | None) -> str | None:
+    """The directory a step's command ran in: the one its call named (Codex's `workdir`,
+    relative to the session's directory or absolute), else the session's."""
+    workdir = step.meta.get("workdir")
+    if not isinstance(workdir, str) or not workdir.strip():
+        return cwd
+    if _WINDOWS.match(workdir) or not (cwd or root):
+        return workdir
+    return os.path.normpath(os.path.join(cwd or root or "", workdir))
+
+
 def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
     # A heredoc's body is the command's input, not more commands (`python - <<'PY' ... PY`).
-    line = _FILTER_TAIL.sub("", split_heredocs(run.command.strip())[0])
+    text = split_heredocs(run.command.strip())[0]
+    line = _FILTER_TAIL.sub("", text)
+    cwd = step_cwd(run.step, cwd, root)  # (then a `cd x &&` in the line moves from there)
     command, directory, env, outside = _where_and_setup(line, cwd, root)
     words = tuple(command_words(command))
     raw = run.step.output or ""
@@ -295,8 +308,11 @@ def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
     reported = output != raw  # (the error line was read from the report's own fields)
     ok = run.ok and not run.step.rejected and not run.step.interrupted
     if ok and line != run.command.strip():
-        # Piped into `tail`: the exit code was the filter's; only the output can vouch.
-        ok = bool(_PASS_MARKERS.search(output)) and not _FAIL_MARKERS.search(output)
+        # Piped into `tail`: the exit code was the filter's; only the output can vouch. Nothing
+        # at all through a filter that passes every line on (not `grep`) is a command that
+        # printed nothing, and a failure says what went wrong: no failure.
+        quiet = not output.strip() and not re.search(r"\|\s*grep\b", text[len(line) :])
+        ok = quiet or (bool(_PASS_MARKERS.search(output)) and not _FAIL_MARKERS.search(output))
     # (A script named by its absolute path inside the project is one of the project's.)
     inside = [_relative(w, cwd, root) if os.path.isabs(w) and root else w for w in words]
     purpose = None if is_probe(command) else purpose_of(inside)
@@ -381,8 +397,9 @@ def gather(summary: Summary, root: str | None = None) -> Evidence:
             # a log written between a failure and its rerun is no fix.
             written = shell_writes(step.input)
             if written:
-                files = tuple(dict.fromkeys(_relative(f, s.cwd, root) for f in written))
-                made = tuple(_relative(f, s.cwd, root) for f in shell_creates(step.input))
+                here = step_cwd(step, s.cwd, root)
+                files = tuple(dict.fromkeys(_relative(f, here, root) for f in written))
+                made = tuple(_relative(f, here, root) for f in shell_creates(step.input))
                 edits.append(Edit(step.index, files, made))
             continue
         if step.kind != "edit" or step.error:

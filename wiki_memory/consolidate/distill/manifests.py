@@ -498,7 +498,7 @@ def _printed_file(command: str) -> str | None:
 
 def manifests(evidence: Evidence) -> list[Candidate]:
     """One `fact` candidate per project manifest the session read (the last reading of each)."""
-    from wiki_memory.consolidate.distill.evidence import relative_to_root
+    from wiki_memory.consolidate.distill.evidence import relative_to_root, step_cwd
 
     readings: dict[str, tuple[str, Topics, bool]] = {}
     for step in evidence.steps:
@@ -508,6 +508,9 @@ def manifests(evidence: Evidence) -> list[Candidate]:
             raw = step.input
         elif step.kind == "command":
             raw = _printed_file(step.input) or ""
+            here = step_cwd(step, evidence.cwd, evidence.root) if raw and step.meta.get("workdir") else None
+            if here and os.path.isabs(here) and not os.path.isabs(raw):
+                raw = os.path.join(here, raw)  # printed in the directory the call named
         else:
             continue
         path = relative_to_root(raw, evidence) if raw else None
