@@ -250,15 +250,5 @@ def _unpushed(store: Any, head: bytes | None) -> int:
 
 
 def _provenance_counts(team_project: Any) -> tuple[int, int]:
-    import _sqlite3
-
-    path = tier.provenance_path(team_project)
-    try:
-        conn = _sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-        try:
-            row = conn.execute("SELECT count(*), coalesce(sum(reviewed), 0) FROM pages").fetchone()
-        finally:
-            conn.close()
-    except _sqlite3.Error:
-        return 0, 0
-    return int(row[0]), int(row[1])
+    rows = tier.select(team_project, "SELECT count(*), coalesce(sum(reviewed), 0) FROM pages")
+    return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)

@@ -298,18 +298,13 @@ class TeamShare:
         placer = _Placer(
             team, base, [tip for name, tip in heads.items() if name.startswith(BRANCH_PREFIX) and name != ref]
         )
-        text = message or ""
-        findings: list[Finding] = []
+        scanned: list[tuple[str, str | None]] = [(message or "", None)]
         changes: dict[str, bytes] = {}
         shared: list[SharedPage] = []
         blobs: dict[str, str] = {}
-        from wiki_memory.capture.redact import find, reload_user_patterns
-
-        reload_user_patterns()
-        findings += findings_in(find, text, None, None)
         for page in [*pages, *carried]:
             raw = personal.read_bytes(page.path)
-            findings += findings_in(find, raw.decode("utf-8", "replace"), None, page.path)
+            scanned.append((raw.decode("utf-8", "replace"), page.path))
             previous_path = state["pages"].get(_key(page), {}).get("team_path")
             team_path, how, beside = placer.place(page, previous_path, _user(me), set(changes))
             data = render_page(_team_page(page, team_path, me, beside)).encode("utf-8")
@@ -318,6 +313,7 @@ class TeamShare:
             changes[team_path] = data
             shared.append(SharedPage(page.path, team_path, page.title, how, beside))
             blobs[_key(page)] = blob_id(raw).decode()
+        findings = _secrets(scanned)
         if findings:
             raise ShareRefused(findings)
         base_tree = team.repo[oid(base)].tree if base else None  # type: ignore[attr-defined]
@@ -548,10 +544,7 @@ class TeamShare:
         source = view.handoffs[0]
         personal = self.memory.store()
         handoff = personal.read(source)
-        from wiki_memory.capture.redact import find, reload_user_patterns
-
-        reload_user_patterns()
-        findings = findings_in(find, personal.read_bytes(source).decode("utf-8", "replace"), None, source)
+        findings = _secrets([(personal.read_bytes(source).decode("utf-8", "replace"), source)])
         if findings:
             raise ShareRefused(findings)
         me = self._me()
@@ -739,3 +732,12 @@ def _user(me: Author) -> str:
 
 def _looks_like_id(value: str) -> bool:
     return bool(re.fullmatch(r"[0-9A-Z]{26}", value))
+
+
+def _secrets(texts: Sequence[tuple[str, str | None]]) -> list[Finding]:
+    """The secrets in each (text, page path) about to leave for the team remote, by the
+    redaction rules and the user's own patterns (read afresh)."""
+    from wiki_memory.capture.redact import find, reload_user_patterns
+
+    reload_user_patterns()
+    return [found for text, path in texts for found in findings_in(find, text, None, path)]

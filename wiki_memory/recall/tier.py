@@ -126,35 +126,32 @@ def write(
     os.replace(tmp, target)
 
 
-def declared_of(team: Project) -> dict[str, str | None]:
-    """blob id -> the front-matter author it declares (None: none), as last written."""
-    path = provenance_path(team)
-    if not os.path.isfile(path):
-        return {}
-    try:
-        conn = _sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-        try:
-            return {str(b): d for b, d in conn.execute("SELECT blob, declared FROM blobs")}
-        finally:
-            conn.close()
-    except _sqlite3.Error:  # a file written before the table existed: every blob is read again
-        return {}
-
-
-def head_of(team: Project) -> str | None:
-    """The team wiki's commit the provenance file was worked out from."""
+def select(team: Project, sql: str) -> list[tuple[Any, ...]] | None:
+    """The rows of one query on the provenance file, read-only; None when there is no file or
+    it cannot be read (a file written before a table existed, a file being replaced)."""
     path = provenance_path(team)
     if not os.path.isfile(path):
         return None
     try:
-        conn = _sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+        conn = _sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_MS / 1000, isolation_level=None)
         try:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'head'").fetchone()
+            return list(conn.execute(sql))
         finally:
             conn.close()
     except _sqlite3.Error:
         return None
-    return str(row[0]) if row and row[0] else None
+
+
+def declared_of(team: Project) -> dict[str, str | None]:
+    """blob id -> the front-matter author it declares (None: none), as last written."""
+    # No file, or one written before the table existed: every blob is read again.
+    return {str(b): d for b, d in select(team, "SELECT blob, declared FROM blobs") or ()}
+
+
+def head_of(team: Project) -> str | None:
+    """The team wiki's commit the provenance file was worked out from."""
+    rows = select(team, "SELECT value FROM meta WHERE key = 'head'")
+    return str(rows[0][0]) if rows and rows[0][0] else None
 
 
 def withheld(prov: Provenance | None, mode: str) -> str | None:
