@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from datetime import datetime, timedelta, timezone
@@ -12,7 +13,7 @@ from wiki_memory.capture import journal
 from wiki_memory.capture.observation import Observation, PlanItem
 from wiki_memory.config import Project, home
 
-__all__ = ["PlanItem", "Session", "age", "set_config"]
+__all__ = ["PlanItem", "Session", "age", "codex_rollout", "set_config", "wiki_pages"]
 
 
 class Session:
@@ -108,3 +109,40 @@ def set_config(text: str) -> None:
     path = home() / "config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+def wiki_pages(project: Project, folder: str) -> dict[str, tuple[dict[str, Any], str]]:
+    """The pages of one folder of the project's wiki: file name -> (front matter, body)."""
+    from wiki_memory.pages import parse_page
+
+    base = project.wiki / folder
+    out = {}
+    for path in sorted(base.glob("*.md")) if base.exists() else []:
+        page = parse_page(path.read_text(encoding="utf-8"), str(path.relative_to(project.wiki)))
+        out[path.name] = (dict(page.meta), page.body)
+    return out
+
+
+def codex_rollout(
+    folder: Path, cwd: Path, calls: list[tuple[dict[str, Any], str]], *, prompt: str, answer: str, session_id: str
+) -> Path:
+    """A Codex rollout (autumn 2025 shape): a prompt, then each (arguments, output) as a shell
+    call and its output, then the final answer."""
+
+    def wrap(kind: str, payload: dict[str, Any], second: int) -> dict[str, Any]:
+        return {"timestamp": f"2026-11-30T09:35:{second:02d}.000Z", "type": kind, "payload": payload}
+
+    records = [
+        wrap("session_meta", {"id": session_id, "cwd": str(cwd), "cli_version": "0.44.0"}, 0),
+        wrap("event_msg", {"type": "user_message", "message": prompt}, 1),
+    ]
+    for n, (arguments, output) in enumerate(calls):
+        call = {"type": "function_call", "name": "shell", "arguments": json.dumps(arguments), "call_id": f"c{n}"}
+        records.append(wrap("response_item", call, 2 + 2 * n))
+        out = {"type": "function_call_output", "call_id": f"c{n}", "output": output}
+        records.append(wrap("response_item", out, 3 + 2 * n))
+    records.append(wrap("event_msg", {"type": "task_complete", "last_agent_message": answer}, 40))
+    path = folder / f"rollout-2026-11-30T09-35-00-{session_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
+from journals import codex_rollout
 
 from wiki_memory.capture.codex import ADAPTER, read_rollout
 from wiki_memory.capture.toolcalls import tool_facts
@@ -33,25 +34,9 @@ def project(code_repo: Path):
 
 
 def rollout(folder: Path, cwd: Path, calls: list[tuple[dict, str]]) -> Path:
-    """A Codex rollout (autumn 2025 shape) whose shell calls carry these arguments and outputs."""
-
-    def wrap(kind: str, payload: dict, second: int) -> dict:
-        return {"timestamp": f"2026-11-30T09:35:{second:02d}.000Z", "type": kind, "payload": payload}
-
-    records = [
-        wrap("session_meta", {"id": SID, "cwd": str(cwd), "cli_version": "0.44.0"}, 0),
-        wrap("event_msg", {"type": "user_message", "message": "rebuild the docs with the new theme"}, 1),
-    ]
-    for n, (arguments, output) in enumerate(calls):
-        call = {"type": "function_call", "name": "shell", "arguments": json.dumps(arguments), "call_id": f"c{n}"}
-        records.append(wrap("response_item", call, 2 + 2 * n))
-        out = {"type": "function_call_output", "call_id": f"c{n}", "output": output}
-        records.append(wrap("response_item", out, 3 + 2 * n))
-    records.append(wrap("event_msg", {"type": "task_complete", "last_agent_message": "Docs rebuilt."}, 40))
-    path = folder / f"rollout-2026-11-30T09-35-00-{SID}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
-    return path
+    return codex_rollout(
+        folder, cwd, calls, prompt="rebuild the docs with the new theme", answer="Docs rebuilt.", session_id=SID
+    )
 
 
 def ran(output: str) -> str:

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from conftest import consolidate_session, git
 from journals import Session
+from journals import wiki_pages as pages
 
 from wiki_memory.config import resolve_project
 from wiki_memory.consolidate.distill.manifests import parse
 from wiki_memory.consolidate.distill.versions import version_of
-from wiki_memory.pages import parse_page
 
 WORKFLOW = """name: Regenerate the chat log
 on:
@@ -67,15 +67,6 @@ def project(code_repo: Path):
     git(code_repo, "add", ".")
     git(code_repo, "commit", "-qm", "code")
     return resolve_project(code_repo)
-
-
-def pages(project, folder: str) -> dict[str, tuple[dict, str]]:
-    base = project.wiki / folder
-    out = {}
-    for path in sorted(base.glob("*.md")) if base.exists() else []:
-        page = parse_page(path.read_text(encoding="utf-8"), str(path.relative_to(project.wiki)))
-        out[path.name] = (dict(page.meta), page.body)
-    return out
 
 
 def test_a_version_a_program_reported_is_kept_per_program_and_updated_in_place(project):

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import consolidate_session, git
-from journals import Session
+from journals import Session, codex_rollout
+from journals import wiki_pages as pages
 
 from wiki_memory.capture.codex import read_rollout
 from wiki_memory.capture.toolcalls import command_output
@@ -19,7 +20,6 @@ from wiki_memory.config import resolve_project
 from wiki_memory.consolidate.distill.evidence import shell_output
 from wiki_memory.consolidate.distill.gotchas import path_spelling
 from wiki_memory.memory import import_transcripts
-from wiki_memory.pages import parse_page
 
 DENIED = (
     "failed in sandbox MacosSeatbelt with execution error: Denied { output: ExecToolCallOutput { exit_code: 128, "
@@ -40,36 +40,15 @@ def project(code_repo: Path):
     return resolve_project(code_repo)
 
 
-def pages(project, folder: str) -> dict[str, tuple[dict, str]]:
-    base = project.wiki / folder
-    out = {}
-    for path in sorted(base.glob("*.md")) if base.exists() else []:
-        page = parse_page(path.read_text(encoding="utf-8"), str(path.relative_to(project.wiki)))
-        out[path.name] = (dict(page.meta), page.body)
-    return out
-
-
 def rollout(folder: Path, cwd: Path, calls: list[tuple[dict, str]]) -> Path:
-    """A Codex rollout: a prompt, then each (arguments, output) as a shell call and its output."""
-
-    def wrap(kind: str, payload: dict, second: int) -> dict:
-        return {"timestamp": f"2026-11-30T09:35:{second:02d}.000Z", "type": kind, "payload": payload}
-
-    sid = "01a22bcf-417c-7f01-aca0-77b109a14193"
-    records = [
-        wrap("session_meta", {"id": sid, "cwd": str(cwd), "cli_version": "0.44.0"}, 0),
-        wrap("event_msg", {"type": "user_message", "message": "create the feature branch for ideas"}, 1),
-    ]
-    for n, (arguments, output) in enumerate(calls):
-        call = {"type": "function_call", "name": "shell", "arguments": json.dumps(arguments), "call_id": f"c{n}"}
-        records.append(wrap("response_item", call, 2 + 2 * n))
-        records.append(wrap("response_item", {"type": "function_call_output", "call_id": f"c{n}", "output": output},
-                            3 + 2 * n))  # fmt: skip
-    records.append(wrap("event_msg", {"type": "task_complete", "last_agent_message": "Branch created."}, 40))
-    path = folder / f"rollout-2026-11-30T09-35-00-{sid}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
-    return path
+    return codex_rollout(
+        folder,
+        cwd,
+        calls,
+        prompt="create the feature branch for ideas",
+        answer="Branch created.",
+        session_id="01a22bcf-417c-7f01-aca0-77b109a14193",
+    )
 
 
 def test_a_codex_sandbox_denial_is_a_failure_with_what_the_command_printed():

@@ -7,11 +7,13 @@ remote command (`git-upload-pack '/path'`) locally, exactly as sshd would on the
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
 import subprocess
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -152,18 +154,27 @@ class GitHTTPBackend(BaseHTTPRequestHandler):
     do_POST = _run
 
 
+@contextlib.contextmanager
+def git_http_server(root: Path) -> Iterator[str]:
+    """git's own `http-backend` serving the bare repositories under `root` on 127.0.0.1;
+    yields the server's base URL."""
+    handler = type("Handler", (GitHTTPBackend,), {"root": str(root)})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture
 def http_remote(tmp_path):
     root = tmp_path / "srv"
     root.mkdir()
     git(root, "init", "-q", "--bare", "memory.git")
-    handler = type("Handler", (GitHTTPBackend,), {"root": str(root)})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/memory.git", root / "memory.git"
-    server.shutdown()
-    server.server_close()
+    with git_http_server(root) as base:
+        yield f"{base}/memory.git", root / "memory.git"
 
 
 def test_sync_over_smart_http(tmp_path, http_remote):

@@ -6,15 +6,13 @@ member), as a host's pull request would land them."""
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from conftest import git
-from test_sync_transport import GitHTTPBackend
+from test_sync_transport import git_http_server
 
 from wiki_memory.memory import Memory
 
@@ -77,13 +75,8 @@ def http_team(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     root = tmp_path / "srv"
     root.mkdir()
     git(root, "init", "-q", "--bare", "-b", "main", "team.git")
-    handler = type("Handler", (GitHTTPBackend,), {"root": str(root)})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/team.git", root / "team.git"
-    server.shutdown()
-    server.server_close()
+    with git_http_server(root) as base:
+        yield f"{base}/team.git", root / "team.git"
 
 
 @pytest.fixture
@@ -139,6 +132,12 @@ def merge(person: Person, url: str, work: Path, branch: str) -> None:
     run_git(person, work, "push", "-q", "origin", "main")
 
 
+def land_gotcha(people: dict[str, Person], url: str, tmp_path: Path) -> None:
+    """Alice proposes the JWT gotcha on a branch and Bob merges it: it is on the team's main."""
+    propose(people["Alice"], url, tmp_path / "alice-work", "share/jwt", "gotchas/jwt-refresh.md", GOTCHA)
+    merge(people["Bob"], url, tmp_path / "bob-work", "share/jwt")
+
+
 def joined(people: dict[str, Person], code: Path, url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Memory]:
     memories = {}
     for name, person in people.items():
@@ -154,12 +153,11 @@ def test_a_merged_gotcha_reaches_a_third_member_labelled_with_its_author(
     people, code_repo, team_remote, monkeypatch, tmp_path
 ):
     url, bare = team_remote
-    alice, bob, carol = people["Alice"], people["Bob"], people["Carol"]
+    alice, carol = people["Alice"], people["Carol"]
     memories = joined(people, code_repo, url, monkeypatch)
     # Joining an empty remote made the team wiki and pushed it; the others cloned it.
     assert git(bare, "rev-parse", "main").strip()
-    propose(alice, url, tmp_path / "alice-work", "share/jwt", "gotchas/jwt-refresh.md", GOTCHA)
-    merge(bob, url, tmp_path / "bob-work", "share/jwt")
+    land_gotcha(people, url, tmp_path)
     with acting(carol, monkeypatch):
         done = memories["Carol"].sync_tiers()
         assert done.personal is None  # Carol has no personal remote: only the team tier synced
@@ -266,10 +264,9 @@ def test_wrong_marked_by_a_teammate_is_wrong_for_everyone_with_the_reason(
     people, code_repo, file_team, monkeypatch, tmp_path
 ):
     url, bare = file_team
-    alice, bob, carol = people["Alice"], people["Bob"], people["Carol"]
+    bob, carol = people["Bob"], people["Carol"]
     memories = joined(people, code_repo, url, monkeypatch)
-    propose(alice, url, tmp_path / "alice-work", "share/jwt", "gotchas/jwt-refresh.md", GOTCHA)
-    merge(bob, url, tmp_path / "bob-work", "share/jwt")
+    land_gotcha(people, url, tmp_path)
     with acting(carol, monkeypatch):
         memories["Carol"].sync_tiers()
         assert memories["Carol"].recall(PROMPT).pages == ("team:gotchas/jwt-refresh.md",)
@@ -358,10 +355,9 @@ def test_session_start_names_team_pages_with_their_author(people, code_repo, fil
     from wiki_memory.hook.startup import session_start_text
 
     url, _ = file_team
-    alice, bob, carol = people["Alice"], people["Bob"], people["Carol"]
+    carol = people["Carol"]
     memories = joined(people, code_repo, url, monkeypatch)
-    propose(alice, url, tmp_path / "alice-work", "share/jwt", "gotchas/jwt-refresh.md", GOTCHA)
-    merge(bob, url, tmp_path / "bob-work", "share/jwt")
+    land_gotcha(people, url, tmp_path)
     with acting(carol, monkeypatch):
         memories["Carol"].sync_tiers()
         text = session_start_text(memories["Carol"].project, "claude-code", "s-1", "startup")
@@ -379,10 +375,9 @@ def test_session_start_keeps_room_for_the_team_when_the_personal_text_is_full(
     from wiki_memory.hook.startup import session_start_text
 
     url, _ = file_team
-    alice, bob, carol = people["Alice"], people["Bob"], people["Carol"]
+    carol = people["Carol"]
     memories = joined(people, code_repo, url, monkeypatch)
-    propose(alice, url, tmp_path / "alice-work", "share/jwt", "gotchas/jwt-refresh.md", GOTCHA)
-    merge(bob, url, tmp_path / "bob-work", "share/jwt")
+    land_gotcha(people, url, tmp_path)
     # Ten long items (the most a list shows): more than the whole budget.
     steps = [
         f"Checked the token refresh against the retry in the auth client, case {n} of the login test: "
@@ -422,8 +417,7 @@ def test_session_start_offers_the_team_pages_that_arrived_last(people, code_repo
     propose(alice, url, tmp_path / "alice-work", "share/old", "gotchas/old-retry.md", old)
     merge(bob, url, tmp_path / "bob-work", "share/old")
     monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-02-01T00:00:00Z")
-    propose(alice, url, tmp_path / "alice-work", "share/jwt", "gotchas/jwt-refresh.md", GOTCHA)
-    merge(bob, url, tmp_path / "bob-work", "share/jwt")
+    land_gotcha(people, url, tmp_path)
     monkeypatch.delenv("GIT_COMMITTER_DATE")
     monkeypatch.setattr(provenance, "CONTEXT_PAGES", 1)
     with acting(carol, monkeypatch):
@@ -464,10 +458,9 @@ def test_the_viewer_and_mcp_show_team_pages_with_their_author(people, code_repo,
     from wiki_memory.ui.app import Viewer, build_app
 
     url, _ = file_team
-    alice, bob, carol = people["Alice"], people["Bob"], people["Carol"]
+    alice, carol = people["Alice"], people["Carol"]
     memories = joined(people, code_repo, url, monkeypatch)
-    propose(alice, url, tmp_path / "alice-work", "share/jwt", "gotchas/jwt-refresh.md", GOTCHA)
-    merge(bob, url, tmp_path / "bob-work", "share/jwt")
+    land_gotcha(people, url, tmp_path)
     with acting(carol, monkeypatch):
         memory = memories["Carol"]
         memory.sync_tiers()
@@ -512,10 +505,9 @@ def test_the_prompt_hook_hands_a_team_page_once_and_consolidation_leaves_the_tea
     from conftest import consolidate_session
 
     url, _ = file_team
-    alice, bob, carol = people["Alice"], people["Bob"], people["Carol"]
+    carol = people["Carol"]
     memories = joined(people, code_repo, url, monkeypatch)
-    propose(alice, url, tmp_path / "alice-work", "share/jwt", "gotchas/jwt-refresh.md", GOTCHA)
-    merge(bob, url, tmp_path / "bob-work", "share/jwt")
+    land_gotcha(people, url, tmp_path)
     with acting(carol, monkeypatch):
         memories["Carol"].sync_tiers()
         team_wiki = memories["Carol"].project.team().wiki

@@ -17,16 +17,14 @@ import re
 import shutil
 import stat
 import subprocess
-import threading
 from dataclasses import dataclass
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from conftest import git
 from hooked import Hooked
-from test_sync_transport import GitHTTPBackend
+from test_sync_transport import git_http_server
 
 from wiki_memory.cli import main
 from wiki_memory.config import resolve_project
@@ -300,11 +298,8 @@ def test_share_through_the_cli_over_smart_http_opens_the_request_with_gh(tmp_pat
     root = tmp_path / "srv"
     root.mkdir()
     git(root, "init", "-q", "--bare", "-b", "main", "team.git")
-    handler = type("Handler", (GitHTTPBackend,), {"root": str(root)})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/team.git"
+    with git_http_server(root) as base:
+        url = f"{base}/team.git"
         team = Team(tmp_path, monkeypatch, url=url, bare=root / "team.git")
         alice = team.person("alice")
         memory = team.act(alice)
@@ -326,9 +321,6 @@ def test_share_through_the_cli_over_smart_http_opens_the_request_with_gh(tmp_pat
             + ["--title", "for everyone", "--body", body],
         ]
         assert "opened: https://127.0.0.1/team/pull/1" in result.output
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_without_a_logged_in_client_the_compare_address_is_printed(tmp_path, monkeypatch):
