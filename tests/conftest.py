@@ -1,17 +1,25 @@
-"""Every test runs in its own WIKI_MEMORY_HOME and HOME, with a git identity of its own."""
+"""Every test runs in its own WIKI_MEMORY_HOME and HOME, with a git identity of its own; a
+test under tests/e2e/ is marked `e2e` by its folder."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+# The test helpers (fakes, journals, the agent CLIs) are imported by bare name from any folder
+# (`from journals import Session`): their folder goes on the path before a test module loads.
+sys.path.insert(0, str(TESTS / "helpers"))
+E2E = TESTS / "e2e"
+
+REPO = TESTS.parent
 # The workplace's shared folder (models, LoCoMo, transcripts) sits beside the checkout, or
 # beside a folder of checkouts (git worktrees); never copied into the repository.
 SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "models").is_dir()), REPO.parent / "shared")
@@ -32,9 +40,10 @@ MODEL_HELP = (
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that drive the real agent CLIs are `e2e` (the quick loop: `-m "not e2e"`)."""
+    """Tests under tests/e2e/ and tests that drive the real agent CLIs are `e2e` (the quick loop:
+    `-m "not e2e"`)."""
     for item in items:
-        if "agent_clis" in getattr(item, "fixturenames", ()):
+        if item.path.is_relative_to(E2E) or "agent_clis" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.e2e)
 
 

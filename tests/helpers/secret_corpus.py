@@ -27,7 +27,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-FIXTURES = Path(__file__).parent / "fixtures" / "secrets"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "secrets"
 PARTS = ("tuning", "held-out", "audit")
 _MARK = re.compile(r"⟦([sgk]):(.*?)⟧", re.S)
 _CHARSETS = {
