@@ -17,6 +17,12 @@ TESTS = Path(__file__).resolve().parent
 # The test helpers (fakes, journals, the agent CLIs) are imported by bare name from any folder
 # (`from journals import Session`): their folder goes on the path before a test module loads.
 sys.path.insert(0, str(TESTS / "helpers"))
+# A few test modules share a server or a fixture with another part's (`from test_mcp_http import
+# http_server`): every folder of tests is on the path too, so each module stays importable by
+# its basename from any folder, as when they all lay in tests/ (basenames are unique).
+sys.path.extend(
+    str(p) for p in sorted(TESTS.iterdir()) if p.is_dir() and p.name not in {"helpers", "fixtures", "__pycache__"}
+)
 E2E = TESTS / "e2e"
 
 REPO = TESTS.parent
