@@ -24,8 +24,8 @@ from wiki_memory.cli import main
 from wiki_memory.config import resolve_project
 from wiki_memory.hook import main as hook
 
-PAYLOADS = Path(__file__).parent / "fixtures" / "payloads" / "opencode-1.18.33"
-DB_FIXTURE = Path(__file__).parent / "fixtures" / "opencode-1.18.33-db.json"
+PAYLOADS = Path(__file__).parents[1] / "fixtures" / "payloads" / "opencode-1.18.33"
+DB_FIXTURE = Path(__file__).parents[1] / "fixtures" / "opencode-1.18.33-db.json"
 CAPTURED_IN = "/tmp/agents-play/cap/proj"  # where the fixtures were captured
 OPENCODE = adapter.load("opencode")
 

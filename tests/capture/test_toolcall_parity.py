@@ -21,7 +21,7 @@ from wiki_memory.capture.observation import Observation
 from wiki_memory.config import resolve_project
 from wiki_memory.hook import main as hook
 
-PAYLOADS = Path(__file__).parent / "fixtures" / "payloads"
+PAYLOADS = Path(__file__).parents[1] / "fixtures" / "payloads"
 CLAUDE = PAYLOADS / "claude-code-2.1.197"
 CODEX = PAYLOADS / "codex-0.171.0"
 FIELDS = ("input", "output", "error", "files", "plan")

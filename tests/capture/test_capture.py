@@ -14,7 +14,7 @@ from wiki_memory.capture.toolcalls import command_output, compact_input, excerpt
 from wiki_memory.config import hook_log, resolve_project
 from wiki_memory.hook import main as hook
 
-PAYLOADS = Path(__file__).parent / "fixtures" / "payloads"
+PAYLOADS = Path(__file__).parents[1] / "fixtures" / "payloads"
 CLAUDE = PAYLOADS / "claude-code-2.1.197"
 CODEX = PAYLOADS / "codex-0.171.0"
 GEMINI = PAYLOADS / "gemini-0.61.0"
