@@ -14,7 +14,7 @@ import pytest
 
 from wiki_memory.pages import PAGE_TYPES, path_for, type_from_path
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 import eval_search  # noqa: E402
 

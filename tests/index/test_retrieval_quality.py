@@ -14,7 +14,7 @@ import pytest
 
 from wiki_memory.index import Tuning
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 import eval_coding  # noqa: E402
 import eval_search  # noqa: E402
