@@ -29,8 +29,6 @@ from conftest import git
 
 from wiki_memory.memory import Actor, Memory
 
-pytestmark = pytest.mark.e2e  # a real browser: out of the quick loop, as the agent CLIs are
-
 CHROMIUM = os.environ.get("WIKI_MEMORY_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = [
     "--headless",

@@ -28,8 +28,6 @@ from wiki_memory.memory import Memory
 from wiki_memory.pages import Page
 from wiki_memory.store import Author
 
-pytestmark = pytest.mark.e2e
-
 GOTCHA = "gotchas/tests-need-shop-db-url.md"
 META = {
     "distilled": "gotcha",
