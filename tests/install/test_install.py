@@ -473,25 +473,6 @@ def test_registered_doctor_checks_run_per_agent():
     assert seen == ["cursor"] and "extra check ran" in result.output
 
 
-def test_codex_trust_through_the_real_app_server_and_doctor(agent_clis):
-    codex_home = Path.home() / ".codex"
-    write_foreign(Path.home(), "codex")
-    before = state(Path.home())
-    env = {"PATH": f"{agent_clis.bin_dir}:{os.environ['PATH']}"}
-    result = cli("install", "codex", env=env)
-    assert "trusted 7 hooks (verified with hooks/list)" in result.output
-    assert "7 hooks already trusted" in cli("install", "codex", env=env).output
-    doctor = cli("doctor", "codex", env=env)
-    assert "ok   codex        hooks trusted    7 hooks trusted" in doctor.output
-    # The foreign Stop hook was not trusted on the user's behalf.
-    config = (codex_home / "config.toml").read_text()
-    assert config.count("trusted_hash") == 7
-    cli("uninstall", "codex", env=env)
-    after = state(Path.home())
-    assert after[".codex/config.toml"] == before[".codex/config.toml"]
-    assert json.loads(after[".codex/hooks.json"]) == json.loads(before[".codex/hooks.json"])
-
-
 def test_the_shell_command_hooks_are_added_to_an_older_install_once_and_removed():
     """An install from before the shell-command hooks (PreToolUse on the file tools only) is
     brought up to date in place; a second install changes nothing; uninstall removes it."""
