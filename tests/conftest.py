@@ -69,7 +69,7 @@ def env_setup(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("WIKI_MEMORY_HOME", str(base / "wm-home"))
     # Recall by words alone: no test starts the warm helper (a process that outlives it)
-    # unless it asks for it (tests/test_recall.py's helper tests).
+    # unless it asks for it (tests/recall/test_recall.py's helper tests).
     monkeypatch.setenv("WIKI_MEMORY_RECALL", "words")
     for var in (
         "XDG_DATA_HOME",

@@ -220,7 +220,7 @@ def test_a_task_update_without_a_status_keeps_the_items_status_and_an_image_is_n
     assert failed.error and failed.plan == ()
 
 
-# Gemini CLI: payloads as Gemini CLI 0.61.0 sent them (tests/test_gemini_e2e.py drives it).
+# Gemini CLI: payloads as Gemini CLI 0.61.0 sent them (tests/e2e/test_gemini_e2e.py drives it).
 # Cursor: no CLI to capture from here; fields as its hook reference gives them.
 GEMINI_BASE = {
     "session_id": "g-1",

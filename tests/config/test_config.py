@@ -93,7 +93,7 @@ def test_project_file_pins_a_name(code_repo, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     (other / ".wiki-memory.toml").write_text('name = "Shared Memory"\n')
-    trust(code_repo)  # a repository's own file counts once the user trusts it (tests/test_faults_trust.py)
+    trust(code_repo)  # a repository's own file counts once the user trusts it (tests/config/test_faults_trust.py)
     trust(other)
     assert resolve_project(code_repo).id == resolve_project(other).id
     assert resolve_project(code_repo).id.startswith("shared-memory-")

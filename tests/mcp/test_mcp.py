@@ -368,7 +368,7 @@ def test_two_servers_for_two_projects_never_see_each_others_pages(tmp_path, monk
             assert [p["title"] for p in (await call(b, "recent"))["pages"]] == ["Only in B"]
             assert "no page" in await fail(a, "read", page="Only in B")
             # Naming the other project is refused: a server reaches its own project (and its
-            # client's roots) unless started for more (tests/test_faults_trust.py).
+            # client's roots) unless started for more (tests/config/test_faults_trust.py).
             assert "out of this server's reach" in await fail(a, "read", page="Only in B", project=str(repo_b))
 
     run(body)

@@ -1,6 +1,6 @@
 """The web viewer over a real wiki, through Starlette's test client: who may use it (token,
 Host, Origin, CSRF), what each view shows, and that each action is one commit made as the
-person. The same viewer in a real browser: test_ui_browser.py."""
+person. The same viewer in a real browser: tests/e2e/test_ui_browser.py."""
 
 from __future__ import annotations
 
