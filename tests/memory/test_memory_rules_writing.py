@@ -13,6 +13,7 @@ from conftest import git
 
 from wiki_memory.errors import NotFoundError, WikiMemoryError
 from wiki_memory.memory import Actor, EditError, InputError, Memory
+from wiki_memory.store import Author
 
 TOKEN = "ghp_" + "Zq8mV2xL7pK4Rt9Wn3Bc6Hj1Df5Gs0Ay2Ue7I"  # fake, of the real shape
 CODEX = Actor("codex", "sess-1234567890")
@@ -187,3 +188,25 @@ def test_revert_undoes_one_commit_with_a_new_one(memory):
     assert undone == changed.commit and commits(memory)[0] == new
     assert "Thirty seconds." in shown(memory, "facts/timeout.md")
     assert "Sixty seconds." in shown(memory, "facts/timeout.md", "HEAD~1")  # nothing rewritten
+
+
+def test_an_agent_acting_for_a_named_person_commits_as_that_person_with_the_agent_in_trailers(memory):
+    acting = Actor("codex", "sess-1234567890", person=Author("Dana Reviewer", "dana@example.com"))
+    written = memory.write("Token scope", "Read only.", "fact", actor=acting)
+    fmt = "%an <%ae>|%(trailers:key=Agent,valueonly,separator=%x2C)"
+    assert git(memory.project.wiki, "log", "-1", f"--format={fmt}").strip() == "Dana Reviewer <dana@example.com>|codex"
+    assert written.page.sources == ("codex:sess-123",)
+
+
+def test_a_move_onto_a_page_that_exists_is_refused_and_both_stay(memory):
+    memory.write("Flaky login", "401s.", "gotcha")
+    memory.write("Slow login", "3 s.", "gotcha")
+    before = commits(memory)
+    with pytest.raises(WikiMemoryError, match=r"gotchas/slow-login\.md"):
+        memory.move("Flaky login", "gotchas/slow-login.md")
+    with pytest.raises(InputError, match="give a destination path, or a new title"):
+        memory.move("Flaky login")
+    assert commits(memory) == before
+    assert memory.read("Flaky login").page.body.endswith("401s.\n") and memory.read("Slow login").page.body.endswith(
+        "3 s.\n"
+    )
