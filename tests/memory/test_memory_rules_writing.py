@@ -153,8 +153,12 @@ def test_a_person_s_uncommitted_edit_is_committed_as_theirs_before_an_agent_writ
     page = memory.project.wiki / "facts/cache-rules.md"
     page.write_text(page.read_text().replace("Flush nightly.", "Flush hourly (by hand)."))
     memory.edit("Cache rules", "append", text="Never in prod.", actor=CODEX)
-    log = git(memory.project.wiki, "log", "-2", "--format=%an|%s").splitlines()
-    assert log == ["codex|update: facts/cache-rules (append)", "Test Person|edit: facts/cache-rules.md"]
+    fmt = "%an|%s|%(trailers:key=Agent,valueonly,separator=%x2C)|%(trailers:key=Session-Id,valueonly,separator=%x2C)"
+    log = git(memory.project.wiki, "log", "-2", f"--format={fmt}").splitlines()
+    assert log == [
+        "codex|update: facts/cache-rules (append)|codex|sess-1234567890",
+        "Test Person|edit: facts/cache-rules.md||",
+    ]
     assert "Flush hourly (by hand).\n\nNever in prod." in shown(memory, "facts/cache-rules.md")
     assert "Flush hourly (by hand)." in shown(memory, "facts/cache-rules.md", "HEAD~1")
 
