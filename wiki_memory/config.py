@@ -436,11 +436,6 @@ def model_cache_dir(env: Mapping[str, str] | None = None) -> str:
     return env.get("FASTEMBED_CACHE_PATH") or str(home(env) / "models")
 
 
-def hook_log(env: Mapping[str, str] | None = None) -> Path:
-    """Where the hook process logs what it could not do (`wiki-memory doctor` shows the last line)."""
-    return home(env) / "logs" / "hooks.log"
-
-
 def template(name: str) -> str:
     """The text of the package's `templates/<name>` (for example `gotcha.md`), read with
     importlib.resources, so it is found however the package is installed."""

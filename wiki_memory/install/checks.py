@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from wiki_memory import logs
 from wiki_memory.install.base import EXTRA_CHECKS, Check, Context
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -76,9 +77,7 @@ def check_model(ctx: Context) -> Check:
 
 def check_hook_log(ctx: Context) -> Check:
     """Have hooks been failing? (They never show it to the agent; the log does.)"""
-    from wiki_memory.config import hook_log as log_path
-
-    path = log_path(ctx.env)
+    path = logs.path("hooks", ctx.env)
     if not path.exists():
         return Check("wiki-memory", "hook log", "ok", "no hook problems logged")
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
