@@ -52,8 +52,8 @@ def settle_seconds() -> float:
     from wiki_memory.errors import WikiMemoryError
 
     try:
-        return float(load_settings().get("consolidate", "settle_seconds", 5))
-    except (TypeError, ValueError, WikiMemoryError):
+        return load_settings().consolidate.settle_seconds
+    except WikiMemoryError:
         return 5.0
 
 

@@ -123,7 +123,7 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
     cwd = adapter.cwd(payload)
     project = config.resolve_project(cwd if cwd and os.path.isdir(cwd) else None, env)
     if observations:
-        redact.configure(config.load_settings(env).section("redact"))
+        redact.configure(config.load_settings(env).redact)
         journal.append(project.journal_dir, [redact_observation(o) for o in observations])
     kinds = {o.kind for o in observations}
     if "compact" in kinds:

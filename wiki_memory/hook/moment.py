@@ -118,7 +118,7 @@ def record_handed(
     from wiki_memory.capture import journal, redact
     from wiki_memory.capture.observation import Observation, utc_now
 
-    redact.configure(config.load_settings(env).section("redact"))
+    redact.configure(config.load_settings(env).redact)
     observation = Observation(
         "recall",
         adapter.name,

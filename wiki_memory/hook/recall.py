@@ -119,7 +119,7 @@ def record(
     from wiki_memory.capture import journal, redact
     from wiki_memory.capture.observation import Observation, utc_now
 
-    redact.configure(config.load_settings(env).section("redact"))
+    redact.configure(config.load_settings(env).redact)
     observations = []
     for r in results:
         if not r["pages"]:

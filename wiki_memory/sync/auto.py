@@ -22,8 +22,7 @@ def _log(project: Project, message: str) -> None:
 
 
 def auto_sync_enabled(settings: Settings) -> bool:
-    value = settings.get("sync", "auto", False)
-    return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes", "1", "on"))
+    return settings.sync.auto
 
 
 def maybe_auto_sync(
