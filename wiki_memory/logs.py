@@ -8,6 +8,11 @@
     mcp.log, ui.log    the MCP server's and the viewer's failures between calls
     watch.log          what `watch` could not do, when its caller says nothing
 
+Recall's failures (and SessionStart's, compaction's) go to `hooks.log`, not `consolidate.log`
+where they used to: they happen inside a hook call, and `hooks.log` is where `doctor` and
+SessionStart's health line look for a hook that is not doing its job. What the detached
+workers do, hook-started or not, stays in `consolidate.log`.
+
 Every line is `TIME [PID] MESSAGE`, the message on one line (its middle cut past `MAX_LINE`
 characters),
 with what looks like a secret redacted (the capture rules: an error message may quote a

@@ -141,13 +141,14 @@ class Embedder:
     ):
         settings = settings if settings is not None else Settings()
         section = settings.index
-        self.provider = os.environ.get("WIKI_MEMORY_EMBED_PROVIDER") or section.provider
-        self.model = name or os.environ.get("WIKI_MEMORY_EMBED_MODEL") or section.model
+        # An empty string in config.toml is the default, as an unset key is.
+        self.provider = os.environ.get("WIKI_MEMORY_EMBED_PROVIDER") or section.provider or IndexSettings.provider
+        self.model = name or os.environ.get("WIKI_MEMORY_EMBED_MODEL") or section.model or DEFAULT_MODEL
         self.path = path or os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") or section.model_path or None
         self.remote = self.provider == "openai-compatible"
         self._error: str | None = None
         self._retry_at = 0.0
-        self.base_url = section.base_url.rstrip("/")
+        self.base_url = (section.base_url or IndexSettings.base_url).rstrip("/")
         self.api_key_env = section.api_key_env or ("OPENAI_API_KEY" if self.remote else "")
         self.dimensions = section.dimensions or None
         self.timeout = section.timeout or REMOTE_TIMEOUT
