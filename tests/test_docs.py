@@ -4,6 +4,7 @@ test command the one CI runs, and every link (to docs/ and between them) leading
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,84 @@ def test_every_link_leads_somewhere(doc):
         if not path.exists() or missing_anchor:
             broken.append(target)
     assert broken == []
+
+
+# docs/configuration.md against the code --------------------------------------------------------
+
+CONFIGURATION = REPO / "docs" / "configuration.md"
+PACKAGE = REPO / "wiki_memory"
+
+
+def _documented() -> tuple[dict[str, str], set[str], str]:
+    """(`section.key` -> its default cell, the environment variables, the text) of the doc."""
+    text = CONFIGURATION.read_text(encoding="utf-8")
+    keys: dict[str, str] = {}
+    section = None
+    for line in text.splitlines():
+        heading = re.match(r"^## `\[(\w+)\]`$", line)
+        if line.startswith("## "):
+            section = heading.group(1) if heading else None
+        row = re.match(r"^\| `(\w+)` \| [^|]+ \| ([^|]+) \|", line)
+        if section and row:
+            keys[f"{section}.{row.group(1)}"] = row.group(2).strip()
+    variables = set(re.findall(r"^\| `(WIKI_MEMORY_[A-Z0-9_]+)` \|", text, re.MULTILINE))
+    return keys, variables, text
+
+
+def _code_keys() -> dict[str, object]:
+    """`section.key` -> its default, from the typed records (and recall's own)."""
+    from wiki_memory.config.settings import SECTIONS
+    from wiki_memory.recall.settings import FIELDS
+
+    keys: dict[str, object] = {f"{cls.name}.{key}": getattr(cls, key) for cls in SECTIONS for key in cls.fields()}
+    keys.update({f"recall.{key}": default for key, (default, _, _) in FIELDS.items()})
+    return keys
+
+
+def test_the_configuration_doc_lists_every_key_the_code_reads_and_no_other():
+    documented, _, _ = _documented()
+    code = _code_keys()
+    assert sorted(set(code) - set(documented)) == [], "keys the code reads that docs/configuration.md does not list"
+    assert sorted(set(documented) - set(code)) == [], "keys docs/configuration.md lists that the code does not read"
+
+
+def test_the_configuration_doc_gives_each_default_as_the_code_has_it():
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+
+    wrong = []
+    for name, cell in _documented()[0].items():
+        literal = re.fullmatch(r"`([^`]+)`", cell)
+        if literal:  # a literal default (not "none", "the provider's", ...) is the code's
+            value = tomllib.loads(f"v = {literal.group(1)}")["v"]
+            if value != _code_keys()[name]:
+                wrong.append(f"{name}: doc {value!r}, code {_code_keys()[name]!r}")
+    assert wrong == []
+
+
+def test_no_module_reads_a_table_around_its_typed_record():
+    """`Settings.section(name)` is for a table whose record lives elsewhere (`[recall]`)."""
+    from wiki_memory.config.settings import ELSEWHERE
+
+    read = set()
+    for path in PACKAGE.rglob("*.py"):
+        read |= set(re.findall(r"\.section\(\"(\w+)\"\)", path.read_text(encoding="utf-8")))
+    assert read <= set(ELSEWHERE)
+
+
+def test_the_configuration_doc_lists_every_environment_variable_the_code_reads_and_no_other():
+    read = set()
+    for path in PACKAGE.rglob("*.py"):
+        read |= set(re.findall(r"WIKI_MEMORY_[A-Z0-9_]+", path.read_text(encoding="utf-8")))
+    _, documented, _ = _documented()
+    assert sorted(read - documented) == [], "variables the code reads that docs/configuration.md does not list"
+    assert sorted(documented - read) == [], "variables docs/configuration.md lists that the code does not read"
+
+
+def test_the_configuration_doc_names_every_log():
+    from wiki_memory import logs
+
+    text = _documented()[2].split("## Logs", 1)[1]
+    assert [name for name in logs.NAMES if f"`{name}.log`" not in text] == []

@@ -18,6 +18,7 @@ BELOW_MEMORY = {
     "watch",
     "install",
     "recall",
+    "logs",
     "index",
     "store",
     "capture",
@@ -32,16 +33,18 @@ MAY_IMPORT: dict[str, set[str]] = {
     "serving": {"errors"},
     "pages": {"errors"},
     "capture": {"pages", "config", "errors"},
+    # The logs redact what they write with capture's rules: every part above capture may log.
+    "logs": {"capture", "config", "errors"},
     "store": {"pages", "config", "errors"},
     "index": {"pages", "store", "config", "errors"},
-    "consolidate": {"pages", "store", "index", "capture", "config", "errors"},
-    "sync": {"pages", "store", "index", "config", "errors"},
-    "watch": {"pages", "store", "index", "config", "errors"},
-    "install": {"capture", "config", "errors"},
+    "consolidate": {"pages", "store", "index", "capture", "logs", "config", "errors"},
+    "sync": {"pages", "store", "index", "logs", "config", "errors"},
+    "watch": {"pages", "store", "index", "logs", "config", "errors"},
+    "install": {"capture", "logs", "config", "errors"},
     # The light hook-path part; only its helper process (a program of its own) imports the index.
-    "recall": {"index", "capture", "pages", "config", "errors"},
+    "recall": {"index", "capture", "pages", "logs", "config", "errors"},
     "memory": BELOW_MEMORY,
-    "hook": {"memory", "consolidate", "recall", "capture", "pages", "config", "errors"},
+    "hook": {"memory", "consolidate", "recall", "capture", "pages", "logs", "config", "errors"},
     "mcp": {"memory", "serving", *BELOW_MEMORY} - {"install"},  # an agent's server never rewrites agents' config
     "ui": {"memory", "serving", *BELOW_MEMORY},
     "cli": {"memory", "serving", *BELOW_MEMORY},
@@ -63,7 +66,7 @@ LAUNCHES = {
 CROSSINGS = {("wiki_memory.recall.moments", "wiki_memory.consolidate.distill.signature")}
 MODULE_NAME = re.compile(r"^wiki_memory(\.[a-z_]+)+\.?$")
 #: Modules the hook path loads on every call: none may import a third-party module at the top.
-HOOK_PATH = ("hook", "capture", "recall", "config", "errors", "entry")
+HOOK_PATH = ("hook", "capture", "recall", "logs", "config", "errors", "entry")
 
 
 def _modules() -> list[tuple[str, Path]]:

@@ -15,20 +15,20 @@ watchdog is imported when a watcher starts.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from wiki_memory import logs
 from wiki_memory.errors import PageError, WikiMemoryError
 from wiki_memory.store import Author, Edit, Store, is_ignored, is_page_path
 
 if TYPE_CHECKING:
     from wiki_memory.index import Index
 
-log = logging.getLogger(__name__)
+log = logs.Log("watch")
 
 QUIET = 0.5  # seconds a burst of events must have been over before its files are committed
 MAX_WAIT = 5.0  # a file saved continuously is still committed this often

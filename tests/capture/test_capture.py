@@ -11,8 +11,9 @@ import pytest
 from wiki_memory.capture import adapter, journal
 from wiki_memory.capture.observation import Observation, PlanItem
 from wiki_memory.capture.toolcalls import command_output, compact_input, excerpt, looks_failed, patch_files, tool_facts
-from wiki_memory.config import hook_log, resolve_project
+from wiki_memory.config import resolve_project
 from wiki_memory.hook import main as hook
+from wiki_memory.logs import path as log_path
 
 PAYLOADS = Path(__file__).parents[1] / "fixtures" / "payloads"
 CLAUDE = PAYLOADS / "claude-code-2.1.197"
@@ -516,7 +517,7 @@ def test_a_failing_handoff_is_logged_and_prints_nothing(code_repo, monkeypatch, 
         ["claude-code"], stdin=io.BytesIO(json.dumps(session_start("claude-code", code_repo)).encode()), stdout=out
     )
     assert code == 0 and out.getvalue() == b""
-    assert "RuntimeError: index is corrupt" in hook_log().read_text()
+    assert "RuntimeError: index is corrupt" in log_path("hooks").read_text()
     # The observation was written before the handoff was asked for.
     path = journal.journal_file(resolve_project(code_repo).journal_dir, "s-1")
     assert [o.kind for o in journal.read(path)] == ["session-start"]

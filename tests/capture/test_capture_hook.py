@@ -215,6 +215,7 @@ def test_the_hook_path_imports_neither_click_nor_the_store(tmp_path):
     }  # hashlib: OpenSSL's start-up is a noticeable share of a hook's budget
     # An acknowledgement ("hello") is turned away by recall's gate before the index is opened.
     light = ("wiki_memory.capture", "wiki_memory.config", "wiki_memory.errors", "wiki_memory.entry", "wiki_memory.hook")
+    light += ("wiki_memory.logs",)
     ours = {
         m
         for m in modules

@@ -14,8 +14,9 @@ import pytest
 from conftest import consolidate_session, git
 from journals import set_config
 
-from wiki_memory.config import home, hook_log, resolve_project
+from wiki_memory.config import home, resolve_project
 from wiki_memory.hook import main as hook
+from wiki_memory.logs import path as log_path
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -80,7 +81,7 @@ def test_an_untrusted_project_file_cannot_aim_commits_at_another_repository(tmp_
     assert git(victim, "status", "--porcelain") == ""
     assert project.wiki == home() / "projects" / project.id / "wiki"
     assert cli("path", cwd=hostile).stdout.strip() == str(project.wiki)
-    assert "hostile/.wiki-memory.toml asks for store" in hook_log().read_text()
+    assert "hostile/.wiki-memory.toml asks for store" in log_path("hooks").read_text()
 
 
 def test_a_folder_that_is_not_a_repository_is_never_made_one(tmp_path, monkeypatch):

@@ -1797,11 +1797,10 @@ def _name_first_group(source: str) -> str:
     return source
 
 
-def configure(settings: Mapping[str, object] | None) -> None:
+def configure(settings: RedactSettings | None) -> None:
     """Load user patterns from the `[redact]` section of the settings (once per process)."""
     global _user_families
-    patterns = (settings or {}).get("patterns") or ()
-    _user_families = user_families(patterns if isinstance(patterns, (list, tuple)) else ())
+    _user_families = user_families(settings.patterns if settings is not None else ())
 
 
 # The engine ----------------------------------------------------------------------------------
@@ -1912,6 +1911,7 @@ def redact_value(value: object) -> object:
 
 if TYPE_CHECKING:
     from wiki_memory.capture.observation import Observation
+    from wiki_memory.config.settings import RedactSettings
 
 _config_seen: tuple[str, float] | None = None
 
@@ -1936,7 +1936,7 @@ def reload_user_patterns() -> None:
         return
     _config_seen = key
     try:
-        configure(load_settings().section("redact"))
+        configure(load_settings().redact)
     except Exception:  # noqa: BLE001 - a broken config.toml: the built-in patterns still apply
         configure(None)
 

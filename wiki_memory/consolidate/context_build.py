@@ -348,7 +348,7 @@ def _relate_by_search(
         return None
     from wiki_memory.config import load_settings
 
-    mode = str(load_settings().get("consolidate", "related_search", "fts"))
+    mode = load_settings().consolidate.related_search
     related: dict[str, list[str]] = {}
     try:
         for h in handoffs:

@@ -64,33 +64,28 @@ class LLMConfig:
 
 def llm_config(settings: Settings) -> LLMConfig | None:
     """The configured provider, None when there is none; a clear error when it is misconfigured."""
-    section = settings.section("consolidate")
-    provider = str(section.get("provider") or "").strip().lower()
+    section = settings.consolidate
+    provider = section.provider.strip().lower()
     # The name `[index] provider` uses for the same API (any OpenAI-compatible base URL).
     provider = "openai" if provider == "openai-compatible" else provider
-    if not provider or provider in ("none", "off", "extractive") or section.get("enabled") is False:
+    if not provider or provider in ("none", "off", "extractive") or not section.enabled:
         return None
     if provider not in PROVIDERS:
         raise WikiMemoryError(f"[consolidate] provider = {provider!r}: use one of {', '.join(PROVIDERS)}, or none")
-    model = str(section.get("model") or "").strip()
+    model = section.model.strip()
     if not model:
         raise WikiMemoryError(f'[consolidate] provider = {provider!r} needs a model (model = "...")')
-    try:
-        timeout = float(section.get("timeout", 60))
-        max_chars = int(section.get("max_input_chars", 24000))
-        max_tokens = int(section.get("max_tokens", 2000))
-    except (TypeError, ValueError):
-        raise WikiMemoryError("[consolidate] timeout, max_input_chars and max_tokens must be numbers") from None
-    key_env = section.get("api_key_env", DEFAULT_KEYS[provider])
+    settings.check("consolidate", ("timeout", "max_input_chars", "max_tokens", "base_url", "api_key_env"))
+    key_env = DEFAULT_KEYS[provider] if section.api_key_env is None else section.api_key_env
     return LLMConfig(
         provider,
         model,
-        str(section.get("base_url") or DEFAULT_URLS[provider]).rstrip("/"),
-        str(key_env) if key_env else None,
-        timeout,
-        max_chars,
-        max_tokens,
-        bool(section.get("json_mode", True)),
+        (section.base_url or DEFAULT_URLS[provider]).rstrip("/"),
+        key_env or None,
+        section.timeout,
+        section.max_input_chars,
+        section.max_tokens,
+        section.json_mode,
     )
 
 

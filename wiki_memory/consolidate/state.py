@@ -8,7 +8,8 @@ import os
 import time
 from pathlib import Path
 
-from wiki_memory.config import Project, home
+from wiki_memory import logs
+from wiki_memory.config import Project
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no runtime `typing` import on the hook path
@@ -21,19 +22,8 @@ def state_dir(project: Project) -> Path:
 
 
 def log(message: str, env: Mapping[str, str] | None = None) -> None:
-    """One line in `WIKI_MEMORY_HOME/logs/consolidate.log`; never raises. A home that is gone
-    is not made anew: a background worker outliving its home (a demo's, a test's) leaves
-    nothing behind."""
-    try:
-        folder = home(env) / "logs"
-        if not folder.parent.is_dir():
-            return
-        folder.mkdir(exist_ok=True)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with open(folder / "consolidate.log", "a", encoding="utf-8") as f:
-            f.write(f"{stamp} [{os.getpid()}] {' '.join(message.split())}\n")
-    except OSError:
-        pass
+    """One line in consolidation's log (`logs/consolidate.log`, see `wiki_memory.logs`); never raises."""
+    logs.write("consolidate", message, env)
 
 
 def _at_rest(path: Path) -> bool:
@@ -62,8 +52,8 @@ def settle_seconds() -> float:
     from wiki_memory.errors import WikiMemoryError
 
     try:
-        return float(load_settings().get("consolidate", "settle_seconds", 5))
-    except (TypeError, ValueError, WikiMemoryError):
+        return load_settings().consolidate.settle_seconds
+    except WikiMemoryError:
         return 5.0
 
 

@@ -13,8 +13,9 @@ import os
 import sys
 import time
 
-from wiki_memory.config import Project, home
-from wiki_memory.consolidate.state import log, state_dir
+from wiki_memory import logs
+from wiki_memory.config import Project
+from wiki_memory.consolidate.state import state_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no runtime `typing` import on the hook path
@@ -33,23 +34,24 @@ def spawn(project: Project, args: Sequence[str]) -> int | None:
     import subprocess
 
     command = [sys.executable, "-m", "wiki_memory.hook.worker", project_arg(project), *args]
+    err = logs.open_for_child("consolidate")
     try:
-        logs = home() / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        with open(logs / "consolidate.log", "ab") as err:
-            process = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                cwd=str(project.root) if project.root and project.root.is_dir() else "/",
-                env=dict(os.environ),
-                start_new_session=True,
-                close_fds=True,
-            )
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL if err is None else err,
+            cwd=str(project.root) if project.root and project.root.is_dir() else "/",
+            env=dict(os.environ),
+            start_new_session=True,
+            close_fds=True,
+        )
     except OSError as e:
-        log(f"could not start {' '.join(command[:4])} ...: {e}")
+        logs.write("consolidate", f"could not start {' '.join(command[:4])} ...: {e}")
         return None
+    finally:
+        if err is not None:
+            os.close(err)
     return process.pid
 
 
@@ -83,32 +85,31 @@ def spawn_light(command: Sequence[str]) -> int | None:
     waiting for it to start: `fork` then `exec` in the child. (`subprocess` and `posix_spawn`
     both wait until the child has exec'd, which on a busy machine is the time it waits for a
     core: the hook would pay it.)"""
+    err = logs.open_for_child("consolidate")
+    pid: int | None
     try:
-        logs = home() / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        log_path = str(logs / "consolidate.log")
-        if not hasattr(os, "fork"):
+        if hasattr(os, "fork"):
+            pid = os.fork()
+        else:
             import subprocess
 
-            with open(log_path, "ab") as err:
-                process = subprocess.Popen(
-                    command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                    start_new_session=True, close_fds=True,
-                )  # fmt: skip
-            return process.pid
-        pid = os.fork()
+            pid = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL if err is None else err, start_new_session=True, close_fds=True,
+            ).pid  # fmt: skip
     except OSError as e:
-        log(f"could not start {' '.join(command[:4])} ...: {e}")
-        return None
-    if pid:
+        logs.write("consolidate", f"could not start {' '.join(command[:4])} ...: {e}")
+        pid = None
+    if pid != 0:  # the parent: the child keeps its own copy of the log's descriptor
+        if err is not None:
+            os.close(err)
         return pid
     try:  # the child: nothing but system calls until it becomes `command`
         os.setsid()
         null = os.open(os.devnull, os.O_RDWR)
-        log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         os.dup2(null, 0)
         os.dup2(null, 1)
-        os.dup2(log_fd, 2)
+        os.dup2(null if err is None else err, 2)
         os.closerange(3, 256)
         os.execv(command[0], list(command))
     finally:

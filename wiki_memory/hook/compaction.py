@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 
+from wiki_memory import logs
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from wiki_memory.config import Project
@@ -51,9 +53,7 @@ def checkpoint(project: Project, session_id: str) -> None:
             os.fsync(f.fileno())
         os.replace(partial, record)
     except Exception as e:  # noqa: BLE001 - the compaction goes ahead; the reason is logged
-        from wiki_memory.consolidate.state import log
-
-        log(f"checkpoint before compaction {session_id}: {type(e).__name__}: {e}")
+        logs.write("hooks", f"checkpoint before compaction {session_id}: {type(e).__name__}: {e}")
 
 
 def session_so_far(project: Project, session_id: str) -> str | None:
@@ -81,7 +81,5 @@ def session_so_far(project: Project, session_id: str) -> str | None:
             text = text[: MAX_CHARS - 1].rsplit("\n", 1)[0] + "\n…"
         return f"{OPEN_TAG}\n{text}\n{CLOSE_TAG}"
     except Exception as e:  # noqa: BLE001 - the session goes on without it; the reason is logged
-        from wiki_memory.consolidate.state import log
-
-        log(f"session so far after compaction {session_id}: {type(e).__name__}: {e}")
+        logs.write("hooks", f"session so far after compaction {session_id}: {type(e).__name__}: {e}")
         return None

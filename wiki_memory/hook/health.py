@@ -19,6 +19,8 @@ import os
 import re
 import time
 
+from wiki_memory import logs
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -64,11 +66,9 @@ def problems(
 ) -> list[str]:
     """What is wrong with memory in this project since its last SessionStart (and remember
     how far the logs were read)."""
-    from wiki_memory import config
     from wiki_memory.consolidate import state
 
     now = time.time() if now is None else now
-    logs = str(config.home(env) / "logs")
     marker = os.path.join(str(project.home), "health.json")
     try:
         with open(marker, encoding="utf-8") as f:
@@ -83,7 +83,7 @@ def problems(
     for name, shape in (("hooks", _FAILED), ("consolidate", _BACKGROUND_FAILED), ("recall-helper", _HELPER_FAILED)):
         # A log seen for the first time: only what comes from now on counts.
         start = read.get(name)
-        lines, sizes[name] = _new_lines(os.path.join(logs, f"{name}.log"), start if isinstance(start, int) else -1)
+        lines, sizes[name] = _new_lines(str(logs.path(name, env)), start if isinstance(start, int) else -1)
         counts[name] = 0 if not isinstance(start, int) else sum(1 for line in lines if shape.search(line))
     if counts["hooks"]:
         found.append(f"{counts['hooks']} hook call{'s' if counts['hooks'] > 1 else ''} failed since the last session")
@@ -140,9 +140,7 @@ def line(project: Project, session_id: str, env: Mapping[str, str] | None = None
     try:
         found = problems(project, session_id, env)
     except Exception as e:  # noqa: BLE001 - the session starts anyway; the reason is logged
-        from wiki_memory.consolidate.state import log
-
-        log(f"health at session start {session_id}: {type(e).__name__}: {e}")
+        logs.write("hooks", f"health at session start {session_id}: {type(e).__name__}: {e}", env)
         return None
     if not found:
         return None

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 DISABLE_VAR = "WIKI_MEMORY_DISABLE"  # set (not "0"): every hook call records nothing and prints nothing
 MAX_PAYLOAD = 64 * 1024 * 1024  # bytes read from stdin; a larger payload is drained and skipped
-LOG_LIMIT = 1024 * 1024  # the hook log is rotated past this size
 #: SessionStart sources that mean the agent's context was just compacted (Claude Code: `compact`).
 COMPACTED_SOURCES = ("compact",)
 
@@ -124,7 +123,7 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
     cwd = adapter.cwd(payload)
     project = config.resolve_project(cwd if cwd and os.path.isdir(cwd) else None, env)
     if observations:
-        redact.configure(config.load_settings(env).section("redact"))
+        redact.configure(config.load_settings(env).redact)
         journal.append(project.journal_dir, [redact_observation(o) for o in observations])
     kinds = {o.kind for o in observations}
     if "compact" in kinds:
@@ -183,27 +182,8 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
 
 
 def log(env: Mapping[str, str], agent: str, event: str | None, message: str, started: float) -> None:
-    """One line in `WIKI_MEMORY_HOME/logs/hooks.log`; never raises."""
-    try:
-        from wiki_memory import config
-        from wiki_memory.capture.observation import utc_now
-        from wiki_memory.capture.redact import redact
+    """One line in the hook log (`logs/hooks.log`): the agent, the event, the time taken; never raises."""
+    from wiki_memory import logs
 
-        directory = config.home(env) / "logs"
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / "hooks.log"
-        try:
-            if path.stat().st_size > LOG_LIMIT:
-                os.replace(path, directory / "hooks.log.1")
-        except FileNotFoundError:
-            pass
-        elapsed = (time.monotonic() - started) * 1000
-        line = f"{utc_now()} {agent or '-'} {event or '-'} {elapsed:.0f}ms {redact(message)}"
-        line = line.replace("\n", " ")[:2000] + "\n"
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
-    except BaseException:  # noqa: BLE001 - a full disk or a missing home: stay silent
-        pass
+    elapsed = (time.monotonic() - started) * 1000
+    logs.write("hooks", f"{agent or '-'} {event or '-'} {elapsed:.0f}ms {message}", env)

@@ -10,6 +10,8 @@ a failure is logged and the command runs unchanged.
 
 from __future__ import annotations
 
+from wiki_memory import logs
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -52,9 +54,7 @@ def before_command(
         record_handed(adapter, event, project, session_id, cwd, "command", command, placed, text, env)
         return text
     except Exception as e:  # noqa: BLE001 - the command runs unchanged; the reason is logged
-        from wiki_memory.consolidate.state import log
-
-        log(f"recall before a command {adapter.name} {session_id}: {type(e).__name__}: {e}")
+        logs.write("hooks", f"recall before a command {adapter.name} {session_id}: {type(e).__name__}: {e}", env)
         return None
 
 
@@ -97,9 +97,7 @@ def after_error(
         record_handed(adapter, event, project, session_id, cwd, "error", sigs[0], placed, text, env)
         return text
     except Exception as e:  # noqa: BLE001 - the agent goes on; the reason is logged
-        from wiki_memory.consolidate.state import log
-
-        log(f"recall after an error {adapter.name} {session_id}: {type(e).__name__}: {e}")
+        logs.write("hooks", f"recall after an error {adapter.name} {session_id}: {type(e).__name__}: {e}", env)
         return None
 
 
@@ -120,7 +118,7 @@ def record_handed(
     from wiki_memory.capture import journal, redact
     from wiki_memory.capture.observation import Observation, utc_now
 
-    redact.configure(config.load_settings(env).section("redact"))
+    redact.configure(config.load_settings(env).redact)
     observation = Observation(
         "recall",
         adapter.name,

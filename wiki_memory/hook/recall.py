@@ -10,6 +10,8 @@ through unchanged.
 
 from __future__ import annotations
 
+from wiki_memory import logs
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
@@ -62,9 +64,7 @@ def answer(
         record(adapter, event, project, session_id, cwd, results, env)
         return "\n".join(texts) or None
     except Exception as e:  # noqa: BLE001 - the prompt goes through unchanged; the reason is logged
-        from wiki_memory.consolidate.state import log
-
-        log(f"recall {adapter.name} {event} {session_id}: {type(e).__name__}: {e}")
+        logs.write("hooks", f"recall {adapter.name} {event} {session_id}: {type(e).__name__}: {e}", env)
         return None
 
 
@@ -119,7 +119,7 @@ def record(
     from wiki_memory.capture import journal, redact
     from wiki_memory.capture.observation import Observation, utc_now
 
-    redact.configure(config.load_settings(env).section("redact"))
+    redact.configure(config.load_settings(env).redact)
     observations = []
     for r in results:
         if not r["pages"]:
@@ -155,9 +155,7 @@ def record_start(
         pages = seen.pages_named(text)
         record_handed(adapter, event, project, session_id, cwd, "session-start", "", pages, text, env)
     except Exception as e:  # noqa: BLE001 - the session starts anyway
-        from wiki_memory.consolidate.state import log
-
-        log(f"recording the session start of {session_id}: {type(e).__name__}: {e}")
+        logs.write("hooks", f"recording the session start of {session_id}: {type(e).__name__}: {e}", env)
 
 
 def after_session_start(project: Project, session_id: str, text: str | None, env: Mapping[str, str]) -> None:
@@ -175,9 +173,7 @@ def after_session_start(project: Project, session_id: str, text: str | None, env
 
             meaning.ensure_started(str(config.home(env)), str(project.index_path), idle=float(chosen.helper_idle))
     except Exception as e:  # noqa: BLE001 - the session starts anyway
-        from wiki_memory.consolidate.state import log
-
-        log(f"recall at session start {session_id}: {type(e).__name__}: {e}")
+        logs.write("hooks", f"recall at session start {session_id}: {type(e).__name__}: {e}", env)
 
 
 def note_own_writes(project: Project, session_id: str, observations: Sequence[Observation]) -> None:
@@ -202,6 +198,4 @@ def note_own_writes(project: Project, session_id: str, observations: Sequence[Ob
                 written += seen.pages_named(f"{o.input or ''}\n{o.output or ''}")
         seen.add(project, session_id, written)
     except Exception as e:  # noqa: BLE001 - the agent goes on; the reason is logged
-        from wiki_memory.consolidate.state import log
-
-        log(f"recall, own writes of {session_id}: {type(e).__name__}: {e}")
+        logs.write("hooks", f"recall, own writes of {session_id}: {type(e).__name__}: {e}")

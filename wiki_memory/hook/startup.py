@@ -16,6 +16,7 @@ Neither raises: a failure is logged and the agent carries on.
 
 from __future__ import annotations
 
+from wiki_memory import logs
 from wiki_memory.config import Project
 
 TEAM_BUDGET = 1500  # characters of SessionStart the team tier's block may take
@@ -48,9 +49,7 @@ def session_start_text(project: Project, agent: str, session_id: str, source: st
             usage.record(project, "handed", [*view.handoffs, *view.shown], agent=agent)
         return with_team(view.text if view is not None else None, block)
     except Exception as e:  # noqa: BLE001 - the agent starts anyway; the reason is in the log
-        from wiki_memory.consolidate.state import log
-
-        log(f"session start {agent} {session_id}: {type(e).__name__}: {e}")
+        logs.write("hooks", f"session start {agent} {session_id}: {type(e).__name__}: {e}")
         return None
 
 
@@ -65,9 +64,7 @@ def with_branch_handoff(project: Project, text: str | None) -> str | None:
 
         block = handed(project, budget=BUDGET - len(text or "") - 2)
     except Exception as e:  # noqa: BLE001 - the project's own handoff is handed anyway
-        from wiki_memory.consolidate.state import log
-
-        log(f"session start: branch handoff: {type(e).__name__}: {e}")
+        logs.write("hooks", f"session start: branch handoff: {type(e).__name__}: {e}")
         return text
     if block is None:
         return text
@@ -83,9 +80,7 @@ def after_session(project: Project, agent: str, session_id: str) -> None:
         if session_id and journal_exists(project, session_id):
             background.start_session(project, session_id)
     except Exception as e:  # noqa: BLE001 - the agent is leaving; the reason is in the log
-        from wiki_memory.consolidate.state import log
-
-        log(f"after session {agent} {session_id}: {type(e).__name__}: {e}")
+        logs.write("hooks", f"after session {agent} {session_id}: {type(e).__name__}: {e}")
 
 
 def team_block(project: Project, text: str | None) -> str | None:
@@ -100,9 +95,7 @@ def team_block(project: Project, text: str | None) -> str | None:
 
         block, _ = tier.start_block(project.team(), context.terms(text or ""), TEAM_BUDGET, tier.recall_mode())
     except Exception as e:  # noqa: BLE001 - the session starts with the personal text
-        from wiki_memory.consolidate.state import log
-
-        log(f"session start team block: {type(e).__name__}: {e}")
+        logs.write("hooks", f"session start team block: {type(e).__name__}: {e}")
         return None
     return block
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import sys
 
+from wiki_memory import logs
 from wiki_memory.config import Project
-from wiki_memory.consolidate.state import log
 
 
 def project_from_arg(text: str) -> Project:
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
 
         moments.table(project)
     except Exception as e:  # noqa: BLE001 - a background process has no one to tell but the log
-        log(f"background {args[1]} {args[2] if len(args) > 2 else ''}: {type(e).__name__}: {e}")
+        logs.write("consolidate", f"background {args[1]} {args[2] if len(args) > 2 else ''}: {type(e).__name__}: {e}")
         return 1
     return 0
 

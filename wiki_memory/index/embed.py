@@ -23,7 +23,10 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+from wiki_memory.config.settings import IndexSettings, Settings
+from wiki_memory.errors import WikiMemoryError
+
+DEFAULT_MODEL = IndexSettings.model
 # fastembed's default batch of 256 takes gigabytes of memory on 200-word chunks.
 BATCH_SIZE = 16
 
@@ -118,7 +121,7 @@ def _lookup(host: str, port: int, timeout: float) -> list[Any]:
 
 PROVIDERS = ("fastembed", "openai-compatible")
 REMOTE_BATCH_SIZE = 64  # texts per request to an embeddings server
-REMOTE_TIMEOUT = 10.0  # seconds a request to an embeddings server may take
+REMOTE_TIMEOUT = IndexSettings.timeout  # seconds a request to an embeddings server may take
 RETRY_AFTER = 60.0  # seconds before a failed remote provider is asked again
 
 
@@ -134,25 +137,27 @@ class Embedder:
         name: str | None = None,
         path: str | None = None,
         batch_size: int | None = None,
-        settings: Any = None,
+        settings: Settings | None = None,
     ):
-        section = settings.section("index") if settings is not None else {}
-        self.provider = str(os.environ.get("WIKI_MEMORY_EMBED_PROVIDER") or section.get("provider") or "fastembed")
-        self.model = name or os.environ.get("WIKI_MEMORY_EMBED_MODEL") or section.get("model") or DEFAULT_MODEL
-        self.path = path or os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") or section.get("model_path") or None
+        settings = settings if settings is not None else Settings()
+        section = settings.index
+        # An empty string in config.toml is the default, as an unset key is.
+        self.provider = os.environ.get("WIKI_MEMORY_EMBED_PROVIDER") or section.provider or IndexSettings.provider
+        self.model = name or os.environ.get("WIKI_MEMORY_EMBED_MODEL") or section.model or DEFAULT_MODEL
+        self.path = path or os.environ.get("WIKI_MEMORY_EMBED_MODEL_PATH") or section.model_path or None
         self.remote = self.provider == "openai-compatible"
         self._error: str | None = None
         self._retry_at = 0.0
-        self.base_url = str(section.get("base_url") or "https://api.openai.com/v1").rstrip("/")
-        self.api_key_env = str(section.get("api_key_env") or ("OPENAI_API_KEY" if self.remote else ""))
+        self.base_url = (section.base_url or IndexSettings.base_url).rstrip("/")
+        self.api_key_env = section.api_key_env or ("OPENAI_API_KEY" if self.remote else "")
+        self.dimensions = section.dimensions or None
+        self.timeout = section.timeout or REMOTE_TIMEOUT
+        default_batch = REMOTE_BATCH_SIZE if self.remote else BATCH_SIZE
+        self.batch_size = max(1, int(batch_size or section.batch_size or default_batch))
         try:
-            self.dimensions = int(section["dimensions"]) if section.get("dimensions") else None
-            self.timeout = float(section.get("timeout") or REMOTE_TIMEOUT)
-            default_batch = REMOTE_BATCH_SIZE if self.remote else BATCH_SIZE
-            self.batch_size = max(1, int(batch_size or section.get("batch_size") or default_batch))
-        except (TypeError, ValueError) as e:
-            self.dimensions, self.timeout, self.batch_size = None, REMOTE_TIMEOUT, BATCH_SIZE
-            self._fail(f"[index] in config.toml: {e}")
+            settings.check("index", ("dimensions", "timeout", "batch_size", "threads"))
+        except WikiMemoryError as e:
+            self._fail(str(e))
         if self.provider not in PROVIDERS:
             self._fail(f"[index] provider = {self.provider!r} is not one of {', '.join(PROVIDERS)}")
         # What the vectors are stored under: the model, and for a server its dimensions too
@@ -166,7 +171,7 @@ class Embedder:
         # raised document throughput against onnx's default of one thread per core; an agent
         # and its tools share these cores too. Two threads win only on an idle machine; with
         # one core busy they gain nothing and the slowest queries take twice as long.
-        self._configured_threads = os.environ.get("WIKI_MEMORY_EMBED_THREADS") or section.get("threads")
+        self._configured_threads = os.environ.get("WIKI_MEMORY_EMBED_THREADS") or section.threads
         self.threads = int(self._configured_threads or 1)
         self._model: Any = None
         self._lock = threading.Lock()

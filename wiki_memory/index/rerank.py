@@ -26,8 +26,11 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-DEFAULT_TOP = 20  # candidates reranked: a cross-encoder reads each (query, passage) pair
-DEFAULT_TIMEOUT = 5.0  # seconds an endpoint may take for one query's candidates
+from wiki_memory.config.settings import SearchSettings, Settings
+from wiki_memory.errors import WikiMemoryError
+
+DEFAULT_TOP = SearchSettings.rerank_top  # candidates reranked: a cross-encoder reads each (query, passage) pair
+DEFAULT_TIMEOUT = SearchSettings.rerank_timeout  # seconds an endpoint may take for one query's candidates
 RETRY_AFTER = 60.0  # seconds before a failed reranker is asked again
 
 
@@ -41,24 +44,25 @@ _warned: set[str] = set()
 class Reranker:
     """The reranker `[search]` configures (`enabled` is False when none is)."""
 
-    def __init__(self, settings: Any = None) -> None:
-        section = settings.section("search") if settings is not None else {}
-        self.name = str(os.environ.get("WIKI_MEMORY_RERANK") or section.get("rerank") or "")
-        self.url = str(section.get("rerank_url") or "").rstrip("/")
-        self.model = str(section.get("rerank_model") or self.name)
-        self.path = str(section.get("rerank_path") or "") or None
-        self.api_key_env = str(section.get("rerank_api_key_env") or "")
-        self.for_recall = bool(section.get("rerank_recall", False))
+    def __init__(self, settings: Settings | None = None) -> None:
+        settings = settings if settings is not None else Settings()
+        section = settings.search
+        self.name = os.environ.get("WIKI_MEMORY_RERANK") or section.rerank
+        self.url = section.rerank_url.rstrip("/")
+        self.model = section.rerank_model or self.name
+        self.path = section.rerank_path or None
+        self.api_key_env = section.rerank_api_key_env
+        self.for_recall = section.rerank_recall
         self._error: str | None = None
         self._retry_at = 0.0
         self._model: Any = None
         self._lock = threading.Lock()
+        self.timeout = section.rerank_timeout or DEFAULT_TIMEOUT
+        self.top = max(1, section.rerank_top)
         try:
-            self.timeout = float(section.get("rerank_timeout") or DEFAULT_TIMEOUT)
-            self.top = max(1, int(section.get("rerank_top") or DEFAULT_TOP))
-        except (TypeError, ValueError) as e:
-            self.timeout, self.top = DEFAULT_TIMEOUT, DEFAULT_TOP
-            self._fail(f"[search] in config.toml: {e}")
+            settings.check("search", ("rerank_timeout", "rerank_top"))
+        except WikiMemoryError as e:
+            self._fail(str(e))
 
     @property
     def enabled(self) -> bool:

@@ -10,13 +10,16 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from wiki_memory import logs
+from wiki_memory.config import load_settings
+from wiki_memory.errors import WikiMemoryError
 from wiki_memory.install.base import EXTRA_CHECKS, Check, Context
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 
 
 def own_checks(ctx: Context) -> list[Check]:
-    checks = [check_store(ctx), check_model(ctx), check_hook_log(ctx)]
+    checks = [check_store(ctx), check_model(ctx), check_hook_log(ctx), check_settings(ctx)]
     for extra in EXTRA_CHECKS.get(None, []):
         checks.extend(extra(ctx, None))
     return checks
@@ -76,15 +79,25 @@ def check_model(ctx: Context) -> Check:
 
 def check_hook_log(ctx: Context) -> Check:
     """Have hooks been failing? (They never show it to the agent; the log does.)"""
-    from wiki_memory.config import hook_log as log_path
-
-    path = log_path(ctx.env)
+    path = logs.path("hooks", ctx.env)
     if not path.exists():
         return Check("wiki-memory", "hook log", "ok", "no hook problems logged")
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     if not lines:
         return Check("wiki-memory", "hook log", "ok", "no hook problems logged")
     return Check("wiki-memory", "hook log", "warn", f"{len(lines)} lines in {path}; last: {lines[-1][:300]}")
+
+
+def check_settings(ctx: Context) -> Check:
+    """Does `config.toml` say what it means (every value of the type its key takes)?"""
+    try:
+        settings = load_settings(ctx.env)
+    except WikiMemoryError as e:
+        return Check("wiki-memory", "config.toml", "fail", str(e))
+    if not settings.problems:
+        return Check("wiki-memory", "config.toml", "ok", "every setting is valid")
+    more = f" (and {len(settings.problems) - 1} more)" if len(settings.problems) > 1 else ""
+    return Check("wiki-memory", "config.toml", "warn", settings.problems[0] + more)
 
 
 def no_agent_connected(ctx: Context, elsewhere: Sequence[str] = ()) -> Check:

@@ -310,16 +310,14 @@ def build_server(
     roots): directories, project ids or names, or `all`; `[mcp] projects` in config.toml
     adds to them. An HTTP server is built with `roots=False`, and with `tokens` when people
     reach it with their own tokens (see `memory.access`)."""
-    configured = load_settings(env).get("mcp", "projects", [])
-    if isinstance(configured, str):
-        configured = [configured]
+    configured = load_settings(env).mcp.projects
     server = MemoryServer(
         project_dir=project_dir,
         agent=agent,
         session_id=session_id,
         env=env,
         session_from_env=session_from_env,
-        projects=[*projects, *(str(c) for c in configured if isinstance(configured, list))],
+        projects=[*projects, *configured],
         roots=roots,
         tokens=tokens,
     )

@@ -9,12 +9,12 @@ that reach it. Writers in other processes are kept out by the store's cross-proc
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from wiki_memory import logs
 from wiki_memory.config import Project
 from wiki_memory.mcp.models import (
     CommitOut,
@@ -35,7 +35,7 @@ from wiki_memory.mcp.models import (
 )
 from wiki_memory.memory import Actor, Memory, PageView, Written
 
-log = logging.getLogger("wiki_memory.mcp")
+log = logs.Log("mcp")
 
 T = TypeVar("T")
 P = ParamSpec("P")

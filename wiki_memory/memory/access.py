@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from wiki_memory import logs
 from wiki_memory.config import Project, home
 from wiki_memory.errors import NotFoundError, WikiMemoryError
 from wiki_memory.memory.rules import InputError
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
 TOKEN_PREFIX = "wmt_"  # so that secret scanners and people recognise one
 ALL_PROJECTS = "*"
-LOG_LIMIT = 1_000_000  # bytes; the log then moves to access.log.1
 _NAME = re.compile(r"^\w[\w .'-]{0,63}$")
 _EMAIL = re.compile(r"^[^\s<>@,]+@[^\s<>@,]+$")
 
@@ -156,7 +156,6 @@ class Tokens:
     def __init__(self, env: Mapping[str, str] | None = None):
         self.root = home(env)
         self.path = self.root / "tokens.json"
-        self.log_path = self.root / "logs" / "access.log"
         self._seen: tuple[int, int, int] | None = None
         self._grants: list[Grant] = []
 
@@ -295,22 +294,7 @@ class Tokens:
 
     def refuse(self, who: str, what: str, why: str) -> None:
         """Log one refusal: when, who (a token's name, or how an unknown caller came), what, why."""
-        line = f"{_now()} refused {_one_line(who)}: {_one_line(what)}: {_one_line(why)}\n"
-        try:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                if self.log_path.stat().st_size > LOG_LIMIT:
-                    os.replace(self.log_path, self.log_path.with_name("access.log.1"))
-            except FileNotFoundError:
-                pass
-            fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.fchmod(fd, 0o600)
-                os.write(fd, line.encode("utf-8", "replace"))
-            finally:
-                os.close(fd)
-        except OSError:
-            pass  # the refusal itself stands; a full disk only loses its line
+        logs.write("access", f"refused {_one_line(who)}: {_one_line(what)}: {_one_line(why)}", root=str(self.root))
 
     # Deciding a call -------------------------------------------------------------------
 

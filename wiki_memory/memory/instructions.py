@@ -451,10 +451,8 @@ def refresh_exports(memory: Memory) -> list[Exported]:
     from wiki_memory.config import load_settings
     from wiki_memory.consolidate.state import log
 
-    targets = load_settings().get("export", "targets", [])
-    if isinstance(targets, str):
-        targets = [targets]
-    if not isinstance(targets, list) or memory.project.root is None:
+    targets = load_settings().export.targets
+    if memory.project.root is None:
         return []
     done: list[Exported] = []
     for target in targets:

@@ -75,7 +75,7 @@ def distill_enabled() -> bool:
     """`[distill] enabled` (default true): distillation after each consolidation and import."""
     from wiki_memory.config import load_settings
 
-    return load_settings().get("distill", "enabled", True) is not False
+    return load_settings().distill.enabled
 
 
 class Knowledge(LifecycleReview):

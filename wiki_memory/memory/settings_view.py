@@ -9,22 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from wiki_memory.config import Project, home, load_settings
+from wiki_memory.config.settings import SECTIONS
 
 #: Settings read from `config.toml`, with their defaults (`[recall]` adds its own table).
-DEFAULTS: dict[str, Any] = {
-    "consolidate.provider": "none",
-    "consolidate.settle_seconds": 5,
-    "consolidate.related_search": "fts",
-    "distill.enabled": True,
-    "distill.llm": "none",
-    "sync.auto": False,
-    "export.targets": [],
-    "mcp.projects": [],
-    "trust.paths": [],
-    "index.model": "sentence-transformers/all-MiniLM-L6-v2",
-    "index.model_path": None,
-    "index.threads": None,
-}
+DEFAULTS: dict[str, Any] = {f"{cls.name}.{key}": getattr(cls, key) for cls in SECTIONS for key in cls.fields()}
 #: The environment variables that change what wiki-memory does, and the setting each stands for.
 ENVIRONMENT = {
     "WIKI_MEMORY_HOME": "home",

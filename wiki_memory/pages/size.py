@@ -18,8 +18,8 @@ DEFAULT_KB = 256
 def limit_bytes(settings: Any = None) -> int:
     """The setting `[pages] large_kb` in bytes (the default when absent or not a positive number)."""
     try:
-        value = settings.get("pages", "large_kb", DEFAULT_KB) if settings is not None else DEFAULT_KB
-    except (TypeError, AttributeError):  # not a Settings (a plain mapping in a caller's hands)
+        value = settings.pages.large_kb if settings is not None else DEFAULT_KB
+    except AttributeError:  # not a Settings (a plain mapping in a caller's hands)
         value = DEFAULT_KB
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         value = DEFAULT_KB

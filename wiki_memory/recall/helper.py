@@ -35,6 +35,7 @@ import sys
 import time
 from typing import Any
 
+from wiki_memory import logs
 from wiki_memory.pages.status import handed_out
 from wiki_memory.recall import find, meaning
 
@@ -411,15 +412,7 @@ class Helper:
 def log(home: str | None, message: str) -> None:
     """One line in the home's `logs/recall-helper.log` (without a home, in the helper's own
     folder); never raises, never makes a home anew."""
-    if home is not None and not os.path.isdir(home):
-        return
-    try:
-        folder = os.path.join(home, "logs") if home is not None else os.path.dirname(meaning.socket_path())
-        os.makedirs(folder, exist_ok=True)
-        with open(os.path.join(folder, "recall-helper.log"), "a", encoding="utf-8") as f:
-            f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} pid {os.getpid()} {message}\n")
-    except OSError:
-        pass
+    logs.write("recall-helper", f"pid {os.getpid()} {message}", root=home or os.path.dirname(meaning.socket_path()))
 
 
 def main(argv: list[str] | None = None) -> int:

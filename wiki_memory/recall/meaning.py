@@ -18,6 +18,8 @@ import os
 import sys
 import time
 
+from wiki_memory import logs
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -227,18 +229,20 @@ def ensure_started(home: str, preload: str | None = None, idle: float = IDLE) ->
     command = [sys.executable, "-m", "wiki_memory.recall.helper", "--home", home, "--idle", str(idle)]
     if preload:
         command += ["--preload", preload]
+    err = logs.open_for_child("recall-helper", {"WIKI_MEMORY_HOME": home})
     try:
-        os.makedirs(os.path.join(home, "logs"), exist_ok=True)
-        with open(os.path.join(home, "logs", "recall-helper.log"), "ab") as err:
-            process = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                cwd="/",
-                start_new_session=True,
-                close_fds=True,
-            )
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL if err is None else err,
+            cwd="/",
+            start_new_session=True,
+            close_fds=True,
+        )
     except OSError:
         return None
+    finally:
+        if err is not None:
+            os.close(err)
     return process.pid

@@ -20,6 +20,8 @@ import _sqlite3
 import os
 from collections import namedtuple
 
+from wiki_memory.config.settings import TeamSettings
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -31,7 +33,7 @@ PREFIX = "team:"
 PROVENANCE_FILE = "provenance.sqlite"
 CONTEXT_FILE = "team-context.json"
 RECALL_MODES = ("reviewed", "all")
-DEFAULT_RECALL = "reviewed"
+DEFAULT_RECALL = TeamSettings.recall
 BUSY_MS = 100
 
 
@@ -61,7 +63,7 @@ def recall_mode(env: Mapping[str, str] | None = None) -> str:
     from wiki_memory import config
 
     try:
-        value = config.load_settings(env).get("team", "recall", DEFAULT_RECALL)
+        value = config.load_settings(env).team.recall
     except Exception:  # noqa: BLE001 - a broken config.toml: the safer default
         return DEFAULT_RECALL
     return value if value in RECALL_MODES else DEFAULT_RECALL

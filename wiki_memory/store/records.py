@@ -121,7 +121,7 @@ def machine_name() -> str:
     from wiki_memory.config import load_settings
 
     try:
-        pinned = str(load_settings().get("sync", "host") or "")
+        pinned = load_settings().sync.host
     except Exception:  # noqa: BLE001 - a broken config.toml must not stop a commit
         pinned = ""
     name = pinned or socket.gethostname().split(".", 1)[0]

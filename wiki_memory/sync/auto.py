@@ -5,8 +5,9 @@ consolidation tries again, and the commits that were not pushed go with it."""
 from __future__ import annotations
 
 import traceback
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
+
+from wiki_memory import logs
 
 if TYPE_CHECKING:
     from wiki_memory.config import Project, Settings
@@ -17,22 +18,11 @@ if TYPE_CHECKING:
 
 
 def _log(project: Project, message: str) -> None:
-    try:
-        from wiki_memory.config import home
-
-        logs = home() / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        name = getattr(project, "id", None) or "?"
-        with open(logs / "sync.log", "a", encoding="utf-8") as f:
-            f.write(f"{stamp} {name} {message.rstrip()}\n")
-    except Exception:  # noqa: BLE001 - logging must not be the thing that fails the caller
-        pass
+    logs.write("sync", f"{getattr(project, 'id', None) or '?'} {message}")
 
 
 def auto_sync_enabled(settings: Settings) -> bool:
-    value = settings.get("sync", "auto", False)
-    return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes", "1", "on"))
+    return settings.sync.auto
 
 
 def maybe_auto_sync(

@@ -364,7 +364,7 @@ def sync(
     history: `replace_history` force-pushes ours in its place (with a lease), and
     `keep_history` drops the record of the rewrite (the old history comes back)."""
     settings = _settings()
-    chosen = default_remote(store, remote or settings.get("sync", "remote"))
+    chosen = default_remote(store, remote or settings.sync.remote or None)
     host = host or store.host
     author = author or Author.person(store.root)
     report = SyncReport(chosen.name, chosen.shown)

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Concatenate, ParamSpec, TypeVar
 
+from wiki_memory import logs
 from wiki_memory.config import Project
 from wiki_memory.memory import Memory
 
-log = logging.getLogger("wiki_memory.ui")
+log = logs.Log("ui")
 
 T = TypeVar("T")
 P = ParamSpec("P")

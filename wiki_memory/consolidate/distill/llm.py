@@ -27,13 +27,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wiki_memory.config import Project, Settings, load_settings, template
+from wiki_memory.config.settings import DistillSettings
 from wiki_memory.consolidate.distill.candidate import Candidate
 from wiki_memory.consolidate.extract import Summary, clean
 from wiki_memory.consolidate.llm import LLMError
 from wiki_memory.errors import WikiMemoryError
 
 PROPOSED_TYPES = ("decision", "gotcha", "procedure", "preference", "fact")
-DEFAULT_BUDGET = 6000
+DEFAULT_BUDGET = DistillSettings.budget
 MIN_CALL = 1000  # tokens: less than this left of a session's budget, and no call is made
 CHARS_PER_TOKEN = 3.5
 
@@ -61,20 +62,16 @@ class LLMOutcome:
 
 def distill_config(settings: Settings) -> DistillLLM | None:
     """`[distill] llm`, or None when no LLM is configured; a clear error when misconfigured."""
-    section = settings.section("distill")
-    backend = str(section.get("llm") or "").strip().lower()
+    section = settings.distill
+    backend = section.llm.strip().lower()
     if not backend or backend in ("none", "off", "false"):
         return None
     if backend not in ("claude", "codex", "gemini", "api"):
         raise WikiMemoryError(f"[distill] llm = {backend!r}: use claude, codex, gemini, api or none")
-    try:
-        budget = int(section.get("budget", DEFAULT_BUDGET))
-        timeout = float(section.get("timeout", 120))
-    except (TypeError, ValueError):
-        raise WikiMemoryError("[distill] budget and timeout must be numbers") from None
-    model = str(section.get("model") or "").strip() or None
-    program = str(section.get("program") or "").strip() or None
-    return DistillLLM(backend, max(0, budget), timeout, model, program)
+    settings.check("distill", ("budget", "timeout", "model", "program"))
+    model = section.model.strip() or None
+    program = section.program.strip() or None
+    return DistillLLM(backend, max(0, section.budget), section.timeout, model, program)
 
 
 def _spent_path(project: Project, session_id: str) -> Any:

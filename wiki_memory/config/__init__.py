@@ -1,4 +1,5 @@
-"""Where things live: the wiki-memory home, the project of a working directory, settings.
+"""Where things live: the wiki-memory home, the project of a working directory, settings
+(`config.toml`, typed in `config.settings`).
 
 This module is on the hook path: standard library only, no subprocesses, no git porcelain.
 """
@@ -7,11 +8,10 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections import namedtuple
 from pathlib import Path
-from types import MappingProxyType
 
+from wiki_memory.config.settings import Settings, read_toml
 from wiki_memory.errors import WikiMemoryError
 
 TYPE_CHECKING = False
@@ -89,45 +89,11 @@ class Project(namedtuple("Project", "id name home wiki root identity warning", d
         )
 
 
-class Settings(namedtuple("Settings", "data path", defaults=(MappingProxyType({}), None))):
-    """`config.toml` from the wiki-memory home (`data`, from `path`); sections are plain dicts."""
-
-    __slots__ = ()
-
-    def section(self, name: str) -> dict[str, Any]:
-        value = self.data.get(name, {})
-        return dict(value) if isinstance(value, dict) else {}
-
-    def get(self, section: str, key: str, default: Any = None) -> Any:
-        return self.section(section).get(key, default)
-
-
-def _read_toml(path: Path) -> dict[str, Any] | None:
-    """A TOML file's contents, or None when there is no file.
-
-    tomllib is imported only when there is a file to read: this is on the hook path,
-    where most calls find no config.toml and no .wiki-memory.toml.
-    """
-    try:
-        f = open(path, "rb")  # noqa: SIM115 - closed by the `with` below, once tomllib is imported
-    except FileNotFoundError:
-        return None
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python 3.10 only
-        import tomli as tomllib
-    with f:
-        try:
-            return tomllib.load(f)
-        except tomllib.TOMLDecodeError as e:
-            raise WikiMemoryError(f"{path}: invalid TOML: {e}") from None
-
-
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
-    """Read `config.toml` from the home; a missing file is empty settings."""
+    """Read `config.toml` from the home into its typed sections (`config.settings`); a
+    missing file is the defaults."""
     path = home(env) / "config.toml"
-    data = _read_toml(path)
-    return Settings(data if data is not None else {}, path)
+    return Settings(read_toml(path), path)
 
 
 def find_code_root(start: Path) -> Path | None:
@@ -260,7 +226,7 @@ def _name_slug(name: str) -> str:
 
 
 def read_project_file(root: Path) -> dict[str, Any]:
-    return _read_toml(root / PROJECT_FILE) or {}
+    return read_toml(root / PROJECT_FILE) or {}
 
 
 # Trust -------------------------------------------------------------------------------------
@@ -302,11 +268,8 @@ def _digest_of(path: Path) -> str | None:
 
 
 def _under_trusted_path(root: Path, env: Mapping[str, str] | None) -> bool:
-    paths = load_settings(env).get("trust", "paths", [])
-    if isinstance(paths, str):
-        paths = [paths]
-    for entry in paths if isinstance(paths, list) else []:
-        if not isinstance(entry, str) or not entry.strip():
+    for entry in load_settings(env).trust.paths:
+        if not entry.strip():
             continue
         trusted = Path(entry).expanduser()
         if not trusted.is_absolute():
@@ -434,11 +397,6 @@ def model_cache_dir(env: Mapping[str, str] | None = None) -> str:
     the wiki-memory home (fastembed's own default is under /tmp, emptied at each reboot)."""
     env = os.environ if env is None else env
     return env.get("FASTEMBED_CACHE_PATH") or str(home(env) / "models")
-
-
-def hook_log(env: Mapping[str, str] | None = None) -> Path:
-    """Where the hook process logs what it could not do (`wiki-memory doctor` shows the last line)."""
-    return home(env) / "logs" / "hooks.log"
 
 
 def template(name: str) -> str:
