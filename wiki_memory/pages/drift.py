@@ -24,7 +24,7 @@ import struct
 from collections import namedtuple
 
 from wiki_memory.pages import gitindex
-from wiki_memory.pages.anchors import Anchor, anchors_from_json, parse_anchors
+from wiki_memory.pages.anchors import Anchor, anchors_from_json, clean_path, parse_anchors
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def _object_format(gitdir: str) -> str:
 
 def blob_of_bytes(data: bytes, algorithm: str = "sha1") -> str:
     """What `git hash-object` prints for a file of these bytes."""
-    import hashlib  # here: most checks hash nothing, and the import costs the hook path
+    import hashlib  # deferred: most checks hash nothing, and hashlib (OpenSSL) costs the hook path's start-up
 
     digest = hashlib.sha256() if algorithm == "sha256" else hashlib.sha1()
     digest.update(b"blob %d\0" % len(data))
@@ -239,8 +239,6 @@ def drift_note(drifts: Sequence[Drift], limit: int = 3) -> str | None:
 def record(repo_root: str | os.PathLike[str], paths: Iterable[str]) -> list[Anchor]:
     """Anchors for files as they are now (each with its current blob id), for a page being
     written; files that do not exist or escape the repository are left out."""
-    from wiki_memory.pages.anchors import clean_path
-
     index = git_index(repo_root)
     out: dict[str, Anchor] = {}
     for raw in paths:
