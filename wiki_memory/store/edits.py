@@ -1,6 +1,5 @@
-"""Hand edits: what a person changed in the working tree and did not commit, and
-committing it as theirs (all at once before a write, or one page at a time for the
-watcher)."""
+"""Hand edits: committing what a person changed in the working tree (`WorkTree.pending`)
+as theirs, all at once before a write, or one change at a time for the watcher."""
 
 from __future__ import annotations
 

@@ -44,12 +44,14 @@ class Reader:
     # Objects -------------------------------------------------------------------------
 
     def head(self) -> bytes | None:
+        """The commit the branch is at; None in a wiki with no commits."""
         try:
             return self.repo.refs[HEAD]
         except KeyError:
             return None
 
     def commit_object(self, commit_id: bytes) -> Commit:
+        """The commit object of a full commit id."""
         obj = self.repo[commit_id]
         if not isinstance(obj, Commit):
             raise NotFoundError(f"{commit_id.decode()} is not a commit")
@@ -73,6 +75,8 @@ class Reader:
         return tree
 
     def commit_at(self, rev: str | bytes | None) -> Commit | None:
+        """The commit a revision names (`HEAD~2`, a short id; HEAD by default), or None in a
+        wiki with no commits; NotFoundError for an unknown one."""
         if rev is None or rev in ("HEAD", b"HEAD"):
             head = self.head()
             return self.commit_object(head) if head else None
