@@ -1,5 +1,5 @@
-"""Opening a wiki and reading it at any revision: files, pages, and finding a page by its
-path, title or id. Nothing here writes."""
+"""Reading a wiki at any revision: objects, files, pages, and finding a page by its path,
+title or id. Nothing here writes (opening the wiki is `context.Context`'s)."""
 
 from __future__ import annotations
 
