@@ -14,6 +14,7 @@ from conftest import git
 from wiki_memory.errors import ConflictError, NotFoundError, PageError, PathError
 from wiki_memory.pages import Page, parse_page
 from wiki_memory.store import Author, Store
+from wiki_memory.store.worktree import WorkTree
 
 CLAUDE = Author.agent("claude-code")
 
@@ -95,7 +96,7 @@ def test_write_commits_one_page_with_author_and_trailers(store):
 
 def test_update_keeps_id_and_created_and_sets_updated(store, monkeypatch):
     first = store.write(gotcha(), CLAUDE).page
-    import wiki_memory.store.store as store_module
+    import wiki_memory.store.writing as store_module
 
     monkeypatch.setattr(store_module, "now_iso", lambda: "2030-01-01T00:00:00Z")
     second = store.write(gotcha("Refresh first, then retry."), CLAUDE)
@@ -397,7 +398,7 @@ def test_a_commit_interrupted_after_it_landed_is_finished_by_the_next_writer(sto
     def die(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(Store, "_write_file", die)
+    monkeypatch.setattr(WorkTree, "write_file", die)
     with pytest.raises(KeyboardInterrupt):
         store.write(gotcha("landed"), CLAUDE)
     monkeypatch.undo()

@@ -186,16 +186,16 @@ def test_nothing_to_forget_changes_nothing(wiki):
 def test_a_wiki_edited_during_forget_is_left_alone(wiki, monkeypatch):
     root = wiki.root
     head = wiki.head()
-    from wiki_memory.store import rewrite
+    from wiki_memory.store.rewrite import forgetting
 
-    original = rewrite._write_pack
+    original = forgetting._write_pack
 
     def meanwhile(*args, **kwargs):
         written = original(*args, **kwargs)
         (root / "notes" / "keep.md").write_text("saved by a person mid-rewrite\n")
         return written
 
-    monkeypatch.setattr(rewrite, "_write_pack", meanwhile)
+    monkeypatch.setattr(forgetting, "_write_pack", meanwhile)
     with pytest.raises(ConflictError):
         forget(wiki, strings=[TOKEN])
     assert wiki.head() == head

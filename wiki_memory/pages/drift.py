@@ -23,7 +23,8 @@ import os
 import struct
 from collections import namedtuple
 
-from wiki_memory.pages.anchors import Anchor, anchors_from_json, parse_anchors
+from wiki_memory.pages import gitindex
+from wiki_memory.pages.anchors import Anchor, anchors_from_json, clean_path, parse_anchors
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,12 +58,6 @@ class Drift(_Drift):
         if self.reason == "moved" and self.moved_to:
             return f"{self.path} moved to {self.moved_to}"
         return f"{self.path} {self.reason}"
-
-
-_HEADER = struct.Struct(">4sLL")
-_STAT = struct.Struct(">8xLL4xL4x4x4xL")  # mtime s, mtime ns, ino, size
-_EXTENDED = 0x4000
-_NAME_MASK = 0x0FFF
 
 
 def git_dir(repo_root: str | os.PathLike[str]) -> str | None:
@@ -100,7 +95,7 @@ def _object_format(gitdir: str) -> str:
 
 def blob_of_bytes(data: bytes, algorithm: str = "sha1") -> str:
     """What `git hash-object` prints for a file of these bytes."""
-    import hashlib  # here: most checks hash nothing, and the import costs the hook path
+    import hashlib  # deferred: most checks hash nothing, and hashlib (OpenSSL) costs the hook path's start-up
 
     digest = hashlib.sha256() if algorithm == "sha256" else hashlib.sha1()
     digest.update(b"blob %d\0" % len(data))
@@ -129,7 +124,6 @@ class GitIndex:
         self.entries: dict[str, Any] = {}
         self.mtime_ns = 0  # the index file's: an entry stat'ed in the same instant is racy
         self.key: tuple[int, int] | None = None
-        self._data = b""
         self._by_sha: dict[str, str] | None = None
         if self.gitdir:
             self._read(os.path.join(self.gitdir, "index"))
@@ -143,50 +137,17 @@ class GitIndex:
             return
         self.mtime_ns = st.st_mtime_ns
         self.key = (st.st_mtime_ns, st.st_size)
-        if len(data) < _HEADER.size:
-            return
-        signature, version, count = _HEADER.unpack_from(data, 0)
-        if signature != b"DIRC" or version not in (2, 3, 4):
-            return
-        self._data = data
-        try:
-            self._parse(data, version, count)
-        except (IndexError, ValueError, struct.error):
-            self.entries = {}  # a torn or unknown index: every anchored file is hashed instead
-
-    def _parse(self, data: bytes, version: int, count: int) -> None:
         width = 32 if self.algorithm == "sha256" else 20
-        flags_at = 40 + width
-        offset = _HEADER.size
-        previous = b""
         entries = self.entries
-        for _ in range(count):
-            flags = (data[offset + flags_at] << 8) | data[offset + flags_at + 1]
-            head = flags_at + 2 + (2 if flags & _EXTENDED and version >= 3 else 0)
-            if version == 4:
-                at = offset + head
-                byte = data[at]
-                strip = byte & 0x7F
-                at += 1
-                while byte & 0x80:
-                    byte = data[at]
-                    strip = ((strip + 1) << 7) | (byte & 0x7F)
-                    at += 1
-                end = data.index(b"\0", at)
-                name = previous[: len(previous) - strip] + data[at:end]
-                previous = name
-                next_offset = end + 1
-            else:
-                length = flags & _NAME_MASK
-                if length == _NAME_MASK:
-                    length = data.index(b"\0", offset + head) - offset - head
-                name = data[offset + head : offset + head + length]
-                next_offset = offset + ((head + length + 8) & ~7)
-            if not (flags >> 12) & 0x3:  # stage 0 only: a conflicted file has no one blob
-                mtime_s, mtime_ns, ino, size = _STAT.unpack_from(data, offset)
-                sha = data[offset + 40 : offset + 40 + width].hex()
-                entries[name.decode("utf-8", "surrogateescape")] = _Entry(mtime_s, mtime_ns, ino, size, sha)
-            offset = next_offset
+        try:
+            version, count = gitindex.header(data)
+            for name, at, _next, flags in gitindex.entries(data, version, count, width):
+                if not (flags >> 12) & 0x3:  # stage 0 only: a conflicted file has no one blob
+                    mtime_s, mtime_ns, ino, size = gitindex.STAT.unpack_from(data, at)
+                    sha = data[at + 40 : at + 40 + width].hex()
+                    entries[name.decode("utf-8", "surrogateescape")] = _Entry(mtime_s, mtime_ns, ino, size, sha)
+        except (IndexError, ValueError, struct.error):
+            self.entries = {}  # no index, a torn or unknown one: every anchored file is hashed instead
 
     def current_blob(self, path: str) -> str | None:
         """The blob id of the file at `path` as it is now (None: no such file), from its
@@ -199,7 +160,7 @@ class GitIndex:
         if not os.path.isfile(full):
             return None
         entry = self.entries.get(path)
-        if entry is not None and _stat_matches(entry, st) and st.st_mtime_ns < self.mtime_ns:
+        if entry is not None and gitindex.stat_matches(entry, st) and st.st_mtime_ns < self.mtime_ns:
             return str(entry.sha)
         return blob_of_file(full, self.algorithm)
 
@@ -210,21 +171,6 @@ class GitIndex:
             for path, entry in self.entries.items():
                 self._by_sha.setdefault(entry.sha, path)
         return self._by_sha.get(blob)
-
-
-def _u32(value: int) -> int:
-    return value & 0xFFFFFFFF
-
-
-def _stat_matches(entry: Any, st: os.stat_result) -> bool:
-    if entry.mtime_s == 0 and entry.mtime_ns == 0:
-        return False  # an entry written without stat data: git re-hashes it too
-    return (
-        entry.mtime_s == _u32(int(st.st_mtime))
-        and entry.mtime_ns == _u32(st.st_mtime_ns % 1_000_000_000)
-        and entry.size == _u32(st.st_size)
-        and entry.ino == _u32(st.st_ino)
-    )
 
 
 _CACHE: dict[str, GitIndex] = {}
@@ -293,8 +239,6 @@ def drift_note(drifts: Sequence[Drift], limit: int = 3) -> str | None:
 def record(repo_root: str | os.PathLike[str], paths: Iterable[str]) -> list[Anchor]:
     """Anchors for files as they are now (each with its current blob id), for a page being
     written; files that do not exist or escape the repository are left out."""
-    from wiki_memory.pages.anchors import clean_path
-
     index = git_index(repo_root)
     out: dict[str, Anchor] = {}
     for raw in paths:

@@ -1,12 +1,12 @@
 """The one way to commit: changes -> blobs, trees and a commit object -> the branch moved
 -> the working tree and index brought along, as one transaction a killed writer's
-successor finishes (`_recover`).
+successor finishes (`recover`).
 
 A commit goes in this order, under the writer lock:
 
-1. finish or discard a transaction a killed writer left behind (`_recover`), and commit
-   what a person edited by hand and did not commit yet, as their edit (`_prepare`, unless
-   the caller did both already);
+1. finish or discard a transaction a killed writer left behind (`recover`), and commit
+   what a person edited by hand and did not commit yet, as their edit (`HandEdits`, which
+   `Store.commit` calls first unless the caller did both already);
 2. write the new blobs, trees and commit object (loose objects: a crash leaves at most
    unreferenced objects, which `git fsck` tolerates);
 3. record the transaction, take git's `index.lock`, move the branch (an atomic
@@ -20,15 +20,15 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 
 from dulwich.objects import Blob, Commit, Tree
 
 from wiki_memory.errors import ConflictError, PathError, full_disk_is_one_line
 from wiki_memory.store import gitindex, litter
+from wiki_memory.store.context import Context
 from wiki_memory.store.paths import check_inside, normalize_path
-from wiki_memory.store.reading import BRANCH, HEAD, oid
+from wiki_memory.store.reading import BRANCH, HEAD, Reader, oid
 from wiki_memory.store.records import TREE_MODE, Author, commit_message
 from wiki_memory.store.worktree import WorkTree
 
@@ -38,49 +38,44 @@ Entry = tuple[int, bytes]  # (mode, blob id)
 Landing = Mapping[str, tuple["Entry | None", "bytes | None"]]
 
 
-class Committer(WorkTree):
-    """The part of `Store` that makes commits and lands them."""
+class Committer:
+    """The part of a `Store` that makes commits and lands them."""
 
-    def __init__(self, root: Path | str):
-        super().__init__(root)
-        self._txn_file = self._state_dir / "transaction.json"
+    def __init__(self, context: Context, reader: Reader, worktree: WorkTree):
+        self.context = context
+        self.repo = context.repo
+        self.reader = reader
+        self.worktree = worktree
+        self._txn_file = context.state_dir / "transaction.json"
 
-    def _prepare(self, paths: Iterable[str]) -> None:
-        """Before a write: finish a crashed transaction, then commit a person's uncommitted
-        edits of the files about to be written (`HandEdits` does this in a `Store`)."""
-        raise NotImplementedError
+    def message(
+        self, subject: str, session_id: str | None, agent: str | None, body: str, trailers: Sequence[tuple[str, str]]
+    ) -> bytes:
+        """A commit message: `subject`, `body`, then the trailers, with this machine's `Host:`."""
+        return commit_message(subject, session_id, agent, body, self.context.host, trailers)
 
     def commit(
         self,
         changes: Changes,
-        subject: str,
+        message: bytes,
         author: Author,
         *,
-        session_id: str | None = None,
-        agent: str | None = None,
-        body: str = "",
-        commit_hand_edits: bool = True,
         parents_extra: tuple[bytes, ...] = (),
         modes: Mapping[str, int] | None = None,
         from_files: bool = False,
-        trailers: Sequence[tuple[str, str]] = (),
     ) -> str | None:
-        """Apply `changes` (path -> bytes, or None to delete) as one commit; None if nothing changed.
-
-        `modes` gives a path's file mode where the working tree cannot (a file a merge
-        brings in from another machine); otherwise the file on disk decides. `from_files`:
-        the changes were read from the working tree (hand edits), so the files are left
-        exactly as they are rather than rewritten: a person saving again meanwhile, or
-        an editor holding the file open, is never disturbed. A full disk is DiskFullError."""
-        with self.lock, full_disk_is_one_line(self.root):
-            if commit_hand_edits:
-                self._prepare(changes)
+        """Apply `changes` (path -> bytes, or None to delete) as one commit; None if nothing
+        changed. The caller has committed a person's edits of these files first (see
+        `Store.commit`, which says what `modes` and `from_files` do). A full disk is
+        DiskFullError."""
+        root = self.context.root
+        with self.context.lock, full_disk_is_one_line(root):
             for path in changes:
                 if normalize_path(path, page=False) != path:
                     raise PathError(f"{path!r} is not a clean wiki path")
-                check_inside(self.root, path)
-            head = self.head()
-            base_tree = self._commit(head).tree if head else None
+                check_inside(root, path)
+            head = self.reader.head()
+            base_tree = self.reader.commit_object(head).tree if head else None
             if not parents_extra:  # a merge takes what the other side has, as it is
                 self._refuse_case_clashes(base_tree, changes)
             objects: list[Blob | Tree | Commit] = []
@@ -89,14 +84,12 @@ class Committer(WorkTree):
             if tree_id == base_tree and not parents_extra:
                 return None
             parents = ([head] if head else []) + list(parents_extra)
-            commit = _new_commit(
-                tree_id, parents, author, commit_message(subject, session_id, agent, body, self.host, trailers)
-            )
+            commit = _new_commit(tree_id, parents, author, message)
             objects.append(commit)
             self._add_objects(objects)
-            self._land(head, commit.id, {p: (entries[p], changes[p]) for p in changes}, from_files=from_files)
+            self.land(head, commit.id, {p: (entries[p], changes[p]) for p in changes}, from_files=from_files)
             self._maybe_pack()
-        self._notify(commit.id, tuple(changes))
+        self.notify(commit.id, tuple(changes))
         return commit.id.decode()
 
     def _refuse_case_clashes(self, base_tree: bytes | None, changes: Changes) -> None:
@@ -108,8 +101,8 @@ class Committer(WorkTree):
             if data is None:
                 continue
             clash = seen.get(path.casefold())
-            if clash is None and base_tree is not None and self.tree_entry(base_tree, path) is None:
-                clash = self.case_clash(base_tree, path)
+            if clash is None and base_tree is not None and self.reader.tree_entry(base_tree, path) is None:
+                clash = self.reader.case_clash(base_tree, path)
             if clash is not None and clash != path and clash not in deleted:
                 raise PathError(
                     f"{path!r} differs only in case from {clash!r}, and on macOS and Windows the two are one file; "
@@ -144,7 +137,7 @@ class Committer(WorkTree):
             blob = Blob.from_string(data)
             if blob.id not in self.repo.object_store:  # a merge's incoming blobs are there
                 objects.append(blob)
-            entries[path] = (modes[path] if path in modes else self._mode_for(path), blob.id)
+            entries[path] = (modes[path] if path in modes else self.worktree.mode_for(path), blob.id)
         return entries
 
     def _apply(
@@ -154,7 +147,7 @@ class Committer(WorkTree):
         objects: list[Blob | Tree | Commit],
     ) -> bytes:
         """The id of `tree_id` with `changes` applied; new trees are appended to `objects`."""
-        tree = Tree.from_string(self._tree(tree_id).as_raw_string()) if tree_id else Tree()  # a copy
+        tree = Tree.from_string(self.reader.tree(tree_id).as_raw_string()) if tree_id else Tree()  # a copy
         by_dir: dict[str, dict[str, Entry | None]] = {}
         for path, entry in changes.items():
             head, sep, rest = path.partition("/")
@@ -177,7 +170,7 @@ class Committer(WorkTree):
         objects.append(tree)
         return tree.id
 
-    def _land(
+    def land(
         self,
         parent: bytes | None,
         commit_id: bytes,
@@ -195,10 +188,10 @@ class Committer(WorkTree):
             "from_files": from_files,
         }
         self._txn_file.write_text(json.dumps(txn))
-        index_lock = self._take_index_lock()
+        index_lock = self.worktree.take_index_lock()
         saved = False
         try:
-            commit = self._commit(commit_id)
+            commit = self.reader.commit_object(commit_id)
             if not self.repo.refs.set_if_equals(
                 HEAD,
                 oid(parent) if parent else None,
@@ -209,22 +202,22 @@ class Committer(WorkTree):
                 message=reflog or b"commit: " + commit.message.split(b"\n", 1)[0],
             ):
                 raise ConflictError("the wiki's branch moved during the commit; try again")
-            version, entries = self._index(parent)
+            version, entries = self.worktree.index(parent)
             for path, (entry, data) in changes.items():
                 key = path.encode("utf-8")
-                target = self.root / path
+                target = self.context.root / path
                 if entry is None:
                     if not from_files:
-                        self._remove_file(target)
+                        self.worktree.remove_file(target)
                     entries.pop(key, None)
                     continue
                 mode, sha = entry
                 if from_files:
-                    entries[key] = self._entry_if_unchanged(key, target, sha, mode)
+                    entries[key] = self.worktree.entry_if_unchanged(key, target, sha, mode)
                     continue
-                st = self._write_file(target, data or b"", mode)
+                st = self.worktree.write_file(target, data or b"", mode)
                 entries[key] = gitindex.make_entry(key, st, sha, mode)
-            self._save_index(index_lock, version, entries, commit_id)
+            self.worktree.save_index(index_lock, version, entries, commit_id)
             saved = True
         finally:
             if not saved:
@@ -234,12 +227,12 @@ class Committer(WorkTree):
                     pass
         self._txn_file.unlink(missing_ok=True)
 
-    def _notify(self, commit_id: bytes, paths: tuple[str, ...]) -> None:
+    def notify(self, commit_id: bytes, paths: tuple[str, ...]) -> None:
         """Tell the observers (the search index) about a landed commit."""
-        for observer in list(self.on_commit):
+        for observer in list(self.context.on_commit):
             observer(commit_id.decode(), paths)
 
-    def _recover(self) -> None:
+    def recover(self) -> None:
         """Finish the working tree of a commit whose writer was killed after it landed."""
         if not self._txn_file.exists():
             return
@@ -248,44 +241,44 @@ class Committer(WorkTree):
         except (OSError, ValueError):
             txn = {}
         # Lock files taken after the transaction record was written are the dead writer's.
-        for lock in (self.git_dir / "index.lock", self.git_dir / (BRANCH.decode() + ".lock")):
+        for lock in (self.context.git_dir / "index.lock", self.context.git_dir / (BRANCH.decode() + ".lock")):
             try:
                 if lock.stat().st_mtime >= float(txn.get("time", 0)) - 1:
                     lock.unlink()
             except FileNotFoundError:
                 pass
         for path in txn.get("paths", []):
-            target = self.root / path
+            target = self.context.root / path
             for tmp in target.parent.glob(f".{target.name}.wm-tmp-*"):
                 tmp.unlink(missing_ok=True)  # the dead writer's half-written file
-        head = self.head()
+        head = self.reader.head()
         if head is not None and txn.get("commit") == head.decode():
             # The commit landed; its files and index entries may not have. `index-head` still
             # names the parent, so the entries are rebuilt from HEAD's tree.
-            version, entries = self._index(head)
+            version, entries = self.worktree.index(head)
             from_files = bool(txn.get("from_files"))
-            tree = self._commit(head).tree
+            tree = self.reader.commit_object(head).tree
             for path in txn.get("paths", []):
                 key = path.encode("utf-8")
-                entry = self.tree_entry(tree, path)
+                entry = self.reader.tree_entry(tree, path)
                 if entry is None:
                     if not from_files:
-                        self._remove_file(self.root / path)
+                        self.worktree.remove_file(self.context.root / path)
                     entries.pop(key, None)
                 elif from_files:  # hand edits: the files are the person's; only the index follows
-                    entries[key] = self._entry_if_unchanged(key, self.root / path, entry[1], entry[0])
+                    entries[key] = self.worktree.entry_if_unchanged(key, self.context.root / path, entry[1], entry[0])
                 else:
                     mode, sha = entry
-                    st = self._write_file(self.root / path, self._data(sha), mode)
+                    st = self.worktree.write_file(self.context.root / path, self.reader.data(sha), mode)
                     entries[key] = gitindex.make_entry(key, st, sha, mode)
-            self._save_index(self._take_index_lock(), version, entries, head)
+            self.worktree.save_index(self.worktree.take_index_lock(), version, entries, head)
         self._txn_file.unlink(missing_ok=True)
 
     def _maybe_pack(self, limit: int = 6700) -> None:
         """Pack loose objects once there are many, as `git gc --auto` does (same estimate:
         the objects in one fan-out folder times 256). Reading packed history is ~4x faster."""
         try:
-            sample = len(os.listdir(self.git_dir / "objects" / "17"))
+            sample = len(os.listdir(self.context.git_dir / "objects" / "17"))
         except FileNotFoundError:
             return
         if sample * 256 > limit:
@@ -293,7 +286,7 @@ class Committer(WorkTree):
 
     def pack(self) -> None:
         """Move every loose object into a pack (under the writer lock)."""
-        with self.lock:
+        with self.context.lock:
             self.repo.object_store.pack_loose_objects()
 
 

@@ -3,17 +3,22 @@ for people and a `.gitignore` for editors' litter, made whole or not at all."""
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
+from dulwich.bundle import create_bundle_from_repo, read_bundle, write_bundle
 from dulwich.repo import Repo
 
+from wiki_memory.errors import ConflictError, WikiMemoryError
 from wiki_memory.store.commits import Committer
-from wiki_memory.store.reading import BRANCH, HEAD
+from wiki_memory.store.context import Context
+from wiki_memory.store.reading import BRANCH, HEAD, Reader
 from wiki_memory.store.records import Author
+from wiki_memory.store.worktree import WorkTree
 
 WIKI_README = """\
 # Project memory (wiki-memory)
@@ -112,14 +117,15 @@ def create_wiki(root: Path, author: Author | None = None) -> None:
         repo = Repo.init(str(building))
         repo.refs.set_symbolic_ref(HEAD, BRANCH)
         repo.close()
-        made = Committer(building)
+        context = Context(building)
+        reader = Reader(context)
+        made = Committer(context, reader, WorkTree(context, reader))
         made.commit(
             {"README.md": WIKI_README.encode(), ".gitignore": WIKI_GITIGNORE.encode()},
-            "init: wiki-memory wiki",
+            made.message("init: wiki-memory wiki", None, None, "", ()),
             author or Author("wiki-memory", "wiki-memory@wiki-memory"),
-            commit_hand_edits=False,
         )
-        made.close()
+        context.close()
         # The files first (renamed: the index's stat data still fits them), then the claim.
         for name in ("README.md", ".gitignore"):
             if not (root / name).exists():
@@ -136,10 +142,6 @@ def create_wiki(root: Path, author: Author | None = None) -> None:
 
 def history_bundle(root: Path) -> bytes:
     """The wiki's whole history (its `main`) as a git bundle: `git clone wiki.bundle` works."""
-    import io
-
-    from dulwich.bundle import create_bundle_from_repo, write_bundle
-
     with Repo(str(root)) as repo:
         bundle = create_bundle_from_repo(repo, refs=[BRANCH])
         out = io.BytesIO()
@@ -152,10 +154,6 @@ def create_wiki_from_bundle(root: Path, data: bytes) -> str:
 
     Made whole or not at all, as `create_wiki`: built beside the wiki, moved in with one
     rename. Refused when `root` is a wiki already (its history would be lost)."""
-    from dulwich.bundle import read_bundle
-
-    from wiki_memory.errors import ConflictError, WikiMemoryError
-
     if (root / ".git").is_dir() and has_commit(root):
         raise ConflictError(f"{root} is a wiki already: its history would be replaced")
     root.mkdir(parents=True, exist_ok=True)

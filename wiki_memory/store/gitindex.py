@@ -5,7 +5,8 @@ commit in a big wiki slow. A commit of one page changes one entry, so we keep ea
 raw bytes it was read as, decode stat fields only where they are compared, and splice in
 only what changed. Extensions are dropped on write: the cache-tree (TREE) would be stale,
 and git rebuilds what it needs. Version 4 (path-compressed) indexes are read in full and
-written back as version 2.
+written back as version 2. The file format is read by `pages.gitindex`, the one parser the
+code repository's index (drift) goes through too.
 """
 
 from __future__ import annotations
@@ -14,50 +15,46 @@ import hashlib
 import os
 import struct
 
-_HEADER = struct.Struct(">4sLL")
+from wiki_memory.pages import gitindex as index_format
+from wiki_memory.pages.gitindex import HEADER, NAME_MASK, STAT, u32
+
 # ctime s, ctime ns, mtime s, mtime ns, dev, ino, mode, uid, gid, size, sha, flags
 _ENTRY = struct.Struct(">LLLLLLLLLL20sH")
-_STAT = struct.Struct(">8xLL4xL4x4x4xL20s")  # mtime s, mtime ns, ino, size, sha (mode apart)
 _MODE = struct.Struct(">24xL")
-_EXTENDED = 0x4000
-_NAME_MASK = 0x0FFF
 
 Entries = dict[bytes, bytes]  # path -> the raw entry
 
 
-def _u32(value: int) -> int:
-    return value & 0xFFFFFFFF
+def _padded(raw: bytes) -> bytes:
+    """An entry's fields and path, NUL-terminated and padded to a multiple of 8 bytes."""
+    return raw + b"\0" * (8 - (len(raw) % 8))  # 1 to 8 NULs: the terminator plus padding
 
 
 def make_entry(path: bytes, st: os.stat_result, hexsha: bytes, mode: int) -> bytes:
     """The raw entry for a file just written (its lstat result) with the given blob id."""
-    raw = (
+    return _padded(
         _ENTRY.pack(
-            _u32(int(st.st_ctime)),
-            _u32(st.st_ctime_ns % 1_000_000_000),
-            _u32(int(st.st_mtime)),
-            _u32(st.st_mtime_ns % 1_000_000_000),
-            _u32(st.st_dev),
-            _u32(st.st_ino),
+            u32(int(st.st_ctime)),
+            u32(st.st_ctime_ns % 1_000_000_000),
+            u32(int(st.st_mtime)),
+            u32(st.st_mtime_ns % 1_000_000_000),
+            u32(st.st_dev),
+            u32(st.st_ino),
             mode,
-            _u32(st.st_uid),
-            _u32(st.st_gid),
-            _u32(st.st_size),
+            u32(st.st_uid),
+            u32(st.st_gid),
+            u32(st.st_size),
             bytes.fromhex(hexsha.decode("ascii")),
-            min(len(path), _NAME_MASK),
+            min(len(path), NAME_MASK),
         )
         + path
     )
-    return raw + b"\0" * (8 - (len(raw) % 8))  # 1 to 8 NULs: the terminator plus padding
 
 
 def empty_entry(path: bytes, hexsha: bytes, mode: int) -> bytes:
     """An entry with no stat data: git (and we) re-hash the file before trusting it."""
-    raw = (
-        _ENTRY.pack(0, 0, 0, 0, 0, 0, mode, 0, 0, 0, bytes.fromhex(hexsha.decode("ascii")), min(len(path), _NAME_MASK))
-        + path
-    )
-    return raw + b"\0" * (8 - (len(raw) % 8))
+    sha = bytes.fromhex(hexsha.decode("ascii"))
+    return _padded(_ENTRY.pack(0, 0, 0, 0, 0, 0, mode, 0, 0, 0, sha, min(len(path), NAME_MASK)) + path)
 
 
 def entry_sha(raw: bytes) -> bytes:
@@ -71,15 +68,7 @@ def entry_mode(raw: bytes) -> int:
 
 def stat_matches(raw: bytes, st: os.stat_result) -> bool:
     """The file is what the entry says it is, by mtime, size and inode (as git decides)."""
-    mtime_s, mtime_ns, ino, size, _sha = _STAT.unpack_from(raw)
-    if mtime_s == 0 and mtime_ns == 0:
-        return False
-    return (
-        mtime_s == _u32(int(st.st_mtime))
-        and mtime_ns == _u32(st.st_mtime_ns % 1_000_000_000)
-        and size == _u32(st.st_size)
-        and ino == _u32(st.st_ino)
-    )
+    return index_format.stat_matches(STAT.unpack_from(raw), st)
 
 
 class IndexDamaged(ValueError):
@@ -95,7 +84,7 @@ def read_index(path: str | os.PathLike[str]) -> tuple[int, Entries]:
             data = f.read()
     except FileNotFoundError:
         return 2, {}
-    if len(data) < _HEADER.size + 20:
+    if len(data) < HEADER.size + 20:
         raise IndexDamaged(f"{path}: cut short ({len(data)} bytes)")
     digest = data[-20:]
     # `index.skipHash` writes no checksum (all zeros).
@@ -108,54 +97,23 @@ def read_index(path: str | os.PathLike[str]) -> tuple[int, Entries]:
 
 
 def _parse(data: bytes) -> tuple[int, Entries]:
-    signature, version, count = _HEADER.unpack_from(data, 0)
-    if signature != b"DIRC" or version not in (2, 3, 4):
-        raise ValueError(f"not a git index (version {version})")
-    if version == 4:
-        return 2, _read_v4(data, count)
+    """Each entry kept as the bytes it was read as; a version 4 index's (whose paths are
+    compressed) re-made as version 2 entries, and the index written back as version 2."""
+    version, count = index_format.header(data)
     entries: Entries = {}
-    offset = _HEADER.size
-    for _ in range(count):
-        flags = (data[offset + 60] << 8) | data[offset + 61]
-        head = 64 if flags & _EXTENDED else 62
-        length = flags & _NAME_MASK
-        if length == _NAME_MASK:
-            length = data.index(b"\0", offset + head) - offset - head
-        end = offset + ((head + length + 8) & ~7)
-        entries[data[offset + head : offset + head + length]] = data[offset:end]
-        offset = end
-    return version, entries
-
-
-def _read_v4(data: bytes, count: int) -> Entries:
-    entries: Entries = {}
-    offset = _HEADER.size
-    previous = b""
-    for _ in range(count):
-        fields = _ENTRY.unpack_from(data, offset)
-        flags = fields[-1]
-        offset += _ENTRY.size + (2 if flags & _EXTENDED else 0)
-        # A varint of bytes to strip from the previous path, then the rest of this one.
-        byte = data[offset]
-        strip = byte & 0x7F
-        offset += 1
-        while byte & 0x80:
-            byte = data[offset]
-            strip = ((strip + 1) << 7) | (byte & 0x7F)
-            offset += 1
-        end = data.index(b"\0", offset)
-        name = previous[: len(previous) - strip] + data[offset:end]
-        offset = end + 1
-        previous = name
-        raw = _ENTRY.pack(*fields[:-1], min(len(name), _NAME_MASK)) + name
-        entries[name] = raw + b"\0" * (8 - (len(raw) % 8))
-    return entries
+    for name, offset, end, _flags in index_format.entries(data, version, count):
+        if version == 4:
+            fields = _ENTRY.unpack_from(data, offset)
+            entries[name] = _padded(_ENTRY.pack(*fields[:-1], min(len(name), NAME_MASK)) + name)
+        else:
+            entries[name] = data[offset:end]
+    return (2 if version == 4 else version), entries
 
 
 def write_index(path: str | os.PathLike[str], version: int, entries: Entries) -> None:
     """Write entries (sorted by path, as git requires) to `path`, with its checksum."""
     ordered = sorted(entries)
-    body = _HEADER.pack(b"DIRC", version, len(ordered)) + b"".join(entries[name] for name in ordered)
+    body = HEADER.pack(b"DIRC", version, len(ordered)) + b"".join(entries[name] for name in ordered)
     with open(path, "wb") as f:
         f.write(body)
         f.write(hashlib.sha1(body).digest())

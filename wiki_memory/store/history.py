@@ -3,22 +3,29 @@ renames), and diffs."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import heapq
+from collections.abc import Iterator
 from datetime import datetime, timezone
+from io import BytesIO
 
+from dulwich.diff_tree import CHANGE_RENAME, RenameDetector
 from dulwich.objects import Blob, Commit
+from dulwich.patch import write_blob_diff, write_tree_diff
 
+from wiki_memory.store.context import Context
 from wiki_memory.store.paths import normalize_path
 from wiki_memory.store.reading import Reader, oid
 from wiki_memory.store.records import FILE_MODE, CommitInfo, parse_trailers
+from wiki_memory.store.worktree import WorkTree
 
 
-class History(Reader):
-    """The part of `Store` that reads history."""
+class History:
+    """The part of a `Store` that reads history: changes between trees, logs, diffs."""
 
-    def pending(self, paths: Iterable[str] | None = None, *, refresh: bool = False) -> dict[str, bytes | None]:
-        """A person's uncommitted edits, which `diff` shows: `HandEdits.pending` in a `Store`."""
-        raise NotImplementedError
+    def __init__(self, context: Context, reader: Reader, worktree: WorkTree):
+        self.repo = context.repo
+        self.reader = reader
+        self.worktree = worktree
 
     def changed_files(
         self, old_tree: bytes | None, new_tree: bytes | None
@@ -43,7 +50,7 @@ class History(Reader):
         message = commit.message.decode("utf-8", "replace")
         paths: tuple[str, ...] = ()
         if with_paths:
-            parent_tree = self._commit(commit.parents[0]).tree if commit.parents else None
+            parent_tree = self.reader.commit_object(commit.parents[0]).tree if commit.parents else None
             paths = tuple(p for p, _, _ in self.changed_files(parent_tree, commit.tree))
         when = datetime.fromtimestamp(commit.author_time, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         return CommitInfo(
@@ -52,7 +59,7 @@ class History(Reader):
 
     def log(self, path: str | None = None, n: int | None = 20, *, rev: str | None = None) -> list[CommitInfo]:
         """Commits, newest first: of the whole wiki, or of one page following its renames."""
-        start = self._commit_obj(rev)
+        start = self.reader.commit_at(rev)
         if start is None:
             return []
         if path is None:
@@ -67,7 +74,7 @@ class History(Reader):
         the page's path in that commit and in its parent (None where the commit created the
         page; the old path where it moved). The commits' `paths` are left empty: a commit
         that wrote 10,000 pages would cost a walk of all of them."""
-        start = self._commit_obj(rev)
+        start = self.reader.commit_at(rev)
         if start is None:
             return []
         return [
@@ -83,8 +90,6 @@ class History(Reader):
         for a long history. This compares one path's blob id with the parents' and runs
         rename detection only on the commit where the page first appears.
         """
-        import heapq
-
         # (negated commit time, tie-breaker, commit id, the page's path in that commit)
         queue: list[tuple[int, int, bytes, str]] = [(-start.commit_time, 0, start.id, path)]
         seen: set[tuple[bytes, str]] = set()
@@ -95,16 +100,16 @@ class History(Reader):
             if (commit_id, current) in seen:
                 continue
             seen.add((commit_id, current))
-            commit = self._commit(commit_id)
-            mine = self.tree_entry(commit.tree, current)
-            parents = [self._commit(p) for p in commit.parents]
+            commit = self.reader.commit_object(commit_id)
+            mine = self.reader.tree_entry(commit.tree, current)
+            parents = [self.reader.commit_object(p) for p in commit.parents]
             follow: list[tuple[Commit, str]] = []
-            same = [p for p in parents if self.tree_entry(p.tree, current) == mine]
+            same = [p for p in parents if self.reader.tree_entry(p.tree, current) == mine]
             if same:
                 follow = [(same[0], current)]  # TREESAME to a parent: the change came from there
             else:
                 for parent in parents:
-                    if self.tree_entry(parent.tree, current) is not None:
+                    if self.reader.tree_entry(parent.tree, current) is not None:
                         follow.append((parent, current))
                     elif mine is not None:
                         source = self._rename_source(parent.tree, commit.tree, current)
@@ -120,8 +125,6 @@ class History(Reader):
 
     def _rename_source(self, old_tree: bytes, new_tree: bytes, path: str) -> str | None:
         """The path `path` was renamed from between two trees, if git's rename detection says so."""
-        from dulwich.diff_tree import CHANGE_RENAME, RenameDetector
-
         detector = RenameDetector(self.repo.object_store)
         for change in detector.changes_with_renames(oid(old_tree), oid(new_tree)):
             if change.type != CHANGE_RENAME or change.old is None or change.new is None:
@@ -132,18 +135,14 @@ class History(Reader):
 
     def diff(self, rev_a: str | None = None, rev_b: str | None = None, path: str | None = None) -> str:
         """A unified diff: no revision = uncommitted hand edits; one = since it; two = between."""
-        from io import BytesIO
-
-        from dulwich.patch import write_blob_diff, write_tree_diff
-
         out = BytesIO()
         wanted = normalize_path(path, page=False) if path else None
         if rev_a is None:
-            head = self.head()
-            for rel, data in sorted(self.pending().items()):
+            head = self.reader.head()
+            for rel, data in sorted(self.worktree.pending().items()):
                 if wanted and rel != wanted:
                     continue
-                old = self._blob(self.blob_at(rel) if head else None)
+                old = self._blob(self.reader.blob_at(rel) if head else None)
                 new = Blob.from_string(data) if data is not None else None
                 write_blob_diff(
                     out,
@@ -151,14 +150,14 @@ class History(Reader):
                     (rel.encode(), FILE_MODE if new else None, new),
                 )
             return out.getvalue().decode("utf-8", "replace")
-        a = self._commit_obj(rev_a)
-        b = self._commit_obj(rev_b)
+        a = self.reader.commit_at(rev_a)
+        b = self.reader.commit_at(rev_b)
         if a is None or b is None:
             return ""
         if wanted is None:
             write_tree_diff(out, self.repo.object_store, a.tree, b.tree)
         else:
-            old, new = self._blob(self.blob_at(wanted, a.id)), self._blob(self.blob_at(wanted, b.id))
+            old, new = self._blob(self.reader.blob_at(wanted, a.id)), self._blob(self.reader.blob_at(wanted, b.id))
             write_blob_diff(
                 out,
                 (wanted.encode(), FILE_MODE if old else None, old),

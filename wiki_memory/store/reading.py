@@ -1,26 +1,27 @@
-"""Opening a wiki and reading it at any revision: files, pages, and finding a page by its
-path, title or id. Nothing here writes."""
+"""Reading a wiki at any revision: objects, files, pages, and finding a page by its path,
+title or id. Nothing here writes (opening the wiki is `context.Context`'s)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, cast
 
 from dulwich.objects import Commit, Tree
-from dulwich.repo import Repo
+from dulwich.objectspec import parse_commit, parse_object
 
 from wiki_memory.errors import NotFoundError, PageError, PathError
 from wiki_memory.pages import Page, parse_page, slugify, type_from_path
 from wiki_memory.pages.model import DATED_TYPES, FOLDERS
-from wiki_memory.store.lock import WriterLock
+from wiki_memory.store.context import Context
 from wiki_memory.store.paths import is_ignored, is_page_path, normalize_path
-from wiki_memory.store.records import TREE_MODE, machine_name
+from wiki_memory.store.records import TREE_MODE
 
 if TYPE_CHECKING:
     from dulwich.objects import ObjectID
     from dulwich.refs import Ref
+
+    from wiki_memory.store.store import Store
 
 BRANCH = cast("Ref", b"refs/heads/main")
 HEAD = cast("Ref", b"HEAD")
@@ -32,52 +33,35 @@ def oid(sha: bytes) -> ObjectID:
 
 
 class Reader:
-    """The part of `Store` that opens the repository and reads it."""
+    """The part of a `Store` that reads the repository: objects, files and pages at any
+    revision, and finding a page by its path, title or id."""
 
-    def __init__(self, root: Path | str):
-        self.root = Path(root).absolute()
-        if not (self.root / ".git").is_dir():
-            raise NotFoundError(f"{self.root} is not a wiki (no git repository); run `wiki-memory init`")
-        self.repo = Repo(str(self.root))
-        self.git_dir = self.root / ".git"
-        self._state_dir = self.git_dir / "wiki-memory"
-        self._state_dir.mkdir(exist_ok=True)
-        self.lock = WriterLock(self.git_dir / "wiki-memory.lock", recover=self._after_dead_writer)
-        # Which machine wrote a commit (a `Host:` trailer): sync names conflict copies by it.
-        self.host = machine_name()
+    def __init__(self, context: Context):
+        self.context = context
+        self.repo = context.repo
         self._trees: dict[bytes, Tree] = {}
-        # Observers (the search index) hear about every landed commit: (commit id, changed paths).
-        self.on_commit: list[Callable[[str, tuple[str, ...]], None]] = []
-
-    def close(self) -> None:
-        self.repo.close()
-
-    def _after_dead_writer(self, since: float) -> None:
-        """A writer died holding the lock: its lock files and temporary files go (see
-        `litter`); what it had committed is finished by the next commit (`_recover`)."""
-        from wiki_memory.store.litter import clean_after_dead_owner
-
-        clean_after_dead_owner(self.git_dir, self.root, since)
 
     # Objects -------------------------------------------------------------------------
 
     def head(self) -> bytes | None:
+        """The commit the branch is at; None in a wiki with no commits."""
         try:
             return self.repo.refs[HEAD]
         except KeyError:
             return None
 
-    def _commit(self, commit_id: bytes) -> Commit:
+    def commit_object(self, commit_id: bytes) -> Commit:
+        """The commit object of a full commit id."""
         obj = self.repo[commit_id]
         if not isinstance(obj, Commit):
             raise NotFoundError(f"{commit_id.decode()} is not a commit")
         return obj
 
-    def _data(self, blob: bytes) -> bytes:
+    def data(self, blob: bytes) -> bytes:
         """The content of a blob."""
         return self.repo[blob].as_raw_string()
 
-    def _tree(self, tree_id: bytes) -> Tree:
+    def tree(self, tree_id: bytes) -> Tree:
         """A tree object, from a small cache: trees never change, and history walks and
         page lookups read the same folders over and over."""
         tree = self._trees.get(tree_id)
@@ -90,12 +74,12 @@ class Reader:
             self._trees[tree_id] = tree = obj
         return tree
 
-    def _commit_obj(self, rev: str | bytes | None) -> Commit | None:
+    def commit_at(self, rev: str | bytes | None) -> Commit | None:
+        """The commit a revision names (`HEAD~2`, a short id; HEAD by default), or None in a
+        wiki with no commits; NotFoundError for an unknown one."""
         if rev is None or rev in ("HEAD", b"HEAD"):
             head = self.head()
-            return self._commit(head) if head else None
-        from dulwich.objectspec import parse_commit, parse_object
-
+            return self.commit_object(head) if head else None
         try:
             # parse_object knows `HEAD~2` and `abc123^`; parse_commit knows short ids.
             obj = parse_object(self.repo, rev)
@@ -108,14 +92,14 @@ class Reader:
                 raise NotFoundError(f"unknown revision {name!r}") from None
 
     def resolve_rev(self, rev: str) -> str:
-        commit = self._commit_obj(rev)
+        commit = self.commit_at(rev)
         if commit is None:
             raise NotFoundError("the wiki has no commits yet")
         return commit.id.decode()
 
     def tree_entry(self, tree_id: bytes, path: str) -> tuple[int, bytes] | None:
         """(mode, object id) of `path` in a tree, or None."""
-        obj = self._tree(tree_id)
+        obj = self.tree(tree_id)
         parts = path.split("/")
         for i, part in enumerate(parts):
             try:
@@ -126,16 +110,16 @@ class Reader:
                 return mode, sha
             if mode != TREE_MODE:
                 return None
-            obj = self._tree(sha)
+            obj = self.tree(sha)
         return None
 
-    def _tree_files(self, tree_id: bytes) -> Iterator[tuple[str, int, bytes]]:
+    def tree_files(self, tree_id: bytes) -> Iterator[tuple[str, int, bytes]]:
         """(path, mode, blob id) of every file under a tree, in tree order."""
         stack: list[tuple[str, bytes]] = [("", tree_id)]
         while stack:
             prefix, sub_id = stack.pop()
             subtrees = []
-            for entry in self._tree(sub_id).iteritems():
+            for entry in self.tree(sub_id).iteritems():
                 name = entry.path.decode("utf-8", errors="surrogateescape")
                 if entry.mode == TREE_MODE:
                     subtrees.append((prefix + name + "/", entry.sha))
@@ -147,7 +131,7 @@ class Reader:
 
     def blob_at(self, path: str, rev: str | bytes | None = None) -> bytes | None:
         """The blob id of `path` at a revision (HEAD by default), or None."""
-        commit = self._commit_obj(rev)
+        commit = self.commit_at(rev)
         if commit is None:
             return None
         entry = self.tree_entry(commit.tree, path)
@@ -159,7 +143,7 @@ class Reader:
         if blob is None:
             where = f" at {rev if isinstance(rev, str) else rev.decode()}" if rev else ""
             raise NotFoundError(f"no page {path!r}{where}")
-        return self._data(blob)
+        return self.data(blob)
 
     def read(self, path: str, rev: str | bytes | None = None) -> Page:
         """The page at `path` as committed at `rev` (HEAD by default)."""
@@ -174,9 +158,9 @@ class Reader:
 
     def files(self, rev: str | bytes | None = None) -> Iterator[tuple[str, bytes]]:
         """(path, blob id) of every file at a revision, in tree order."""
-        commit = self._commit_obj(rev)
+        commit = self.commit_at(rev)
         if commit is not None:
-            for path, _mode, sha in self._tree_files(commit.tree):
+            for path, _mode, sha in self.tree_files(commit.tree):
                 yield path, sha
 
     def page_files(self, rev: str | bytes | None = None) -> Iterator[tuple[str, bytes]]:
@@ -186,7 +170,7 @@ class Reader:
     def pages(self, rev: str | bytes | None = None, *, errors: list[str] | None = None) -> Iterator[Page]:
         """Every page at a revision; a page that does not parse is reported in `errors`."""
         for path, blob in self.page_files(rev):
-            text = self._data(blob).decode("utf-8", errors="replace")
+            text = self.data(blob).decode("utf-8", errors="replace")
             try:
                 yield parse_page(text, path)
             except PageError as e:
@@ -207,7 +191,7 @@ class Reader:
         wanted = ref.casefold()
         for path, blob in self.page_files(rev):
             try:
-                page = parse_page(self._data(blob).decode("utf-8", errors="replace"), path)
+                page = parse_page(self.data(blob).decode("utf-8", errors="replace"), path)
             except PageError:
                 continue
             if page.id == ref or page.title.casefold() == wanted:
@@ -221,20 +205,20 @@ class Reader:
         """(path, title) of the pages in `folder` named by `title`'s slug: `<slug>.md`, then
         `<slug>-2.md`, `<slug>-3.md`... in order (title None: a page that does not parse)."""
         slug = slugify(title)
-        commit = self._commit_obj(rev)
+        commit = self.commit_at(rev)
         entry = self.tree_entry(commit.tree, folder) if commit is not None else None
         if entry is None or entry[0] != TREE_MODE:
             return []
         same = re.compile(rf"{re.escape(slug)}(?:-([1-9][0-9]*))?\.md")
         found: list[tuple[int, str, bytes]] = []
-        for item in self._tree(entry[1]).iteritems():
+        for item in self.tree(entry[1]).iteritems():
             m = same.fullmatch(item.path.decode("utf-8", "surrogateescape"))
             if m and item.mode != TREE_MODE:
                 found.append((int(m.group(1) or 1), f"{folder}/{m.group(0)}", item.sha))
         family: list[tuple[str, str | None]] = []
         for _n, path, blob in sorted(found):
             try:
-                page_title: str | None = parse_page(self._data(blob).decode("utf-8", "replace"), path).title
+                page_title: str | None = parse_page(self.data(blob).decode("utf-8", "replace"), path).title
             except PageError:
                 page_title = None
             family.append((path, page_title))
@@ -292,7 +276,7 @@ class Reader:
         for part in parts:
             if current is None:
                 return None
-            names = {item.path.decode("utf-8", "surrogateescape"): item for item in self._tree(current).iteritems()}
+            names = {item.path.decode("utf-8", "surrogateescape"): item for item in self.tree(current).iteritems()}
             if part in names:
                 item = names[part]
                 current = item.sha if item.mode == TREE_MODE else None
@@ -347,7 +331,12 @@ class Reader:
         if len(refused) == 2 and ("/" in ref or ref.endswith(".md")):
             raise refused[0]  # `../x.md` is refused, not looked up as a title
         for candidate in (ref, ref + ".md"):
-            if len(refused) < 2 and rev is None and (self.root / candidate).is_file() and not is_ignored(candidate):
+            if (
+                len(refused) < 2
+                and rev is None
+                and (self.context.root / candidate).is_file()
+                and not is_ignored(candidate)
+            ):
                 raise NotFoundError(
                     f"{candidate} is not committed yet: your edits become memory once "
                     "committed (`wiki-memory watch --once`, or any write)"
@@ -368,7 +357,7 @@ def one_match(ref: str, matches: list[str], titles: dict[str, str]) -> str:
     raise NotFoundError(f"no page with path, title or id {ref!r}")
 
 
-def page_type_counts(store: Reader) -> dict[str, int]:
+def page_type_counts(store: Store) -> dict[str, int]:
     """Pages per type, by folder (fast: no page is parsed)."""
     counts: dict[str, int] = {}
     for path, _ in store.page_files():

@@ -5,13 +5,16 @@ from __future__ import annotations
 import getpass
 import hashlib
 import os
+import re
 import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dulwich.config import StackedConfig
 from dulwich.repo import Repo
 
+from wiki_memory.config import load_settings
 from wiki_memory.pages import Page
 
 # Git file modes.
@@ -39,8 +42,6 @@ class Author:
         email = os.environ.get("GIT_AUTHOR_EMAIL")
         if not (name and email):
             try:
-                from dulwich.config import StackedConfig
-
                 config = StackedConfig.default()
                 if repo_path is not None:
                     config = Repo(str(repo_path)).get_config_stack()
@@ -116,10 +117,6 @@ def blob_id(data: bytes) -> bytes:
 def machine_name() -> str:
     """This machine, as commits record it (`Host:`) and conflict copies are named: the
     `[sync] host` setting, else the short host name as a file-name-safe slug (`laptop`)."""
-    import re
-
-    from wiki_memory.config import load_settings
-
     try:
         pinned = load_settings().sync.host
     except Exception:  # noqa: BLE001 - a broken config.toml must not stop a commit

@@ -1,36 +1,56 @@
 """The git-backed page store: a wiki is a git repository of Markdown pages, and every
 change to a page is one commit, written with dulwich.
 
-`Store` is built from parts, each in its own module, and adds the page operations
-(write, move, delete, revert, and the fast-forward that sync uses):
+`Store` is the one facade over plain parts that share one `context.Context` (the wiki's
+root, the dulwich repository, the writer lock) and call each other explicitly:
 
-- `reading.Reader`: opening the repository, reading files and pages at any revision;
-- `worktree.WorkTree`: the working tree and the git index as a mirror of HEAD;
+- `reading.Reader`: objects, files and pages at any revision, finding a page;
+- `worktree.WorkTree`: the working tree and the git index as a mirror of HEAD, and a
+  person's uncommitted edits (`pending`);
 - `commits.Committer`: the one way to commit, as a transaction a killed writer's
   successor finishes;
-- `edits.HandEdits`: a person's uncommitted edits, committed as theirs;
+- `edits.HandEdits`: committing a person's edits as theirs, before any write;
 - `history.History`: log, page history (following renames), diffs;
-- `create`: making a new wiki; `records`: the value objects.
+- `writing.Writer`: the page operations (write, move, delete, revert) and the
+  fast-forward that sync lands;
+- `create`: making a new wiki; `records`: the value objects; `rewrite`: scanning and
+  rewriting the whole history (functions over a `Store`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from wiki_memory.errors import ConflictError, NotFoundError, PageError, PathError
-from wiki_memory.pages import Page, now_iso, parse_page, render_page, slugify
+from dulwich.objects import Commit
+
+from wiki_memory.errors import full_disk_is_one_line
+from wiki_memory.pages import Page
+from wiki_memory.store.commits import Changes, Committer
+from wiki_memory.store.context import Context
 from wiki_memory.store.create import create_wiki
 from wiki_memory.store.edits import HandEdits
 from wiki_memory.store.history import History
-from wiki_memory.store.paths import check_inside, normalize_path
-from wiki_memory.store.records import Author, WriteResult
+from wiki_memory.store.reading import Reader
+from wiki_memory.store.records import Author, CommitInfo, Edit, WriteResult
+from wiki_memory.store.worktree import WorkTree
+from wiki_memory.store.writing import Note, Writer
 
-MAX_PAGE_BYTES = 2 * 1024 * 1024
 
-
-class Store(HandEdits, History):
+class Store:
     """A wiki: a git repository of Markdown pages. All writes go through `commit`."""
+
+    def __init__(self, root: Path | str):
+        context = Context(root)
+        self.root, self.repo, self.git_dir = context.root, context.repo, context.git_dir
+        self.lock, self.on_commit = context.lock, context.on_commit
+        self._context = context
+        self._reader = Reader(context)
+        self._worktree = WorkTree(context, self._reader)
+        self._committer = Committer(context, self._reader, self._worktree)
+        self._edits = HandEdits(context, self._reader, self._worktree, self._committer)
+        self._history = History(context, self._reader, self._worktree)
+        self._writer = Writer(context, self._reader, self._edits, self._committer, self._history)
 
     @classmethod
     def create(cls, root: Path | str, author: Author | None = None) -> Store:
@@ -40,7 +60,179 @@ class Store(HandEdits, History):
         create_wiki(root, author)
         return cls(root)
 
-    # Writing ---------------------------------------------------------------------------
+    @property
+    def host(self) -> str:
+        """This machine's name, as commits record it (`Host:`); settable (a test plays two
+        machines), and every part's next commit says the new one."""
+        return self._context.host
+
+    @host.setter
+    def host(self, name: str) -> None:
+        self._context.host = name
+
+    def close(self) -> None:
+        self._context.close()
+
+    # Reading ---------------------------------------------------------------------------
+
+    def head(self) -> bytes | None:
+        """The commit the branch is at; None in a wiki with no commits."""
+        return self._reader.head()
+
+    def resolve_rev(self, rev: str) -> str:
+        """The full id of the commit a revision names (`HEAD~2`, a short id)."""
+        return self._reader.resolve_rev(rev)
+
+    def tree_entry(self, tree_id: bytes, path: str) -> tuple[int, bytes] | None:
+        """(mode, object id) of `path` in a tree, or None."""
+        return self._reader.tree_entry(tree_id, path)
+
+    def blob_at(self, path: str, rev: str | bytes | None = None) -> bytes | None:
+        """The blob id of `path` at a revision (HEAD by default), or None."""
+        return self._reader.blob_at(path, rev)
+
+    def read_bytes(self, path: str, rev: str | bytes | None = None) -> bytes:
+        """The bytes of any file at a revision (HEAD by default)."""
+        return self._reader.read_bytes(path, rev)
+
+    def read(self, path: str, rev: str | bytes | None = None) -> Page:
+        """The page at `path` as committed at `rev` (HEAD by default)."""
+        return self._reader.read(path, rev)
+
+    def exists(self, path: str, rev: str | bytes | None = None) -> bool:
+        return self._reader.exists(path, rev)
+
+    def files(self, rev: str | bytes | None = None) -> Iterator[tuple[str, bytes]]:
+        """(path, blob id) of every file at a revision, in tree order."""
+        return self._reader.files(rev)
+
+    def page_files(self, rev: str | bytes | None = None) -> Iterator[tuple[str, bytes]]:
+        """(path, blob id) of every page (Markdown file that is memory) at a revision."""
+        return self._reader.page_files(rev)
+
+    def pages(self, rev: str | bytes | None = None, *, errors: list[str] | None = None) -> Iterator[Page]:
+        """Every page at a revision; a page that does not parse is reported in `errors`."""
+        return self._reader.pages(rev, errors=errors)
+
+    def find(self, ref: str, rev: str | bytes | None = None) -> str:
+        """The path of a page named by its path, its title or its id."""
+        return self._reader.find(ref, rev)
+
+    def find_by_slug(self, title: str, rev: str | bytes | None = None) -> str | None:
+        """The page titled `title` among those its slug names (see `Reader.find_by_slug`)."""
+        return self._reader.find_by_slug(title, rev)
+
+    def slug_family(self, folder: str, title: str, rev: str | bytes | None = None) -> list[tuple[str, str | None]]:
+        """(path, title) of the pages in `folder` named by `title`'s slug, in order."""
+        return self._reader.slug_family(folder, title, rev)
+
+    def titled_path(self, folder: str, title: str) -> tuple[str, bool]:
+        """Where the page titled `title` is in `folder` (and True), or where a new one goes
+        (and False); see `Reader.titled_path`."""
+        return self._reader.titled_path(folder, title)
+
+    def case_clash(self, tree_id: bytes | None, path: str) -> str | None:
+        """A path in the tree that differs from `path` only in case, or None."""
+        return self._reader.case_clash(tree_id, path)
+
+    # History ---------------------------------------------------------------------------
+
+    def changed_files(
+        self, old_tree: bytes | None, new_tree: bytes | None
+    ) -> list[tuple[str, bytes | None, bytes | None]]:
+        """(path, old blob, new blob) for every file that differs between two trees."""
+        return self._history.changed_files(old_tree, new_tree)
+
+    def commit_info(self, commit: Commit, with_paths: bool = True) -> CommitInfo:
+        return self._history.commit_info(commit, with_paths)
+
+    def log(self, path: str | None = None, n: int | None = 20, *, rev: str | None = None) -> list[CommitInfo]:
+        """Commits, newest first: of the whole wiki, or of one page following its renames."""
+        return self._history.log(path, n, rev=rev)
+
+    def page_log(
+        self, path: str, n: int | None = 20, *, rev: str | None = None
+    ) -> list[tuple[CommitInfo, str, str | None]]:
+        """The commits that changed one page, newest first, with its path in each and in
+        the parent (see `History.page_log`)."""
+        return self._history.page_log(path, n, rev=rev)
+
+    def diff(self, rev_a: str | None = None, rev_b: str | None = None, path: str | None = None) -> str:
+        """A unified diff: no revision = uncommitted hand edits; one = since it; two = between."""
+        return self._history.diff(rev_a, rev_b, path)
+
+    # Hand edits ------------------------------------------------------------------------
+
+    def pending(self, paths: Iterable[str] | None = None, *, refresh: bool = False) -> dict[str, bytes | None]:
+        """Files a person changed in the working tree and did not commit (path -> bytes or
+        None if deleted); see `WorkTree.pending`."""
+        return self._worktree.pending(paths, refresh=refresh)
+
+    def commit_pending(self, author: Author | None = None, paths: Iterable[str] | None = None) -> str | None:
+        """Commit what a person edited by hand (all files, or those among `paths`) as their
+        edit (`edit: <path>`). None if there was nothing."""
+        return self._edits.commit_pending(author, paths)
+
+    def commit_edits(
+        self,
+        paths: Iterable[str] | None = None,
+        author: Author | None = None,
+        *,
+        group_above: int = 20,
+        refused: dict[str, str] | None = None,
+    ) -> list[Edit]:
+        """Commit a person's hand edits one change at a time, as the watcher does (see
+        `HandEdits.commit_edits`). Files that cannot be committed under their name are left
+        alone and, given a `refused` dict, listed there with the reason."""
+        edits, skipped = self._edits.commit_edits(paths, author, group_above)
+        if refused is not None:
+            refused.update(skipped)
+        return edits
+
+    # Committing ------------------------------------------------------------------------
+
+    def commit(
+        self,
+        changes: Changes,
+        subject: str,
+        author: Author,
+        *,
+        session_id: str | None = None,
+        agent: str | None = None,
+        body: str = "",
+        commit_hand_edits: bool = True,
+        parents_extra: tuple[bytes, ...] = (),
+        modes: Mapping[str, int] | None = None,
+        from_files: bool = False,
+        trailers: Sequence[tuple[str, str]] = (),
+    ) -> str | None:
+        """Apply `changes` (path -> bytes, or None to delete) as one commit; None if nothing changed.
+
+        A person's uncommitted edits of those files are committed first, as theirs (unless
+        `commit_hand_edits` is False: the caller did). `modes` gives a path's file mode where
+        the working tree cannot (a file a merge brings in from another machine); otherwise
+        the file on disk decides. `from_files`: the changes were read from the working tree
+        (hand edits), so the files are left exactly as they are rather than rewritten: a
+        person saving again meanwhile, or an editor holding the file open, is never
+        disturbed. A full disk is DiskFullError."""
+        with self.lock, full_disk_is_one_line(self.root):
+            if commit_hand_edits:
+                self._edits.before_write(changes)
+            message = self._committer.message(subject, session_id, agent, body, trailers)
+            return self._committer.commit(
+                changes, message, author, parents_extra=parents_extra, modes=modes, from_files=from_files
+            )
+
+    def write_tree(self, base_tree: bytes | None, changes: Changes, modes: Mapping[str, int] | None = None) -> bytes:
+        """The id of `base_tree` with `changes` applied, its objects written; nothing is
+        committed (see `Committer.write_tree`)."""
+        return self._committer.write_tree(base_tree, changes, modes)
+
+    def pack(self) -> None:
+        """Move every loose object into a pack (under the writer lock)."""
+        self._committer.pack()
+
+    # Writing pages ---------------------------------------------------------------------
 
     def write(
         self,
@@ -55,9 +247,8 @@ class Store(HandEdits, History):
         owns: Collection[str] = (),
     ) -> WriteResult:
         """Create or update one page: `updated` set now, `id` and `created` kept."""
-        return self.write_many(
-            [page], author, session_id=session_id, agent=agent, message=message, body=body, trailers=trailers, owns=owns
-        )[0]
+        note = Note(session_id, agent, body, trailers)
+        return self._writer.write_many([page], author, note, message, owns)[0]
 
     def write_many(
         self,
@@ -79,87 +270,7 @@ class Store(HandEdits, History):
         person's key survives an agent's rewrite), except those in `owns`: keys this writer
         sets itself, so a key of its own it no longer sets is gone (the consolidator's
         `in_progress` once the session's end is consolidated)."""
-        pages = [page.with_path(normalize_path(page.path)) for page in pages]
-        for page in pages:
-            check_inside(self.root, page.path)
-        with self.lock:
-            self._prepare(page.path for page in pages)
-            changes: dict[str, bytes | None] = {}
-            results: list[tuple[str, bool, Page]] = []
-            for page in pages:
-                path = page.path
-                merged, created, text = self._merge_with_existing(page, owns)
-                if text is not None:
-                    changes[path] = text
-                results.append((path, created, merged))
-            subject = message or self._subject(results, changes)
-            commit = (
-                self.commit(
-                    changes,
-                    subject,
-                    author,
-                    session_id=session_id,
-                    agent=agent,
-                    body=body,
-                    commit_hand_edits=False,
-                    trailers=trailers,
-                )
-                if changes
-                else None
-            )
-            return [
-                WriteResult(path, commit if path in changes else None, created, page) for path, created, page in results
-            ]
-
-    @staticmethod
-    def _subject(results: list[tuple[str, bool, Page]], changes: Mapping[str, object]) -> str:
-        changed = [(path, created) for path, created, _ in results if path in changes]
-        if len(changed) == 1:
-            path, created = changed[0]
-            return f"{'remember' if created else 'update'}: {path.removesuffix('.md')}"
-        return f"remember: {len(changed)} pages ({', '.join(p.removesuffix('.md') for p, _ in changed)})"
-
-    def _merge_with_existing(self, page: Page, owns: Collection[str] = ()) -> tuple[Page, bool, bytes | None]:
-        """(page as it will be written, created?, its bytes or None if nothing changes)."""
-        blob = self.blob_at(page.path)
-        existing: Page | None = None
-        if blob is not None:
-            old_data = self._data(blob)
-            try:
-                old_text = old_data.decode("utf-8")
-            except UnicodeDecodeError as e:
-                # Saved by hand in another encoding: decoded with replacement characters and
-                # written back, the person's text would be damaged for good.
-                raise PageError(
-                    f"{page.path} is not UTF-8 text (byte 0x{old_data[e.start]:02x} at offset {e.start}: saved in "
-                    "another encoding, such as Latin-1?); nothing was written: convert it to UTF-8 "
-                    "(`iconv -f latin1 -t utf-8`) and write again"
-                ) from None
-            try:
-                existing = parse_page(old_text, page.path)
-            except PageError:
-                existing = None  # a broken page is replaced; its text stays in history
-        meta = dict(page.meta)
-        if existing is not None:
-            # Keys only the old page had survive, unless the writer owns them; identity and
-            # birth date are the old page's.
-            merged = {**{k: v for k, v in existing.meta.items() if k not in owns}, **meta}
-            for key in ("id", "created"):
-                if existing.meta.get(key):
-                    merged[key] = existing.meta[key]
-            candidate = Page(page.path, merged, page.body, front_text=existing.front_text)
-            unchanged = render_page(candidate.with_meta(updated=existing.meta.get("updated"))) == render_page(existing)
-            if unchanged:
-                return existing, False, None
-        else:
-            candidate = page
-        new = candidate.with_meta(updated=now_iso()) if existing is not None else candidate
-        if not new.meta.get("created"):
-            new = new.with_meta(created=new.meta.get("updated") or now_iso())
-        data = render_page(new).encode("utf-8")
-        if len(data) > MAX_PAGE_BYTES:
-            raise PageError(f"{page.path}: {len(data):,} bytes is over the {MAX_PAGE_BYTES:,}-byte page limit")
-        return new, existing is None and blob is None, data
+        return self._writer.write_many(pages, author, Note(session_id, agent, body, trailers), message, owns)
 
     def move(
         self,
@@ -173,139 +284,18 @@ class Store(HandEdits, History):
     ) -> WriteResult:
         """Rename a page (its id stays). With `title`, retitle it too (and, without `dst`,
         move it to the new title's conventional path)."""
-        src = normalize_path(src)
-        with self.lock:
-            self._prepare([src] + ([normalize_path(dst)] if dst else []))
-            page = self.read(src)
-            if title:
-                title = " ".join(title.split())
-                page = page.with_meta(title=title)
-                first, _, rest = page.body.partition("\n")
-                if first.startswith("# "):
-                    page = page.with_body(f"# {title}\n{rest}")
-            if dst:
-                dst = normalize_path(dst)
-            elif title and "/" in src:
-                # The new title's name in its folder, one no other page holds (see `titled_path`);
-                # a page whose name the new title also makes stays where it is.
-                folder = src.rsplit("/", 1)[0]
-                dst, exists = self.titled_path(folder, page.title)
-                if exists and dst != src:
-                    raise ConflictError(f"{dst} is already titled {page.title!r}; choose another title")
-                if src in {path for path, _ in self.slug_family(folder, page.title)}:
-                    dst = src
-            elif title:
-                dst = f"{slugify(page.title)}.md"
-            else:
-                dst = src
-            check_inside(self.root, dst)
-            if dst == src and not title:
-                raise ConflictError(f"{src} is already at {dst}")
-            self._prepare([dst])
-            if dst != src and self.exists(dst):
-                raise ConflictError(f"{dst} already exists; move or remove it first")
-            if page.has_front_matter:
-                page = page.with_meta(updated=now_iso())
-            changes: dict[str, bytes | None] = {src: None}
-            changes[dst] = render_page(page).encode("utf-8")
-            subject = (
-                f"move: {src.removesuffix('.md')} -> {dst.removesuffix('.md')}"
-                if dst != src
-                else f"retitle: {src.removesuffix('.md')}"
-            )
-            commit = self.commit(changes, subject, author, session_id=session_id, agent=agent, commit_hand_edits=False)
-            return WriteResult(dst, commit, False, page.with_path(dst))
+        return self._writer.move(src, dst, author, title, Note(session_id, agent))
 
     def delete(self, path: str, author: Author, *, session_id: str | None = None, agent: str | None = None) -> str:
         """Remove a page (it stays in history: `git log --all -- <path>`). Returns the commit id."""
-        path = normalize_path(path)
-        with self.lock:
-            self._prepare([path])
-            if not self.exists(path):
-                raise NotFoundError(f"no page {path!r}")
-            commit = self.commit(
-                {path: None},
-                f"forget: {path.removesuffix('.md')}",
-                author,
-                session_id=session_id,
-                agent=agent,
-                commit_hand_edits=False,
-            )
-            assert commit is not None
-            return commit
+        return self._writer.delete(path, author, Note(session_id, agent))
 
     def revert(self, rev: str, author: Author, *, session_id: str | None = None, agent: str | None = None) -> str:
         """Undo one commit with a new commit. Later edits to the same lines are kept, or refused."""
-        with self.lock:
-            target = self._commit_obj(rev)
-            if target is None:
-                raise NotFoundError("the wiki has no commits yet")
-            if len(target.parents) > 1:
-                raise ConflictError(f"{target.id.decode()[:8]} is a merge; revert its changes page by page")
-            if not target.parents:
-                raise ConflictError("the first commit of the wiki cannot be reverted")
-            changed = self.changed_files(self._commit(target.parents[0]).tree, target.tree)
-            self._prepare(path for path, _, _ in changed)
-            short = target.id.decode()[:8]
-            changes = {path: self._undone(path, old, new, short) for path, old, new in changed}
-            subject = target.message.decode("utf-8", "replace").split("\n", 1)[0]
-            commit = self.commit(
-                changes,
-                f"revert: {subject}",
-                author,
-                session_id=session_id,
-                agent=agent,
-                body=f"This reverts commit {target.id.decode()}.",
-                commit_hand_edits=False,
-            )
-            if commit is None:
-                raise ConflictError(f"{target.id.decode()[:8]} is already undone; nothing to revert")
-            return commit
-
-    def _undone(self, path: str, old_blob: bytes | None, new_blob: bytes | None, short: str) -> bytes | None:
-        """What `path` becomes when the change old_blob -> new_blob (of commit `short`) is
-        undone: its old content, or, if it changed again since, the undo merged into that."""
-        import merge3
-
-        current = self.blob_at(path)
-        wanted = self._data(old_blob) if old_blob else None
-        if current == new_blob:
-            return wanted
-        if current is None or new_blob is None or old_blob is None:
-            raise ConflictError(f"{path} changed again after {short}; revert the later change first or edit the page")
-        base = self._data(new_blob).splitlines(True)
-        ours = self._data(current).splitlines(True)
-        theirs = wanted.splitlines(True) if wanted else []
-        merged = merge3.Merge3(base, ours, theirs)
-        if any(group[0] == "conflict" for group in merged.merge_groups()):
-            raise ConflictError(
-                f"{path} changed again after {short} on the same lines; revert the later change first or edit the page"
-            )
-        return b"".join(merged.merge_lines())
+        return self._writer.revert(rev, author, Note(session_id, agent))
 
     def advance(self, target: str | bytes, *, reflog: str = "sync: fast-forward") -> tuple[str, ...]:
         """Move the branch to the commit `target` (a fast-forward to what another machine
         pushed), bringing the working tree and index along for the files that differ.
         Hand edits are committed first. Returns the changed paths."""
-        target_id = target.encode() if isinstance(target, str) else target
-        with self.lock:
-            self.commit_edits()
-            head = self.head()
-            if head == target_id:
-                return ()
-            new = self._commit(target_id)
-            old_tree = self._commit(head).tree if head else None
-            changes: dict[str, tuple[tuple[int, bytes] | None, bytes | None]] = {}
-            for path, _old, new_sha in self.changed_files(old_tree, new.tree):
-                if normalize_path(path, page=False) != path:
-                    raise PathError(f"{path!r} in commit {target_id.decode()[:8]} is not a clean wiki path")
-                check_inside(self.root, path)
-                if new_sha is None:
-                    changes[path] = (None, None)
-                else:
-                    entry = self.tree_entry(new.tree, path)
-                    assert entry is not None
-                    changes[path] = (entry, self._data(new_sha))
-            self._land(head, target_id, changes, reflog=reflog.encode("utf-8"))
-        self._notify(target_id, tuple(changes))
-        return tuple(changes)
+        return self._writer.advance(target, reflog)

@@ -1,31 +1,38 @@
 """The working tree and the git index as a mirror of HEAD: writing and removing the files
-of a commit, and keeping `.git/index` entries (with their stat data) in step with them, so
-that `git status` in the wiki is clean after every commit and a person's edits show."""
+of a commit, keeping `.git/index` entries (with their stat data) in step with them, so
+that `git status` in the wiki is clean after every commit, and finding what a person
+edited by hand and did not commit (`pending`)."""
 
 from __future__ import annotations
 
 import os
 import stat as stat_mod
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from wiki_memory.errors import ConflictError, PathError
 from wiki_memory.store import gitindex
+from wiki_memory.store.context import Context
+from wiki_memory.store.paths import is_ignored, is_ignored_name
 from wiki_memory.store.reading import Reader
 from wiki_memory.store.records import EXEC_MODE, FILE_MODE, LINK_MODE, blob_id
 
 
-class WorkTree(Reader):
-    """The part of `Store` that writes the working tree and the git index."""
+class WorkTree:
+    """The part of a `Store` that writes the working tree and the git index, and reads a
+    person's uncommitted edits from them."""
 
-    def __init__(self, root: Path | str):
-        super().__init__(root)
-        self._index_head_file = self._state_dir / "index-head"
+    def __init__(self, context: Context, reader: Reader):
+        self.root = context.root
+        self.git_dir = context.git_dir
+        self.reader = reader
+        self._index_head_file = context.state_dir / "index-head"
         self._index_cache: tuple[object, bytes | None, int, gitindex.Entries] | None = None
 
     # The index ---------------------------------------------------------------------------
 
-    def _index(self, head: bytes | None) -> tuple[int, gitindex.Entries]:
+    def index(self, head: bytes | None) -> tuple[int, gitindex.Entries]:
         """(version, entries) of the git index, mirroring `head`'s tree exactly.
 
         If someone else moved HEAD (a `git commit` in the wiki, a merge), the entries are
@@ -53,7 +60,7 @@ class WorkTree(Reader):
         if damaged or head is None or recorded != head.decode():
             fresh: gitindex.Entries = {}
             if head is not None:
-                for rel, mode, sha in self._tree_files(self._commit(head).tree):
+                for rel, mode, sha in self.reader.tree_files(self.reader.commit_object(head).tree):
                     name = rel.encode("utf-8", "surrogateescape")
                     old = entries.get(name)
                     fresh[name] = (
@@ -65,7 +72,7 @@ class WorkTree(Reader):
         self._index_cache = (key, head, version, entries)
         return version, dict(entries)
 
-    def _save_index(self, lock_path: Path, version: int, entries: gitindex.Entries, head: bytes) -> None:
+    def save_index(self, lock_path: Path, version: int, entries: gitindex.Entries, head: bytes) -> None:
         """Write the entries (taken under `lock_path`, git's `index.lock`) as the index of `head`."""
         gitindex.write_index(lock_path, version, entries)
         os.replace(lock_path, self.git_dir / "index")
@@ -73,7 +80,7 @@ class WorkTree(Reader):
         st = os.stat(self.git_dir / "index")
         self._index_cache = ((st.st_mtime_ns, st.st_size, st.st_ino), head, version, dict(entries))
 
-    def _take_index_lock(self, timeout: float = 10.0) -> Path:
+    def take_index_lock(self, timeout: float = 10.0) -> Path:
         path = self.git_dir / "index.lock"
         deadline = time.monotonic() + timeout
         while True:
@@ -88,7 +95,7 @@ class WorkTree(Reader):
                     ) from None
                 time.sleep(0.01)
 
-    def _entry_if_unchanged(self, key: bytes, target: Path, sha: bytes, mode: int) -> bytes:
+    def entry_if_unchanged(self, key: bytes, target: Path, sha: bytes, mode: int) -> bytes:
         """The index entry of a file just committed as it was on disk: with its stat data if
         it still holds that content, else with none, so the next scan re-reads it (the
         person saved again meanwhile, and that save is theirs to commit next)."""
@@ -111,9 +118,85 @@ class WorkTree(Reader):
             return gitindex.make_entry(key, after, sha, mode)
         return gitindex.empty_entry(key, sha, mode)
 
+    # Hand edits ----------------------------------------------------------------------------
+
+    def pending(self, paths: Iterable[str] | None = None, *, refresh: bool = False) -> dict[str, bytes | None]:
+        """Files a person changed in the working tree and did not commit (path -> bytes or
+        None if deleted): all of them, or only those among `paths`. Symbolic links are never
+        followed nor committed.
+
+        With `refresh` (writer lock held), files whose stat data changed but whose content
+        did not (a copy, a `touch`) get fresh index entries, as `git status` does, so the
+        next scan need not read them again.
+        """
+        head = self.reader.head()
+        version, entries = self.index(head)
+        refreshed: gitindex.Entries = {}
+        changes: dict[str, bytes | None] = {}
+        if paths is None:
+            files: Iterable[tuple[str, str, os.stat_result]] = self._walk()
+            missing = set(entries)
+        else:
+            files, missing = self._stat(paths)
+        for rel, full, st in files:
+            name = rel.encode("utf-8", "surrogateescape")
+            missing.discard(name)
+            entry = entries.get(name)
+            if entry is not None and gitindex.stat_matches(entry, st):
+                continue
+            if stat_mod.S_ISDIR(st.st_mode) or stat_mod.S_ISLNK(st.st_mode):
+                # Trigger: a symbolic link anywhere in the wiki (a stray `ln -s`, a synced folder).
+                # Why: it is never memory; committed, it would point a checkout outside the wiki,
+                # and refused at commit it failed every write and watch retried it forever.
+                continue
+            with open(full, "rb") as f:
+                data = f.read()
+            if entry is not None and gitindex.entry_sha(entry) == blob_id(data):
+                refreshed[name] = gitindex.make_entry(name, st, gitindex.entry_sha(entry), gitindex.entry_mode(entry))
+                continue
+            changes[rel] = data
+        for name in missing:
+            rel = name.decode("utf-8", "surrogateescape")
+            if name in entries and not is_ignored(rel):
+                changes[rel] = None
+        if refresh and refreshed and head is not None:
+            entries.update(refreshed)
+            self.save_index(self.take_index_lock(), version, entries, head)
+        return changes
+
+    def _stat(self, paths: Iterable[str]) -> tuple[list[tuple[str, str, os.stat_result]], set[bytes]]:
+        """(path, full path, lstat) of those of `paths` on disk, and the names of the others."""
+        found: list[tuple[str, str, os.stat_result]] = []
+        missing: set[bytes] = set()
+        for rel in paths:
+            full = self.root / rel
+            try:
+                found.append((rel, str(full), os.lstat(full)))
+            except FileNotFoundError:
+                missing.add(rel.encode("utf-8", "surrogateescape"))
+        return found, missing
+
+    def _walk(self) -> Iterator[tuple[str, str, os.stat_result]]:
+        stack = [("", str(self.root))]
+        while stack:
+            prefix, directory = stack.pop()
+            try:
+                scanner = os.scandir(directory)
+            except OSError:
+                continue
+            with scanner:
+                for entry in scanner:
+                    if is_ignored_name(entry.name):
+                        continue  # ignored folders are never entered, so the name decides
+                    rel = prefix + entry.name
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((rel + "/", entry.path))
+                    else:
+                        yield rel, entry.path, entry.stat(follow_symlinks=False)
+
     # Files ---------------------------------------------------------------------------------
 
-    def _write_file(self, target: Path, data: bytes, mode: int) -> os.stat_result:
+    def write_file(self, target: Path, data: bytes, mode: int) -> os.stat_result:
         """Write a file whole (a temporary file renamed over it); its lstat. A symbolic link
         is never made: a checked-out link would let an editor or a later write reach outside
         the wiki (a remote's commit that adds one is refused before it gets here)."""
@@ -133,7 +216,7 @@ class WorkTree(Reader):
             raise
         return os.lstat(target)
 
-    def _remove_file(self, target: Path) -> None:
+    def remove_file(self, target: Path) -> None:
         """Remove a file and the folders it leaves empty."""
         try:
             target.unlink()
@@ -147,7 +230,7 @@ class WorkTree(Reader):
                 break
             parent = parent.parent
 
-    def _mode_for(self, path: str) -> int:
+    def mode_for(self, path: str) -> int:
         """The git mode of a file as it is on disk (a plain file when there is none)."""
         try:
             st = os.lstat(self.root / path)
