@@ -1,0 +1,72 @@
+"""Credentials in HTTP authorization: `Basic` and `Bearer` wherever they are written,
+Okta's `SSWS`, and the credential inside an Authorization value (`credential`).
+"""
+
+from __future__ import annotations
+
+from wiki_memory.capture.redact.compiled import _regex
+from wiki_memory.capture.redact.vocabulary import _SCHEME_TOKEN_ONLY, _is_placeholder, _keep_value, _looks_random
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from wiki_memory.capture.redact.family import Span
+
+
+def _basic_spans(text: str) -> Iterator[Span]:
+    """`Basic <base64>` wherever it is, when it decodes to `user:password`."""
+    import base64
+    import binascii
+
+    for m in _regex(r"(?<![\w-])(?i:basic)[ \t]{1,4}(?P<secret>[A-Za-z0-9+/]{8,1024}={0,2})(?![\w+/=])").finditer(text):
+        encoded = m.group("secret")
+        try:
+            decoded = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        if ":" in decoded and decoded.isprintable():
+            yield m.start("secret"), m.end("secret"), "authorization"
+
+
+def _bearer_spans(text: str) -> Iterator[Span]:
+    """`Bearer <token>` wherever it is, when the token looks generated."""
+    for m in _regex(r"(?<![\w-])(?i:bearer)[ \t]{1,4}(?P<secret>[A-Za-z0-9._~+/=-]{8,4096})").finditer(text):
+        token = m.group("secret").rstrip(".")
+        if not _is_placeholder(token) and (_looks_random(token, 16) or token.count(".") == 2):
+            yield m.start("secret"), m.start("secret") + len(token), "authorization"
+
+
+def _credential(text: str, start: int, end: int, quoted: bool, family: str) -> Iterator[Span]:
+    """The credential in an Authorization value: the token after its scheme (`Bearer x`),
+    or everything after a scheme with parameters (`Digest ...`, `AWS4-HMAC-SHA256 ...`)."""
+    scheme = _regex(r"[ \t]*([A-Za-z][\w-]{0,30})[ \t]+(?=\S)").match(text, start, end if quoted else start + 64)
+    if scheme and not _looks_random(scheme.group(1)):
+        rest_start = scheme.end()
+        if scheme.group(1).lower() in _SCHEME_TOKEN_ONLY:
+            token = _regex(r"\{[^}\n]{0,200}\}?|[^\s,;'\"\]}]{1,4096}").match(
+                text, rest_start, end if quoted else len(text)
+            )
+            rest_end = token.end() if token else rest_start
+        else:  # parameters to the end of the value (or of the line)
+            stop = end if quoted else _regex(r"[^\n]{0,4096}").match(text, rest_start).end()  # type: ignore[union-attr]
+            rest_end = rest_start + len(text[rest_start:stop].rstrip().rstrip("\"';"))
+        secret = text[rest_start:rest_end]
+        if len(secret) >= 4 and not _keep_value(secret, True):
+            yield rest_start, rest_end, family
+        return
+    token = _regex(r"[ \t]*(?P<t>[^\s,;'\"\]}]{1,4096})").match(text, start, end if quoted else len(text))
+    if token and token.group("t").lower() in _SCHEME_TOKEN_ONLY | {"digest", "hmac", "oauth"}:
+        # "Bearer " + token: the scheme alone in quotes, the credential concatenated after it
+        joined = _regex(r"[ \t]*[\"'`][ \t]*\+[ \t]*(?P<q>[\"'`])(?P<v>[^\"'`\n]{6,4096})(?P=q)").match(text, end)
+        if joined and not _keep_value(joined.group("v"), True):
+            yield joined.start("v"), joined.end("v"), family
+    elif token and len(token.group("t")) >= 6 and not _keep_value(token.group("t"), True):
+        yield token.start("t"), token.end("t"), family
+
+
+def _okta_spans(text: str) -> Iterator[Span]:
+    """Okta API tokens after their `SSWS` scheme, wherever it is written (prose, a log)."""
+    for m in _regex(r"(?<![\w-])SSWS[ \t]{1,4}(?P<t>[A-Za-z0-9_-]{30,80})(?![\w-])").finditer(text):
+        if not _is_placeholder(m.group("t")):
+            yield m.start("t"), m.end("t"), "okta-token"
