@@ -89,20 +89,7 @@ def named_transcript(observations: Sequence[Observation]) -> Path | None:
 def call_observation(base: Mapping[str, Any], tool: str, facts: ToolFacts) -> Observation:
     """The observation of one tool call from its normalised facts; an exit code the call
     reported and the directory it ran in go in `meta`, where the transcript readers put them too."""
-    meta = dict(base["meta"])
-    if facts.exit_code is not None:
-        meta["exit_code"] = facts.exit_code
-    if facts.workdir:
-        meta["workdir"] = facts.workdir
-    return Observation(
-        **{**base, "meta": meta},
-        tool=tool,
-        input=facts.input,
-        output=facts.output,
-        error=facts.error,
-        files=facts.files,
-        plan=facts.plan,
-    )
+    return Observation(**{**base, **facts.observation_fields(tool, base["meta"])})
 
 
 def _squash(name: str) -> str:

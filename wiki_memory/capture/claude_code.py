@@ -325,24 +325,11 @@ class _Turns:
         meta: dict[str, Any] = {"tool_use_id": call_id}
         if isinstance(result, dict) and result.get("interrupted"):
             meta["interrupted"] = True
-        if facts.exit_code is not None:
-            meta["exit_code"] = facts.exit_code
-        if facts.workdir:
-            meta["workdir"] = facts.workdir
+        fields = facts.observation_fields(tool, meta)
         if tool == "Edit" and not facts.error:
             # Kept to tell when a later edit undoes this one.
-            meta["edit"] = [_digest(data.get("old_string", "")), _digest(data.get("new_string", ""))]
-        return self.obs(
-            "tool",
-            time,
-            tool=tool,
-            input=facts.input,
-            output=facts.output,
-            error=facts.error,
-            files=facts.files,
-            plan=facts.plan,
-            meta=meta,
-        )
+            fields["meta"]["edit"] = [_digest(data.get("old_string", "")), _digest(data.get("new_string", ""))]
+        return self.obs("tool", time, **fields)
 
     def close_turn(self) -> None:
         if self.last_text and self.text_after_tools:

@@ -358,22 +358,7 @@ class _Rollout:
             failed=True if call_id in self.failed_patches else None,
             exit_code=self.exit_codes.get(call_id, code),
         )
-        meta: dict[str, Any] = {"tool_use_id": call_id}
-        if facts.exit_code is not None:
-            meta["exit_code"] = facts.exit_code
-        if facts.workdir:
-            meta["workdir"] = facts.workdir
-        return self.obs(
-            "tool",
-            time,
-            tool=name,
-            input=facts.input,
-            output=facts.output,
-            error=facts.error,
-            files=facts.files,
-            plan=facts.plan,
-            meta=meta,
-        )
+        return self.obs("tool", time, **facts.observation_fields(name, {"tool_use_id": call_id}))
 
     def finish(self) -> list[Observation]:
         """Everything read, in order, after the session-start that names the model and branch."""
