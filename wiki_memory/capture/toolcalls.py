@@ -152,7 +152,7 @@ def clip(text: str | None, limit: int = PROMPT_LIMIT) -> str | None:
     cut (as `excerpt` is), so a secret the cut would halve is whole when redaction sees it."""
     if text is None or len(text) <= limit:
         return text
-    from wiki_memory.capture.redact import redact
+    from wiki_memory.capture.redact import redact  # deferred: out of hook start-up
 
     return redact(text[: limit + CUT_MARGIN])[:limit] + f"\n[... {len(text) - limit:,} more characters cut ...]"
 
@@ -167,7 +167,7 @@ def excerpt(text: str | None, limit: int = OUTPUT_LIMIT) -> str | None:
         return None
     if len(text) <= limit:
         return text
-    from wiki_memory.capture.redact import redact
+    from wiki_memory.capture.redact import redact  # deferred: out of hook start-up
 
     head_len, tail_len = limit * 2 // 3, limit // 3
     head = redact(text[: head_len + CUT_MARGIN])[:head_len]

@@ -4,6 +4,9 @@ Okta's `SSWS`, and the credential inside an Authorization value (`credential`).
 
 from __future__ import annotations
 
+import base64
+import binascii
+
 from wiki_memory.capture.redact.compiled import _regex
 from wiki_memory.capture.redact.vocabulary import _SCHEME_TOKEN_ONLY, _is_placeholder, _keep_value, _looks_random
 
@@ -16,9 +19,6 @@ if TYPE_CHECKING:
 
 def _basic_spans(text: str) -> Iterator[Span]:
     """`Basic <base64>` wherever it is, when it decodes to `user:password`."""
-    import base64
-    import binascii
-
     for m in _regex(r"(?<![\w-])(?i:basic)[ \t]{1,4}(?P<secret>[A-Za-z0-9+/]{8,1024}={0,2})(?![\w+/=])").finditer(text):
         encoded = m.group("secret")
         try:

@@ -4,6 +4,7 @@ own patterns from config.toml, and `find`, which runs every rule a text's hints 
 
 from __future__ import annotations
 
+import os
 import re
 
 from wiki_memory.capture.redact.assignments import _KV_HINTS, _kv_spans
@@ -27,6 +28,7 @@ from wiki_memory.capture.redact.token_shapes import _aws_pair_spans, _discord_sp
 from wiki_memory.capture.redact.urls import _url_spans
 from wiki_memory.capture.redact.vendors import _VENDORS, _vendor_spans
 from wiki_memory.capture.redact.vocabulary import _MARK_PREFIX
+from wiki_memory.config import home, load_settings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -188,10 +190,6 @@ def reload_user_patterns() -> None:
     MCP server live longer, and must redact with the patterns the user has now.
     """
     global _config_seen
-    import os
-
-    from wiki_memory.config import home, load_settings
-
     path = home() / "config.toml"
     try:
         key = (str(path), os.stat(path).st_mtime)

@@ -5,6 +5,9 @@ written near its key id.
 
 from __future__ import annotations
 
+import base64
+import binascii
+
 from wiki_memory.capture.redact.compiled import _regex
 from wiki_memory.capture.redact.vocabulary import _is_placeholder
 
@@ -62,9 +65,6 @@ def _aws_pair_spans(text: str) -> Iterator[Span]:
 def _discord_spans(text: str) -> Iterator[Span]:
     """Discord bot tokens: the bot's id in base64 (it decodes to digits), a dot, six
     characters, a dot, the signature."""
-    import base64
-    import binascii
-
     pattern = _regex(r"(?<![\w-])(?P<id>[MNO][A-Za-z0-9_-]{23,27})\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![\w-])")
     for m in pattern.finditer(text):
         head = m.group("id")
