@@ -52,12 +52,7 @@ def _prose_spans(text: str) -> Iterator[Span]:
     for m in _regex(_PROSE).finditer(text):
         kw = m.group("kw").lower()
         gap = [w.strip(",.:").lower() for w in m.group("gap").split()]
-        value, start = m.group("v"), m.start("v")
-        quoted = value[:1] in "\"'`\u201c\u2018"
-        if quoted:
-            value, start = value[1:-1], start + 1
-        else:
-            value = value.rstrip(".,;:!?)")
+        value, start, quoted = _value(m, "\"'`\u201c\u2018")
         generated = _generated(value)
         if any(w in _NOT_SECRET_SUFFIXES or w in _NOT_SECRET_QUALIFIERS for w in gap) and not generated:
             continue  # "the token limit is 4096", but "the key for the staging bucket is Xk9..."
@@ -115,11 +110,15 @@ def _prose_spans(text: str) -> Iterator[Span]:
 
 def _bare_spans(text: str, bare: re.Pattern[str]) -> Iterator[Span]:
     for m in bare.finditer(text):
-        value, start = m.group("v"), m.start("v")
-        quoted = value[:1] in "\"'"
-        if quoted:
-            value, start = value[1:-1], start + 1
-        else:
-            value = value.rstrip(".,;:!?)")
+        value, start, quoted = _value(m, "\"'")
         if value and not _keep_value(value, quoted) and (quoted or (_passwordish(value) and not value.isalpha())):
             yield start, start + len(value), "prose-secret"
+
+
+def _value(m: re.Match[str], quotes: str) -> tuple[str, int, bool]:
+    """(value, where it starts, quoted) of a match's group `v`: its quotes taken off when it
+    opens with one of `quotes`, else the punctuation that ends a sentence."""
+    value, start = m.group("v"), m.start("v")
+    if value[:1] in quotes:
+        return value[1:-1], start + 1, True
+    return value.rstrip(".,;:!?)"), start, False
