@@ -90,6 +90,7 @@ def _assigned(text: str, hint: str) -> bool:
 
 
 def _merge(spans: list[Span], rank: Mapping[str, int]) -> list[Finding]:
+    """The spans in order as findings, overlapping ones merged under the label `rank` puts first."""
     spans.sort()
     merged: list[Finding] = []
     for start, end, family in spans:
@@ -103,6 +104,7 @@ def _merge(spans: list[Span], rank: Mapping[str, int]) -> list[Finding]:
 
 
 def _apply(text: str, findings: list[Finding]) -> str:
+    """`text` with each finding replaced by its mark."""
     if not findings:
         return text
     pieces = []

@@ -9,10 +9,11 @@ from functools import lru_cache
 
 from wiki_memory.capture.redact.compiled import _regex
 
+# What a secret is replaced by; a value that starts with the mark was redacted already.
 MARK = "[REDACTED:{}]"
 _MARK_PREFIX = "[REDACTED:"
 
-
+# The characters of a key's name.
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 # Words that make a key name a secret's name wherever they are its last word.
