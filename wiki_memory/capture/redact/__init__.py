@@ -45,24 +45,35 @@ has groups)::
     patterns = ['corp-[0-9a-f]{32}', 'pin=(\\d{4,})']
 
 Where each part lives: `vocabulary` (what names a secret, what is a reference, a
-placeholder or a generated value), `vendors` (the prefix table), one module per family of
-rules (`private_keys`, `token_shapes`, `urls`, `authorization`, `cookies`, `assignments`,
-`directives`, `markup`, `code_pairs`, `command_lines`, `prose`), `family` (what a rule
-is), `compiled` (patterns compiled on first use) and `engine` (the rule set in order,
-the user's patterns, `find`). This module is the API: redact a text, a JSON-like value,
-a whole observation. Names with a leading underscore are the package's own.
+placeholder or a generated value; the hints; patterns compiled on first use), `vendors`
+(the prefix table), one module per family of rules or small group of them (`private_keys`,
+`token_shapes`, `http_credentials`, `assignments`, `directives`, `markup`, `code_pairs`,
+`command_lines`, `prose`), and `engine` (what a rule is, the rule set in order, the user's
+patterns, `find`). The engine imports a family's module the first time a text holds one of
+its hints, so a hook process loads only the rules its texts call for. This module is the
+API: redact a text, a JSON-like value, a whole observation. Names with a leading underscore
+are the package's own.
 
 Standard library only, and no `typing` at run time: this runs on the hook path.
 """
 
 from __future__ import annotations
 
-# The tests look at the cache of compiled patterns and the assignment pattern.
-from wiki_memory.capture.redact.assignments import _KV as _KV
-from wiki_memory.capture.redact.compiled import _compiled as _compiled
-from wiki_memory.capture.redact.engine import FAMILIES, configure, find, reload_user_patterns, user_families
-from wiki_memory.capture.redact.family import Family, Finding, _apply
+from wiki_memory.capture.redact.engine import (
+    FAMILIES,
+    Family,
+    Finding,
+    _apply,
+    configure,
+    find,
+    reload_user_patterns,
+    user_families,
+)
+from wiki_memory.capture.redact.vocabulary import _KV as _KV
 from wiki_memory.capture.redact.vocabulary import MARK
+
+# The tests look at the cache of compiled patterns and the assignment pattern.
+from wiki_memory.capture.redact.vocabulary import _compiled as _compiled
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import re
 
-from wiki_memory.capture.redact.authorization import _credential
-from wiki_memory.capture.redact.compiled import _regex
-from wiki_memory.capture.redact.cookies import _cookie_spans
+from wiki_memory.capture.redact.http_credentials import _cookie_spans, _credential
 from wiki_memory.capture.redact.vocabulary import (
     _FUNCTION_WORDS,
     _KEY_SECRET,
+    _KV,
+    _KV_HINTS,
     _PROSE_STOPWORDS,
     _is_reference,
     _keep_value,
     _key_kind,
     _looks_random,
+    _regex,
     _words,
 )
 
@@ -25,10 +26,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from wiki_memory.capture.redact.family import Span
+    from wiki_memory.capture.redact.engine import Span
 
 
-_KV = r"(?<![\w-])(?P<name>[A-Za-z_][\w-]{0,63})(?P<sep>\\?[\"'`]?\]?\??[ \t]{0,8}(?::=|=>|==|\?=|\+=|[:=])(?![=:/~]))"
 _QUOTED = {
     '"': r'"(?P<v>(?:[^"\\\n]|\\.){0,1024})"',
     "'": r"'(?P<v>[^'\n]{0,1024})'",
@@ -38,22 +38,6 @@ _QUOTED = {
     "\u201c": r"\u201c(?P<v>[^\u201d\n]{0,1024})\u201d",
 }
 _UNQUOTED = r"[^\s,;&|<>\"'`)\]}\\]{1,512}"
-_KV_HINTS = (
-    "pass",
-    "pwd",
-    "secret",
-    "token",
-    "key",
-    "auth",
-    "cred",
-    "sig",
-    "mnemonic",
-    "cookie",
-    "psk",
-    "pw",
-    "appid",
-    "jwt",
-)
 
 
 def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:

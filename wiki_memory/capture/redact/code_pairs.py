@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from wiki_memory.capture.redact.authorization import _credential
-from wiki_memory.capture.redact.compiled import _regex
-from wiki_memory.capture.redact.vocabulary import _keep_value, _key_kind, _looks_random, _passwordish, _words
+from wiki_memory.capture.redact.http_credentials import _credential
+from wiki_memory.capture.redact.vocabulary import _keep_value, _key_kind, _looks_random, _passwordish, _regex, _words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from wiki_memory.capture.redact.family import Span
-
-
-_PAIR_HINTS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "login(")
+    from wiki_memory.capture.redact.engine import Span
 
 
 def _pair_spans(text: str) -> Iterator[Span]:

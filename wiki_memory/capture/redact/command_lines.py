@@ -5,14 +5,14 @@ positionals of the commands that take them (`docker login -p`, `mysql -pX`, `cur
 
 from __future__ import annotations
 
-from wiki_memory.capture.redact.compiled import _regex
-from wiki_memory.capture.redact.cookies import _cookie_spans
+from wiki_memory.capture.redact.http_credentials import _cookie_spans
 from wiki_memory.capture.redact.vocabulary import (
     _NAME_CHARS,
     _keep_value,
     _key_kind,
     _looks_random,
     _passwordish,
+    _regex,
     _words,
 )
 
@@ -20,25 +20,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from wiki_memory.capture.redact.family import Span
+    from wiki_memory.capture.redact.engine import Span
 
 
 _LONG_FLAG = (
     r"(?<![\w-])--?(?P<flag>[A-Za-z][\w-]{1,47})(?:=|[ \t]{1,8})"
     r"(?P<v>\"(?:[^\"\\\n]|\\.){0,512}\"|'[^'\n]{0,512}'|[^\s\"'|;&<>]{1,512})"
-)
-_FLAG_HINTS = (
-    "-pass",
-    "-token",
-    "-secret",
-    "-pwd",
-    "-auth",
-    "-cred",
-    "-user",
-    "-bearer",
-    "-api",
-    "-storepass",
-    "-keypass",
 )
 _FLAG_NOT = ("no", "ask", "prompt", "use", "with", "skip", "allow", "require", "show", "print", "read", "from")
 

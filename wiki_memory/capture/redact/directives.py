@@ -6,15 +6,14 @@ Caddy, HAProxy, Dockerfile `ENV`), `requirepass X`-style lines, GitHub Actions' 
 from __future__ import annotations
 
 from wiki_memory.capture.redact.assignments import _read_value
-from wiki_memory.capture.redact.authorization import _credential
-from wiki_memory.capture.redact.compiled import _regex
-from wiki_memory.capture.redact.vocabulary import _keep_value, _key_kind, _looks_random, _words
+from wiki_memory.capture.redact.http_credentials import _credential
+from wiki_memory.capture.redact.vocabulary import _keep_value, _key_kind, _looks_random, _regex, _words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from wiki_memory.capture.redact.family import Span
+    from wiki_memory.capture.redact.engine import Span
 
 
 def _directive_spans(text: str) -> Iterator[Span]:
@@ -49,9 +48,6 @@ def _directive_spans(text: str) -> Iterator[Span]:
             yield start, end, "assignment"
 
 
-_LINE_HINTS = ("requirepass", "masterauth", "password", "passwd", "passphrase", "secret")
-
-
 def _directive_line_spans(text: str) -> Iterator[Span]:
     """Config lines with the value after a space: redis `requirepass X`, `masterauth X`,
     `.netrc` `login me password X`, wpa `psk X`, a line that is only `password X`."""
@@ -73,20 +69,6 @@ def _directive_line_spans(text: str) -> Iterator[Span]:
         if plain and value.islower() and "login" not in m.group().lower():
             continue  # "password reset" as a heading
         yield start, start + len(value), "assignment"
-
-
-_MISC_HINTS = (
-    "::add-mask::",
-    ":5432:",
-    ":6432:",
-    ":5433:",
-    ":*:",
-    "connect ",
-    "> auth ",
-    ">auth ",
-    "requirepass",
-    "masterauth",
-)
 
 
 def _misc_spans(text: str) -> Iterator[Span]:

@@ -1,65 +1,185 @@
-"""The engine: the rule set in order, the label shown where findings overlap, the user's
-own patterns from config.toml, and `find`, which runs every rule a text's hints call for.
+"""The engine: what a rule is (a `Family`, the `Finding`s it reports), the rule set in order,
+the label shown where findings overlap, the user's own patterns from config.toml, and `find`,
+which runs every rule a text's hints call for and merges what they found.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections import namedtuple
+from importlib import import_module
 
-from wiki_memory.capture.redact.assignments import _KV_HINTS, _kv_spans
-from wiki_memory.capture.redact.authorization import _basic_spans, _bearer_spans, _okta_spans
-from wiki_memory.capture.redact.code_pairs import _PAIR_HINTS, _pair_spans
-from wiki_memory.capture.redact.command_lines import _FLAG_HINTS, _cli_spans, _echo_spans, _flag_spans
-from wiki_memory.capture.redact.compiled import _regex
-from wiki_memory.capture.redact.cookies import _cookie_map_spans
-from wiki_memory.capture.redact.directives import (
-    _LINE_HINTS,
-    _MISC_HINTS,
-    _directive_line_spans,
-    _directive_spans,
-    _misc_spans,
+from wiki_memory.capture.redact.command_lines import _cli_spans, _echo_spans, _flag_spans
+from wiki_memory.capture.redact.http_credentials import (
+    _basic_spans,
+    _bearer_spans,
+    _cookie_map_spans,
+    _okta_spans,
+    _url_spans,
 )
-from wiki_memory.capture.redact.family import Family, Finding, _merge
-from wiki_memory.capture.redact.markup import _table_spans, _xml_spans
-from wiki_memory.capture.redact.private_keys import _pem_spans
-from wiki_memory.capture.redact.prose import _PROSE_HINTS, _prose_spans
-from wiki_memory.capture.redact.token_shapes import _aws_pair_spans, _discord_spans, _special_spans
-from wiki_memory.capture.redact.urls import _url_spans
 from wiki_memory.capture.redact.vendors import _VENDORS, _vendor_spans
-from wiki_memory.capture.redact.vocabulary import _MARK_PREFIX
+from wiki_memory.capture.redact.vocabulary import (
+    _DIRECTIVE_HINTS,
+    _FLAG_HINTS,
+    _KV_HINTS,
+    _LINE_HINTS,
+    _MARK_PREFIX,
+    _MISC_HINTS,
+    _NAME_CHARS,
+    _PAIR_HINTS,
+    _PROSE_HINTS,
+    MARK,
+    _regex,
+)
 from wiki_memory.config import home, load_settings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
-    from wiki_memory.capture.redact.family import Span
+    Span = tuple[int, int, str]
+    Finder = Callable[[str], Iterable[Span]]
+
+
+class Finding(namedtuple("Finding", "start end family")):
+    """One secret in a text: `text[start:end]` is it, `family` names its kind."""
+
+    __slots__ = ()
+
+
+class Family(namedtuple("Family", "name source flags hints fold finder assign", defaults=(0, (), False, None, False))):
+    """One rule. Either a regex (`source`; group `secret`, if named, is what goes) or a
+    `finder` (text -> (start, end, family) spans, for rules that judge candidates in code).
+
+    `hints` are literal strings at least one of which every match contains (looked for in
+    the lower-cased text when `fold` is set); a text with none of them is not searched, and
+    the rule's patterns are compiled only the first time a text has one. With `assign`, a
+    hint counts only where an assignment follows it (the rest of its name, a quote, spaces,
+    then `:` or `=`): "PASSED" in a test run is no password.
+    """
+
+    __slots__ = ()
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return _regex(self.source, self.flags)
+
+    def applies(self, text: str, lower: str) -> bool:
+        if not self.hints:
+            return True
+        haystack = lower if self.fold else text
+        if self.assign:
+            return any(_assigned(haystack, h) for h in self.hints)
+        return any(h in haystack for h in self.hints)
+
+    def spans(self, text: str) -> Iterable[Span]:
+        if self.finder is not None:
+            return self.finder(text)
+        return self._regex_spans(text)
+
+    def _regex_spans(self, text: str) -> Iterator[Span]:
+        pattern = self.pattern
+        grouped = "secret" in pattern.groupindex
+        for m in pattern.finditer(text):
+            start, end = m.span("secret") if grouped else m.span()
+            if end > start:
+                yield start, end, self.name
+
+    def sub(self, text: str) -> str:
+        """`text` with this family's matches redacted (the other families left alone)."""
+        return _apply(text, _merge(list(self.spans(text)), {self.name: 0}))
+
+
+def _assigned(text: str, hint: str) -> bool:
+    """Whether some `hint` in `text` is followed, within a name's length, by the rest of
+    the name, an optional quote or bracket, spaces, then `:` or `=`."""
+    n = len(text)
+    start = text.find(hint)
+    while start >= 0:
+        i = start + len(hint)
+        stop = min(n, i + 64)  # bounded: a long run of name characters is no key
+        while i < stop and text[i] in _NAME_CHARS:
+            i += 1
+        if i < n and text[i] == "\\":
+            i += 1
+        if i < n and text[i] in "\"'`]":
+            i += 1
+        while i < n and text[i] in " \t":
+            i += 1
+        if i < n and text[i] in ":=":
+            return True
+        start = text.find(hint, max(i, start + 1))
+    return False
+
+
+def _merge(spans: list[Span], rank: Mapping[str, int]) -> list[Finding]:
+    """The spans in order as findings, overlapping ones merged under the label `rank` puts first."""
+    spans.sort()
+    merged: list[Finding] = []
+    for start, end, family in spans:
+        if merged and start < merged[-1].end:
+            last = merged[-1]
+            label = family if rank.get(family, len(rank)) < rank.get(last.family, len(rank)) else last.family
+            merged[-1] = Finding(last.start, max(last.end, end), label)
+        else:
+            merged.append(Finding(start, end, family))
+    return merged
+
+
+def _apply(text: str, findings: list[Finding]) -> str:
+    """`text` with each finding replaced by its mark."""
+    if not findings:
+        return text
+    pieces = []
+    last = 0
+    for f in findings:
+        pieces.append(text[last : f.start])
+        pieces.append(MARK.format(f.family))
+        last = f.end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+class _Lazy:
+    """A rule's finder whose module is imported the first time a text calls for the rule (holds
+    one of its hints): a hook process loads only the modules of the rules its texts need.
+    Why: each module costs a fresh process about 0.1 ms to load, and the hook pays it."""
+
+    __slots__ = ("__name__", "_finder", "module")
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = f"{__package__}.{module}"
+        self.__name__ = name
+        self._finder: Callable[[str], Iterable[Span]] | None = None
+
+    def __call__(self, text: str) -> Iterable[Span]:
+        if self._finder is None:
+            self._finder = getattr(import_module(self.module), self.__name__)  # deferred: see the class
+        return self._finder(text)
 
 
 FAMILIES: tuple[Family, ...] = (
-    Family("private-key", "", 0, ("PRIVATE KEY", "Private-Lines:"), False, _pem_spans),
+    Family("private-key", "", 0, ("PRIVATE KEY", "Private-Lines:"), False, _Lazy("private_keys", "_pem_spans")),
     Family("vendor", "", 0, (), False, _vendor_spans),
-    Family("special", "", 0, (":AA", "-us", "Q~", ".atlasv1."), False, _special_spans),
+    Family("special", "", 0, (":AA", "-us", "Q~", ".atlasv1."), False, _Lazy("token_shapes", "_special_spans")),
     Family("jwt", r"(?<![\w-])eyJ[\w-]{4,}\.eyJ[\w-]{4,}\.[\w-]*", 0, ("eyJ",)),
     Family("url-password", "", 0, ("://",), False, _url_spans),
     Family("cli-password", "", 0, (), False, _cli_spans),
     Family("cli-password", "", 0, _FLAG_HINTS, True, _flag_spans),
     Family("cli-password", "", 0, ("stdin", "sudo -s", "chpasswd", "secret create"), True, _echo_spans),
-    Family("assignment", "", 0, _KV_HINTS + ("name", "key"), True, _kv_spans, True),
-    Family(
-        "assignment", "", 0, ("header", "setenv", "env ", "_param", "define", "set -", "setx"), True, _directive_spans
-    ),
-    Family("assignment", "", 0, _PAIR_HINTS, True, _pair_spans),
-    Family("assignment", "", 0, ("|",), False, _table_spans),
-    Family("assignment", "", 0, _MISC_HINTS, True, _misc_spans),
-    Family("assignment", "", 0, ("</",), False, _xml_spans),
-    Family("assignment", "", 0, _LINE_HINTS, True, _directive_line_spans),
+    Family("assignment", "", 0, _KV_HINTS + ("name", "key"), True, _Lazy("assignments", "_kv_spans"), True),
+    Family("assignment", "", 0, _DIRECTIVE_HINTS, True, _Lazy("directives", "_directive_spans")),
+    Family("assignment", "", 0, _PAIR_HINTS, True, _Lazy("code_pairs", "_pair_spans")),
+    Family("assignment", "", 0, ("|",), False, _Lazy("markup", "_table_spans")),
+    Family("assignment", "", 0, _MISC_HINTS, True, _Lazy("directives", "_misc_spans")),
+    Family("assignment", "", 0, ("</",), False, _Lazy("markup", "_xml_spans")),
+    Family("assignment", "", 0, _LINE_HINTS, True, _Lazy("directives", "_directive_line_spans")),
     Family("authorization", "", 0, ("basic ", "basic\t"), True, _basic_spans),
     Family("authorization", "", 0, ("bearer ", "bearer\t"), True, _bearer_spans),
-    Family("prose-secret", "", 0, _PROSE_HINTS, True, _prose_spans),
-    Family("aws-secret-key", "", 0, ("AKIA", "ASIA", "ABIA", "ACCA"), False, _aws_pair_spans),
-    Family("discord-bot-token", "", 0, (".",), False, _discord_spans),
+    Family("prose-secret", "", 0, _PROSE_HINTS, True, _Lazy("prose", "_prose_spans")),
+    Family("aws-secret-key", "", 0, ("AKIA", "ASIA", "ABIA", "ACCA"), False, _Lazy("token_shapes", "_aws_pair_spans")),
+    Family("discord-bot-token", "", 0, (".",), False, _Lazy("token_shapes", "_discord_spans")),
     Family("okta-token", "", 0, ("SSWS",), False, _okta_spans),
     Family("cookie", "", 0, ("cookie",), True, _cookie_map_spans),
 )

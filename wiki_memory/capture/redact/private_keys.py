@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from wiki_memory.capture.redact.compiled import _regex
+from wiki_memory.capture.redact.vocabulary import _regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from wiki_memory.capture.redact.family import Span
+    from wiki_memory.capture.redact.engine import Span
 
 
 def _pem_spans(text: str) -> Iterator[Span]:

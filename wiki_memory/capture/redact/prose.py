@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from wiki_memory.capture.redact.compiled import _regex
 from wiki_memory.capture.redact.vocabulary import (
     _NOT_SECRET_QUALIFIERS,
     _NOT_SECRET_SUFFIXES,
@@ -12,13 +11,14 @@ from wiki_memory.capture.redact.vocabulary import (
     _keep_value,
     _looks_random,
     _passwordish,
+    _regex,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from wiki_memory.capture.redact.family import Span
+    from wiki_memory.capture.redact.engine import Span
 
 
 _PROSE = (
@@ -27,23 +27,6 @@ _PROSE = (
     r"(?:[ \t](?:is|was|are|were|will be|should be|would be|has been|had been|became|becomes|remains|to|=)|:|=)"
     r"(?:[ \t]{1,4}(?:now|still|currently|just|set to|changed to|reset to|updated to))?[ \t]{0,4}:?[ \t]{0,4}"
     r"(?P<v>[\"'`\u201c\u2018][^\"'`\u201d\u2019\n]{1,200}[\"'`\u201d\u2019]|[^\s]{1,200})"
-)
-
-
-_PROSE_HINTS = (
-    "password",
-    "passphrase",
-    "passcode",
-    "pwd",
-    "pw ",
-    "pw:",
-    "pin ",
-    "token",
-    "secret",
-    "key",
-    "cred",
-    "identified",
-    "login",
 )
 
 

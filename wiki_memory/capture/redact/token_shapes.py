@@ -5,17 +5,13 @@ written near its key id.
 
 from __future__ import annotations
 
-import base64
-import binascii
-
-from wiki_memory.capture.redact.compiled import _regex
-from wiki_memory.capture.redact.vocabulary import _is_placeholder
+from wiki_memory.capture.redact.vocabulary import _b64decode, _is_placeholder, _regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from wiki_memory.capture.redact.family import Span
+    from wiki_memory.capture.redact.engine import Span
 
 
 _SPECIAL = (
@@ -67,10 +63,6 @@ def _discord_spans(text: str) -> Iterator[Span]:
     characters, a dot, the signature."""
     pattern = _regex(r"(?<![\w-])(?P<id>[MNO][A-Za-z0-9_-]{23,27})\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![\w-])")
     for m in pattern.finditer(text):
-        head = m.group("id")
-        try:
-            decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
-        except (binascii.Error, ValueError):
-            continue
-        if decoded.isdigit() and 17 <= len(decoded) <= 20:
+        decoded = _b64decode(m.group("id"), urlsafe=True)
+        if decoded is not None and decoded.isdigit() and 17 <= len(decoded) <= 20:
             yield m.start(), m.end(), "discord-bot-token"

@@ -4,14 +4,13 @@ GitHub's secret scanning partners, each with its body's characters and length.
 
 from __future__ import annotations
 
-from wiki_memory.capture.redact.compiled import _regex
-from wiki_memory.capture.redact.vocabulary import _classes, _is_placeholder
+from wiki_memory.capture.redact.vocabulary import _classes, _is_placeholder, _regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from wiki_memory.capture.redact.family import Span
+    from wiki_memory.capture.redact.engine import Span
 
 
 # Character sets of token bodies.

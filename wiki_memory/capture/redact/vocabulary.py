@@ -1,13 +1,25 @@
 """The vocabulary every rule shares: what names a secret (`_key_kind` of a key's words),
 what is a reference or a placeholder, what has the look of a generated credential, and
-`_keep_value`, the verdict on a value found under a secret's name.
+`_keep_value`, the verdict on a value found under a secret's name; and `_regex`, the
+patterns every rule compiles on first use (a hook process pays for each it compiles).
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
-from wiki_memory.capture.redact.compiled import _regex
+_compiled: dict[tuple[str, int], re.Pattern[str]] = {}
+
+
+def _regex(source: str, flags: int = 0) -> re.Pattern[str]:
+    """A pattern, compiled on first use and kept for the life of the process."""
+    key = (source, flags)
+    pattern = _compiled.get(key)
+    if pattern is None:
+        pattern = _compiled[key] = re.compile(source, flags)
+    return pattern
+
 
 # What a secret is replaced by; a value that starts with the mark was redacted already.
 MARK = "[REDACTED:{}]"
@@ -243,6 +255,19 @@ def _is_placeholder(value: str) -> bool:
     return _regex(_PLACEHOLDER_WORDS).search(low) is not None and _regex(r"[a-z_ ./:-]+").fullmatch(low) is not None
 
 
+def _b64decode(value: str, urlsafe: bool = False) -> bytes | None:
+    """`value` decoded from base64 (its padding added), or None when it is not base64: strict
+    about the alphabet unless `urlsafe` (`-` and `_` for `+` and `/`)."""
+    import base64  # deferred: base64 loads struct and binascii, 1 ms of a fresh hook; few texts need it
+    import binascii  # deferred: with base64
+
+    padded = value + "=" * (-len(value) % 4)
+    try:
+        return base64.urlsafe_b64decode(padded) if urlsafe else base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
 def _is_path(value: str) -> bool:
     if not value.startswith(("/", "~/", "./", "../", "file://")) or "+" in value or "=" in value:
         return False
@@ -325,3 +350,69 @@ def _keep_value(value: str, quoted: bool, words: list[str] | None = None) -> boo
         if root and (root.end() == len(s) or root.group(2)) and ("." in s[: root.end()] or root.group(2)):
             return root.group(1) in _CODE_ROOTS or bool(root.group(2))  # settings.API_KEY, getpass()
     return False
+
+
+# A key and the separator after it (`name=`, `"name": `, `name :=`, `name =>`): where an assignment rule looks.
+_KV = r"(?<![\w-])(?P<name>[A-Za-z_][\w-]{0,63})(?P<sep>\\?[\"'`]?\]?\??[ \t]{0,8}(?::=|=>|==|\?=|\+=|[:=])(?![=:/~]))"
+
+
+# Hints: literal strings one of which every match of a rule contains (see `Family.applies`).
+_KV_HINTS = (
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "key",
+    "auth",
+    "cred",
+    "sig",
+    "mnemonic",
+    "cookie",
+    "psk",
+    "pw",
+    "appid",
+    "jwt",
+)
+_FLAG_HINTS = (
+    "-pass",
+    "-token",
+    "-secret",
+    "-pwd",
+    "-auth",
+    "-cred",
+    "-user",
+    "-bearer",
+    "-api",
+    "-storepass",
+    "-keypass",
+)
+_DIRECTIVE_HINTS = ("header", "setenv", "env ", "_param", "define", "set -", "setx")
+_PAIR_HINTS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "login(")
+_LINE_HINTS = ("requirepass", "masterauth", "password", "passwd", "passphrase", "secret")
+_MISC_HINTS = (
+    "::add-mask::",
+    ":5432:",
+    ":6432:",
+    ":5433:",
+    ":*:",
+    "connect ",
+    "> auth ",
+    ">auth ",
+    "requirepass",
+    "masterauth",
+)
+_PROSE_HINTS = (
+    "password",
+    "passphrase",
+    "passcode",
+    "pwd",
+    "pw ",
+    "pw:",
+    "pin ",
+    "token",
+    "secret",
+    "key",
+    "cred",
+    "identified",
+    "login",
+)
