@@ -13,16 +13,17 @@ if TYPE_CHECKING:
     from wiki_memory.capture.redact.engine import Span
 
 
-# Character sets of token bodies.
+# Character sets of token bodies. A literal `-` is escaped: a set is extended by appending
+# characters (`_ANUD + "="`), and a bare `-` before them would make a range (`_-=`).
 _AN = "A-Za-z0-9"
 _ANU = "A-Za-z0-9_"
-_ANUD = "A-Za-z0-9_-"
-_ANUDD = "A-Za-z0-9_.-"
+_ANUD = "A-Za-z0-9_\\-"
+_ANUDD = "A-Za-z0-9_.\\-"
 _HEX = "0-9a-fA-F"
 _UD = "A-Z0-9"
 _B64 = "A-Za-z0-9+/="
-_B64U = "A-Za-z0-9_=-"
-_PATH = "A-Za-z0-9/_-"
+_B64U = "A-Za-z0-9_=\\-"
+_PATH = "A-Za-z0-9/_\\-"
 
 # (family, prefix, body characters, shortest body, longest body). Sources: gitleaks
 # config/gitleaks.toml (2026-07) and GitHub's secret scanning patterns; fakes of each are in
