@@ -155,7 +155,8 @@ class _Lazy:
 
     def __call__(self, text: str) -> Iterable[Span]:
         if self._finder is None:
-            self._finder = getattr(import_module(self.module), self.__name__)  # deferred: see the class
+            module = import_module(self.module)  # deferred: a rule family loads when a text needs it
+            self._finder = getattr(module, self.__name__)
         return self._finder(text)
 
 
