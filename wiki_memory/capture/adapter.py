@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from pathlib import Path
 
 from wiki_memory.capture.observation import Observation, utc_now
 from wiki_memory.capture.toolcalls import PROMPT_LIMIT, call_files, clip, first_str, tool_facts
@@ -37,7 +38,6 @@ from wiki_memory.capture.toolcalls import PROMPT_LIMIT, call_files, clip, first_
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from pathlib import Path
     from typing import Any, ClassVar
 
     from wiki_memory.capture.toolcalls import ToolFacts
@@ -80,7 +80,6 @@ def load(name: str) -> Adapter:
 
 def named_transcript(observations: Sequence[Observation]) -> Path | None:
     """The transcript the session's hooks named (the last `transcript_path`), if it is a file."""
-    from pathlib import Path
 
     named = next((o.meta.get("transcript_path") for o in reversed(observations) if o.meta.get("transcript_path")), None)
     return Path(named) if isinstance(named, str) and Path(named).is_file() else None
@@ -89,20 +88,7 @@ def named_transcript(observations: Sequence[Observation]) -> Path | None:
 def call_observation(base: Mapping[str, Any], tool: str, facts: ToolFacts) -> Observation:
     """The observation of one tool call from its normalised facts; an exit code the call
     reported and the directory it ran in go in `meta`, where the transcript readers put them too."""
-    meta = dict(base["meta"])
-    if facts.exit_code is not None:
-        meta["exit_code"] = facts.exit_code
-    if facts.workdir:
-        meta["workdir"] = facts.workdir
-    return Observation(
-        **{**base, "meta": meta},
-        tool=tool,
-        input=facts.input,
-        output=facts.output,
-        error=facts.error,
-        files=facts.files,
-        plan=facts.plan,
-    )
+    return Observation(**{**base, **facts.observation_fields(tool, base["meta"])})
 
 
 def _squash(name: str) -> str:

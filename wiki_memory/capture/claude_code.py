@@ -26,13 +26,16 @@ sidechain is the sub-agent's own session: its task is its prompt, and its sessio
 names the sub-agent and the parent session (`subagent`, `parent_session`).
 
 The hook path imports this module on every Claude Code hook call: the transcript reader
-imports what only it needs (`hashlib`, `pathlib`) when it runs.
+imports what only it needs (`hashlib`, the redaction rules) when it runs.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
+from wiki_memory.capture import journal
 from wiki_memory.capture.adapter import Adapter, named_transcript
 from wiki_memory.capture.observation import Observation
 from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, compact_input, tool_facts
@@ -40,7 +43,6 @@ from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, compact_input, too
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from pathlib import Path
     from typing import Any, ClassVar
 
 AGENT = "claude-code"
@@ -83,9 +85,6 @@ class ClaudeCode(Adapter):
         return named_transcript(observations)
 
     def default_transcripts(self) -> list[Path]:
-        import os
-        from pathlib import Path
-
         base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
         return sorted(p for p in base.glob("*/*.jsonl") if p.is_file())
 
@@ -99,9 +98,8 @@ ADAPTER = ClaudeCode()
 def read_transcript(path: str | Path, *, include_sidechains: bool = True) -> list[Observation]:
     """The observations of a Claude Code session transcript (or a sub-agent's), in order,
     redacted; with `include_sidechains` False, without the sub-agents' calls."""
-    from pathlib import Path
 
-    from wiki_memory.capture.redact import redact_observation, reload_user_patterns
+    from wiki_memory.capture.redact import redact_observation, reload_user_patterns  # deferred: out of hook start-up
 
     path = Path(path)
     reload_user_patterns()
@@ -118,7 +116,6 @@ def read_transcript(path: str | Path, *, include_sidechains: bool = True) -> lis
 
 def _session_records(path: Path, include_sidechains: bool) -> list[dict[str, Any]]:
     """The records of the session as it went: the active branch, sidechains only if asked."""
-    from wiki_memory.capture import journal
 
     records = [
         r
@@ -199,7 +196,7 @@ def _result_text(block: dict[str, Any]) -> str:
 
 
 def _digest(text: Any) -> str:
-    import hashlib
+    import hashlib  # deferred: hashlib loads OpenSSL; only transcripts need it, not the hook
 
     return hashlib.sha1(str(text).encode("utf-8", "replace")).hexdigest()[:12]
 
@@ -325,24 +322,11 @@ class _Turns:
         meta: dict[str, Any] = {"tool_use_id": call_id}
         if isinstance(result, dict) and result.get("interrupted"):
             meta["interrupted"] = True
-        if facts.exit_code is not None:
-            meta["exit_code"] = facts.exit_code
-        if facts.workdir:
-            meta["workdir"] = facts.workdir
+        fields = facts.observation_fields(tool, meta)
         if tool == "Edit" and not facts.error:
             # Kept to tell when a later edit undoes this one.
-            meta["edit"] = [_digest(data.get("old_string", "")), _digest(data.get("new_string", ""))]
-        return self.obs(
-            "tool",
-            time,
-            tool=tool,
-            input=facts.input,
-            output=facts.output,
-            error=facts.error,
-            files=facts.files,
-            plan=facts.plan,
-            meta=meta,
-        )
+            fields["meta"]["edit"] = [_digest(data.get("old_string", "")), _digest(data.get("new_string", ""))]
+        return self.obs("tool", time, **fields)
 
     def close_turn(self) -> None:
         if self.last_text and self.text_after_tools:

@@ -24,13 +24,17 @@ Rollouts (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`) are one
 
 Anything else (`reasoning`, `token_count`, `world_state`, types not invented yet) is skipped.
 The hook path imports this module on every Codex hook call: the reader imports what only it
-needs when it runs.
+needs (the redaction rules, the prompt classifier) when it runs.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+from pathlib import Path
 
+from wiki_memory.capture import journal
 from wiki_memory.capture.adapter import Adapter, named_transcript
 from wiki_memory.capture.observation import Observation
 from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, compact_input, tool_facts, touched_files
@@ -38,7 +42,6 @@ from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, compact_input, too
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from pathlib import Path
     from typing import Any, ClassVar
 
 AGENT = "codex"
@@ -93,15 +96,11 @@ ADAPTER = Codex()
 
 
 def codex_home() -> Path:
-    import os
-    from pathlib import Path
-
     return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
 
 
 def find_rollout(session_id: str, home: str | Path | None = None) -> Path | None:
     """The rollout file of a Codex session, looked up by its id under `sessions/`."""
-    from pathlib import Path
 
     sessions = Path(home or codex_home()) / "sessions"
     if not session_id or not sessions.is_dir():
@@ -115,10 +114,8 @@ def find_rollout(session_id: str, home: str | Path | None = None) -> Path | None
 
 def read_rollout(path: str | Path) -> list[Observation]:
     """The observations of a Codex rollout file, in order, redacted."""
-    from pathlib import Path
 
-    from wiki_memory.capture import journal
-    from wiki_memory.capture.redact import redact_observation, reload_user_patterns
+    from wiki_memory.capture.redact import redact_observation, reload_user_patterns  # deferred: out of hook start-up
 
     path = Path(path)
     reload_user_patterns()
@@ -156,7 +153,6 @@ def _wrapped(record: dict[str, Any]) -> dict[str, Any] | None:
 def _environment_cwd(content: Any) -> str | None:
     """The working directory an `<environment_context>` message names (rollouts whose
     session_meta does not)."""
-    import re
 
     match = re.search(r"<environment_context>.*?<cwd>([^<\n]+)</cwd>", _texts(content, ("input_text", "text")), re.S)
     return match.group(1).strip() if match else None
@@ -165,7 +161,6 @@ def _environment_cwd(content: Any) -> str | None:
 def _instructions_given(text: str) -> tuple[str, str] | None:
     """(the file's path, its text) of the turn in which Codex hands the model a project's
     `AGENTS.md` (`# AGENTS.md instructions for DIR` then the file between tags), else None."""
-    import re
 
     match = re.match(
         r"# (AGENTS(?:\.override)?\.md) instructions for (\S[^\n]*)\n+<INSTRUCTIONS>\n?(.*?)</INSTRUCTIONS>",
@@ -272,7 +267,7 @@ class _Rollout:
         self.last_text, self.text_after_tools = None, False
 
     def prompt(self, text: str, time: str) -> None:
-        from wiki_memory.capture.prompts import is_meta_prompt
+        from wiki_memory.capture.prompts import is_meta_prompt  # deferred: prompts loads dataclasses
 
         given = _instructions_given(text)
         if given is not None:
@@ -358,22 +353,7 @@ class _Rollout:
             failed=True if call_id in self.failed_patches else None,
             exit_code=self.exit_codes.get(call_id, code),
         )
-        meta: dict[str, Any] = {"tool_use_id": call_id}
-        if facts.exit_code is not None:
-            meta["exit_code"] = facts.exit_code
-        if facts.workdir:
-            meta["workdir"] = facts.workdir
-        return self.obs(
-            "tool",
-            time,
-            tool=name,
-            input=facts.input,
-            output=facts.output,
-            error=facts.error,
-            files=facts.files,
-            plan=facts.plan,
-            meta=meta,
-        )
+        return self.obs("tool", time, **facts.observation_fields(name, {"tool_use_id": call_id}))
 
     def finish(self) -> list[Observation]:
         """Everything read, in order, after the session-start that names the model and branch."""

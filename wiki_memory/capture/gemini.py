@@ -37,15 +37,18 @@ not read transcripts (`find_transcript` stays the base's): their journal is comp
 
 from __future__ import annotations
 
+import json
+import os
 import re
+from pathlib import Path
 
 from wiki_memory.capture.adapter import Adapter, call_observation
 from wiki_memory.capture.observation import Observation
+from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, tool_facts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from pathlib import Path
     from typing import Any, ClassVar
 
 AGENT = "gemini"
@@ -104,9 +107,6 @@ class Gemini(Adapter):
         return read_chat(path)
 
     def default_transcripts(self) -> list[Path]:
-        import os
-        from pathlib import Path
-
         base = Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()) / ".gemini" / "tmp"
         found = {p for pattern in ("*/chats/session-*.jsonl", "*/chats/session-*.json") for p in base.glob(pattern)}
         return sorted(p for p in found if p.is_file())
@@ -120,7 +120,6 @@ ADAPTER = Gemini()
 
 def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the session's metadata, its messages in order) from any of the file shapes."""
-    import json
 
     text = path.read_text(encoding="utf-8")
     try:
@@ -248,10 +247,8 @@ def _project_dir(path: Path, meta: dict[str, Any]) -> str | None:
 def read_chat(path: str | Path) -> list[Observation]:
     """The observations of a Gemini CLI session file (or checkpoint, or logs.json), in order,
     redacted, normalised as the hooks' are."""
-    from pathlib import Path
 
-    from wiki_memory.capture.redact import redact_observation, reload_user_patterns
-    from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, tool_facts
+    from wiki_memory.capture.redact import redact_observation, reload_user_patterns  # deferred: out of hook start-up
 
     path = Path(path)
     reload_user_patterns()

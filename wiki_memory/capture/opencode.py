@@ -37,6 +37,8 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
+from urllib.parse import quote
 
 from wiki_memory.capture.adapter import Adapter, call_observation
 from wiki_memory.capture.observation import Observation, utc_now
@@ -45,7 +47,6 @@ from wiki_memory.capture.toolcalls import PROMPT_LIMIT, clip, first_str, tool_fa
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from pathlib import Path
     from typing import Any, ClassVar
 
 AGENT = "opencode"
@@ -216,14 +217,11 @@ ADAPTER = OpenCode()
 
 
 def data_dir() -> Path:
-    from pathlib import Path
-
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "opencode"
 
 
 def databases() -> list[Path]:
     """OpenCode's session databases on this machine (`OPENCODE_DB`, else every channel's)."""
-    from pathlib import Path
 
     named = os.environ.get("OPENCODE_DB")
     if named and named != ":memory:":
@@ -233,8 +231,7 @@ def databases() -> list[Path]:
 
 
 def _connect(db: Path) -> Any:
-    import sqlite3
-    from urllib.parse import quote
+    import sqlite3  # deferred: only to read an OpenCode session, not in a hook
 
     # Read only: OpenCode may be writing it (WAL), and a reader never blocks it.
     return sqlite3.connect(f"file:{quote(str(db))}?mode=ro", uri=True, timeout=5)
@@ -243,7 +240,7 @@ def _connect(db: Path) -> Any:
 def session_ids(db: Path, only: str | None = None) -> list[str]:
     """The top-level sessions of a database, oldest first (sub-agents' sessions are left out);
     with `only`, that session if it is there."""
-    import sqlite3
+    import sqlite3  # deferred: only to read an OpenCode session, not in a hook
 
     try:
         with _connect(db) as conn:
@@ -274,7 +271,7 @@ def _is_export(path: Path) -> bool:
 
 def read_export(path: Path) -> list[Observation]:
     """The observations of a session that `opencode export` wrote as JSON, in order, redacted."""
-    from wiki_memory.capture.redact import redact_observation, reload_user_patterns
+    from wiki_memory.capture.redact import redact_observation, reload_user_patterns  # deferred: out of hook start-up
 
     reload_user_patterns()
     data = _json(path.read_text(encoding="utf-8"))
@@ -305,9 +302,9 @@ def read_export(path: Path) -> list[Observation]:
 def read_session(path: Path) -> list[Observation]:
     """The observations of one OpenCode session (`<database>/<session id>`, or an export), in
     order, redacted."""
-    import sqlite3
+    import sqlite3  # deferred: only to read an OpenCode session, not in a hook
 
-    from wiki_memory.capture.redact import redact_observation, reload_user_patterns
+    from wiki_memory.capture.redact import redact_observation, reload_user_patterns  # deferred: out of hook start-up
 
     if path.is_file() and _is_export(path):
         return read_export(path)

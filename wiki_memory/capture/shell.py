@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -105,8 +106,6 @@ def split_heredocs(command: str) -> tuple[str, list[str]]:
 
 
 def _words(segment: str) -> list[str]:
-    import shlex
-
     lexer = shlex.shlex(segment, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:

@@ -8,7 +8,8 @@ transcript, so that one call reads the same in the journal and from the transcri
 module knows the tools (Claude Code's Bash/Edit/Write/TaskCreate, Codex's shell, apply_patch
 and update_plan, Gemini's run_shell_command/replace/write_todos, Cursor's shell and edit
 tools, OpenCode's bash/edit/write/todowrite/apply_patch) and keeps the journal line small:
-an output is cut to its head and tail, never copied whole. Standard library only: this is the hook path.
+an output is cut to its head and tail, never copied whole. How a command's output says it
+ended (an exit code, failure lines) is `exit_status`'s. Standard library only: this is the hook path.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import re
 from collections import namedtuple
 
+from wiki_memory.capture.exit_status import command_output, has_failure_line, looks_failed, read_exit_code
 from wiki_memory.capture.observation import PlanItem
 from wiki_memory.capture.shell import edited_files
 
@@ -64,21 +66,6 @@ _PROSE_KEYS = ("subject", "description", "query", "url", "prompt", "title", "pla
 # Compiled on first use (see `_regex`): most hook calls need none of them.
 _PATTERNS = {
     "patch-file": (r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M),
-    "exit-code": (r"(?:Process exited with code|Exit code:?|exit code:?|exited with code|Exit Code:)\s*(-?\d+)", 0),
-    # The lines Codex writes before a command's output ("Exit code: 0\nWall time: 1 s\nOutput:\n").
-    "codex-header": (
-        r"\A(?:(?:Chunk ID|Wall time|Process exited with code|Process running with session ID|Exit code|"
-        r"Original token count|Total output lines)\b[^\n]*\n)*Output:\n",
-        0,
-    ),
-    # Lines that say a command failed even when no exit code is given (Codex's shell output).
-    "failure": (
-        r"^(?:Traceback \(most recent call last\):|fatal: |error(?:\[E\d+\])?: |Error: |ERROR[: ]|FAILED\b|"
-        r"npm ERR!|E\s{3}\w|panic: |Segmentation fault)"
-        r"|: command not found$|: No such file or directory$|: Permission denied$|: cannot access '"
-        r"|^=+ .*\b\d+ (?:failed|errors?)\b.* =+$|\bAssertionError\b",
-        re.M,
-    ),
     # How a tool that is not a command says, in text, that it failed (Codex's MCP and function calls).
     "tool-error": (r"\s*(?:error|unsupported call|failed|tool call failed)\b", re.I),
 }
@@ -114,6 +101,24 @@ class ToolFacts(_ToolFacts):
 
     __slots__ = ()
 
+    def observation_fields(self, tool: str, meta: Mapping[str, Any]) -> dict[str, Any]:
+        """The fields of the call's observation: `meta` with the exit code the call reported
+        and the directory it ran in added, where the hooks and the transcript readers both put them."""
+        meta = dict(meta)
+        if self.exit_code is not None:
+            meta["exit_code"] = self.exit_code
+        if self.workdir:
+            meta["workdir"] = self.workdir
+        return {
+            "tool": tool,
+            "input": self.input,
+            "output": self.output,
+            "error": self.error,
+            "files": self.files,
+            "plan": self.plan,
+            "meta": meta,
+        }
+
 
 def tool_kind(name: str | None, files: Sequence[str] = ()) -> str:
     """command | edit | read | plan | ask | agent | memory | other."""
@@ -147,7 +152,7 @@ def clip(text: str | None, limit: int = PROMPT_LIMIT) -> str | None:
     cut (as `excerpt` is), so a secret the cut would halve is whole when redaction sees it."""
     if text is None or len(text) <= limit:
         return text
-    from wiki_memory.capture.redact import redact
+    from wiki_memory.capture.redact import redact  # deferred: out of hook start-up
 
     return redact(text[: limit + CUT_MARGIN])[:limit] + f"\n[... {len(text) - limit:,} more characters cut ...]"
 
@@ -162,7 +167,7 @@ def excerpt(text: str | None, limit: int = OUTPUT_LIMIT) -> str | None:
         return None
     if len(text) <= limit:
         return text
-    from wiki_memory.capture.redact import redact
+    from wiki_memory.capture.redact import redact  # deferred: out of hook start-up
 
     head_len, tail_len = limit * 2 // 3, limit // 3
     head = redact(text[: head_len + CUT_MARGIN])[:head_len]
@@ -217,63 +222,6 @@ def first_str(payload: Mapping[str, Any], keys: Iterable[str]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
-
-
-# Exit codes and failures -----------------------------------------------------------------
-
-
-def read_exit_code(text: str) -> int | None:
-    """The exit code a shell tool's output reports, if it reports one."""
-    m = _regex("exit-code").search(text)
-    return int(m.group(1)) if m else None
-
-
-def looks_failed(text: str) -> bool:
-    """Whether shell output reads as a failure (a non-zero exit code, or a failure line)."""
-    code = read_exit_code(text)
-    if code is not None:
-        return code != 0
-    return bool(_regex("failure").search(text))
-
-
-def command_output(text: str) -> tuple[str, int | None]:
-    """A command's output without the header Codex writes before it, and the exit code
-    the output reports (in the header or, failing that, anywhere)."""
-    header = _regex("codex-header").match(text)
-    if header:
-        head = header.group(0)
-        code = read_exit_code(head)
-        running = re.search(r"Process running with session ID (\S+)", head)
-        if code is None and running:
-            # Still running: its result comes with a later `write_stdin` to this session.
-            return f"[running: session {running.group(1)}]\n" + text[header.end() :], None
-        return text[header.end() :], code
-    denied = _SANDBOX_DENIED.match(text)
-    if denied:
-        return sandbox_denial(text, denied)
-    return text, read_exit_code(text)
-
-
-# Codex's report of a command its sandbox stopped, as Rust prints the error ("failed in sandbox
-# MacosSeatbelt with execution error: Denied { output: ExecToolCallOutput { exit_code: 128, ...
-# aggregated_output: StreamOutput { text: \"fatal: ...\" ...").
-_SANDBOX_DENIED = re.compile(r"\Afailed in sandbox (\w+) with execution error: (\w+)\b.*?\bexit_code: (-?\d+)", re.S)
-_STREAM_TEXT = r'{name}: StreamOutput \{{ text: "((?:[^"\\]|\\.)*)"'
-
-
-def sandbox_denial(text: str, denied: re.Match[str]) -> tuple[str, int]:
-    """(what the command printed, then a line naming the sandbox that stopped it; its exit code)."""
-    printed = ""
-    for name in ("aggregated_output", "stderr", "stdout"):
-        m = re.search(_STREAM_TEXT.format(name=name), text)
-        if m and m.group(1).strip():
-            printed = re.sub(r"\\(.)", lambda e: {"n": "\n", "t": "\t"}.get(e.group(1), e.group(1)), m.group(1))
-            break
-    code = int(denied.group(3))
-    return (
-        f"{printed.rstrip()}\n[{denied.group(2).lower()} by the sandbox {denied.group(1)}: exit code {code}]",
-        code or 1,
-    )
 
 
 # Input, files, plan ------------------------------------------------------------------------
@@ -493,7 +441,7 @@ def _output(tool: str, response: Any) -> tuple[str, bool, int | None]:
         return text, failed, None
     if _runs_commands(tool):
         text, code = command_output(text)
-        failed = code != 0 if code is not None else bool(_regex("failure").search(text))
+        failed = code != 0 if code is not None else has_failure_line(text)
         return text, failed, code
     return text, bool(_regex("tool-error").match(text)), None
 
