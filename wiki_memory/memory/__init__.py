@@ -7,12 +7,13 @@ operations; it calls `store`, `index`, `consolidate` and `sync`.
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from wiki_memory.memory.base import NoMemoryError, write_project_file
+    from wiki_memory.memory.context import NoMemoryError, write_project_file
+    from wiki_memory.memory.distilling import DistilledPage, DistillReport
     from wiki_memory.memory.edits import OPERATIONS, EditError
     from wiki_memory.memory.history import Activity, CommitView, FileDiff, Graph, GraphNode, PageChange, PageHistory
     from wiki_memory.memory.imports import import_transcripts
-    from wiki_memory.memory.knowledge import DistilledPage, DistillReport
     from wiki_memory.memory.memory import Memory
+    from wiki_memory.memory.page_problems import AnchorState, ReviewItem
     from wiki_memory.memory.pagetext import PageText
     from wiki_memory.memory.projects import known_projects
     from wiki_memory.memory.records import (
@@ -30,15 +31,15 @@ if TYPE_CHECKING:
         Superseded,
         Written,
     )
-    from wiki_memory.memory.review import AnchorState, ReviewItem
     from wiki_memory.memory.rules import VERDICTS, InputError
     from wiki_memory.memory.secrets import Forgotten, ScanReport
+    from wiki_memory.memory.writing import EditRequest
 
 # Each name is imported from its module on first use (PEP 562): a front end that needs one
 # light part (the search front, the rules) does not pay for the store, git and the rest.
 _WHERE = {
-    "NoMemoryError": "wiki_memory.memory.base",
-    "write_project_file": "wiki_memory.memory.base",
+    "NoMemoryError": "wiki_memory.memory.context",
+    "write_project_file": "wiki_memory.memory.context",
     "OPERATIONS": "wiki_memory.memory.edits",
     "EditError": "wiki_memory.memory.edits",
     "Activity": "wiki_memory.memory.history",
@@ -49,8 +50,8 @@ _WHERE = {
     "PageChange": "wiki_memory.memory.history",
     "PageHistory": "wiki_memory.memory.history",
     "import_transcripts": "wiki_memory.memory.imports",
-    "DistilledPage": "wiki_memory.memory.knowledge",
-    "DistillReport": "wiki_memory.memory.knowledge",
+    "DistilledPage": "wiki_memory.memory.distilling",
+    "DistillReport": "wiki_memory.memory.distilling",
     "VERDICTS": "wiki_memory.memory.rules",
     "Memory": "wiki_memory.memory.memory",
     "PageText": "wiki_memory.memory.pagetext",
@@ -68,11 +69,12 @@ _WHERE = {
     "SearchReport": "wiki_memory.memory.records",
     "Superseded": "wiki_memory.memory.records",
     "Written": "wiki_memory.memory.records",
-    "AnchorState": "wiki_memory.memory.review",
-    "ReviewItem": "wiki_memory.memory.review",
+    "AnchorState": "wiki_memory.memory.page_problems",
+    "ReviewItem": "wiki_memory.memory.page_problems",
     "InputError": "wiki_memory.memory.rules",
     "Forgotten": "wiki_memory.memory.secrets",
     "ScanReport": "wiki_memory.memory.secrets",
+    "EditRequest": "wiki_memory.memory.writing",
 }
 
 
@@ -98,6 +100,7 @@ __all__ = [
     "DistillReport",
     "DistilledPage",
     "EditError",
+    "EditRequest",
     "FileDiff",
     "Forgotten",
     "Graph",

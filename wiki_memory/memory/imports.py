@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wiki_memory.memory.knowledge import distill_enabled
+from wiki_memory.memory.distilling import distill_enabled
 from wiki_memory.memory.memory import Memory
 
 if TYPE_CHECKING:

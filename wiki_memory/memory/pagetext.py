@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from dulwich.objects import ObjectID
 
 from wiki_memory.errors import ConflictError, PageError
+from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.reading import Reading
 from wiki_memory.memory.records import Actor, Written
 from wiki_memory.memory.rules import InputError, Scrubber, check_text
@@ -45,11 +46,17 @@ def utf8_text(path: str, data: bytes) -> str:
         ) from None
 
 
-class PageTexts(Reading):
+class PageTexts:
+    """A page's file as text, read and saved whole (the viewer's editor)."""
+
+    def __init__(self, context: MemoryContext, reading: Reading) -> None:
+        self.context = context
+        self.reading = reading
+
     def page_source(self, ref: str) -> PageText:
         """The committed file text of a page, with its blob id."""
-        store = self.store()
-        path = self.find(ref)
+        store = self.context.store()
+        path = self.reading.find(ref)
         blob = store.blob_at(path)
         if blob is None:  # (find only returns committed pages)
             raise ConflictError(f"{path} is not committed")
@@ -69,9 +76,9 @@ class PageTexts(Reading):
         text = scrub(text)
         if not text.endswith("\n"):
             text += "\n"
-        store = self.store()
+        store = self.context.store()
         with store.lock:
-            path = self.find(ref)
+            path = self.reading.find(ref)
             store.commit_pending(paths=[path])  # a person's unsaved editor change is theirs, first
             current = store.blob_at(path)
             try:
@@ -85,7 +92,7 @@ class PageTexts(Reading):
             commit = store.commit(
                 {path: text.encode("utf-8")},
                 f"edit: {path}",
-                actor.author(self.wiki),
+                actor.author(self.context.wiki),
                 session_id=actor.session_id,
                 agent=actor.agent,
                 commit_hand_edits=False,
@@ -103,7 +110,7 @@ class PageTexts(Reading):
         from wiki_memory.pages import parse_page
         from wiki_memory.sync.merge import conflict_copy, conflict_path, merge_text
 
-        store = self.store()
+        store = self.context.store()
         last = store.page_log(path, 1)
         since = last[0][0].short if last else "?"
         try:
@@ -113,7 +120,7 @@ class PageTexts(Reading):
         current = store.read_bytes(path) if store.blob_at(path) is not None else b""
         mine = text.encode("utf-8")
         merged = merge_text(path, base_data, current, mine) if base_data is not None and current else None
-        author = actor.author(self.wiki)
+        author = actor.author(self.context.wiki)
         if merged is not None:
             commit = store.commit(
                 {path: merged},
@@ -126,7 +133,9 @@ class PageTexts(Reading):
             page = parse_page(merged.decode("utf-8", "replace"), path)
             return Written(path, commit, False, page, "edit", None, redacted, merged=since)
         date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
-        copy = conflict_path(path, "edit", date, lambda p: store.blob_at(p) is not None or (self.wiki / p).exists())
+        copy = conflict_path(
+            path, "edit", date, lambda p: store.blob_at(p) is not None or (self.context.wiki / p).exists()
+        )
         changes = {copy: conflict_copy(copy, mine, path)}
         if current:
             note = (

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.memory.base import write_project_file
+from wiki_memory.memory.context import write_project_file
 from wiki_memory.memory.instructions import after_bulk_commit
 from wiki_memory.memory.records import Actor
 from wiki_memory.store.create import create_wiki_from_bundle, history_bundle

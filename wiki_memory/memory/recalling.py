@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from wiki_memory.memory.base import MemoryBase
+from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.rules import InputError, utf8
 
 if TYPE_CHECKING:
@@ -17,7 +17,13 @@ if TYPE_CHECKING:
     from wiki_memory.recall.settings import RecallSettings
 
 
-class Recalling(MemoryBase):
+class Recalling:
+    """Recall as the hook does it, asked on purpose (see the module docstring)."""
+
+    def __init__(self, context: MemoryContext) -> None:
+        self.context = context
+        self.project = context.project
+
     def recall(
         self,
         prompt: str | None = None,
@@ -196,7 +202,7 @@ class Recalling(MemoryBase):
 
     def _statuses(self, paths: Iterable[str]) -> dict[str, str]:
         """The status of each of `paths` that is a page, from the index (empty without one)."""
-        index = self.index
+        index = self.context.index
         return {p: m.status for p, m in index.page_meta(sorted(set(paths))).items()} if index is not None else {}
 
 

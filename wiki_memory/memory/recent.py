@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from wiki_memory.errors import PageError
-from wiki_memory.memory.base import MemoryBase
+from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.records import RecentPage
 from wiki_memory.memory.rules import InputError
 
@@ -20,19 +20,25 @@ TREE_MODE = 0o040000
 Trees = dict[bytes, dict[bytes, tuple[int, bytes]]]
 
 
-class Recent(MemoryBase):
+class Recent:
+    """The pages changed lately."""
+
+    def __init__(self, context: MemoryContext) -> None:
+        self.context = context
+        self.project = context.project
+
     def recent(self, n: int = 10, type: str | None = None) -> list[RecentPage]:
         """The `n` pages changed most recently (of `type`), newest first, each with the
         commit that last changed it."""
         if n < 1:
             raise InputError("`n` is how many pages: 1 or more")
-        if not self.exists:
+        if not self.context.exists:
             return []
-        store = self.store()
+        store = self.context.store()
         head = store.head()
         if head is None:
             return []
-        index = self.index
+        index = self.context.index
         in_step = index if index is not None and index.in_step() else None
         out: list[RecentPage] = []
         seen: set[str] = set()

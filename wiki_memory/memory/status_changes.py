@@ -1,4 +1,4 @@
-"""The lifecycle of a page, every change a commit with its reason: marks (helpful, wrong,
+"""Changes to a page's status, every change a commit with its reason: marks (helpful, wrong,
 stale, archived, active), supersede, anchors, and drift against the code.
 
 - `mark`: `helpful` counts (front matter `helpful`, and the usage counters); `wrong`,
@@ -16,9 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from wiki_memory.memory.context import MemoryContext
+from wiki_memory.memory.reading import Reading
 from wiki_memory.memory.records import Actor, Marked, Superseded, Written
 from wiki_memory.memory.rules import VERDICTS, InputError, Scrubber, utf8
-from wiki_memory.memory.writing import PERSON, Writing
+from wiki_memory.memory.team import Teams
+from wiki_memory.memory.writing import PERSON, with_sources
 from wiki_memory.pages import HIDDEN, Page
 
 if TYPE_CHECKING:
@@ -37,8 +40,14 @@ def _reason(reason: str | None) -> str | None:
     return Scrubber()(reason)
 
 
-class Lifecycle(Writing):
+class StatusChanges:
     """Marks, supersede, anchors and drift (see the module docstring)."""
+
+    def __init__(self, context: MemoryContext, reading: Reading, teams: Teams) -> None:
+        self.context = context
+        self.project = context.project
+        self.reading = reading
+        self.teams = teams
 
     def mark(self, page: str, verdict: str, *, reason: str | None = None, actor: Actor = PERSON) -> Marked:
         """Mark a page helpful, wrong, stale, archived or active (one commit, unless it
@@ -47,32 +56,30 @@ class Lifecycle(Writing):
 
         if verdict not in VERDICTS:
             raise InputError(f"unknown verdict {verdict!r}: one of {', '.join(VERDICTS)}")
-        target, page = self.tier_of(page)
-        if target is not self:
+        team_ref = self.teams.team_ref(page)
+        if team_ref is not None:
             # A team page: marked on the team tier (its next sync carries the mark to
             # everyone), its provenance and SessionStart context worked out again now.
-            marked = target.mark(page, verdict, reason=reason, actor=actor)
-            self.refresh_team()
+            marked: Marked = self.teams.team().mark(team_ref, verdict, reason=reason, actor=actor)
+            self.teams.refresh_team()
             return marked
         why = _reason(reason)
-        store = self.store()
+        store = self.context.store()
         with store.lock:
-            path = self.find(page)
+            path = self.reading.find(page)
             store.commit_pending(paths=[path])
             current: Page = store.read(path)
             updated = self._marked(current, verdict)
-            if self.is_team_tier and verdict != "helpful":
+            if self.teams.is_team_tier and verdict != "helpful":
                 # Why in the page itself: every member sees the reason a teammate gave,
                 # whichever front end shows the page, not only in the commit's trailer.
-                who = actor.author(self.wiki)
+                who = actor.author(self.context.wiki)
                 updated = updated.with_meta(status_reason=why, status_by=f"{who.name} <{who.email}>")
-            commit = self._commit_lifecycle(
-                [updated], f"mark: {verdict} {path.removesuffix('.md')}", why, verdict, actor
-            )
+            commit = self._commit_status([updated], f"mark: {verdict} {path.removesuffix('.md')}", why, verdict, actor)
         if verdict == "helpful":
             usage.record(self.project, "helpful", [path], agent=actor.agent)
         if commit:
-            self._refresh_context()
+            self.refresh_context()
         return Marked(path, verdict, updated.status, commit, why, int(updated.meta.get("helpful") or 0))
 
     def _marked(self, page: Page, verdict: str) -> Page:
@@ -106,9 +113,9 @@ class Lifecycle(Writing):
         from wiki_memory.pages.lifecycle import path_list
 
         why = _reason(reason)
-        store = self.store()
+        store = self.context.store()
         with store.lock:
-            old_path, new_path = self.find(old), self.find(new)
+            old_path, new_path = self.reading.find(old), self.reading.find(new)
             if old_path == new_path:
                 raise InputError("a page cannot supersede itself: name the page that replaces it")
             store.commit_pending(paths=[old_path, new_path])
@@ -123,9 +130,9 @@ class Lifecycle(Writing):
                 supersedes=[*(p for p in path_list(new_page.meta.get("supersedes")) if p != old_path), old_path]
             )
             subject = f"supersede: {old_path.removesuffix('.md')} by {new_path.removesuffix('.md')}"
-            commit = self._commit_lifecycle([replaced, successor], subject, why, "supersede", actor)
+            commit = self._commit_status([replaced, successor], subject, why, "supersede", actor)
         if commit:
-            self._refresh_context()
+            self.refresh_context()
         return Superseded(old_path, new_path, commit, why)
 
     def anchor(
@@ -141,9 +148,9 @@ class Lifecycle(Writing):
         if root is None:
             raise InputError("this project has no code repository to anchor pages to")
         index = git_index(root)
-        store = self.store()
+        store = self.context.store()
         with store.lock:
-            path = self.find(page)
+            path = self.reading.find(page)
             store.commit_pending(paths=[path])
             current: Page = store.read(path)
             anchors = {a.path: a.as_meta() for a in parse_anchors(current.meta.get("anchors"))}
@@ -160,7 +167,7 @@ class Lifecycle(Writing):
             updated = current.with_meta(anchors=list(anchors.values()))
             result = store.write(
                 updated,
-                actor.author(self.wiki),
+                actor.author(self.context.wiki),
                 session_id=actor.session_id,
                 agent=actor.agent,
                 message=f"anchor: {path.removesuffix('.md')}",
@@ -172,19 +179,17 @@ class Lifecycle(Writing):
         """The page's anchored files that changed, went or moved since it was written."""
         from wiki_memory.pages.drift import drifted
 
-        current = self.store().read(self.find(page))
+        current = self.context.store().read(self.reading.find(page))
         return drifted(self.project.root, current.meta.get("anchors"))
 
-    def _commit_lifecycle(
+    def _commit_status(
         self, pages: list[Page], subject: str, reason: str | None, verdict: str, actor: Actor
     ) -> str | None:
         if actor.source:
-            from wiki_memory.memory.writing import _with_sources
-
-            pages = [p.with_meta(sources=_with_sources(p.sources, [actor.source])) for p in pages]
-        results = self.store().write_many(
+            pages = [p.with_meta(sources=with_sources(p.sources, [actor.source])) for p in pages]
+        results = self.context.store().write_many(
             pages,
-            actor.author(self.wiki),
+            actor.author(self.context.wiki),
             session_id=actor.session_id,
             agent=actor.agent,
             message=subject,
@@ -192,13 +197,13 @@ class Lifecycle(Writing):
         )
         return next((r.commit for r in results if r.commit), None)
 
-    def _refresh_context(self) -> None:
+    def refresh_context(self) -> None:
         """The SessionStart context rebuilt now: a page marked wrong must not be handed out
         by a start that comes before the next consolidation."""
         from wiki_memory.consolidate import context_build
 
         try:
-            context_build.refresh(self.project, self.store(), self.index)
+            context_build.refresh(self.project, self.context.store(), self.context.index)
         except Exception as e:  # noqa: BLE001 - the mark is committed; the next start rebuilds it anyway
             from wiki_memory.consolidate.state import log
 

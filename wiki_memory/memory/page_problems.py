@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wiki_memory.errors import PageError
-from wiki_memory.memory.reading import Reading
+from wiki_memory.memory.context import MemoryContext
 
 if TYPE_CHECKING:
     from wiki_memory.pages import Page
@@ -51,16 +51,22 @@ class AnchorState:
     state: str
 
 
-class Reviewing(Reading):
+class PageProblems:
+    """The pages to look at (see the module docstring)."""
+
+    def __init__(self, context: MemoryContext) -> None:
+        self.context = context
+        self.project = context.project
+
     def review_items(self) -> list[ReviewItem]:
         """Pages with broken front matter, sync conflict copies, and pages marked wrong or
         stale, in that order."""
-        if not self.exists:
+        if not self.context.exists:
             return []
-        index = self.index
+        index = self.context.index
         if index is None:
             return self._review_by_scan()
-        store = self.store()
+        store = self.context.store()
         items: list[ReviewItem] = []
         for meta in index.pages_where(without_id=True):
             try:
@@ -89,7 +95,7 @@ class Reviewing(Reading):
 
         items: list[ReviewItem] = []
         marked: list[ReviewItem] = []
-        store = self.store()
+        store = self.context.store()
         for path, blob in store.page_files():
             text = store.repo[blob].as_raw_string().decode("utf-8", "replace")
             try:

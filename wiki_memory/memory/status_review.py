@@ -21,9 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from wiki_memory.memory.lifecycle import Lifecycle
+from wiki_memory.memory.context import MemoryContext
+from wiki_memory.memory.page_problems import PageProblems
 from wiki_memory.memory.records import Review, ReviewAction
-from wiki_memory.memory.review import Reviewing
 from wiki_memory.pages import HIDDEN, STATUSES, handed_out
 
 if TYPE_CHECKING:
@@ -49,16 +49,22 @@ class _FromIndex:
     note: str | None
 
 
-class LifecycleReview(Lifecycle, Reviewing):
-    _review_kept: tuple[str, _FromIndex] | None = None  # (the index's generation, what it gave)
+class StatusReview:
+    """`Memory.review()` (see the module docstring)."""
+
+    def __init__(self, context: MemoryContext, problems: PageProblems) -> None:
+        self.context = context
+        self.project = context.project
+        self.problems = problems
+        self._review_kept: tuple[str, _FromIndex] | None = None  # (the index's generation, what it gave)
 
     def review(self, *, today: str | None = None) -> Review:
         """Everything that needs a look (see the module docstring)."""
         from wiki_memory.pages.lifecycle import is_expired
 
-        if not self.exists:
+        if not self.context.exists:
             return Review((), 0, "this project has no memory yet")
-        found = self._from_index(self.require_index())
+        found = self._from_index(self.context.require_index())
         rows = found.rows
         items: list[ReviewAction] = self._page_file_items()
         # Drift, expiry and flags are looked at each time: the code, the date and the flags
@@ -82,14 +88,15 @@ class LifecycleReview(Lifecycle, Reviewing):
         """Pages whose front matter does not parse, and conflict copies a sync or an edit
         left beside a page (as the viewer's review lists them)."""
         out = []
-        for item in self.review_items():
+        wiki = self.context.wiki
+        for item in self.problems.review_items():
             if item.kind == "broken":
                 out.append(
                     ReviewAction(
                         "broken",
                         (item.path,),
                         f"{item.path}: {item.detail}; no command can read it until it is fixed",
-                        f"fix its front matter in {self.wiki / item.path}  (`wiki-memory watch --once` commits it)",
+                        f"fix its front matter in {wiki / item.path}  (`wiki-memory watch --once` commits it)",
                     )
                 )
             elif item.kind == "conflict":

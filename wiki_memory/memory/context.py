@@ -1,14 +1,16 @@
-"""Opening a project's memory: its store (created on first write, with `project.json`) and
-its search index, attached so that every commit made through the store lands in it."""
+"""The context every part of a `Memory` shares: the project, its store (opened on first use,
+created on first write, with `project.json`) and its search index, attached so that every
+commit made through the store lands in it; and the stamp that tells other processes the
+wiki's history was rewritten."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+import time
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from wiki_memory.config import Project, replace_file, resolve_project
 from wiki_memory.errors import NotFoundError, WikiMemoryError
@@ -19,8 +21,6 @@ if TYPE_CHECKING:
     from wiki_memory.index import Index
     from wiki_memory.store import Store
 
-
-M = TypeVar("M", bound="MemoryBase")
 
 #: Touched in the wiki's `.git/wiki-memory/` whenever its history is rewritten (`forget`, or
 #: a sync adopting another machine's rewrite), so that other processes reopen it.
@@ -52,8 +52,9 @@ def write_project_file(project: Project) -> None:
     replace_file(path, text)
 
 
-class MemoryBase:
-    """The project, its store and its index, each opened once, on first use."""
+class MemoryContext:
+    """The project, its store and its index, each opened once, on first use; one per
+    `Memory`, handed to each of its parts."""
 
     def __init__(self, project: Project) -> None:
         self.project = project
@@ -64,8 +65,8 @@ class MemoryBase:
         self._rewrite_seen = self._rewrite_stamp()
 
     @classmethod
-    def at(cls: type[M], directory: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> M:
-        """The memory of the project of `directory` (default: the working directory)."""
+    def at(cls, directory: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> MemoryContext:
+        """The context of the project of `directory` (default: the working directory)."""
         return cls(resolve_project(directory, env))
 
     @property
@@ -82,6 +83,12 @@ class MemoryBase:
             return os.stat(self.project.wiki / ".git" / "wiki-memory" / REWRITE_STAMP).st_mtime_ns
         except OSError:
             return None
+
+    def mark_rewritten(self) -> None:
+        """The wiki's history was rewritten by this process: other processes are told (a
+        long-running MCP server reopens the wiki and the index on its next call)."""
+        (self.wiki / ".git" / "wiki-memory" / REWRITE_STAMP).write_text(f"{time.time_ns()}\n")
+        self._rewrite_seen = self._rewrite_stamp()
 
     def _reopen_if_rewritten(self) -> None:
         """Trigger: another process rewrote the wiki's history (`forget`, a sync adopting one).
@@ -179,6 +186,11 @@ class MemoryBase:
     def index_is_open(self) -> bool:
         return self._index is not None
 
+    @property
+    def open_index(self) -> Index | None:
+        """The index if this process has opened it already (never opens it)."""
+        return self._index
+
     def require_index(self) -> Index:
         index = self.index
         if index is None:
@@ -192,11 +204,3 @@ class MemoryBase:
             index.close()
         if store is not None:
             store.close()
-
-    def __enter__(self: M) -> M:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.close()
