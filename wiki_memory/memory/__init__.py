@@ -4,6 +4,7 @@ Front ends (`cli`, `mcp`, `hook`, the web viewer) call it and nothing below it f
 operations; it calls `store`, `index`, `consolidate` and `sync`.
 """
 
+import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -82,7 +83,6 @@ def __getattr__(name: str) -> object:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
 
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value

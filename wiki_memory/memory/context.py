@@ -113,7 +113,7 @@ class MemoryContext:
         return self._store
 
     def _open_store(self, create: bool) -> Store:
-        from wiki_memory.store import Store
+        from wiki_memory.store import Store  # deferred: dulwich; `wiki-memory search` starts without the store
 
         if self.exists:
             try:
@@ -129,8 +129,12 @@ class MemoryContext:
                 "written; run `wiki-memory init`, or write a page"
             )
         self._refuse_a_plain_folder()
-        from wiki_memory.store.create import clean_unfinished
-        from wiki_memory.store.lock import WriterLock
+        from wiki_memory.store.create import (
+            clean_unfinished,  # deferred: dulwich; `wiki-memory search` starts without the store
+        )
+        from wiki_memory.store.lock import (
+            WriterLock,  # deferred: dulwich; `wiki-memory search` starts without the store
+        )
 
         # Trigger: two sessions of a new project end at once, and both find no wiki.
         # Why: each would build a repository; the lock makes the second open the first's.
@@ -166,7 +170,7 @@ class MemoryContext:
         why): the index is derived data, and memory is written without it."""
         self._reopen_if_rewritten()
         if self._index is None and not self._index_failed:
-            from wiki_memory.index import Index
+            from wiki_memory.index import Index  # deferred: the index, opened on first use
 
             try:
                 self._index = Index.open(self.project)

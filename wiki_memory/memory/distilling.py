@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wiki_memory.config import load_settings
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.reading import existing_page
@@ -28,6 +29,7 @@ from wiki_memory.memory.records import Actor
 from wiki_memory.memory.status_changes import StatusChanges
 from wiki_memory.memory.status_review import FLAGS_FILE, append_flags
 from wiki_memory.pages import HIDDEN, Page, path_for
+from wiki_memory.pages.drift import record
 
 if TYPE_CHECKING:
     from wiki_memory.consolidate.distill import Candidate
@@ -76,8 +78,6 @@ class DistillReport:
 
 def distill_enabled() -> bool:
     """`[distill] enabled` (default true): distillation after each consolidation and import."""
-    from wiki_memory.config import load_settings
-
     return load_settings().get("distill", "enabled", True) is not False
 
 
@@ -93,7 +93,7 @@ class Distilling:
         """Distil each session just consolidated (`[distill] enabled`); True when it
         committed something. Never raises (the session's pages are committed whatever
         happens here, and the log says what went wrong)."""
-        from wiki_memory.consolidate.state import log
+        from wiki_memory.consolidate.state import log  # deferred: the consolidator, not loaded with Memory
 
         committed = False
         if not distill_enabled():
@@ -109,16 +109,22 @@ class Distilling:
 
     def distill(self, summary: Summary, *, llm: bool | None = None) -> DistillReport:
         """Distil a summarised session into pages (see the module docstring)."""
-        from wiki_memory.consolidate.distill import distill as find
-        from wiki_memory.consolidate.distill.llm import distill_with_llm
-        from wiki_memory.consolidate.state import log
+        from wiki_memory.consolidate.distill import (
+            distill as find,  # deferred: the consolidator, not loaded with Memory
+        )
+        from wiki_memory.consolidate.distill.llm import (
+            distill_with_llm,  # deferred: the consolidator, not loaded with Memory
+        )
+        from wiki_memory.consolidate.state import log  # deferred: the consolidator, not loaded with Memory
 
         session = summary.session
         root = str(self.project.root) if self.project.root else None
         found = find(summary, root)
         candidates = list(found.candidates)
         # The project's instruction file the agent was handed: its sections, as an import makes them.
-        from wiki_memory.memory.instructions_given import given_instructions
+        from wiki_memory.memory.instructions_given import (
+            given_instructions,  # deferred: the consolidator, not loaded with Memory
+        )
 
         candidates += given_instructions(found.evidence)
         actor = Actor(session.agent or "wiki-memory", session.session_id)
@@ -164,7 +170,9 @@ class Distilling:
     def _plan(self, candidates: list[Candidate]) -> list[tuple[Page, str, str]]:
         """(page as it will be written, created|updated|unchanged, why) per candidate that
         has a page to go to; candidates for one page merge in turn."""
-        from wiki_memory.consolidate.distill import pages as render
+        from wiki_memory.consolidate.distill import (
+            pages as render,  # deferred: the consolidator, not loaded with Memory
+        )
 
         planned: dict[str, tuple[Page, str, str]] = {}
         for candidate in candidates:
@@ -193,7 +201,10 @@ class Distilling:
         """Known failures hit again with no page: a trap-shaped one whose error the session
         pages of `RECUR_SESSIONS` sessions (this one included) record becomes a gotcha page
         of its own, with each occurrence."""
-        from wiki_memory.consolidate.distill.gotchas import RECUR_SESSIONS, promote
+        from wiki_memory.consolidate.distill.gotchas import (  # deferred: the consolidator, not loaded with Memory
+            RECUR_SESSIONS,
+            promote,
+        )
 
         out: list[Candidate] = []
         looked = 0
@@ -208,8 +219,12 @@ class Distilling:
 
     def _earlier_occurrences(self, sig: str, session_id: str) -> list[dict[str, Any]]:
         """The other sessions whose page records a failure with this error signature."""
-        from wiki_memory.consolidate.distill.signature import signature
-        from wiki_memory.consolidate.session import short_id
+        from wiki_memory.consolidate.distill.signature import (
+            signature,  # deferred: the consolidator, not loaded with Memory
+        )
+        from wiki_memory.consolidate.session import (
+            short_id,  # deferred: the consolidator, not loaded with Memory
+        )
 
         index = self.context.index
         if index is None or not sig:
@@ -234,7 +249,6 @@ class Distilling:
     def _record_anchors(self, files: tuple[str, ...]) -> list[Any]:
         if not files or self.project.root is None:
             return []
-        from wiki_memory.pages.drift import record
 
         return record(self.project.root, files)
 
@@ -287,7 +301,9 @@ class Distilling:
             if page is None or page.type != candidate.type or page.status in HIDDEN:
                 continue
             if key_field == "statement":
-                from wiki_memory.consolidate.distill.statements import content_words
+                from wiki_memory.consolidate.distill.statements import (
+                    content_words,  # deferred: the consolidator, not loaded with Memory
+                )
 
                 if " ".join(content_words(str(page.meta.get("statement") or ""))) == candidate.key:
                     return path, "duplicate: the same words"
@@ -311,7 +327,7 @@ class Distilling:
 
     def _near(self, candidate: Candidate) -> tuple[str, str] | None:
         """A page of the candidate's type close enough in words and meaning (`dedup`)."""
-        from wiki_memory.consolidate.distill import dedup
+        from wiki_memory.consolidate.distill import dedup  # deferred: the consolidator, not loaded with Memory
 
         index = self.context.index
         titles = self._titles_by_words(candidate.type, candidate.text(), MAX_NEAR)
@@ -358,7 +374,7 @@ class Distilling:
         self, decisions: list[Candidate], planned: list[tuple[Page, str, str]], actor: Actor
     ) -> tuple[tuple[str, str], ...]:
         """Earlier distilled decisions a new one turns down, superseded by it."""
-        from wiki_memory.consolidate.distill import dedup
+        from wiki_memory.consolidate.distill import dedup  # deferred: the consolidator, not loaded with Memory
 
         out: list[tuple[str, str]] = []
         written = {page.meta.get("statement"): page.path for page, _, _ in planned}

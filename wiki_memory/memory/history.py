@@ -16,6 +16,8 @@ from wiki_memory.memory.commits import CommitLog
 from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.reading import Reading
 from wiki_memory.memory.rules import InputError
+from wiki_memory.store.paths import normalize_path
+from wiki_memory.store.records import parse_trailers
 
 if TYPE_CHECKING:
     from wiki_memory.index import Index
@@ -172,8 +174,6 @@ class Browsing:
     def activity(self, n: int = 50, who: str | None = None) -> list[Activity]:
         """The `n` newest commits (of `who`, an agent or a person's name, when given),
         newest first."""
-        from wiki_memory.store.records import parse_trailers
-
         if n < 1:
             raise InputError("`n` is how many commits: 1 or more")
         if not self.context.exists:
@@ -236,8 +236,6 @@ class Browsing:
         return _file_diff(path, old_path, old, new, text)
 
     def _history_path(self, ref: str) -> str:
-        from wiki_memory.store.paths import normalize_path
-
         try:
             return self.reading.find(ref)
         except NotFoundError:

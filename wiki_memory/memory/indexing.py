@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from wiki_memory.memory.context import MemoryContext
+from wiki_memory.recall import moments
 
 if TYPE_CHECKING:
     from wiki_memory.index import SyncStats
@@ -25,8 +26,6 @@ class IndexUpkeep:
     def reindex(self, *, full: bool = False, embed: bool = True, progress: Progress | None = None) -> SyncStats:
         """Bring the search index up to date with the wiki (only changed pages are redone;
         `full`: rebuild it), embedding on every core: someone waits for it."""
-        from wiki_memory.recall import moments
-
         index = self.context.require_index()
         index.embedder.for_bulk()
         stats = index.sync(self.context.store(), progress=progress, embed=embed, full=full)
@@ -38,7 +37,7 @@ class IndexUpkeep:
         forgotten text. Vectors of chunks whose text did not change are carried over."""
         index = self.context.index
         if index is None:
-            from wiki_memory.index.schema import remove_files
+            from wiki_memory.index.schema import remove_files  # deferred: the index, opened on first use
 
             remove_files(self.project.index_path)  # unreadable here, but it may hold the text
             return None

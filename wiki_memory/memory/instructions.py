@@ -33,7 +33,8 @@ from wiki_memory.memory.instruction_files import (
 )
 from wiki_memory.memory.records import Actor
 from wiki_memory.memory.rules import Scrubber
-from wiki_memory.pages import Page, folder_for
+from wiki_memory.pages import FOLDERS, Page, folder_for, parse_page, path_for, slugify
+from wiki_memory.pages.drift import blob_of_file, git_dir
 
 if TYPE_CHECKING:
     from wiki_memory.memory.memory import Memory
@@ -189,8 +190,8 @@ def after_bulk_commit(memory: Memory) -> None:
     """After a commit of many pages (an import, a prune): the search index takes them and the
     SessionStart context is rebuilt now, so the next prompt or start sees them; never raises
     (both are derived data, rebuilt next time anyway)."""
-    from wiki_memory.consolidate import context_build
-    from wiki_memory.consolidate.state import log
+    from wiki_memory.consolidate import context_build  # deferred: the consolidator, not loaded with Memory
+    from wiki_memory.consolidate.state import log  # deferred: the consolidator, not loaded with Memory
 
     try:
         memory.reindex()
@@ -220,8 +221,6 @@ def _same_import(old: Any, new: list[dict[str, str]]) -> bool:
 
 def _anchor(source: Source, root: Path | None) -> dict[str, str] | None:
     """The source file as an anchor, when it is a file of the code repository."""
-    from wiki_memory.pages.drift import blob_of_file, git_dir
-
     if root is None or git_dir(root) is None:
         return None
     try:
@@ -234,8 +233,6 @@ def _anchor(source: Source, root: Path | None) -> dict[str, str] | None:
 
 def _imported_pages(store: Any) -> dict[str, Page]:
     """The pages an earlier import wrote, by section key (`file#heading`)."""
-    from wiki_memory.pages import parse_page
-
     out: dict[str, Page] = {}
     for path, blob in store.page_files():
         data = store.repo[blob].as_raw_string()
@@ -254,15 +251,12 @@ def _imported_pages(store: Any) -> dict[str, Page]:
 def _free_path(store: Any, title: str, page_type: str, planned: set[str]) -> str | None:
     """Where a new page of this title goes, or None when the title names a page already."""
     if store is None:
-        from wiki_memory.pages import path_for
-
         path = path_for(title, page_type)
         return None if path in planned else path
     path, exists = store.titled_path(folder_for(page_type), title)
     if exists or path in planned:
         return None
     # The same title under another type's folder is another page of that title: refused too.
-    from wiki_memory.pages import FOLDERS, slugify
 
     slug = slugify(title)
     for folder in FOLDERS.values():
@@ -274,8 +268,6 @@ def _free_path(store: Any, title: str, page_type: str, planned: set[str]) -> str
 
 
 def _numbered(store: Any, title: str, page_type: str) -> str:
-    from wiki_memory.pages import path_for
-
     base = path_for(title, page_type).removesuffix(".md")
     n = 2
     while store is not None and store.blob_at(f"{base}-{n}.md") is not None:

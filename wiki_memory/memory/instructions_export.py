@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wiki_memory.config import load_settings
 from wiki_memory.errors import PageError, WikiMemoryError
 from wiki_memory.memory.instruction_files import display_name
-from wiki_memory.pages import Page, folder_for
+from wiki_memory.pages import Page, folder_for, parse_page
 
 if TYPE_CHECKING:
     from wiki_memory.memory.context import MemoryContext
@@ -91,7 +92,7 @@ def export_block(
         new = old + ("" if not old or old.endswith("\n\n") else "\n" if old.endswith("\n") else "\n\n") + block + "\n"
     changed = new != old
     if changed and not check:
-        from wiki_memory.install.configfile import write_atomic
+        from wiki_memory.install.configfile import write_atomic  # deferred: the installers, only to write the file
 
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, new)
@@ -152,8 +153,6 @@ def _gist(page: Page) -> str:
 def durable_pages(memory: Memory | MemoryContext, exclude_source: str = "") -> list[Page]:
     """Active preferences, procedures, gotchas and decisions, in the block's order: by type,
     then the most used and most confirmed first (helpful marks, evidence, occurrences)."""
-    from wiki_memory.pages import parse_page
-
     if not memory.exists:
         return []
     store = memory.store()
@@ -185,8 +184,7 @@ def refresh_exports(memory: Memory | MemoryContext) -> list[Exported]:
     """After a consolidation: rewrite the block in each `[export] targets` file that holds it
     already (a file without the block is the user's to opt in with `export`); never raises,
     since the session's pages are committed whatever happens here."""
-    from wiki_memory.config import load_settings
-    from wiki_memory.consolidate.state import log
+    from wiki_memory.consolidate.state import log  # deferred: the consolidator, not loaded with Memory
 
     targets = load_settings().get("export", "targets", [])
     if isinstance(targets, str):
@@ -234,7 +232,7 @@ def remove_block(memory: Memory | MemoryContext, target: str, *, dry_run: bool =
         new = ""
     if not dry_run:
         if new:
-            from wiki_memory.install.configfile import write_atomic
+            from wiki_memory.install.configfile import write_atomic  # deferred: the installers, only to write the file
 
             write_atomic(path, new)
         else:

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING
 
 from wiki_memory.errors import PageError
 from wiki_memory.memory.context import MemoryContext
+from wiki_memory.pages import parse_page
+from wiki_memory.pages.anchors import parse_anchors
+from wiki_memory.pages.drift import git_index
 
 if TYPE_CHECKING:
     from wiki_memory.pages import Page
@@ -91,8 +94,6 @@ class PageProblems:
 
     def _review_by_scan(self) -> list[ReviewItem]:
         """The same without the index (it could not be opened): every page parsed."""
-        from wiki_memory.pages import parse_page
-
         items: list[ReviewItem] = []
         marked: list[ReviewItem] = []
         store = self.context.store()
@@ -117,9 +118,6 @@ class PageProblems:
         """The page's anchors, each compared with the file in the code repository now, as
         the rest of the product does it (`pages.drift`: the git index and a stat; a file is
         hashed only when its stat no longer vouches for its index entry)."""
-        from wiki_memory.pages.anchors import parse_anchors
-        from wiki_memory.pages.drift import git_index
-
         anchors = parse_anchors(page.meta.get("anchors"))
         root = self.project.root
         if root is None:

@@ -9,6 +9,7 @@ holding the person's version. Nothing either side wrote is lost."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from dulwich.objects import ObjectID
@@ -19,6 +20,8 @@ from wiki_memory.memory.reading import Reading
 from wiki_memory.memory.records import Actor, Written
 from wiki_memory.memory.rules import InputError, Scrubber, check_text
 from wiki_memory.memory.writing import PERSON
+from wiki_memory.pages import parse_page
+from wiki_memory.sync.merge import conflict_copy, conflict_path, merge_text
 
 if TYPE_CHECKING:
     from wiki_memory.pages import Page
@@ -67,8 +70,6 @@ class PageTexts:
         default). With `base` (the blob id the editor started from), refused when the page
         changed since; text whose front matter does not parse, or with no body, is refused;
         secrets are redacted as in every write."""
-        from wiki_memory.pages import parse_page
-
         # Browsers send a text area's lines ending in CRLF; pages are written with LF.
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         check_text("text", text)
@@ -105,11 +106,6 @@ class PageTexts:
         """The page changed since the editor opened it at `base`: both changes merged, or
         (where they overlap) the page kept as it is now, with a link to a conflict copy of
         the person's version. Under the writer lock."""
-        from datetime import datetime, timezone
-
-        from wiki_memory.pages import parse_page
-        from wiki_memory.sync.merge import conflict_copy, conflict_path, merge_text
-
         store = self.context.store()
         last = store.page_log(path, 1)
         since = last[0][0].short if last else "?"

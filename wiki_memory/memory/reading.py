@@ -4,15 +4,22 @@ its links, the list of pages, the history, diffs, search and the state of the pr
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
+from wiki_memory.config import load_settings
 from wiki_memory.errors import NotFoundError, PageError, PathError
 from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.page_problems import PageProblems
 from wiki_memory.memory.records import History, LinksView, PageRow, PageView
 from wiki_memory.memory.rules import InputError, check_ref, utf8
 from wiki_memory.memory.team import Teams
-from wiki_memory.pages import Page
+from wiki_memory.pages import Page, render_page
+from wiki_memory.pages.drift import drift_note, drifted
+from wiki_memory.pages.size import head, limit_bytes
+from wiki_memory.recall import tier
+from wiki_memory.store import page_type_counts
+from wiki_memory.store.paths import normalize_path
 from wiki_memory.store.reading import one_match
 
 PENDING_NOTE = (
@@ -50,8 +57,6 @@ class Reading:
         a title's conventional path, then a title or id. None means "ask the store" (a
         refused path, a file not committed yet, an index never built or unavailable).
         """
-        from wiki_memory.store.paths import normalize_path
-
         store = self.context.store()
         index = self.context.index
         if index is None or index.head is None:
@@ -90,10 +95,6 @@ class Reading:
         reads a page of the team tier."""
         team_ref = self.teams.team_ref(ref)
         if team_ref is not None:
-            from dataclasses import replace
-
-            from wiki_memory.recall import tier
-
             target = self.teams.team()
             view: PageView = target.read(team_ref, rev)
             said = tier.label(tier.read(target.project, [view.path]).get(view.path))
@@ -107,8 +108,7 @@ class Reading:
         page = store.read(path, commit)
         if commit is not None:
             return PageView(page, commit)
-        from wiki_memory.consolidate import usage
-        from wiki_memory.pages.drift import drift_note, drifted
+        from wiki_memory.consolidate import usage  # deferred: the consolidator, not loaded with Memory
 
         note = PENDING_NOTE if store.pending([path]) else None
         links, backlinks = self._links_of(path)
@@ -120,9 +120,6 @@ class Reading:
         """What a viewer renders of a page's body: all of it, or (for a page over `[pages]
         large_kb`, which arrived by sync or by hand) its head and the body's whole size in
         bytes, to say so. The file is not changed."""
-        from wiki_memory.config import load_settings
-        from wiki_memory.pages.size import head, limit_bytes
-
         shown, cut = head(page.body, limit_bytes(load_settings()))
         return shown, (len(page.body.encode("utf-8", "surrogatepass")) if cut else None)
 
@@ -134,8 +131,6 @@ class Reading:
 
     def page_text(self, ref: str) -> str:
         """A page's file text: front matter and body."""
-        from wiki_memory.pages import render_page
-
         return render_page(self.context.store().read(self.find(ref)))
 
     def _links_of(self, path: str) -> tuple[list[Any], list[str]]:
@@ -176,8 +171,6 @@ class Reading:
     def find_in_history(self, ref: str) -> str:
         """The path of the page `ref` names (a path, title or id), or of a deleted page by
         its path: a deleted page keeps its history, and the log knows its path."""
-        from wiki_memory.store.paths import normalize_path
-
         try:
             return self.find(ref)
         except NotFoundError:
@@ -214,8 +207,6 @@ class Reading:
     def status(self) -> dict[str, Any]:
         """The project, its wiki, pages by type, the last commit, pending hand edits and how
         far the search index is (never loads the embedding model)."""
-        from wiki_memory.store import page_type_counts
-
         p = self.project
         info: dict[str, Any] = {
             "id": p.id,

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from wiki_memory.config import home, load_settings
 from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.records import SearchReport
 from wiki_memory.memory.rules import InputError, check_query
 from wiki_memory.memory.team import Teams
+from wiki_memory.pages import HIDDEN
+from wiki_memory.recall import tier
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -75,8 +79,7 @@ class Searching:
 
         Wrong, superseded and archived pages are left out unless `status` asks for them
         (`status="any"`: every status); a result whose anchored code drifted carries a note."""
-        from wiki_memory.consolidate import usage
-        from wiki_memory.pages import HIDDEN
+        from wiki_memory.consolidate import usage  # deferred: the consolidator, not loaded with Memory
 
         query = check_query(query)
         statuses = [status] if isinstance(status, str) else list(status or [])
@@ -123,10 +126,6 @@ class Searching:
     def _with_team(self, report: SearchReport, k: int, again: dict[str, Any]) -> SearchReport:
         """The personal results and the team tier's (`team:<path>`, with author and
         review), ranked together by score (both fuse ranks the same way), `k` in all."""
-        from dataclasses import replace
-
-        from wiki_memory.recall import tier
-
         team = self.teams.team()
         found = team.search(report.query, k, **again)
         known = tier.read(team.project, [r.path for r in found.results])
@@ -154,14 +153,15 @@ class Searching:
         loaded = self.context.open_index
         if loaded is not None and loaded.embedder.loaded:
             return None  # the model is loaded here already (a long-lived process: MCP, viewer)
-        from wiki_memory.recall import meaning
-        from wiki_memory.recall import settings as recall_settings
+        from wiki_memory.recall import meaning  # deferred: not on the path of a cold `wiki-memory search` (benchmarked)
+        from wiki_memory.recall import (
+            settings as recall_settings,
+        )  # deferred: not on the path of a cold `wiki-memory search` (benchmarked)
 
         try:
             if not recall_settings.load().meaning:
                 return None
-            from wiki_memory.config import home, load_settings
-            from wiki_memory.index.embed import Embedder
+            from wiki_memory.index.embed import Embedder  # deferred: the index, opened on first use
 
             model = Embedder(settings=load_settings()).name
         except Exception:  # noqa: BLE001 - a broken config.toml: the search here says so
@@ -173,7 +173,7 @@ class Searching:
             if not os.path.exists(meaning.socket_path()):
                 meaning.ensure_started(where, preload=str(self.project.index_path))
             return None
-        from wiki_memory.index.results import SearchResult
+        from wiki_memory.index.results import SearchResult  # deferred: the index, opened on first use
 
         try:
             anchors = {str(k): str(v) for k, v in (answer.get("anchors") or {}).items()}
@@ -189,7 +189,10 @@ class Searching:
         """path -> "may be stale (src/x.py changed since)" for those of `paths` whose anchored
         code files changed since (from the index's anchors, or `anchors` when the warm
         helper sent them: no page is parsed, and then no index is opened here)."""
-        from wiki_memory.pages.drift import drift_note, drifted
+        from wiki_memory.pages.drift import (
+            drift_note,
+            drifted,
+        )  # deferred: not on the path of a cold `wiki-memory search` (benchmarked)
 
         if self.project.root is None or not paths:
             return {}

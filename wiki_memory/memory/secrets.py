@@ -23,15 +23,19 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wiki_memory.config import home
 from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.indexing import IndexUpkeep
 from wiki_memory.memory.reading import Reading
 from wiki_memory.memory.rules import InputError, utf8
 from wiki_memory.memory.team import Teams
+from wiki_memory.store.durable import crash_point
+from wiki_memory.store.rewrite import clear_journal, findings_in, forget, interrupted, recover, scan
+from wiki_memory.sync.rewritten import remember
 
 if TYPE_CHECKING:
     from wiki_memory.config import Project
@@ -116,7 +120,9 @@ def check_forget_string(value: str) -> str:
 def redacted_form(value: str) -> re.Pattern[str] | None:
     """The pattern of `value` as redaction leaves it (its secrets as marks of any family),
     when redaction changes it and enough of its own text stays around the marks."""
-    from wiki_memory.capture.redact import redact_with_config
+    from wiki_memory.capture.redact import (
+        redact_with_config,  # deferred: the redaction rules compile their patterns on import
+    )
 
     pieces = re.split(_MARK, redact_with_config(value))
     if len(pieces) < 2 or sum(len(p.strip()) for p in pieces) < MIN_AROUND:
@@ -138,8 +144,6 @@ def local_files(project: Project) -> list[Path]:
     """The files beside the wiki that may hold what a page or an observation held: the
     journals, consolidation's state, the SessionStart context and its cache, the logs,
     and git's own notes in the wiki (the last commit message typed, wiki-memory's state)."""
-    from wiki_memory.config import home
-
     places = (
         (project.journal_dir, "*.jsonl"),
         (project.home / "consolidate", "*.json"),
@@ -192,7 +196,6 @@ def scrub_file(
 def _named_safely(report: ForgetReport, needles: Sequence[str]) -> ForgetReport:
     """The report with the forgotten strings out of the file names it lists: a secret
     typed into a title became a file name, and the report is printed."""
-    from dataclasses import replace
 
     def safe(path: str) -> str:
         for needle in needles:
@@ -221,8 +224,10 @@ class Secrets:
         """Every secret the redaction rules find in the wiki's whole history (each file
         version once, at the commit that brought it; commit messages too) and in files
         edited by hand and not committed yet."""
-        from wiki_memory.capture.redact import find, reload_user_patterns
-        from wiki_memory.store.rewrite import findings_in, scan
+        from wiki_memory.capture.redact import (  # deferred: the redaction rules compile their patterns on import
+            find,
+            reload_user_patterns,
+        )
 
         if not self.context.exists:
             return ScanReport([])
@@ -248,9 +253,6 @@ class Secrets:
         from the wiki's whole history, then rebuild the search index from scratch, scrub
         the journals, logs and context files, and prepare `sync` to replace the remote's
         history. `dry_run`: report what would change, change nothing."""
-        from wiki_memory.store.durable import crash_point
-        from wiki_memory.store.rewrite import clear_journal, forget
-
         strings = [check_forget_string(s) for s in strings]
         self.finish_interrupted_forget()
         store = self.context.store()
@@ -268,8 +270,6 @@ class Secrets:
         else:
             # Each step below is redone by `finish_interrupted_forget` if this process dies.
             if report.changed:
-                from wiki_memory.sync.rewritten import remember
-
                 remotes = remember(store, report.refs)
                 crash_point("forget:remembered")
                 stats = self.indexing.rebuild(embed=embed, progress=progress)
@@ -293,16 +293,12 @@ class Secrets:
         and objects, the remotes' leases, the index, the journals and logs): before the next
         forget or sync, which would otherwise bring the old history back and push it. What
         was done, or None when nothing was interrupted."""
-        from wiki_memory.store.rewrite import clear_journal, interrupted, recover
-
         if not self.context.exists or not interrupted(store := self.context.store()):
             return None
         found = recover(store)
         if found is None:
             return None
         if found.finished:
-            from wiki_memory.sync.rewritten import remember
-
             self.context.close()  # the old packs are gone: reopen the repository and the index
             store = self.context.store()
             remember(store, found.refs)
@@ -315,8 +311,6 @@ class Secrets:
 
     def _redacted_forms(self, patterns: Sequence[re.Pattern[str]]) -> set[str]:
         """What the patterns match anywhere in the history and in uncommitted files."""
-        from wiki_memory.store.rewrite import scan
-
         found: set[str] = set()
 
         def rules(text: str) -> list[tuple[int, int, str]]:
@@ -348,7 +342,10 @@ class Secrets:
         `texts`, the SessionStart context rebuilt, and other processes told (a long-running
         MCP server reopens the wiki and the index on its next call). Returns the files
         scrubbed."""
-        from wiki_memory.consolidate import context, context_build
+        from wiki_memory.consolidate import (  # deferred: the consolidator, not loaded with Memory
+            context,
+            context_build,
+        )
 
         files = [p for p in local_files(self.project) if scrub_file(p, texts, patterns)]
         if rewritten:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wiki_memory.capture.journal import journal_file
 from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.distilling import Distilling
 from wiki_memory.memory.instructions_export import refresh_exports
@@ -35,8 +36,13 @@ class Sessions:
         session would see it, its own handoff left out); None when there is nothing.
         A context left stale by a write made elsewhere is rebuilt first, unless `refresh`
         is False (then the view says it is `stale`: a rebuild costs ~1 s at 10,000 pages)."""
-        from wiki_memory.consolidate import context, context_build
-        from wiki_memory.consolidate.handoff import handoff_for_next_session
+        from wiki_memory.consolidate import (  # deferred: the consolidator, not loaded with Memory
+            context,
+            context_build,
+        )
+        from wiki_memory.consolidate.handoff import (
+            handoff_for_next_session,  # deferred: the consolidator, not loaded with Memory
+        )
 
         if refresh and self.context.exists and context.is_stale(self.project, context.load(self.project)):
             context_build.refresh(self.project, self.context.store(), self.context.index)
@@ -47,12 +53,23 @@ class Sessions:
         with the recorded events it came from (journal lines, transcript records, call ids);
         the items left out because a later session finished them; the sessions that did no
         work (named in a line only)."""
-        from wiki_memory.capture.journal import journal_file
-        from wiki_memory.consolidate import context
-        from wiki_memory.consolidate.explain import Explanation, evidence_meta, explain_pages
-        from wiki_memory.consolidate.extract import summarize
-        from wiki_memory.consolidate.render import content_from_summary, handoff_body, handoff_page_path
-        from wiki_memory.consolidate.run import load_session
+        from wiki_memory.consolidate import context  # deferred: the consolidator, not loaded with Memory
+        from wiki_memory.consolidate.explain import (  # deferred: the consolidator, not loaded with Memory
+            Explanation,
+            evidence_meta,
+            explain_pages,
+        )
+        from wiki_memory.consolidate.extract import (
+            summarize,  # deferred: the consolidator, not loaded with Memory
+        )
+        from wiki_memory.consolidate.render import (  # deferred: the consolidator, not loaded with Memory
+            content_from_summary,
+            handoff_body,
+            handoff_page_path,
+        )
+        from wiki_memory.consolidate.run import (
+            load_session,  # deferred: the consolidator, not loaded with Memory
+        )
 
         view = self.handoff(session_id)
         if view is None:
@@ -103,7 +120,9 @@ class Sessions:
     ) -> Written:
         """A handoff written on purpose (one commit); it goes before the automatic one of
         the same session or moment."""
-        from wiki_memory.consolidate.handoff import write_explicit_handoff
+        from wiki_memory.consolidate.handoff import (
+            write_explicit_handoff,  # deferred: the consolidator, not loaded with Memory
+        )
 
         if not (summary or "").strip():
             raise InputError("a handoff needs a summary (what was being done and where it stands)")
@@ -137,7 +156,9 @@ class Sessions:
     def consolidate(self, session_id: str, *, llm: bool | None = None, force: bool = False) -> Outcome:
         """Turn a finished session's journal (and transcript) into its session and handoff
         pages (one commit); again changes nothing until the journal grows."""
-        from wiki_memory.consolidate.run import consolidate_session
+        from wiki_memory.consolidate.run import (
+            consolidate_session,  # deferred: the consolidator, not loaded with Memory
+        )
 
         outcome = consolidate_session(
             self.project, session_id, store=self._writable, index=lambda: self.context.index, llm=llm, force=force
@@ -149,7 +170,9 @@ class Sessions:
         self, *, settle: float | None = None, llm: bool | None = None, exclude: Iterable[str] = ()
     ) -> list[Outcome]:
         """Consolidate every journal left unconsolidated (a killed process, a crash)."""
-        from wiki_memory.consolidate.run import consolidate_pending
+        from wiki_memory.consolidate.run import (
+            consolidate_pending,  # deferred: the consolidator, not loaded with Memory
+        )
 
         outcomes = consolidate_pending(
             self.project,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from io import BytesIO
 from typing import Any
 
 from dulwich.objects import Commit
@@ -16,6 +17,7 @@ from wiki_memory.pages import Page, new_id, now_iso, parse_page
 from wiki_memory.store import Author, Store
 from wiki_memory.store.reading import oid
 from wiki_memory.store.records import commit_message
+from wiki_memory.sync.merge import conflict_path
 
 
 class Placer:
@@ -56,7 +58,6 @@ class Placer:
         for spot in spots:
             if spot not in self.base_files and spot not in taken and not self._claimed(spot, page.id):
                 return spot, "new", None
-        from wiki_memory.sync.merge import conflict_path
 
         day = now_iso()[:10]
         copy = conflict_path(
@@ -127,11 +128,9 @@ def fast_forward(team: Store, commit: bytes) -> None:
 
 
 def tree_diff(team: Store, old_tree: bytes | None, new_tree: bytes) -> str:
-    from io import BytesIO
-
-    from dulwich.patch import write_tree_diff
-
     out = BytesIO()
+    from dulwich.patch import write_tree_diff  # deferred: it loads the email package, for a share's diff only
+
     write_tree_diff(out, team.repo.object_store, oid(old_tree) if old_tree else None, oid(new_tree))
     return out.getvalue().decode("utf-8", "replace")
 

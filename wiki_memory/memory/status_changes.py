@@ -13,6 +13,7 @@ stale, archived, active), supersede, anchors, and drift against the code.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,9 @@ from wiki_memory.memory.rules import VERDICTS, InputError, Scrubber, utf8
 from wiki_memory.memory.team import Teams
 from wiki_memory.memory.writing import PERSON, with_sources
 from wiki_memory.pages import HIDDEN, Page
+from wiki_memory.pages.anchors import clean_path, parse_anchors
+from wiki_memory.pages.drift import drifted, git_index
+from wiki_memory.pages.lifecycle import path_list
 
 if TYPE_CHECKING:
     from wiki_memory.pages.drift import Drift
@@ -52,7 +56,7 @@ class StatusChanges:
     def mark(self, page: str, verdict: str, *, reason: str | None = None, actor: Actor = PERSON) -> Marked:
         """Mark a page helpful, wrong, stale, archived or active (one commit, unless it
         already reads so; `helpful` always counts)."""
-        from wiki_memory.consolidate import usage
+        from wiki_memory.consolidate import usage  # deferred: the consolidator, not loaded with Memory
 
         if verdict not in VERDICTS:
             raise InputError(f"unknown verdict {verdict!r}: one of {', '.join(VERDICTS)}")
@@ -95,9 +99,6 @@ class StatusChanges:
     def _anchors_now(self, page: Page) -> list[Any] | None:
         """The page's anchors re-recorded at the files' current blobs (None: no anchors, or
         no code repository to read them from)."""
-        from wiki_memory.pages.anchors import parse_anchors
-        from wiki_memory.pages.drift import git_index
-
         anchors = parse_anchors(page.meta.get("anchors"))
         if not anchors or self.project.root is None:
             return None
@@ -110,8 +111,6 @@ class StatusChanges:
 
     def supersede(self, old: str, new: str, *, reason: str | None = None, actor: Actor = PERSON) -> Superseded:
         """`old` is replaced by `new`: both pages change, in one commit."""
-        from wiki_memory.pages.lifecycle import path_list
-
         why = _reason(reason)
         store = self.context.store()
         with store.lock:
@@ -140,9 +139,6 @@ class StatusChanges:
     ) -> Written:
         """Anchor a page to code files (paths relative to the project's repository), each at
         its current blob; with no files, re-anchor the page's anchors as the files are now."""
-        from wiki_memory.pages.anchors import clean_path, parse_anchors
-        from wiki_memory.pages.drift import git_index
-
         why = _reason(reason)
         root = self.project.root
         if root is None:
@@ -177,8 +173,6 @@ class StatusChanges:
 
     def drift(self, page: str) -> list[Drift]:
         """The page's anchored files that changed, went or moved since it was written."""
-        from wiki_memory.pages.drift import drifted
-
         current = self.context.store().read(self.reading.find(page))
         return drifted(self.project.root, current.meta.get("anchors"))
 
@@ -200,19 +194,17 @@ class StatusChanges:
     def refresh_context(self) -> None:
         """The SessionStart context rebuilt now: a page marked wrong must not be handed out
         by a start that comes before the next consolidation."""
-        from wiki_memory.consolidate import context_build
+        from wiki_memory.consolidate import context_build  # deferred: the consolidator, not loaded with Memory
 
         try:
             context_build.refresh(self.project, self.context.store(), self.context.index)
         except Exception as e:  # noqa: BLE001 - the mark is committed; the next start rebuilds it anyway
-            from wiki_memory.consolidate.state import log
+            from wiki_memory.consolidate.state import log  # deferred: the consolidator, not loaded with Memory
 
             log(f"context rebuild after a mark failed ({type(e).__name__}: {e})")
 
 
 def _relative_to(root: str, path: str) -> str:
-    import os
-
     if os.path.isabs(path):
         rel = os.path.relpath(os.path.normpath(path), os.path.normpath(root))
         return rel

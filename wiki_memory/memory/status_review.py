@@ -25,6 +25,8 @@ from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.page_problems import PageProblems
 from wiki_memory.memory.records import Review, ReviewAction
 from wiki_memory.pages import HIDDEN, STATUSES, handed_out
+from wiki_memory.pages.drift import drift_note, drifted
+from wiki_memory.pages.lifecycle import is_expired
 
 if TYPE_CHECKING:
     from wiki_memory.index import Index
@@ -60,8 +62,6 @@ class StatusReview:
 
     def review(self, *, today: str | None = None) -> Review:
         """Everything that needs a look (see the module docstring)."""
-        from wiki_memory.pages.lifecycle import is_expired
-
         if not self.context.exists:
             return Review((), 0, "this project has no memory yet")
         found = self._from_index(self.context.require_index())
@@ -136,8 +136,6 @@ class StatusReview:
     # Drift ------------------------------------------------------------------------------
 
     def _drift_items(self, rows: Sequence[LifecycleRow]) -> list[ReviewAction]:
-        from wiki_memory.pages.drift import drift_note, drifted
-
         root = self.project.root
         if root is None:
             return []
@@ -183,7 +181,7 @@ class StatusReview:
     def _duplicate_items(
         self, index: Index, rows: Sequence[LifecycleRow], vectors: dict[str, Any] | None
     ) -> list[ReviewAction]:
-        from wiki_memory.consolidate.distill import dedup
+        from wiki_memory.consolidate.distill import dedup  # deferred: the consolidator, not loaded with Memory
 
         live = [r for r in rows if r.type in DURABLE and handed_out(r.status)]
         pairs = self._close_pairs(live, vectors, dedup.MEANING)
@@ -208,7 +206,7 @@ class StatusReview:
     def _contradiction_items(
         self, index: Index, rows: Sequence[LifecycleRow], vectors: dict[str, Any] | None
     ) -> list[ReviewAction]:
-        from wiki_memory.consolidate.distill import dedup
+        from wiki_memory.consolidate.distill import dedup  # deferred: the consolidator, not loaded with Memory
 
         decisions = [r for r in rows if r.type == "decision" and r.status == "active"]
         if len(decisions) < 2:
@@ -285,7 +283,9 @@ class StatusReview:
 
 
 def _negated(text: str) -> list[str]:
-    from wiki_memory.consolidate.distill.statements import _negated as negated
+    from wiki_memory.consolidate.distill.statements import (
+        _negated as negated,  # deferred: the consolidator, not loaded with Memory
+    )
 
     return negated(text)
 
@@ -293,7 +293,7 @@ def _negated(text: str) -> list[str]:
 def _pairs_by_vector(
     rows: list[LifecycleRow], vectors: dict[str, Any], floor: float
 ) -> list[tuple[LifecycleRow, LifecycleRow, float | None]]:
-    import numpy as np
+    import numpy as np  # deferred: numpy, for the review's vectors only
 
     if len(rows) < 2:
         return []
@@ -309,7 +309,9 @@ def _pairs_by_vector(
 
 
 def _pairs_by_words(rows: list[LifecycleRow]) -> list[tuple[LifecycleRow, LifecycleRow, float | None]]:
-    from wiki_memory.consolidate.distill.dedup import words
+    from wiki_memory.consolidate.distill.dedup import (
+        words,  # deferred: the consolidator, not loaded with Memory
+    )
 
     postings: dict[str, list[int]] = {}
     titles = [words(r.title) for r in rows]

@@ -10,6 +10,7 @@ from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.rules import utf8
 from wiki_memory.memory.secrets import Secrets
 from wiki_memory.memory.team import Teams, TierSync
+from wiki_memory.sync import SyncError, add_remote, list_remotes, maybe_auto_sync, remove_remote, sync, sync_state
 
 if TYPE_CHECKING:
     from wiki_memory.sync import Remote, SyncReport
@@ -27,23 +28,17 @@ class Syncing:
 
     def remotes(self) -> list[tuple[Remote, dict[str, Any]]]:
         """Each remote with what its last sync did (last_success, last_attempt, last_error)."""
-        from wiki_memory.sync import list_remotes, sync_state
-
         store = self.context.store()
         state = sync_state(store)
         return [(remote, state.get(remote.name, {})) for remote in list_remotes(store)]
 
     def add_remote(self, name: str, url: str) -> Remote:
         """Add a remote to sync with (the wiki is created if needed)."""
-        from wiki_memory.sync import add_remote
-
         utf8("name", name)
         utf8("url", url)
         return add_remote(self.context.store(create=True), name, url)
 
     def remove_remote(self, name: str) -> Remote:
-        from wiki_memory.sync import remove_remote
-
         return remove_remote(self.context.store(), name)
 
     def sync(
@@ -63,8 +58,10 @@ class Syncing:
         `keep_remote_history` takes it back instead. After a `forget` on another machine,
         the sync adopts the new history (see `sync.rewritten`) and the journals, logs and
         context here are scrubbed of what was forgotten."""
-        from wiki_memory.capture.redact import find, reload_user_patterns
-        from wiki_memory.sync import SyncError, sync
+        from wiki_memory.capture.redact import (  # deferred: the redaction rules compile their patterns on import
+            find,
+            reload_user_patterns,
+        )
 
         note = self.secrets.finish_interrupted_forget()
         index = self.context.index
@@ -100,8 +97,7 @@ class Syncing:
     def auto_sync(self) -> None:
         """Sync with the remote after a consolidation when `[sync] auto = true`; never
         raises (failures go to logs/sync.log and are retried next time)."""
-        from wiki_memory.capture.redact import find
-        from wiki_memory.sync import maybe_auto_sync
+        from wiki_memory.capture.redact import find  # deferred: the redaction rules compile their patterns on import
 
         try:
             self.secrets.finish_interrupted_forget()
@@ -113,8 +109,6 @@ class Syncing:
         """`wiki-memory sync`: the personal wiki with its remote (the one named, else its
         default) when it has one, and the team tier when the project joined one. Naming a
         remote syncs the personal wiki only; `team_only` the team tier only."""
-        from wiki_memory.sync import list_remotes
-
         joined = self.teams.joined
         if team_only:
             return TierSync(None, self.teams.team_sync(**options))

@@ -117,8 +117,13 @@ class Teams:
         """Join the team whose shared wiki is at `url` (any git URL: a bare repository's
         path, file://, http(s)://, ssh): clone it, or, when the remote is empty, make the
         team wiki and push it. Joining the same URL again only syncs."""
-        from wiki_memory.sync import add_remote, list_remotes
-        from wiki_memory.sync.remotes import check_url
+        from wiki_memory.sync import (  # deferred: dulwich; `wiki-memory search` starts without the store
+            add_remote,
+            list_remotes,
+        )
+        from wiki_memory.sync.remotes import (
+            check_url,  # deferred: dulwich; `wiki-memory search` starts without the store
+        )
 
         utf8("url", url)
         if not url.strip():
@@ -171,7 +176,10 @@ class Teams:
 
     def team_status(self) -> TeamStatus:
         """Where the team tier stands (cheap: no network)."""
-        from wiki_memory.sync import list_remotes, sync_state
+        from wiki_memory.sync import (  # deferred: dulwich; `wiki-memory search` starts without the store
+            list_remotes,
+            sync_state,
+        )
 
         mode = tier.recall_mode()
         if not self.project.has_team():
@@ -209,7 +217,7 @@ class Teams:
     def refresh_team(self) -> None:
         """The team tier's provenance and SessionStart context, worked out again from its
         history (nothing to do when the team wiki has not moved since the last time)."""
-        from wiki_memory.memory import provenance
+        from wiki_memory.memory import provenance  # deferred: dulwich; `wiki-memory search` starts without the store
 
         if not self.project.has_team():
             return
@@ -225,7 +233,7 @@ def _unpushed(store: Any, head: bytes | None) -> int:
     """Commits of the team wiki the remote's `main` (as last fetched) does not have."""
     if head is None:
         return 0
-    from dulwich.objects import ObjectID
+    from dulwich.objects import ObjectID  # deferred: dulwich; `wiki-memory search` starts without the store
 
     try:
         tracked = store.repo.refs[f"refs/remotes/{REMOTE}/main".encode()]

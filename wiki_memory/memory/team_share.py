@@ -416,7 +416,12 @@ class TeamShare:
     def share_handoff(self) -> BranchHandoff:
         """Attach the newest handoff to the code repository's current branch in the team
         tier, committed and pushed to the team's `main` (see the module docstring)."""
-        from wiki_memory.consolidate.branch_handoff import code_branch, mark_seen, page_path, seen_key
+        from wiki_memory.consolidate.branch_handoff import (  # deferred: the consolidator, not loaded with Memory
+            code_branch,
+            mark_seen,
+            page_path,
+            seen_key,
+        )
 
         team, remote = self._team()
         branch = code_branch(self.project.root)
@@ -491,7 +496,10 @@ def _looks_like_id(value: str) -> bool:
 def _secrets(texts: Sequence[tuple[str, str | None]]) -> list[Finding]:
     """The secrets in each (text, page path) about to leave for the team remote, by the
     redaction rules and the user's own patterns (read afresh)."""
-    from wiki_memory.capture.redact import find, reload_user_patterns
+    from wiki_memory.capture.redact import (  # deferred: the redaction rules compile their patterns on import
+        find,
+        reload_user_patterns,
+    )
 
     reload_user_patterns()
     return [found for text, path in texts for found in findings_in(find, text, None, path)]

@@ -27,6 +27,7 @@ from wiki_memory.memory.rules import (
 )
 from wiki_memory.pages import FOLDERS, STATUSES, Page, folder_for, slugify
 from wiki_memory.pages.model import DATED_TYPES
+from wiki_memory.store.paths import normalize_path
 
 if TYPE_CHECKING:
     from wiki_memory.store import Edit
@@ -84,8 +85,6 @@ class Writing:
         """Create or update a page. A title that exists updates that page (same id, history
         kept; tags, status and sources kept unless given); the same title under another
         type is refused (pass `path` to update that page)."""
-        from wiki_memory.store.paths import normalize_path
-
         scrub = Scrubber()
         title = scrub(check_title(title))
         body = scrub(check_text("body", body))
