@@ -8,7 +8,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from wiki_memory.memory.context import NoMemoryError, write_project_file
+    from wiki_memory.memory.context import NoMemoryError, project_paths, write_project_file
     from wiki_memory.memory.distilling import DistilledPage, DistillReport
     from wiki_memory.memory.edits import OPERATIONS, EditError
     from wiki_memory.memory.history import Activity, CommitView, FileDiff, Graph, GraphNode, PageChange, PageHistory
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 _WHERE = {
     "NoMemoryError": "wiki_memory.memory.context",
     "write_project_file": "wiki_memory.memory.context",
+    "project_paths": "wiki_memory.memory.context",
     "OPERATIONS": "wiki_memory.memory.edits",
     "EditError": "wiki_memory.memory.edits",
     "Activity": "wiki_memory.memory.history",
@@ -126,5 +127,6 @@ __all__ = [
     "Written",
     "import_transcripts",
     "known_projects",
+    "project_paths",
     "write_project_file",
 ]

@@ -31,6 +31,19 @@ class NoMemoryError(NotFoundError):
     """The project has no wiki yet (nothing was ever written)."""
 
 
+def project_paths(project: Project) -> dict[str, object]:
+    """The project's name and every path of it (`wiki-memory path --json`, and `status`)."""
+    return {
+        "id": project.id,
+        "name": project.name,
+        "root": str(project.root) if project.root else None,
+        "wiki": str(project.wiki),
+        "index": str(project.index_path),
+        "journal": str(project.journal_dir),
+        "home": str(project.home),
+    }
+
+
 def write_project_file(project: Project) -> None:
     """`project.json` beside the wiki: which code repository the memory belongs to (how
     `--project ID` and the MCP `project` argument find it again)."""

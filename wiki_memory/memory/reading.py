@@ -9,7 +9,7 @@ from typing import Any
 
 from wiki_memory.config import load_settings
 from wiki_memory.errors import NotFoundError, PageError, PathError
-from wiki_memory.memory.context import MemoryContext
+from wiki_memory.memory.context import MemoryContext, project_paths
 from wiki_memory.memory.page_problems import PageProblems
 from wiki_memory.memory.records import History, LinksView, PageRow, PageView
 from wiki_memory.memory.rules import InputError, check_ref, utf8
@@ -84,6 +84,15 @@ class Reading:
         matches = index.named(ref)
         titles = {path: meta.title for path, meta in index.page_meta(matches).items()} if len(matches) > 1 else {}
         return one_match(ref, matches, titles)
+
+    def current(self, ref: str) -> tuple[str, Page]:
+        """The path of the page `ref` names and the page as the person sees it: their
+        uncommitted edit of it committed first, as theirs (called under the store's lock,
+        before changing the page)."""
+        store = self.context.store()
+        path = self.find(ref)
+        store.commit_pending(paths=[path])
+        return path, store.read(path)
 
     def resolve_rev(self, rev: str) -> str:
         """The commit id a revision names (`HEAD~2`, a short id)."""
@@ -207,17 +216,7 @@ class Reading:
     def status(self) -> dict[str, Any]:
         """The project, its wiki, pages by type, the last commit, pending hand edits and how
         far the search index is (never loads the embedding model)."""
-        p = self.project
-        info: dict[str, Any] = {
-            "id": p.id,
-            "name": p.name,
-            "root": str(p.root) if p.root else None,
-            "wiki": str(p.wiki),
-            "index": str(p.index_path),
-            "journal": str(p.journal_dir),
-            "home": str(p.home),
-            "exists": self.context.exists,
-        }
+        info: dict[str, Any] = {**project_paths(self.project), "exists": self.context.exists}
         if not self.context.exists:
             return info
         store = self.context.store()

@@ -64,6 +64,15 @@ class ShareProposal:
     message: str
     blobs: dict[str, str] = field(default_factory=dict)  # page id -> the personal blob shared
 
+    def request_body(self) -> str:
+        """The text of the pull request that proposes it."""
+        lines = [self.message if self.message != self.pages[0].team_path else "", ""]
+        lines.append("Proposed with `wiki-memory share` for the team's memory:")
+        for page in self.pages:
+            extra = f" (beside {page.beside}, someone else's page at that path)" if page.beside else ""
+            lines.append(f"- `{page.team_path}`: {page.title} ({page.how}){extra}")
+        return "\n".join(lines).strip() + "\n"
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "branch": self.branch,

@@ -22,7 +22,7 @@ from wiki_memory.memory.reading import Reading
 from wiki_memory.memory.records import Actor, Marked, Superseded, Written
 from wiki_memory.memory.rules import VERDICTS, InputError, Scrubber, utf8
 from wiki_memory.memory.team import Teams
-from wiki_memory.memory.writing import PERSON, with_sources
+from wiki_memory.memory.writing import PERSON, with_sources, write_as
 from wiki_memory.pages import HIDDEN, Page
 from wiki_memory.pages.anchors import clean_path, parse_anchors
 from wiki_memory.pages.drift import drifted, git_index
@@ -70,9 +70,7 @@ class StatusChanges:
         why = _reason(reason)
         store = self.context.store()
         with store.lock:
-            path = self.reading.find(page)
-            store.commit_pending(paths=[path])
-            current: Page = store.read(path)
+            path, current = self.reading.current(page)
             updated = self._marked(current, verdict)
             if self.teams.is_team_tier and verdict != "helpful":
                 # Why in the page itself: every member sees the reason a teammate gave,
@@ -146,9 +144,7 @@ class StatusChanges:
         index = git_index(root)
         store = self.context.store()
         with store.lock:
-            path = self.reading.find(page)
-            store.commit_pending(paths=[path])
-            current: Page = store.read(path)
+            path, current = self.reading.current(page)
             anchors = {a.path: a.as_meta() for a in parse_anchors(current.meta.get("anchors"))}
             targets = list(files) or list(anchors)
             if not targets:
@@ -161,14 +157,8 @@ class StatusChanges:
                     raise InputError(f"{raw}: no such file in {root} (give paths inside the repository)")
                 anchors[rel] = {"path": rel, "blob": blob}
             updated = current.with_meta(anchors=list(anchors.values()))
-            result = store.write(
-                updated,
-                actor.author(self.context.wiki),
-                session_id=actor.session_id,
-                agent=actor.agent,
-                message=f"anchor: {path.removesuffix('.md')}",
-                trailers=[("Reason", why or "")],
-            )
+            message, trailers = f"anchor: {path.removesuffix('.md')}", [("Reason", why or "")]
+            result = write_as(store, [updated], actor, self.context.wiki, message=message, trailers=trailers)[0]
         return Written.of(result, "anchor")
 
     def drift(self, page: str) -> list[Drift]:
@@ -181,14 +171,8 @@ class StatusChanges:
     ) -> str | None:
         if actor.source:
             pages = [p.with_meta(sources=with_sources(p.sources, [actor.source])) for p in pages]
-        results = self.context.store().write_many(
-            pages,
-            actor.author(self.context.wiki),
-            session_id=actor.session_id,
-            agent=actor.agent,
-            message=subject,
-            trailers=[("Reason", reason or ""), ("Verdict", verdict)],
-        )
+        trailers = [("Reason", reason or ""), ("Verdict", verdict)]
+        results = write_as(self.context.store(), pages, actor, self.context.wiki, message=subject, trailers=trailers)
         return next((r.commit for r in results if r.commit), None)
 
     def refresh_context(self) -> None:

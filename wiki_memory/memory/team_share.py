@@ -247,7 +247,7 @@ class TeamShare:
             if found is not None:
                 cli, host = found
                 title = proposal.message.splitlines()[0][:200]
-                body = _request_body(proposal)
+                body = proposal.request_body()
                 request = open_request(cli, host, proposal.branch, title, body)
         return ShareResult(proposal, host.compare_url(proposal.branch) if host else None, request)
 
@@ -457,15 +457,6 @@ class TeamShare:
         # The sharer is never handed their own handoff back.
         mark_seen(self.project, seen_key(rel, text))
         return BranchHandoff(branch, rel, source, commit.decode(), me.ident().decode())
-
-
-def _request_body(proposal: ShareProposal) -> str:
-    lines = [proposal.message if proposal.message != proposal.pages[0].team_path else "", ""]
-    lines.append("Proposed with `wiki-memory share` for the team's memory:")
-    for page in proposal.pages:
-        extra = f" (beside {page.beside}, someone else's page at that path)" if page.beside else ""
-        lines.append(f"- `{page.team_path}`: {page.title} ({page.how}){extra}")
-    return "\n".join(lines).strip() + "\n"
 
 
 def _sessions(page: Page) -> set[str]:

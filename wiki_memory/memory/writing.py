@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from glob import escape as glob_escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from wiki_memory.errors import ConflictError
 from wiki_memory.memory import edits
@@ -30,7 +30,9 @@ from wiki_memory.pages.model import DATED_TYPES
 from wiki_memory.store.paths import normalize_path
 
 if TYPE_CHECKING:
-    from wiki_memory.store import Edit
+    from pathlib import Path
+
+    from wiki_memory.store import Edit, Store, WriteResult
 
 PERSON = Actor()
 
@@ -43,6 +45,12 @@ def with_sources(*groups: Sequence[str] | None) -> list[str]:
             if source and source not in out:
                 out.append(source)
     return out
+
+
+def write_as(store: Store, pages: list[Page], actor: Actor, wiki: Path, **how: Any) -> list[WriteResult]:
+    """`pages` written in one commit by `actor` (its author, session and agent), with
+    `how` as `Store.write_many` takes it (message, trailers, ...)."""
+    return store.write_many(pages, actor.author(wiki), session_id=actor.session_id, agent=actor.agent, **how)
 
 
 @dataclass(frozen=True)
@@ -118,7 +126,7 @@ class Writing:
                 status=status or (existing.status if existing and existing.status in STATUSES else "active"),
                 path=target,
             )
-            result = store.write(page, actor.author(self.context.wiki), session_id=actor.session_id, agent=actor.agent)
+            result = write_as(store, [page], actor, self.context.wiki)[0]
         return Written.of(result, redacted=scrub.found)
 
     def _path_for_title(self, title: str, page_type: str) -> str:
@@ -158,9 +166,7 @@ class Writing:
             raise InputError(f"unknown operation {operation!r}: one of {', '.join(edits.OPERATIONS)}")
         store = self.context.store()
         with store.lock:
-            path = self.reading.find(request.page)
-            store.commit_pending(paths=[path])  # edit what the person sees, not a stale copy
-            current = store.read(path)
+            path, current = self.reading.current(request.page)  # what the person sees, not a stale copy
             updated, replaced = _edited(current, request)
             if operation == "set_status":
                 updated = self._with_status(current, request.status, request.superseded_by)
@@ -171,13 +177,8 @@ class Writing:
             updated = updated.with_body(scrub(updated.body))
             if actor.source and updated.has_front_matter:
                 updated = updated.with_meta(sources=with_sources(updated.sources, [actor.source]))
-            result = store.write(
-                updated,
-                actor.author(self.context.wiki),
-                session_id=actor.session_id,
-                agent=actor.agent,
-                message=f"update: {path.removesuffix('.md')} ({operation})",
-            )
+            message = f"update: {path.removesuffix('.md')} ({operation})"
+            result = write_as(store, [updated], actor, self.context.wiki, message=message)[0]
         return Written.of(result, operation, replaced, scrub.found)
 
     def _with_status(self, page: Page, status: str | None, superseded_by: str | None) -> Page:
