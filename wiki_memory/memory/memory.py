@@ -1,11 +1,13 @@
 """`Memory`: one project's memory, the library every front end calls.
 
-    from wiki_memory.memory import Actor, Memory
+    from wiki_memory.memory import Actor, EditRequest, Memory
     with Memory.at("~/src/widgets") as memory:
         memory.write("Retry policy", "Retry twice, then fail.", "decision", tags=["http"])
         for hit in memory.search("how often do we retry").results:
             print(hit.path, hit.snippet)
         memory.edit("Retry policy", "append", text="Except for 429s.", actor=Actor("codex", "s1"))
+        # the same edit as one value, as the CLI and the MCP server carry it:
+        memory.apply_edit(EditRequest("Retry policy", "append", text="Except for 429s."))
 
 It opens (or, on the first write, creates) the project's store and keeps its search
 index attached, and owns every memory operation with its rules: the CLI, the MCP server,
@@ -208,8 +210,9 @@ class Memory:
     ) -> Written:
         """Change part of a page: `append` (to the page or a section), `replace_section`,
         `find_replace` (exactly `expected_count` times) or `set_status`. Refuses rather than
-        guesses: nothing is written when the heading or text is not found as asked. (A front
-        end that carries the edit as one value builds an `EditRequest` for `apply_edit`.)"""
+        guesses: nothing is written when the heading or text is not found as asked."""
+        # A front end that carries the edit as one value builds the `EditRequest` itself and
+        # calls `apply_edit`: one signature each, rather than `edit` taking either form.
         request = EditRequest(
             ref, operation, text, heading, find, replace, expected_count, status, superseded_by, actor
         )
