@@ -20,7 +20,7 @@ from mcp_helpers import PAGE_TOOLS, run, serve_command
 from wiki_memory.cli import main
 from wiki_memory.install import Context, install, installer, jsonc, uninstall
 from wiki_memory.memory import Memory
-from wiki_memory.memory.instructions import START
+from wiki_memory.memory.instructions_export import START
 
 COMMAND = serve_command()[0]
 CONFIG = ".config"  # XDG default on Linux; Claude Desktop and VS Code live under it here

@@ -14,7 +14,8 @@ from conftest import git
 from wiki_memory.cli import main
 from wiki_memory.memory import Memory
 from wiki_memory.memory.instruction_files import claude_project_folder
-from wiki_memory.memory.instructions import END, START, export_block, import_instructions
+from wiki_memory.memory.instructions import import_instructions
+from wiki_memory.memory.instructions_export import END, START, export_block
 
 
 def cli(*args: str, ok: bool = True):

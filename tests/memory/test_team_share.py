@@ -29,8 +29,8 @@ from test_sync_transport import git_http_server
 from wiki_memory.cli import main
 from wiki_memory.config import resolve_project
 from wiki_memory.memory import Memory
+from wiki_memory.memory.share_records import ShareRefused
 from wiki_memory.memory.team_hosts import Host, host_of, logged_in_client, open_request
-from wiki_memory.memory.team_share import ShareRefused
 from wiki_memory.pages import Page
 from wiki_memory.store import Author
 

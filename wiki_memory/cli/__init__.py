@@ -46,7 +46,7 @@ class App:
         return self._memory
 
     @property
-    def searching(self) -> Searching:
+    def searching(self) -> Memory | Searching:
         """The project's memory for a search alone: no git store, no numpy loaded (see
         `memory.searching`); the whole memory when a command opened it already."""
         if self._memory is not None:

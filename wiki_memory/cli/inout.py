@@ -13,7 +13,8 @@ import click
 from wiki_memory.cli import App, main
 from wiki_memory.cli.output import echo_json
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.memory.instructions import TARGETS, export_block, import_instructions
+from wiki_memory.memory.instructions import import_instructions
+from wiki_memory.memory.instructions_export import TARGETS, export_block
 
 if TYPE_CHECKING:
     from wiki_memory.install import Change, Context
@@ -218,7 +219,7 @@ def client_blocks(app: App, results: dict[str, list[Change]], ctx: Context, *, r
     client reads, added to what `install` reports (or taken out again by `uninstall`)."""
     from wiki_memory.install import Change, installer
     from wiki_memory.install.mcp_client import McpClient
-    from wiki_memory.memory.instructions import remove_block
+    from wiki_memory.memory.instructions_export import remove_block
 
     if ctx.scope != "project":
         return

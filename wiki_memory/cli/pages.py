@@ -17,7 +17,7 @@ from wiki_memory.cli import App, main, pass_app
 from wiki_memory.cli.output import echo_json, read_stdin, say_redacted
 from wiki_memory.config import template
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.memory import Actor, Written, write_project_file
+from wiki_memory.memory import Actor, EditRequest, Written, project_paths, write_project_file
 from wiki_memory.pages import PAGE_TYPES, STATUSES
 
 WRITABLE_TYPES = tuple(t for t in PAGE_TYPES if t != "handoff")  # handoffs: `handoff write`
@@ -51,16 +51,7 @@ def init(app: App, as_json: bool) -> None:
 
 
 def _project_info(app: App) -> dict[str, object]:
-    p = app.project
-    return {
-        "id": p.id,
-        "name": p.name,
-        "root": str(p.root) if p.root else None,
-        "wiki": str(p.wiki),
-        "index": str(p.index_path),
-        "journal": str(p.journal_dir),
-        "home": str(p.home),
-    }
+    return project_paths(app.project)
 
 
 @main.command()
@@ -372,7 +363,7 @@ def edit(
     if not chosen:
         _edit_in_editor(app, page)
         return
-    written = app.memory.edit(
+    request = EditRequest(
         page,
         chosen[0],
         text=append_text if append_text is not None else section_text,
@@ -384,6 +375,7 @@ def edit(
         superseded_by=superseded_by,
         actor=Actor(agent, session_id),
     )
+    written = app.memory.apply_edit(request)
     say_redacted(written.redacted)
     if as_json:
         echo_json({"path": written.path, "commit": written.commit, "changed": written.changed,

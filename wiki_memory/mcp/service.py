@@ -33,7 +33,7 @@ from wiki_memory.mcp.models import (
     SupersedeOutput,
     WriteOutput,
 )
-from wiki_memory.memory import Actor, Memory, PageView, Written
+from wiki_memory.memory import Actor, EditRequest, Memory, PageView, Written
 
 log = logs.Log("mcp")
 
@@ -256,32 +256,8 @@ def write(
     return _write_output(ws, written)
 
 
-def edit(
-    ws: Workspace,
-    actor: Actor,
-    page: str,
-    operation: str,
-    text: str | None = None,
-    heading: str | None = None,
-    find: str | None = None,
-    replace: str | None = None,
-    expected_count: int = 1,
-    status: str | None = None,
-    superseded_by: str | None = None,
-) -> WriteOutput:
-    written = ws.memory.edit(
-        page,
-        operation,
-        text=text,
-        heading=heading,
-        find=find,
-        replace=replace,
-        expected_count=expected_count,
-        status=status,
-        superseded_by=superseded_by,
-        actor=actor,
-    )
-    return _write_output(ws, written)
+def edit(ws: Workspace, request: EditRequest) -> WriteOutput:
+    return _write_output(ws, ws.memory.apply_edit(request))
 
 
 def delete(ws: Workspace, actor: Actor, page: str) -> DeleteOutput:

@@ -30,6 +30,7 @@ from wiki_memory.mcp.models import (
     WriteOutput,
 )
 from wiki_memory.mcp.server import MemoryServer
+from wiki_memory.memory import EditRequest
 
 PageTypeArg = Literal["decision", "gotcha", "procedure", "fact", "preference", "note", "session"]
 SearchTypeArg = Literal["decision", "gotcha", "procedure", "fact", "preference", "note", "session", "handoff"]
@@ -269,23 +270,19 @@ def register_edit_tools(server: MemoryServer) -> None:
         """Change part of an existing memory page without rewriting it (one git commit). Refuses rather than
         guesses: when the heading or the text is not found exactly as asked, nothing is written and the error
         says what the page has."""
-        return _result(
-            await server.run_on(
-                project,
-                roots,
-                service.edit,
-                server.caller(ctx),
-                page,
-                operation,
-                text,
-                heading,
-                find,
-                replace,
-                expected_count,
-                status,
-                superseded_by,
-            )
+        request = EditRequest(
+            page,
+            operation,
+            text=text,
+            heading=heading,
+            find=find,
+            replace=replace,
+            expected_count=expected_count,
+            status=status,
+            superseded_by=superseded_by,
+            actor=server.caller(ctx),
         )
+        return _result(await server.run_on(project, roots, service.edit, request))
 
     @server.tool_from(DELETES)
     async def delete(

@@ -30,7 +30,9 @@ from typing import TYPE_CHECKING, Any
 from wiki_memory import logs
 from wiki_memory.config import Project, home
 from wiki_memory.errors import NotFoundError, WikiMemoryError
+from wiki_memory.memory.projects import load_project
 from wiki_memory.memory.rules import InputError
+from wiki_memory.pages import slugify
 
 if TYPE_CHECKING:
     from wiki_memory.store import Author
@@ -80,7 +82,7 @@ class Grant:
 
     def author(self) -> Author:
         """The git identity the holder's writes are committed under."""
-        from wiki_memory.store import Author
+        from wiki_memory.store import Author  # deferred: dulwich, not needed by `wiki-memory token`
 
         return Author(self.name, self.email)
 
@@ -186,14 +188,14 @@ class Tokens:
             raise WikiMemoryError(f"cannot read {self.path}: {e}; fix or remove it") from None
 
     def _write(self, grants: Sequence[Grant]) -> None:
-        from wiki_memory.store.durable import write_durably
+        from wiki_memory.store.durable import write_durably  # deferred: dulwich, not needed by `wiki-memory token`
 
         data = {"version": 1, "tokens": [g._record() for g in grants]}
         write_durably(self.path, (json.dumps(data, indent=2) + "\n").encode())  # mode 0600
         self._seen = None
 
     def _lock(self) -> Any:
-        from wiki_memory.store.lock import WriterLock
+        from wiki_memory.store.lock import WriterLock  # deferred: dulwich, not needed by `wiki-memory token`
 
         self.root.mkdir(parents=True, exist_ok=True)
         return WriterLock(self.root / "tokens.lock", timeout=30)
@@ -322,8 +324,6 @@ class Tokens:
             return own
         ids = grant.project_ids
         if len(ids) == 1 and not grant.all_projects:
-            from wiki_memory.memory.projects import load_project
-
             folder = self.root / "projects" / ids[0]
             if (folder / "project.json").is_file():
                 return load_project(folder)
@@ -331,6 +331,4 @@ class Tokens:
 
 
 def _default_email(name: str) -> str:
-    from wiki_memory.pages import slugify
-
     return f"{slugify(name, max_length=40)}@{socket.gethostname()}"

@@ -11,12 +11,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wiki_memory.errors import PageError
+from wiki_memory.errors import PageError, WikiMemoryError
+from wiki_memory.memory.instructions import after_bulk_commit
+from wiki_memory.memory.memory import Memory
 from wiki_memory.memory.projects import known_projects
 from wiki_memory.memory.records import Actor
+from wiki_memory.pages import parse_page
 
 if TYPE_CHECKING:
-    from wiki_memory.memory.memory import Memory
     from wiki_memory.store import Store
 
 
@@ -66,8 +68,6 @@ def _folder_size(path: Path) -> int:
 
 def project_summaries(env: Mapping[str, str] | None = None) -> list[ProjectSummary]:
     """Every project of the home that has a wiki, by name."""
-    from wiki_memory.memory.memory import Memory
-
     out = []
     for project in known_projects(env):
         with Memory(project) as memory:
@@ -121,8 +121,6 @@ def _text(value: Any) -> str | None:
 
 
 def _session_pages(store: Store) -> list[tuple[str, Any]]:
-    from wiki_memory.pages import parse_page
-
     out = []
     for path, blob in store.page_files():
         if not path.startswith("sessions/"):
@@ -151,8 +149,6 @@ class Pruned:
 
 def parse_age(text: str) -> timedelta:
     """`90d`, `12w`, `6m` (30 days each) or `1y` as a span of time."""
-    from wiki_memory.errors import WikiMemoryError
-
     raw = text.strip().lower()
     units = {"d": 1, "w": 7, "m": 30, "y": 365}
     if len(raw) < 2 or raw[-1] not in units or not raw[:-1].isdigit():
@@ -182,7 +178,5 @@ def prune_sessions(
                 body="They stay in the history; handoffs and distilled pages are untouched.",
             )
     if commit:
-        from wiki_memory.memory.instructions import after_bulk_commit
-
         after_bulk_commit(memory)
     return Pruned(old, commit, cutoff, dry_run)

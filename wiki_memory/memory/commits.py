@@ -21,6 +21,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from dulwich.objects import Commit, ObjectID
+
+from wiki_memory.errors import NotFoundError
+from wiki_memory.store import CommitInfo
+from wiki_memory.store.records import parse_trailers
+
 if TYPE_CHECKING:
     from wiki_memory.store import CommitInfo
 
@@ -53,9 +59,6 @@ class CommitHeader:
         return datetime.fromtimestamp(self.author_time, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def info(self) -> CommitInfo:
-        from wiki_memory.store import CommitInfo
-        from wiki_memory.store.records import parse_trailers
-
         return CommitInfo(self.id, self.author, self.email, self.time, self.message, parse_trailers(self.message))
 
 
@@ -72,12 +75,8 @@ class CommitLog:
     def header(self, commit_id: str) -> CommitHeader:
         found = self._headers.get(commit_id)
         if found is None:
-            from dulwich.objects import Commit, ObjectID
-
             commit = self.repo[ObjectID(commit_id.encode())]
             if not isinstance(commit, Commit):
-                from wiki_memory.errors import NotFoundError
-
                 raise NotFoundError(f"{commit_id} is not a commit")
             name, _, email = commit.author.decode("utf-8", "replace").partition(" <")
             found = self._headers[commit_id] = CommitHeader(
@@ -179,7 +178,6 @@ class CommitLog:
         if found is not None:
             self._trees.move_to_end(tree_id)
             return found
-        from dulwich.objects import ObjectID
 
         tree = self.repo[ObjectID(tree_id)]
         found = self._trees[tree_id] = {name: tree[name] for name in tree}
@@ -227,8 +225,6 @@ class CommitLog:
         return deleted[0] if len(deleted) == 1 else None
 
     def _page_id(self, blob: bytes) -> bytes | None:
-        from dulwich.objects import ObjectID
-
         head = self.repo[ObjectID(blob)].as_raw_string()[:4096]
         if not head.startswith(b"---"):
             return None

@@ -30,11 +30,11 @@ def _section(body: str, heading: str) -> tuple[int, int, list[str]]:
     higher level (or the end). Zero or several matching headings are refused, naming the
     headings there are.
     """
-    from wiki_memory.pages import headings
-
     wanted = _norm_heading(heading)
     if not wanted:
         raise EditError("give the heading of the section (its text, with or without the #)")
+    from wiki_memory.pages import headings  # deferred: markdown-it, for a section edit only
+
     found = headings(body)
     matches = [h for h in found if _norm_heading(h.text) == wanted]
     if len(matches) != 1:

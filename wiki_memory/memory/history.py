@@ -13,8 +13,11 @@ from typing import TYPE_CHECKING
 
 from wiki_memory.errors import NotFoundError
 from wiki_memory.memory.commits import CommitLog
+from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.reading import Reading
 from wiki_memory.memory.rules import InputError
+from wiki_memory.store.paths import normalize_path
+from wiki_memory.store.records import parse_trailers
 
 if TYPE_CHECKING:
     from wiki_memory.index import Index
@@ -143,16 +146,19 @@ class Graph:
     missing: list[str] = field(default_factory=list)
 
 
-class Browsing(Reading):
+class Browsing:
     """The operations that read the wiki's history and shape (see the module docstring)."""
 
-    _commit_log: CommitLog | None = None
-    _diffs: dict[tuple[bytes | None, bytes | None], DiffText] | None = None  # by (blob before, blob after)
-    _links: tuple[str | None, Links] | None = None  # (the index's head, the link graph then)
+    def __init__(self, context: MemoryContext, reading: Reading) -> None:
+        self.context = context
+        self.reading = reading
+        self._commit_log: CommitLog | None = None
+        self._diffs: dict[tuple[bytes | None, bytes | None], DiffText] | None = None  # by (blob before, blob after)
+        self._links: tuple[str | None, Links] | None = None  # (the index's head, the link graph then)
 
     def commit_log(self) -> CommitLog:
         """The kept record of what each commit changed (see `commits.py`), for this store."""
-        store = self.store()
+        store = self.context.store()
         if self._commit_log is None or self._commit_log.repo is not store.repo:
             self._commit_log = CommitLog(store.repo)
         return self._commit_log
@@ -160,21 +166,19 @@ class Browsing(Reading):
     def warm_history(self, seconds: float = 0.2) -> bool:
         """Work out what older commits changed for about `seconds`, so that history is
         ready when asked for; True while some are left."""
-        if not self.exists:
+        if not self.context.exists:
             return False
-        head = self.store().head()
+        head = self.context.store().head()
         return head is not None and self.commit_log().warm(head.decode(), seconds)
 
     def activity(self, n: int = 50, who: str | None = None) -> list[Activity]:
         """The `n` newest commits (of `who`, an agent or a person's name, when given),
         newest first."""
-        from wiki_memory.store.records import parse_trailers
-
         if n < 1:
             raise InputError("`n` is how many commits: 1 or more")
-        if not self.exists:
+        if not self.context.exists:
             return []
-        head = self.store().head()
+        head = self.context.store().head()
         if head is None:
             return []
         wanted = (who or "").strip().casefold()
@@ -198,7 +202,7 @@ class Browsing(Reading):
         """A commit (a full or short id, `HEAD~2`) with the diff of the first `limit` files it
         changed (against its first parent)."""
         log = self.commit_log()
-        header = log.header(self.resolve_rev(rev))
+        header = log.header(self.reading.resolve_rev(rev))
         changed = sorted(log.changes(header.id)[0].items())
         files = [self._file_diff(path, path, old, new) for path, (old, new) in changed[:limit]]
         parent = header.parents[0] if header.parents else None
@@ -209,7 +213,7 @@ class Browsing(Reading):
         made to the page; a deleted page is found by its path."""
         if n < 1:
             raise InputError("`n` is how many commits: 1 or more")
-        store = self.store()
+        store = self.context.store()
         head = store.head()
         path = self._history_path(ref)
         if head is None:
@@ -228,18 +232,16 @@ class Browsing(Reading):
             self._diffs = {}
         text = self._diffs.get((old, new))
         if text is None:
-            text = self._diffs[(old, new)] = _diff_text(self.store(), old, new)
+            text = self._diffs[(old, new)] = _diff_text(self.context.store(), old, new)
         return _file_diff(path, old_path, old, new, text)
 
     def _history_path(self, ref: str) -> str:
-        from wiki_memory.store.paths import normalize_path
-
         try:
-            return self.find(ref)
+            return self.reading.find(ref)
         except NotFoundError:
             # A deleted page keeps its history: look its path up in the log.
             path = normalize_path(ref if ref.strip().endswith(".md") else ref.strip() + ".md")
-            head = self.store().head()
+            head = self.context.store().head()
             if head is None or not self.commit_log().page_changes(head.decode(), path, 1):
                 raise
             return path
@@ -250,11 +252,11 @@ class Browsing(Reading):
         links of `around`."""
         if limit < 1:
             raise InputError("`limit` is how many pages: 1 or more")
-        if not self.exists:
+        if not self.context.exists:
             return Graph([], [])
-        index = self.require_index()
+        index = self.context.require_index()
         links = self._link_graph(index)
-        centre = self.find(around) if around and around.strip() else None
+        centre = self.reading.find(around) if around and around.strip() else None
         if centre is not None:
             chosen = _neighbourhood(centre, links.neighbours, limit)
             cut = len(chosen) >= limit
@@ -281,7 +283,7 @@ class Browsing(Reading):
     def _link_graph(self, index: Index) -> Links:
         """Every link between pages, with each page's degree; kept until the index moves."""
         if not index.in_step():
-            index.sync(self.store(), embed=False)
+            index.sync(self.context.store(), embed=False)
         if self._links is not None and index.head is not None and self._links[0] == index.head:
             return self._links[1]
         links = Links.of(index.link_pairs())

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wiki_memory.memory.knowledge import distill_enabled
+from wiki_memory.memory.distilling import distill_enabled
 from wiki_memory.memory.memory import Memory
 
 if TYPE_CHECKING:
@@ -28,7 +28,10 @@ def import_transcripts(
     sessions), in a commit of its own per session that yields pages. Each project's search
     index takes the new pages and embeds them (on every core: an import is waited for), and
     the context the next session starts from is rebuilt, before this returns."""
-    from wiki_memory.consolidate.importer import import_into, read_sessions
+    from wiki_memory.consolidate.importer import (  # deferred: the consolidator, not loaded with Memory
+        import_into,
+        read_sessions,
+    )
 
     report, by_project = read_sessions(agent, files, project=project, progress=progress)
     for pid, (target, summaries) in by_project.items():
@@ -45,7 +48,9 @@ def import_transcripts(
             except Exception as e:  # noqa: BLE001 - derived data: the pages are committed whatever happens here
                 report.index_errors[pid] = f"{type(e).__name__}: {e}"
             if pid in report.handoffs:
-                from wiki_memory.consolidate import context_build
+                from wiki_memory.consolidate import (
+                    context_build,  # deferred: the consolidator, not loaded with Memory
+                )
 
                 # The next session starts from what the import handed over (and what it distilled).
                 context_build.refresh(target, memory.store(), memory.index)

@@ -226,7 +226,7 @@ def _read_file(path: Path, kind: str, root: Path | None, home: Path, seen: set[P
 def _front_matter(raw: str, name: str) -> tuple[dict[str, object], str]:
     """The file's front matter (Cursor rules, auto memory, basic-memory notes) and the rest;
     front matter that does not parse is read as text, like the tools themselves do."""
-    from wiki_memory.pages.document import parse_page  # here: YAML is not needed to start the CLI
+    from wiki_memory.pages.document import parse_page  # deferred: YAML is not needed to start the CLI
 
     try:
         page = parse_page(raw, name)

@@ -1,6 +1,5 @@
-"""Instruction files in and out: the rules and notes a user keeps for their agents imported
-as pages (`import_instructions`), and the project's durable pages written back as a block in
-the files agents read (`export_block`).
+"""Instruction files in: the rules and notes a user keeps for their agents imported as
+pages (`import_instructions`); writing the durable pages back out is `instructions_export`.
 
 Import rules:
 - each section of each file (`memory.instruction_files`) is one page, titled by the user's
@@ -12,16 +11,11 @@ Import rules:
 - the same text in two files (`CLAUDE.md` importing `@AGENTS.md`) is one page with both sources;
 - a title that already names a page not imported from there gets the file's name after it.
 
-Export rules: only active pages of the durable types, never the ones imported from the very
-file written to (the file says them already) nor a model's proposal nobody marked helpful;
-preferences first, then procedures, then the gotchas hit most, within a character budget;
-only the bytes between the markers change.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +33,8 @@ from wiki_memory.memory.instruction_files import (
 )
 from wiki_memory.memory.records import Actor
 from wiki_memory.memory.rules import Scrubber
-from wiki_memory.pages import Page, folder_for
+from wiki_memory.pages import FOLDERS, Page, folder_for, parse_page, path_for, slugify
+from wiki_memory.pages.drift import blob_of_file, git_dir
 
 if TYPE_CHECKING:
     from wiki_memory.memory.memory import Memory
@@ -195,8 +190,8 @@ def after_bulk_commit(memory: Memory) -> None:
     """After a commit of many pages (an import, a prune): the search index takes them and the
     SessionStart context is rebuilt now, so the next prompt or start sees them; never raises
     (both are derived data, rebuilt next time anyway)."""
-    from wiki_memory.consolidate import context_build
-    from wiki_memory.consolidate.state import log
+    from wiki_memory.consolidate import context_build  # deferred: the consolidator, not loaded with Memory
+    from wiki_memory.consolidate.state import log  # deferred: the consolidator, not loaded with Memory
 
     try:
         memory.reindex()
@@ -226,8 +221,6 @@ def _same_import(old: Any, new: list[dict[str, str]]) -> bool:
 
 def _anchor(source: Source, root: Path | None) -> dict[str, str] | None:
     """The source file as an anchor, when it is a file of the code repository."""
-    from wiki_memory.pages.drift import blob_of_file, git_dir
-
     if root is None or git_dir(root) is None:
         return None
     try:
@@ -240,8 +233,6 @@ def _anchor(source: Source, root: Path | None) -> dict[str, str] | None:
 
 def _imported_pages(store: Any) -> dict[str, Page]:
     """The pages an earlier import wrote, by section key (`file#heading`)."""
-    from wiki_memory.pages import parse_page
-
     out: dict[str, Page] = {}
     for path, blob in store.page_files():
         data = store.repo[blob].as_raw_string()
@@ -260,15 +251,12 @@ def _imported_pages(store: Any) -> dict[str, Page]:
 def _free_path(store: Any, title: str, page_type: str, planned: set[str]) -> str | None:
     """Where a new page of this title goes, or None when the title names a page already."""
     if store is None:
-        from wiki_memory.pages import path_for
-
         path = path_for(title, page_type)
         return None if path in planned else path
     path, exists = store.titled_path(folder_for(page_type), title)
     if exists or path in planned:
         return None
     # The same title under another type's folder is another page of that title: refused too.
-    from wiki_memory.pages import FOLDERS, slugify
 
     slug = slugify(title)
     for folder in FOLDERS.values():
@@ -280,224 +268,8 @@ def _free_path(store: Any, title: str, page_type: str, planned: set[str]) -> str
 
 
 def _numbered(store: Any, title: str, page_type: str) -> str:
-    from wiki_memory.pages import path_for
-
     base = path_for(title, page_type).removesuffix(".md")
     n = 2
     while store is not None and store.blob_at(f"{base}-{n}.md") is not None:
         n += 1
     return f"{base}-{n}.md"
-
-
-# Export ---------------------------------------------------------------------------------
-
-START = "<!-- wiki-memory:memory:start -->"
-END = "<!-- wiki-memory:memory:end -->"
-_BLOCK = re.compile(re.escape(START) + r".*?" + re.escape(END), re.S)
-DEFAULT_BUDGET = 4000  # characters: a block an agent reads every session must stay short
-
-#: export target -> (file in the project, text a new file starts with)
-TARGETS: dict[str, tuple[str, str]] = {
-    "agents-md": ("AGENTS.md", ""),
-    "claude-md": ("CLAUDE.md", ""),
-    "copilot": (".github/copilot-instructions.md", ""),
-    "cursor-rules": (
-        ".cursor/rules/wiki-memory.mdc",
-        "---\ndescription: What this project's memory (wiki-memory) holds: preferences, procedures, gotchas\n"
-        "alwaysApply: true\n---\n",
-    ),
-}
-_ORDER = {"preference": 0, "procedure": 1, "gotcha": 2, "decision": 3}
-
-
-@dataclass(frozen=True)
-class Exported:
-    """An export: the file, whether it was (or, with `check`, would be) changed, the pages in it."""
-
-    target: str
-    path: Path
-    changed: bool
-    pages: tuple[str, ...]
-    text: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "path": str(self.path), "changed": self.changed, "pages": list(self.pages)}
-
-
-def export_block(
-    memory: Memory, target: str, *, check: bool = False, budget: int = DEFAULT_BUDGET, path: Path | None = None
-) -> Exported:
-    """Write (or, with `check`, only compare) the block of the project's durable pages in
-    the target's instruction file; every byte outside the markers stays as it is."""
-    if target not in TARGETS:
-        raise WikiMemoryError(f"unknown export target {target!r}: one of {', '.join(TARGETS)}")
-    rel, new_file = TARGETS[target]
-    root = memory.project.root
-    if path is None:
-        if root is None:
-            raise WikiMemoryError("no project folder to write the instruction file in")
-        path = Path(root) / rel
-    try:
-        # Bytes, not read_text: newline translation would rewrite the user's \r\n.
-        old: str | None = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        old = None
-    except (OSError, UnicodeDecodeError) as e:
-        raise WikiMemoryError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
-    name = display_name(path, Path(root) if root else None, Path.home())
-    block, pages = render_block(memory, exclude_source=f"file:{name}", budget=budget)
-    if old is None:
-        new = new_file + block + "\n"
-    elif _BLOCK.search(old):
-        new = _BLOCK.sub(lambda _: block, old, count=1)
-    else:
-        new = old + ("" if not old or old.endswith("\n\n") else "\n" if old.endswith("\n") else "\n\n") + block + "\n"
-    changed = new != old
-    if changed and not check:
-        from wiki_memory.install.configfile import write_atomic
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, new)
-    return Exported(target, path, changed, pages, new)
-
-
-def render_block(
-    memory: Memory, *, exclude_source: str = "", budget: int = DEFAULT_BUDGET
-) -> tuple[str, tuple[str, ...]]:
-    """The block, markers included, and the pages it names."""
-    pages = durable_pages(memory, exclude_source)
-    head = (
-        f"{START}\n"
-        "## Project memory (kept by wiki-memory; edit the pages, not this block)\n\n"
-        "Notes from earlier sessions: check them against the code.\n"
-    )
-    tail = f"\n{END}"
-    lines: list[str] = []
-    named: list[str] = []
-    used = len(head) + len(tail)
-    section = None
-    for page in pages:
-        heading = {"preference": "Preferences", "procedure": "Procedures", "gotcha": "Gotchas",
-                   "decision": "Decisions"}[page.type]  # fmt: skip
-        entry = f"- **{page.title}**: {_gist(page)}"
-        extra = ([f"\n### {heading}\n"] if heading != section else []) + [entry]
-        cost = sum(len(x) + 1 for x in extra)
-        if used + cost > budget:
-            continue
-        if heading != section:
-            section = heading
-        lines += extra
-        named.append(page.path)
-        used += cost
-    return head + "\n".join(lines) + ("\n" if lines else "") + tail, tuple(named)
-
-
-def _gist(page: Page) -> str:
-    """A page in one line: its first lines of text (code kept as inline code), at most 240 characters."""
-    out: list[str] = []
-    in_fence = False
-    for line in page.body.splitlines():
-        stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
-            in_fence = not in_fence
-            continue
-        if not stripped or stripped.startswith("#"):
-            continue
-        out.append(f"`{stripped}`" if in_fence else stripped.lstrip("-*+ ").strip())
-        if sum(len(x) + 2 for x in out) > 240:
-            break
-    text = ""
-    for part in (x for x in out if x):
-        text += ("" if not text else " " if text[-1] in ".!?:;" else "; ") + part
-    return text if len(text) <= 240 else text[:237].rstrip() + "…"
-
-
-def durable_pages(memory: Memory, exclude_source: str = "") -> list[Page]:
-    """Active preferences, procedures, gotchas and decisions, in the block's order: by type,
-    then the most used and most confirmed first (helpful marks, evidence, occurrences)."""
-    from wiki_memory.pages import parse_page
-
-    if not memory.exists:
-        return []
-    store = memory.store()
-    out: list[Page] = []
-    for path, blob in store.page_files():
-        if not path.startswith(tuple(folder_for(t) + "/" for t in _ORDER)):
-            continue
-        try:
-            page = parse_page(store.repo[blob].as_raw_string().decode("utf-8", "replace"), path)
-        except PageError:
-            continue
-        if page.status != "active" or page.type not in _ORDER:
-            continue
-        if exclude_source and exclude_source in page.sources:
-            continue
-        if page.meta.get("distilled") == "llm" and not page.meta.get("helpful"):
-            continue  # a model's proposal goes into instruction files once someone found it helpful
-        out.append(page)
-
-    def weight(page: Page) -> int:
-        meta = page.meta
-        return int(meta.get("helpful") or 0) * 3 + int(meta.get("evidence") or 0) + len(meta.get("occurrences") or [])
-
-    out.sort(key=lambda p: (_ORDER[p.type], -weight(p), p.title.lower()))
-    return out
-
-
-def refresh_exports(memory: Memory) -> list[Exported]:
-    """After a consolidation: rewrite the block in each `[export] targets` file that holds it
-    already (a file without the block is the user's to opt in with `export`); never raises,
-    since the session's pages are committed whatever happens here."""
-    from wiki_memory.config import load_settings
-    from wiki_memory.consolidate.state import log
-
-    targets = load_settings().export.targets
-    if memory.project.root is None:
-        return []
-    done: list[Exported] = []
-    for target in targets:
-        if target not in TARGETS:
-            log(f"[export] targets: unknown target {target!r} (one of {', '.join(TARGETS)})")
-            continue
-        path = Path(memory.project.root) / TARGETS[target][0]
-        try:
-            if not path.is_file() or START not in path.read_bytes().decode("utf-8"):
-                continue
-            done.append(export_block(memory, target))
-        except (OSError, UnicodeDecodeError, WikiMemoryError) as e:
-            log(f"[export] {target}: {e}")
-    return done
-
-
-def remove_block(memory: Memory, target: str, *, dry_run: bool = False) -> Exported:
-    """Take the block out of the target's file again, with the blank line `export` put before
-    it; a file that held nothing else is deleted."""
-    if target not in TARGETS:
-        raise WikiMemoryError(f"unknown export target {target!r}: one of {', '.join(TARGETS)}")
-    rel, new_file = TARGETS[target]
-    root = memory.project.root
-    if root is None:
-        raise WikiMemoryError("no project folder to remove the block from")
-    path = Path(root) / rel
-    try:
-        old = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return Exported(target, path, False, (), "")
-    match = _BLOCK.search(old)
-    if match is None:
-        return Exported(target, path, False, (), old)
-    before, after = old[: match.start()], old[match.end() :].removeprefix("\n")
-    if after.strip():
-        new = before + after
-    else:
-        new = before.rstrip("\n") + "\n" if before.strip() else ""
-    if new in ("", new_file):
-        new = ""
-    if not dry_run:
-        if new:
-            from wiki_memory.install.configfile import write_atomic
-
-            write_atomic(path, new)
-        else:
-            path.unlink()
-    return Exported(target, path, True, (), new)

@@ -9,15 +9,19 @@ holding the person's version. Nothing either side wrote is lost."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from dulwich.objects import ObjectID
 
 from wiki_memory.errors import ConflictError, PageError
+from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.reading import Reading
 from wiki_memory.memory.records import Actor, Written
 from wiki_memory.memory.rules import InputError, Scrubber, check_text
 from wiki_memory.memory.writing import PERSON
+from wiki_memory.pages import parse_page
+from wiki_memory.sync.merge import conflict_copy, conflict_path, merge_text
 
 if TYPE_CHECKING:
     from wiki_memory.pages import Page
@@ -45,11 +49,17 @@ def utf8_text(path: str, data: bytes) -> str:
         ) from None
 
 
-class PageTexts(Reading):
+class PageTexts:
+    """A page's file as text, read and saved whole (the viewer's editor)."""
+
+    def __init__(self, context: MemoryContext, reading: Reading) -> None:
+        self.context = context
+        self.reading = reading
+
     def page_source(self, ref: str) -> PageText:
         """The committed file text of a page, with its blob id."""
-        store = self.store()
-        path = self.find(ref)
+        store = self.context.store()
+        path = self.reading.find(ref)
         blob = store.blob_at(path)
         if blob is None:  # (find only returns committed pages)
             raise ConflictError(f"{path} is not committed")
@@ -60,8 +70,6 @@ class PageTexts(Reading):
         default). With `base` (the blob id the editor started from), refused when the page
         changed since; text whose front matter does not parse, or with no body, is refused;
         secrets are redacted as in every write."""
-        from wiki_memory.pages import parse_page
-
         # Browsers send a text area's lines ending in CRLF; pages are written with LF.
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         check_text("text", text)
@@ -69,9 +77,9 @@ class PageTexts(Reading):
         text = scrub(text)
         if not text.endswith("\n"):
             text += "\n"
-        store = self.store()
+        store = self.context.store()
         with store.lock:
-            path = self.find(ref)
+            path = self.reading.find(ref)
             store.commit_pending(paths=[path])  # a person's unsaved editor change is theirs, first
             current = store.blob_at(path)
             try:
@@ -85,7 +93,7 @@ class PageTexts(Reading):
             commit = store.commit(
                 {path: text.encode("utf-8")},
                 f"edit: {path}",
-                actor.author(self.wiki),
+                actor.author(self.context.wiki),
                 session_id=actor.session_id,
                 agent=actor.agent,
                 commit_hand_edits=False,
@@ -98,12 +106,7 @@ class PageTexts(Reading):
         """The page changed since the editor opened it at `base`: both changes merged, or
         (where they overlap) the page kept as it is now, with a link to a conflict copy of
         the person's version. Under the writer lock."""
-        from datetime import datetime, timezone
-
-        from wiki_memory.pages import parse_page
-        from wiki_memory.sync.merge import conflict_copy, conflict_path, merge_text
-
-        store = self.store()
+        store = self.context.store()
         last = store.page_log(path, 1)
         since = last[0][0].short if last else "?"
         try:
@@ -113,7 +116,7 @@ class PageTexts(Reading):
         current = store.read_bytes(path) if store.blob_at(path) is not None else b""
         mine = text.encode("utf-8")
         merged = merge_text(path, base_data, current, mine) if base_data is not None and current else None
-        author = actor.author(self.wiki)
+        author = actor.author(self.context.wiki)
         if merged is not None:
             commit = store.commit(
                 {path: merged},
@@ -126,7 +129,9 @@ class PageTexts(Reading):
             page = parse_page(merged.decode("utf-8", "replace"), path)
             return Written(path, commit, False, page, "edit", None, redacted, merged=since)
         date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
-        copy = conflict_path(path, "edit", date, lambda p: store.blob_at(p) is not None or (self.wiki / p).exists())
+        copy = conflict_path(
+            path, "edit", date, lambda p: store.blob_at(p) is not None or (self.context.wiki / p).exists()
+        )
         changes = {copy: conflict_copy(copy, mine, path)}
         if current:
             note = (

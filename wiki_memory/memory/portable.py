@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.memory.base import write_project_file
+from wiki_memory.memory.context import write_project_file
 from wiki_memory.memory.instructions import after_bulk_commit
 from wiki_memory.memory.records import Actor
 from wiki_memory.store.create import create_wiki_from_bundle, history_bundle
+from wiki_memory.store.paths import normalize_path
 
 if TYPE_CHECKING:
     from wiki_memory.memory.memory import Memory
@@ -120,8 +121,6 @@ def import_wiki(memory: Memory, path: Path, *, dry_run: bool = False) -> WikiImp
     """Bring an export into this project: with no wiki yet, the wiki is made from the export's
     history (every commit); else its pages are written byte for byte in one commit (a page
     already there with other bytes is replaced; the old version stays in the history)."""
-    from wiki_memory.store.paths import normalize_path
-
     pages, history = read_export(path)
     for rel, _data in pages:
         if normalize_path(rel, page=False) != rel:

@@ -25,9 +25,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from dulwich.diff_tree import tree_changes
+from dulwich.object_store import tree_lookup_path
 from dulwich.objects import Commit, ObjectID, Tree
 
 from wiki_memory.config import Project, replace_file
+from wiki_memory.errors import PageError
 from wiki_memory.recall import tier
 
 if TYPE_CHECKING:
@@ -65,8 +67,6 @@ def _pages_of(repo: Any, tree_id: bytes, prefix: bytes = b"") -> Iterable[bytes]
 
 
 def _has(repo: Any, tree_id: bytes, path: bytes) -> bool:
-    from dulwich.object_store import tree_lookup_path
-
     try:
         tree_lookup_path(repo.__getitem__, ObjectID(tree_id), path)
     except KeyError:
@@ -179,9 +179,10 @@ def write_context(
     """The team's durable pages SessionStart chooses from: the `CONTEXT_PAGES` that arrived
     last on the team tier (a page written by hand may have no `updated`), each with its first
     line, its words, its status, author and review."""
-    from wiki_memory.consolidate.context import terms
-    from wiki_memory.consolidate.context_build import _line
-    from wiki_memory.errors import PageError
+    from wiki_memory.consolidate.context import terms  # deferred: the consolidator, not loaded with Memory
+    from wiki_memory.consolidate.context_build import (
+        _line,  # deferred: the consolidator, not loaded with Memory
+    )
 
     meta = index.page_meta(sorted(rows)) if index is not None else {}
     durable = [m for m in meta.values() if m.type in CONTEXT_TYPES]

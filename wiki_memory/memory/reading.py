@@ -4,13 +4,22 @@ its links, the list of pages, the history, diffs, search and the state of the pr
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
+from wiki_memory.config import load_settings
 from wiki_memory.errors import NotFoundError, PageError, PathError
+from wiki_memory.memory.context import MemoryContext, project_paths
+from wiki_memory.memory.page_problems import PageProblems
 from wiki_memory.memory.records import History, LinksView, PageRow, PageView
 from wiki_memory.memory.rules import InputError, check_ref, utf8
-from wiki_memory.memory.searching import Searching
-from wiki_memory.pages import Page
+from wiki_memory.memory.team import Teams
+from wiki_memory.pages import Page, render_page
+from wiki_memory.pages.drift import drift_note, drifted
+from wiki_memory.pages.size import head, limit_bytes
+from wiki_memory.recall import tier
+from wiki_memory.store import page_type_counts
+from wiki_memory.store.paths import normalize_path
 from wiki_memory.store.reading import one_match
 
 PENDING_NOTE = (
@@ -19,14 +28,20 @@ PENDING_NOTE = (
 )
 
 
-class Reading(Searching):
+class Reading:
     """The operations that read."""
+
+    def __init__(self, context: MemoryContext, teams: Teams, problems: PageProblems) -> None:
+        self.context = context
+        self.project = context.project
+        self.teams = teams
+        self.problems = problems
 
     def find(self, ref: str, rev: str | None = None) -> str:
         """The path of the page `ref` names: a path, a title or an id (at `rev`, a commit id
         from `resolve_rev`, or now)."""
         ref = check_ref(ref)
-        store = self.store()
+        store = self.context.store()
         if rev is None:
             found = self._find_by_index(ref)
             if found is not None:
@@ -42,10 +57,8 @@ class Reading(Searching):
         a title's conventional path, then a title or id. None means "ask the store" (a
         refused path, a file not committed yet, an index never built or unavailable).
         """
-        from wiki_memory.store.paths import normalize_path
-
-        store = self.store()
-        index = self.index
+        store = self.context.store()
+        index = self.context.index
         if index is None or index.head is None:
             return None  # never built: building it is a search's or reindex's job, not a lookup's
         if not index.in_step():
@@ -72,34 +85,39 @@ class Reading(Searching):
         titles = {path: meta.title for path, meta in index.page_meta(matches).items()} if len(matches) > 1 else {}
         return one_match(ref, matches, titles)
 
+    def current(self, ref: str) -> tuple[str, Page]:
+        """The path of the page `ref` names and the page as the person sees it: their
+        uncommitted edit of it committed first, as theirs (called under the store's lock,
+        before changing the page)."""
+        store = self.context.store()
+        path = self.find(ref)
+        store.commit_pending(paths=[path])
+        return path, store.read(path)
+
     def resolve_rev(self, rev: str) -> str:
         """The commit id a revision names (`HEAD~2`, a short id)."""
         utf8("rev", rev)
-        return self.store().resolve_rev(rev.strip())
+        return self.context.store().resolve_rev(rev.strip())
 
     def read(self, ref: str, rev: str | None = None) -> PageView:
         """A page now (with its links and backlinks) or as it was at `rev`; `team:<path>`
         reads a page of the team tier."""
-        target, ref = self.tier_of(ref)
-        if target is not self:
-            from dataclasses import replace
-
-            from wiki_memory.recall import tier
-
-            view: PageView = target.read(ref, rev)
+        team_ref = self.teams.team_ref(ref)
+        if team_ref is not None:
+            target = self.teams.team()
+            view: PageView = target.read(team_ref, rev)
             said = tier.label(tier.read(target.project, [view.path]).get(view.path))
             # Shown under its team name, so that every front end links and reads it back there.
             page = replace(view.page, path=tier.named(view.path))
             return replace(view, page=page, note=f"{said}; {view.note}" if view.note else said)
-        store = self.store()
+        store = self.context.store()
         rev = rev.strip() if rev and rev.strip() else None
         commit = self.resolve_rev(rev) if rev else None
         path = self.find(ref, commit)
         page = store.read(path, commit)
         if commit is not None:
             return PageView(page, commit)
-        from wiki_memory.consolidate import usage
-        from wiki_memory.pages.drift import drift_note, drifted
+        from wiki_memory.consolidate import usage  # deferred: the consolidator, not loaded with Memory
 
         note = PENDING_NOTE if store.pending([path]) else None
         links, backlinks = self._links_of(path)
@@ -111,9 +129,6 @@ class Reading(Searching):
         """What a viewer renders of a page's body: all of it, or (for a page over `[pages]
         large_kb`, which arrived by sync or by hand) its head and the body's whole size in
         bytes, to say so. The file is not changed."""
-        from wiki_memory.config import load_settings
-        from wiki_memory.pages.size import head, limit_bytes
-
         shown, cut = head(page.body, limit_bytes(load_settings()))
         return shown, (len(page.body.encode("utf-8", "surrogatepass")) if cut else None)
 
@@ -121,16 +136,14 @@ class Reading(Searching):
         """A page's file as committed (at `rev`), byte for byte: (path, bytes)."""
         commit = self.resolve_rev(rev) if rev else None
         path = self.find(ref, commit)
-        return path, self.store().read_bytes(path, commit)
+        return path, self.context.store().read_bytes(path, commit)
 
     def page_text(self, ref: str) -> str:
         """A page's file text: front matter and body."""
-        from wiki_memory.pages import render_page
-
-        return render_page(self.store().read(self.find(ref)))
+        return render_page(self.context.store().read(self.find(ref)))
 
     def _links_of(self, path: str) -> tuple[list[Any], list[str]]:
-        index = self.index
+        index = self.context.index
         if index is None:
             return [], []
         return index.links(path), index.backlinks(path)
@@ -148,7 +161,7 @@ class Reading(Searching):
         """Pages (path, type, title, ...) with those filters, and the pages that do not parse."""
         errors: list[str] = []
         rows = []
-        for page in self.store().pages(errors=errors):
+        for page in self.context.store().pages(errors=errors):
             if (type and page.type != type) or (tag and tag not in page.tags) or (status and page.status != status):
                 continue
             rows.append(PageRow(page.path, page.type, page.title, page.tags, page.status, page.updated, page.id))
@@ -157,27 +170,27 @@ class Reading(Searching):
     def history(self, ref: str | None = None, n: int | None = 20) -> History:
         """The git log of the wiki, or of one page following its renames (a deleted page by
         its path)."""
-        from wiki_memory.store.paths import normalize_path
-
         if n is not None and n < 1:
             raise InputError("`n` is how many commits: 1 or more")
-        if not self.exists:
+        if not self.context.exists:
             return History(None, [])
-        store = self.store()
-        path = None
-        if ref is not None and ref.strip():
-            try:
-                path = self.find(ref)
-            except NotFoundError:
-                # A deleted page keeps its history: look its path up in the log.
-                path = normalize_path(ref if ref.strip().endswith(".md") else ref.strip() + ".md")
-                if not store.log(path, 1):
-                    raise
-        return History(path, store.log(path, n))
+        path = self.find_in_history(ref) if ref is not None and ref.strip() else None
+        return History(path, self.context.store().log(path, n))
+
+    def find_in_history(self, ref: str) -> str:
+        """The path of the page `ref` names (a path, title or id), or of a deleted page by
+        its path: a deleted page keeps its history, and the log knows its path."""
+        try:
+            return self.find(ref)
+        except NotFoundError:
+            path = normalize_path(ref if ref.strip().endswith(".md") else ref.strip() + ".md")
+            if not self.context.store().log(path, 1):
+                raise
+            return path
 
     def diff_args(self, args: Sequence[str]) -> tuple[list[str], str | None]:
         """(revisions, page) from `diff`'s arguments: revisions first, then maybe a page."""
-        store = self.store()
+        store = self.context.store()
         revs: list[str] = []
         page: str | None = None
         for i, arg in enumerate(args):
@@ -198,27 +211,15 @@ class Reading(Searching):
 
     def diff(self, revs: Sequence[str] = (), page: str | None = None) -> str:
         """A unified diff: no revision = uncommitted hand edits; one = since it; two = between."""
-        return self.store().diff(revs[0] if revs else None, revs[1] if len(revs) > 1 else None, page)
+        return self.context.store().diff(revs[0] if revs else None, revs[1] if len(revs) > 1 else None, page)
 
     def status(self) -> dict[str, Any]:
         """The project, its wiki, pages by type, the last commit, pending hand edits and how
         far the search index is (never loads the embedding model)."""
-        from wiki_memory.store import page_type_counts
-
-        p = self.project
-        info: dict[str, Any] = {
-            "id": p.id,
-            "name": p.name,
-            "root": str(p.root) if p.root else None,
-            "wiki": str(p.wiki),
-            "index": str(p.index_path),
-            "journal": str(p.journal_dir),
-            "home": str(p.home),
-            "exists": self.exists,
-        }
-        if not self.exists:
+        info: dict[str, Any] = {**project_paths(self.project), "exists": self.context.exists}
+        if not self.context.exists:
             return info
-        store = self.store()
+        store = self.context.store()
         counts = page_type_counts(store)
         last = store.log(None, 1)
         info["pages"] = sum(counts.values())
@@ -227,8 +228,7 @@ class Reading(Searching):
         info["pending_edits"] = sorted(store.pending())
         info["index"] = self._index_info()  # (the path is in `path --json`)
         # From the index, when it is in step (status never brings it up to date itself).
-        problems = getattr(self, "review_items", None)  # (Reviewing's, in the whole Memory)
-        items = problems() if problems is not None and info["index"].get("current") else []
+        items = self.problems.review_items() if info["index"].get("current") else []
         info["broken_pages"] = [{"path": i.path, "error": i.detail} for i in items if i.kind == "broken"]
         info["conflict_copies"] = [{"path": i.path, "page": i.other} for i in items if i.kind == "conflict"]
         return info
@@ -237,7 +237,7 @@ class Reading(Searching):
         if not self.project.index_path.exists():
             return {"chunks": 0, "without_vectors": 0, "current": False}
         try:
-            index = self.require_index()
+            index = self.context.require_index()
             stats = index.stats()
         except Exception as e:  # noqa: BLE001 - the index is derived: status still reports the wiki
             return {"error": str(e)}

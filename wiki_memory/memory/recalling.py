@@ -4,10 +4,17 @@ handed, the warm helper when it is there), and what was handed to a session."""
 
 from __future__ import annotations
 
+import glob
+import json
 from typing import TYPE_CHECKING, Any
 
-from wiki_memory.memory.base import MemoryBase
+from wiki_memory.capture import journal
+from wiki_memory.config import load_settings
+from wiki_memory.errors import WikiMemoryError
+from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.rules import InputError, utf8
+from wiki_memory.recall import moments, run, seen
+from wiki_memory.recall import settings as recall_settings
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -17,7 +24,13 @@ if TYPE_CHECKING:
     from wiki_memory.recall.settings import RecallSettings
 
 
-class Recalling(MemoryBase):
+class Recalling:
+    """Recall as the hook does it, asked on purpose (see the module docstring)."""
+
+    def __init__(self, context: MemoryContext) -> None:
+        self.context = context
+        self.project = context.project
+
     def recall(
         self,
         prompt: str | None = None,
@@ -30,9 +43,6 @@ class Recalling(MemoryBase):
         """What the hook would hand the agent for `prompt` (or, with `file`, for a read or
         edit of that file) now; with `session_id`, minus what that session was handed
         already. Nothing is recorded: asking is not handing over."""
-        from wiki_memory.recall import run, seen
-        from wiki_memory.recall import settings as recall_settings
-
         if (prompt is None) == (file is None):
             raise InputError("give a prompt or a file, not both")
         session_id = self.full_session_id(session_id) if session_id else session_id
@@ -57,9 +67,7 @@ class Recalling(MemoryBase):
     def _reranker(self) -> Callable[[str, Sequence[str]], list[float] | None] | None:
         """The reranker's scores, when `[search]` configures one for recall too
         (`rerank_recall`): here, not in a hook, a recall may wait on it."""
-        from wiki_memory.config import load_settings
-        from wiki_memory.errors import WikiMemoryError
-        from wiki_memory.index.rerank import Reranker
+        from wiki_memory.index.rerank import Reranker  # deferred: the index, opened on first use
 
         try:
             reranker = Reranker(load_settings())
@@ -71,11 +79,6 @@ class Recalling(MemoryBase):
         """The session a short id names (the first characters, as `log` and handoffs print
         them): the one session of this project whose id starts so; `given` itself when it
         names a session whole or none. Two sessions starting so is an InputError."""
-        import glob
-        import json
-
-        from wiki_memory.capture import journal
-
         given = given.strip()
         utf8("session", given)
         folder = self.project.journal_dir
@@ -100,8 +103,6 @@ class Recalling(MemoryBase):
     def recalled(self, session_id: str) -> list[dict[str, Any]]:
         """Every recall handed to a session, from its journal: when, on which trigger
         (prompt or file), for what, and which pages."""
-        from wiki_memory.capture import journal
-
         path = journal.journal_file(self.project.journal_dir, self.full_session_id(session_id))
         if not path.is_file():
             return []
@@ -130,9 +131,6 @@ class Recalling(MemoryBase):
         block, its pages, and every page looked at with why it does or does not apply
         (`candidates`). With `session_id`, minus what that session was handed already on a
         command or for that error. Nothing is recorded."""
-        from wiki_memory.recall import moments, seen
-        from wiki_memory.recall import settings as recall_settings
-
         if (command is None) == (error is None):
             raise InputError("give a command or an error, not both")
         chosen = recall_settings.load(env)
@@ -169,8 +167,7 @@ class Recalling(MemoryBase):
         tokens injected, the handed pages read afterwards (a later tool call naming the
         page), and of the pages handed, those marked helpful and those now marked wrong;
         with the project's totals."""
-        from wiki_memory.capture import journal
-        from wiki_memory.consolidate import usage
+        from wiki_memory.consolidate import usage  # deferred: the consolidator, not loaded with Memory
 
         if session_id is not None:
             paths = [journal.journal_file(self.project.journal_dir, session_id)]
@@ -196,7 +193,7 @@ class Recalling(MemoryBase):
 
     def _statuses(self, paths: Iterable[str]) -> dict[str, str]:
         """The status of each of `paths` that is a page, from the index (empty without one)."""
-        index = self.index
+        index = self.context.index
         return {p: m.status for p, m in index.page_meta(sorted(set(paths))).items()} if index is not None else {}
 
 

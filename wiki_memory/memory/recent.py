@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from dulwich.objects import ObjectID
+
 from wiki_memory.errors import PageError
-from wiki_memory.memory.base import MemoryBase
+from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.records import RecentPage
 from wiki_memory.memory.rules import InputError
+from wiki_memory.store import is_page_path
 
 if TYPE_CHECKING:
     from wiki_memory.index import PageMeta
@@ -20,19 +23,25 @@ TREE_MODE = 0o040000
 Trees = dict[bytes, dict[bytes, tuple[int, bytes]]]
 
 
-class Recent(MemoryBase):
+class Recent:
+    """The pages changed lately."""
+
+    def __init__(self, context: MemoryContext) -> None:
+        self.context = context
+        self.project = context.project
+
     def recent(self, n: int = 10, type: str | None = None) -> list[RecentPage]:
         """The `n` pages changed most recently (of `type`), newest first, each with the
         commit that last changed it."""
         if n < 1:
             raise InputError("`n` is how many pages: 1 or more")
-        if not self.exists:
+        if not self.context.exists:
             return []
-        store = self.store()
+        store = self.context.store()
         head = store.head()
         if head is None:
             return []
-        index = self.index
+        index = self.context.index
         in_step = index if index is not None and index.in_step() else None
         out: list[RecentPage] = []
         seen: set[str] = set()
@@ -57,8 +66,6 @@ class Recent(MemoryBase):
 
 def _commits_with_changes(store: Store, head: bytes) -> Iterator[tuple[Any, list[str]]]:
     """(commit, files it added or changed against its first parent), newest first."""
-    from dulwich.objects import ObjectID
-
     repo = store.repo
     trees: Trees = {}
     for walked, entry in enumerate(repo.get_walker(include=[ObjectID(head)])):
@@ -98,8 +105,7 @@ def _tree_dict(repo: Any, tree_id: bytes, trees: Trees) -> dict[bytes, tuple[int
 def _page_meta(store: Store, paths: list[str], index: Any) -> list[PageMeta]:
     """The front matter of those of `paths` that are pages at HEAD, in order: from the
     index when it is in step (no page parsed), else from the pages themselves."""
-    from wiki_memory.index import PageMeta
-    from wiki_memory.store import is_page_path
+    from wiki_memory.index import PageMeta  # deferred: the index, opened on first use
 
     paths = [p for p in paths if is_page_path(p)]
     if not paths:

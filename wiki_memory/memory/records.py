@@ -33,7 +33,7 @@ class Actor:
         return f"{self.agent}:{self.session_id[:8]}" if self.session_id else self.agent
 
     def author(self, wiki: Path) -> Author:
-        from wiki_memory.store import Author
+        from wiki_memory.store import Author  # deferred: dulwich; `wiki-memory search` starts without the store
 
         if self.person is not None:
             return self.person

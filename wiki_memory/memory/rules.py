@@ -135,7 +135,9 @@ class Scrubber:
         self.found: list[str] = []
 
     def __call__(self, text: str) -> str:
-        from wiki_memory.capture.redact import redact_found
+        from wiki_memory.capture.redact import (
+            redact_found,  # deferred: the redaction rules compile their patterns on import
+        )
 
         clean, findings = redact_found(text)
         self.found.extend(f.family for f in findings)

@@ -22,16 +22,20 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from wiki_memory.errors import NotFoundError
-from wiki_memory.memory.base import REWRITE_STAMP
+from wiki_memory.config import home
+from wiki_memory.memory.context import MemoryContext
+from wiki_memory.memory.indexing import IndexUpkeep
 from wiki_memory.memory.reading import Reading
 from wiki_memory.memory.rules import InputError, utf8
+from wiki_memory.memory.team import Teams
+from wiki_memory.store.durable import crash_point
+from wiki_memory.store.rewrite import clear_journal, findings_in, forget, interrupted, recover, scan
+from wiki_memory.sync.rewritten import remember
 
 if TYPE_CHECKING:
     from wiki_memory.config import Project
@@ -116,7 +120,9 @@ def check_forget_string(value: str) -> str:
 def redacted_form(value: str) -> re.Pattern[str] | None:
     """The pattern of `value` as redaction leaves it (its secrets as marks of any family),
     when redaction changes it and enough of its own text stays around the marks."""
-    from wiki_memory.capture.redact import redact_with_config
+    from wiki_memory.capture.redact import (
+        redact_with_config,  # deferred: the redaction rules compile their patterns on import
+    )
 
     pieces = re.split(_MARK, redact_with_config(value))
     if len(pieces) < 2 or sum(len(p.strip()) for p in pieces) < MIN_AROUND:
@@ -138,8 +144,6 @@ def local_files(project: Project) -> list[Path]:
     """The files beside the wiki that may hold what a page or an observation held: the
     journals, consolidation's state, the SessionStart context and its cache, the logs,
     and git's own notes in the wiki (the last commit message typed, wiki-memory's state)."""
-    from wiki_memory.config import home
-
     places = (
         (project.journal_dir, "*.jsonl"),
         (project.home / "consolidate", "*.json"),
@@ -192,7 +196,6 @@ def scrub_file(
 def _named_safely(report: ForgetReport, needles: Sequence[str]) -> ForgetReport:
     """The report with the forgotten strings out of the file names it lists: a secret
     typed into a title became a file name, and the report is printed."""
-    from dataclasses import replace
 
     def safe(path: str) -> str:
         for needle in needles:
@@ -207,20 +210,29 @@ def _named_safely(report: ForgetReport, needles: Sequence[str]) -> ForgetReport:
     )
 
 
-class Secrets(Reading):
+class Secrets:
     """Scanning the history for secrets, and forgetting them."""
+
+    def __init__(self, context: MemoryContext, reading: Reading, teams: Teams, indexing: IndexUpkeep) -> None:
+        self.context = context
+        self.project = context.project
+        self.reading = reading
+        self.teams = teams
+        self.indexing = indexing
 
     def scan(self) -> ScanReport:
         """Every secret the redaction rules find in the wiki's whole history (each file
         version once, at the commit that brought it; commit messages too) and in files
         edited by hand and not committed yet."""
-        from wiki_memory.capture.redact import find, reload_user_patterns
-        from wiki_memory.store.rewrite import findings_in, scan
+        from wiki_memory.capture.redact import (  # deferred: the redaction rules compile their patterns on import
+            find,
+            reload_user_patterns,
+        )
 
-        if not self.exists:
+        if not self.context.exists:
             return ScanReport([])
         reload_user_patterns()
-        store = self.store()
+        store = self.context.store()
         findings = scan(store, find)
         for path, data in sorted(store.pending().items()):
             if data is not None and b"\0" not in data[:8000]:
@@ -241,13 +253,10 @@ class Secrets(Reading):
         from the wiki's whole history, then rebuild the search index from scratch, scrub
         the journals, logs and context files, and prepare `sync` to replace the remote's
         history. `dry_run`: report what would change, change nothing."""
-        from wiki_memory.store.durable import crash_point
-        from wiki_memory.store.rewrite import clear_journal, forget
-
         strings = [check_forget_string(s) for s in strings]
         self.finish_interrupted_forget()
-        store = self.store()
-        paths = [self._page_to_forget(ref) for ref in pages]
+        store = self.context.store()
+        paths = [self.reading.find_in_history(ref) for ref in pages]
         if not strings and not paths:
             raise InputError("nothing to forget: give a string (--string) or a page to purge")
         patterns = [p for p in (redacted_form(s) for s in strings) if p is not None]
@@ -261,13 +270,11 @@ class Secrets(Reading):
         else:
             # Each step below is redone by `finish_interrupted_forget` if this process dies.
             if report.changed:
-                from wiki_memory.sync.rewritten import remember
-
                 remotes = remember(store, report.refs)
                 crash_point("forget:remembered")
-                stats = self._rebuild_index(embed=embed, progress=progress)
+                stats = self.indexing.rebuild(embed=embed, progress=progress)
                 crash_point("forget:indexed")
-            files = self._after_rewrite(needles, patterns, rewritten=report.changed)
+            files = self.after_rewrite(needles, patterns, rewritten=report.changed)
             crash_point("forget:scrubbed")
             clear_journal(store)
         return Forgotten(
@@ -286,82 +293,65 @@ class Secrets(Reading):
         and objects, the remotes' leases, the index, the journals and logs): before the next
         forget or sync, which would otherwise bring the old history back and push it. What
         was done, or None when nothing was interrupted."""
-        from wiki_memory.store.rewrite import clear_journal, interrupted, recover
-
-        if not self.exists or not interrupted(store := self.store()):
+        if not self.context.exists or not interrupted(store := self.context.store()):
             return None
         found = recover(store)
         if found is None:
             return None
         if found.finished:
-            from wiki_memory.sync.rewritten import remember
-
-            self.close()  # the old packs are gone: reopen the repository and the index
-            store = self.store()
+            self.context.close()  # the old packs are gone: reopen the repository and the index
+            store = self.context.store()
             remember(store, found.refs)
-            self._rebuild_index(embed=False)
-            self._after_rewrite([n.decode("utf-8", "surrogateescape") for n in found.needles])
+            self.indexing.rebuild(embed=False)
+            self.after_rewrite([n.decode("utf-8", "surrogateescape") for n in found.needles])
         clear_journal(store)
         if found.finished:
             return "an interrupted `forget` was finished (its history rewrite had begun)"
         return "an interrupted `forget` was undone (it had changed nothing yet): run it again"
 
-    def _page_to_forget(self, ref: str) -> str:
-        """A page's path: by path, title or id, or a deleted page by its path in history."""
-        from wiki_memory.store.paths import normalize_path
-
-        try:
-            return self.find(ref)
-        except NotFoundError:
-            path = normalize_path(ref if ref.strip().endswith(".md") else ref.strip() + ".md")
-            if not self.store().log(path, 1):
-                raise
-            return path
-
     def _redacted_forms(self, patterns: Sequence[re.Pattern[str]]) -> set[str]:
         """What the patterns match anywhere in the history and in uncommitted files."""
-        from wiki_memory.store.rewrite import scan
-
         found: set[str] = set()
 
         def rules(text: str) -> list[tuple[int, int, str]]:
             found.update(m.group() for pattern in patterns for m in pattern.finditer(text))
             return []
 
-        store = self.store()
+        store = self.context.store()
         scan(store, rules)
         for data in store.pending().values():
             if data is not None:
                 rules(data.decode("utf-8", "replace"))
         return found
 
-    def _rebuild_index(self, *, embed: bool = True, progress: Progress | None = None) -> SyncStats | None:
-        """The search index rebuilt from scratch, in a new file: the old one holds the
-        forgotten text. Vectors of chunks whose text did not change are carried over."""
-        index = self.index
-        if index is None:
-            from wiki_memory.index.schema import remove_files
+    def forget_on(self, strings: Any, pages: Any, *, team: bool = False, **options: Any) -> Any:
+        """`forget` on this wiki, or with `team` on the team tier (its remote's history is
+        then replaced by `sync --team --replace-remote-history`, and every member's next
+        sync adopts it, as for a personal wiki's remote)."""
+        target: Any = self.teams.team() if team else self
+        try:
+            return target.forget(strings, pages, **options)
+        finally:
+            if team:
+                self.teams.refresh_team()
 
-            remove_files(self.project.index_path)  # unreadable here, but it may hold the text
-            return None
-        index.embedder.for_bulk()
-        return index.sync(self.store(), full=True, keep_vectors=True, embed=embed, progress=progress)
-
-    def _after_rewrite(
+    def after_rewrite(
         self, texts: Sequence[str], patterns: Sequence[re.Pattern[str]] = (), *, rewritten: bool = True
     ) -> list[Path]:
         """After the history was rewritten (here or elsewhere): the local files scrubbed of
         `texts`, the SessionStart context rebuilt, and other processes told (a long-running
         MCP server reopens the wiki and the index on its next call). Returns the files
         scrubbed."""
-        from wiki_memory.consolidate import context, context_build
+        from wiki_memory.consolidate import (  # deferred: the consolidator, not loaded with Memory
+            context,
+            context_build,
+        )
 
         files = [p for p in local_files(self.project) if scrub_file(p, texts, patterns)]
         if rewritten:
             if context.context_path(self.project).exists():
-                context_build.refresh(self.project, self.store(), self.index)
-            (self.wiki / ".git" / "wiki-memory" / REWRITE_STAMP).write_text(f"{time.time_ns()}\n")
-            self._rewrite_seen = self._rewrite_stamp()
+                context_build.refresh(self.project, self.context.store(), self.context.index)
+            self.context.mark_rewritten()
         return files
 
     def _todo(self, report: ForgetReport, remotes: Sequence[str], strings: bool) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from wiki_memory.config import Project, home, load_settings
 from wiki_memory.config.settings import SECTIONS
+from wiki_memory.recall.settings import FIELDS
 
 #: Settings read from `config.toml`, with their defaults (`[recall]` adds its own table).
 DEFAULTS: dict[str, Any] = {f"{cls.name}.{key}": getattr(cls, key) for cls in SECTIONS for key in cls.fields()}
@@ -42,8 +43,6 @@ class Setting:
 def settings_in_force(project: Project, env: Mapping[str, str] | None = None) -> list[Setting]:
     """Every setting that applies to `project`: its paths, the environment's, `config.toml`'s
     (known keys and unknown ones alike) and the defaults of the rest."""
-    from wiki_memory.recall.settings import FIELDS
-
     env = os.environ if env is None else env
     settings = load_settings(env)
     config_path = str(settings.path)

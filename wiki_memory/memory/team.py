@@ -19,11 +19,13 @@ unless a reference names the team tier.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wiki_memory.config import Project
 from wiki_memory.errors import NotFoundError, WikiMemoryError
-from wiki_memory.memory.base import MemoryBase
+from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.rules import InputError, utf8
 from wiki_memory.recall import tier
 
@@ -70,35 +72,44 @@ class TierSync:
     team: SyncReport | None
 
 
-class Teams(MemoryBase):
-    """The team tier's operations (see the module docstring)."""
+class Teams:
+    """The team tier's operations (see the module docstring). `open_memory` opens the
+    memory of another project (the team tier's): a `Memory`, or a lighter front such as
+    `Searching` for a front end that only searches."""
 
-    _team: Any = None
+    def __init__(self, context: MemoryContext, open_memory: Callable[[Project], Any]) -> None:
+        self.context = context
+        self.project = context.project
+        self.open_memory = open_memory
+        self._team: Any = None
 
     @property
     def is_team_tier(self) -> bool:
         return self.project.home.name == "team" and self.project.id.endswith(".team")
+
+    @property
+    def joined(self) -> bool:
+        """This is a personal wiki whose project joined a team tier."""
+        return self.project.has_team() and not self.is_team_tier
 
     def team(self) -> Any:
         """The team tier's own memory (a NotFoundError when the project joined no team)."""
         if not self.project.has_team():
             raise NotFoundError("this project joined no team: `wiki-memory team join URL` connects one")
         if self._team is None:
-            self._team = type(self)(self.project.team())
+            self._team = self.open_memory(self.project.team())
         return self._team
 
-    def tier_of(self, ref: str) -> tuple[Any, str]:
-        """(the memory that holds `ref`, the reference inside it): `team:<path>` names a
-        page of the team tier, anything else one of this wiki."""
-        if tier.is_team(ref) and not self.is_team_tier:
-            return self.team(), tier.bare(ref)
-        return self, ref
+    def team_ref(self, ref: str) -> str | None:
+        """The reference inside the team tier when `ref` names a page of it (`team:<path>`),
+        else None (a page of this wiki)."""
+        return tier.bare(ref) if tier.is_team(ref) and not self.is_team_tier else None
 
     def close(self) -> None:
+        """The team tier's memory closed, if it was opened."""
         team, self._team = self._team, None
         if team is not None:
             team.close()
-        super().close()
 
     # Joining and leaving -------------------------------------------------------------
 
@@ -106,8 +117,13 @@ class Teams(MemoryBase):
         """Join the team whose shared wiki is at `url` (any git URL: a bare repository's
         path, file://, http(s)://, ssh): clone it, or, when the remote is empty, make the
         team wiki and push it. Joining the same URL again only syncs."""
-        from wiki_memory.sync import add_remote, list_remotes
-        from wiki_memory.sync.remotes import check_url
+        from wiki_memory.sync import (  # deferred: dulwich; `wiki-memory search` starts without the store
+            add_remote,
+            list_remotes,
+        )
+        from wiki_memory.sync.remotes import (
+            check_url,  # deferred: dulwich; `wiki-memory search` starts without the store
+        )
 
         utf8("url", url)
         if not url.strip():
@@ -125,7 +141,7 @@ class Teams(MemoryBase):
             self.team_sync()
             return self.team_status()
         fresh = not team_project.home.exists()
-        joined: Any = type(self)(team_project)
+        joined: Any = self.open_memory(team_project)
         try:
             add_remote(joined.store(create=True), REMOTE, url)
             joined.sync(REMOTE)
@@ -153,13 +169,17 @@ class Teams(MemoryBase):
                 "remote does not have: `wiki-memory sync` sends them (or `team leave --force` drops them)"
             )
         self.close()
+        self.context.close()
         home = self.project.team().home
         shutil.rmtree(home)
         return str(home)
 
     def team_status(self) -> TeamStatus:
         """Where the team tier stands (cheap: no network)."""
-        from wiki_memory.sync import list_remotes, sync_state
+        from wiki_memory.sync import (  # deferred: dulwich; `wiki-memory search` starts without the store
+            list_remotes,
+            sync_state,
+        )
 
         mode = tier.recall_mode()
         if not self.project.has_team():
@@ -194,36 +214,10 @@ class Teams(MemoryBase):
         finally:
             self.refresh_team()
 
-    def sync_tiers(self, remote: str | None = None, *, team_only: bool = False, **options: Any) -> TierSync:
-        """`wiki-memory sync`: the personal wiki with its remote (the one named, else its
-        default) when it has one, and the team tier when the project joined one. Naming a
-        remote syncs the personal wiki only; `team_only` the team tier only."""
-        from wiki_memory.sync import list_remotes
-
-        joined = self.project.has_team() and not self.is_team_tier
-        if team_only:
-            return TierSync(None, self.team_sync(**options))
-        has_remote = remote is not None or (self.exists and bool(list_remotes(self.store())))
-        syncing: Any = self  # `sync` is the Sharing part's, beside this one in `Memory`
-        personal = syncing.sync(remote, **options) if has_remote or not joined else None
-        shared = self.team_sync() if joined and remote is None else None
-        return TierSync(personal, shared)
-
-    def forget_on(self, strings: Any, pages: Any, *, team: bool = False, **options: Any) -> Any:
-        """`forget` on this wiki, or with `team` on the team tier (its remote's history is
-        then replaced by `sync --team --replace-remote-history`, and every member's next
-        sync adopts it, as for a personal wiki's remote)."""
-        target: Any = self.team() if team else self
-        try:
-            return target.forget(strings, pages, **options)
-        finally:
-            if team:
-                self.refresh_team()
-
     def refresh_team(self) -> None:
         """The team tier's provenance and SessionStart context, worked out again from its
         history (nothing to do when the team wiki has not moved since the last time)."""
-        from wiki_memory.memory import provenance
+        from wiki_memory.memory import provenance  # deferred: dulwich; `wiki-memory search` starts without the store
 
         if not self.project.has_team():
             return
@@ -239,7 +233,7 @@ def _unpushed(store: Any, head: bytes | None) -> int:
     """Commits of the team wiki the remote's `main` (as last fetched) does not have."""
     if head is None:
         return 0
-    from dulwich.objects import ObjectID
+    from dulwich.objects import ObjectID  # deferred: dulwich; `wiki-memory search` starts without the store
 
     try:
         tracked = store.repo.refs[f"refs/remotes/{REMOTE}/main".encode()]

@@ -32,22 +32,38 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dulwich.objects import Commit, ObjectID
+from dulwich.objects import ObjectID
 from dulwich.refs import Ref
 
 from wiki_memory.config import replace_file
 from wiki_memory.errors import NotFoundError, PageError, WikiMemoryError
 from wiki_memory.memory.rules import InputError, utf8
-from wiki_memory.memory.team_hosts import Request, host_of, logged_in_client, open_request
-from wiki_memory.pages import Page, new_id, now_iso, parse_page, render_page, slugify
+from wiki_memory.memory.share_branches import (
+    Placer,
+    branch_page,
+    commit_tree,
+    fast_forward,
+    id_at,
+    ref_of,
+    team_page,
+    tree_diff,
+)
+from wiki_memory.memory.share_records import (
+    BranchHandoff,
+    ShareCandidate,
+    SharedPage,
+    SharedState,
+    ShareProposal,
+    ShareRefused,
+    ShareResult,
+)
+from wiki_memory.memory.team_hosts import host_of, logged_in_client, open_request
+from wiki_memory.pages import Page, now_iso, parse_page, render_page, slugify
 from wiki_memory.store import Author, Store, blob_id
 from wiki_memory.store.reading import oid
-from wiki_memory.store.records import commit_message
 from wiki_memory.store.rewrite import Finding, findings_in
 from wiki_memory.sync.remotes import Remote, default_remote, list_remotes
 from wiki_memory.sync.transport import MAIN, RemoteMoved, fetch_heads, push
@@ -66,136 +82,6 @@ STATE_FILE = "shared.json"
 EVIDENCE_FILE = "share-evidence.json"  # blob id -> sessions its page names (a cache)
 BRANCH_PREFIX = b"refs/heads/share/"
 ATTEMPTS = 5
-
-
-class ShareRefused(WikiMemoryError):
-    """A page to share holds a secret: nothing was pushed."""
-
-    def __init__(self, findings: Sequence[Finding]) -> None:
-        self.findings = tuple(findings)
-        where = "; ".join(f"{f.path or 'the message'} line {f.line}: {f.family} ({f.preview})" for f in findings[:5])
-        more = f" and {len(findings) - 5} more" if len(findings) > 5 else ""
-        super().__init__(
-            f"not shared: a secret would leave this machine: {where}{more}. Remove it from the page "
-            "(`wiki-memory edit`), then share again; nothing was pushed"
-        )
-
-
-@dataclass(frozen=True)
-class SharedPage:
-    """One page of a proposal: the personal page, where it goes on the team tier, and how
-    (`new`, `update` of the team's page with the same id, or `conflict copy` beside
-    `beside`, a page of someone else's at the same path)."""
-
-    path: str
-    team_path: str
-    title: str
-    how: str
-    beside: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "team_path": self.team_path,
-            "title": self.title,
-            "how": self.how,
-            "beside": self.beside,
-        }
-
-
-@dataclass(frozen=True)
-class ShareProposal:
-    """What `share` would push: the branch, the team `main` it is based on, the commit
-    built on it (in the team clone's objects, no ref moved), the pages, and the diff."""
-
-    branch: str
-    base: str | None
-    commit: str
-    previous: str | None  # the branch's commit on the remote before, when re-sharing
-    pages: tuple[SharedPage, ...]
-    diff: str
-    remote: str  # its URL as shown (a password masked)
-    author: str
-    message: str
-    blobs: dict[str, str] = field(default_factory=dict)  # page id -> the personal blob shared
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "branch": self.branch,
-            "base": self.base,
-            "commit": self.commit,
-            "previous": self.previous,
-            "pages": [p.as_dict() for p in self.pages],
-            "diff": self.diff,
-            "remote": self.remote,
-            "author": self.author,
-            "message": self.message,
-        }
-
-
-@dataclass(frozen=True)
-class ShareResult:
-    """A proposal pushed: the branch on the remote, and the request the host's client
-    opened (`request`) or the address to open one by hand (`compare`)."""
-
-    proposal: ShareProposal
-    compare: str | None
-    request: Request | None
-
-    def as_dict(self) -> dict[str, Any]:
-        request = self.request
-        return {
-            **self.proposal.as_dict(),
-            "pushed": True,
-            "compare": self.compare,
-            "request": None
-            if request is None
-            else {"cli": request.cli, "url": request.url, "error": request.error, "existed": request.existed},
-        }
-
-
-@dataclass(frozen=True)
-class ShareCandidate:
-    """A personal page worth proposing to the team, and why."""
-
-    path: str
-    title: str
-    type: str
-    sessions: int
-    why: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "title": self.title, "type": self.type, "sessions": self.sessions, "why": self.why}
-
-
-@dataclass(frozen=True)
-class SharedState:
-    """A page shared from here: `proposed` (its branch is not merged yet), `merged` (the
-    team's `main` holds it), and whether it `changed` here since."""
-
-    path: str
-    team_path: str
-    branch: str
-    state: str
-    changed: bool
-    at: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
-
-
-@dataclass(frozen=True)
-class BranchHandoff:
-    """A handoff attached to a code branch in the team tier."""
-
-    branch: str
-    team_path: str
-    source: str
-    commit: str
-    author: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
 
 
 class TeamShare:
@@ -295,7 +181,7 @@ class TeamShare:
                 f"{branch} on the team remote holds commits not pushed from here ({previous.decode()[:8]}); "
                 "merge or close its request first, or share under another page"
             )
-        placer = _Placer(
+        placer = Placer(
             team, base, [tip for name, tip in heads.items() if name.startswith(BRANCH_PREFIX) and name != ref]
         )
         scanned: list[tuple[str, str | None]] = [(message or "", None)]
@@ -307,7 +193,7 @@ class TeamShare:
             scanned.append((raw.decode("utf-8", "replace"), page.path))
             previous_path = state["pages"].get(_key(page), {}).get("team_path")
             team_path, how, beside = placer.place(page, previous_path, _user(me), set(changes))
-            data = render_page(_team_page(page, team_path, me, beside)).encode("utf-8")
+            data = render_page(team_page(page, team_path, me, beside)).encode("utf-8")
             if placer.base_files.get(team_path) == blob_id(data):
                 how = "unchanged"
             changes[team_path] = data
@@ -324,14 +210,14 @@ class TeamShare:
             f" and {len(shared) - 1} more" if len(shared) > 1 else ""
         )
         body = (message or "").strip()
-        commit = _commit(team, tree, [base] if base else [], me, subject, body)
+        commit = commit_tree(team, tree, [base] if base else [], me, subject, body)
         return ShareProposal(
             branch=branch,
             base=base.decode() if base else None,
             commit=commit.decode(),
             previous=previous.decode() if previous else None,
             pages=tuple(shared),
-            diff=_diff(team, base_tree, tree),
+            diff=tree_diff(team, base_tree, tree),
             remote=remote.shown,
             author=me.ident().decode(),
             message=body or subject,
@@ -361,7 +247,7 @@ class TeamShare:
             if found is not None:
                 cli, host = found
                 title = proposal.message.splitlines()[0][:200]
-                body = _request_body(proposal)
+                body = proposal.request_body()
                 request = open_request(cli, host, proposal.branch, title, body)
         return ShareResult(proposal, host.compare_url(proposal.branch) if host else None, request)
 
@@ -454,14 +340,14 @@ class TeamShare:
                 main = fetch_heads(team, remote, (MAIN,)).get(MAIN)
             except WikiMemoryError as e:
                 note = f"{e} (as of the last fetch)"
-        tips = [t for t in (main, _ref(team, f"refs/remotes/{remote.name}/main"), team.head()) if t]
+        tips = [t for t in (main, ref_of(team, f"refs/remotes/{remote.name}/main"), team.head()) if t]
         personal = self.memory.store()
         out = []
         for pid, rec in sorted(state["pages"].items(), key=lambda kv: kv[1].get("at", "")):
             # Merged: the team's main holds the page (its id) where it was proposed, however
             # the host merged it (a merge, a squash, a rebase), or exactly what was pushed.
             merged = any(
-                _id_at(team, tip, rec["team_path"]) == pid
+                id_at(team, tip, rec["team_path"]) == pid
                 or (rec.get("team_blob") and team.blob_at(rec["team_path"], tip) == rec["team_blob"].encode())
                 for tip in tips
             )
@@ -484,7 +370,7 @@ class TeamShare:
         personal = self.memory.store()
         team = self._team_store()
         on_team: set[str] = set()
-        for tip in {t for t in (team.head(), _ref(team, "refs/remotes/origin/main")) if t}:
+        for tip in {t for t in (team.head(), ref_of(team, "refs/remotes/origin/main")) if t}:
             on_team.update(path for path, _ in team.files(tip))
         state = self._state()
         shared_by_path = {rec["path"]: rec for rec in state["pages"].values()}
@@ -530,7 +416,12 @@ class TeamShare:
     def share_handoff(self) -> BranchHandoff:
         """Attach the newest handoff to the code repository's current branch in the team
         tier, committed and pushed to the team's `main` (see the module docstring)."""
-        from wiki_memory.consolidate.branch_handoff import code_branch, mark_seen, page_path, seen_key
+        from wiki_memory.consolidate.branch_handoff import (  # deferred: the consolidator, not loaded with Memory
+            code_branch,
+            mark_seen,
+            page_path,
+            seen_key,
+        )
 
         team, remote = self._team()
         branch = code_branch(self.project.root)
@@ -551,10 +442,10 @@ class TeamShare:
         rel = page_path(branch)
         for _ in range(ATTEMPTS):
             base = fetch_heads(team, remote, (MAIN,)).get(MAIN)
-            text = render_page(_branch_page(team, base, rel, branch, handoff, me))
+            text = render_page(branch_page(team, base, rel, branch, handoff, me))
             base_tree = team.repo[oid(base)].tree if base else None  # type: ignore[attr-defined]
             tree = team.write_tree(base_tree, {rel: text.encode("utf-8")})
-            commit = _commit(team, tree, [base] if base else [], me, f"handoff: branch {branch}", "")
+            commit = commit_tree(team, tree, [base] if base else [], me, f"handoff: branch {branch}", "")
             try:
                 push(team, remote, commit, base)
             except RemoteMoved:
@@ -562,151 +453,10 @@ class TeamShare:
             break
         else:
             raise WikiMemoryError("the team's main kept moving; run `wiki-memory handoff share` again")
-        _fast_forward(team, commit)
+        fast_forward(team, commit)
         # The sharer is never handed their own handoff back.
         mark_seen(self.project, seen_key(rel, text))
         return BranchHandoff(branch, rel, source, commit.decode(), me.ident().decode())
-
-
-class _Placer:
-    """Where each shared page goes on the team tier (see the module docstring)."""
-
-    def __init__(self, team: Store, base: bytes | None, others: Sequence[bytes]) -> None:
-        self.team = team
-        self.base = base
-        self.others = others
-        self.base_files = dict(team.files(base)) if base else {}
-        self._ids: dict[bytes, str | None] = {}
-
-    def _id(self, blob: bytes | None) -> str | None:
-        if blob is None:
-            return None
-        if blob not in self._ids:
-            try:
-                text = self.team.repo[oid(blob)].as_raw_string().decode("utf-8")
-                self._ids[blob] = parse_page(text, "x.md").id or ""
-            except (PageError, UnicodeDecodeError, KeyError):
-                self._ids[blob] = ""
-        return self._ids[blob]
-
-    def _claimed(self, path: str, pid: str | None) -> bool:
-        """Another open share branch brings a different page to `path`."""
-        here = self.base_files.get(path)
-        for tip in self.others:
-            blob = self.team.blob_at(path, tip)
-            if blob is not None and blob != here and self._id(blob) != pid:
-                return True
-        return False
-
-    def place(self, page: Page, before: str | None, user: str, taken: set[str]) -> tuple[str, str, str | None]:
-        spots = list(dict.fromkeys([p for p in (before, page.path) if p]))
-        for spot in spots:
-            if self._id(self.base_files.get(spot)) == page.id and page.id:
-                return spot, "update", None
-        for spot in spots:
-            if spot not in self.base_files and spot not in taken and not self._claimed(spot, page.id):
-                return spot, "new", None
-        from wiki_memory.sync.merge import conflict_path
-
-        day = now_iso()[:10]
-        copy = conflict_path(
-            page.path, user, day, lambda p: p in self.base_files or p in taken or self._claimed(p, None)
-        )
-        return copy, "conflict copy", page.path
-
-
-def _team_page(page: Page, team_path: str, me: Author, beside: str | None) -> Page:
-    meta = dict(page.meta)
-    meta["author"] = f"{me.name} <{me.email}>"
-    if beside:
-        meta["conflict_of"] = beside
-    else:
-        meta.pop("conflict_of", None)
-    return Page(team_path, meta, page.body, True, page.front_text)
-
-
-def _branch_page(team: Store, base: bytes | None, rel: str, branch: str, handoff: Page, me: Author) -> Page:
-    """The team's page for `branch`, holding `handoff`: one page per branch, replaced by
-    the next share (its id and `created` kept)."""
-    stamp = now_iso()
-    existing: Page | None = None
-    if base is not None:
-        try:
-            existing = team.read(rel, base)
-        except (NotFoundError, PageError):
-            existing = None
-    meta: dict[str, Any] = {
-        "id": (existing.id if existing else None) or new_id(),
-        "title": f"Handoff for branch {branch}",
-        "type": "handoff",
-        "status": "active",
-        "branch": branch,
-        "author": f"{me.name} <{me.email}>",
-        "shared": stamp,
-        "from": handoff.path,
-        "created": (existing.created if existing else None) or stamp,
-        "updated": stamp,
-        "sources": list(handoff.meta.get("sources") or []),
-    }
-    return Page(rel, meta, handoff.body)
-
-
-def _commit(team: Store, tree: bytes, parents: list[bytes], me: Author, subject: str, body: str) -> bytes:
-    """A commit of `tree` on `parents` by `me`, in the team clone's objects (no ref moved)."""
-    commit = Commit()
-    commit.tree = oid(tree)
-    commit.parents = [oid(p) for p in parents]
-    commit.author = commit.committer = me.ident()
-    now = int(time.time())
-    commit.author_time = commit.commit_time = now
-    commit.author_timezone = commit.commit_timezone = time.localtime(now).tm_gmtoff
-    commit.message = commit_message(subject, None, None, body, trailers_first=[("Shared-By", me.ident().decode())])
-    team.repo.object_store.add_object(commit)
-    return commit.id
-
-
-def _fast_forward(team: Store, commit: bytes) -> None:
-    """Bring the team clone's `main` to what was pushed when that is a fast-forward (else
-    the next team sync merges it)."""
-    head = team.head()
-    if head is not None:
-        walker = team.repo.get_walker(include=[oid(commit)], exclude=None)
-        if not any(entry.commit.id == head for entry in walker):
-            return
-    team.advance(commit, reflog="handoff share: fast-forward")
-
-
-def _diff(team: Store, old_tree: bytes | None, new_tree: bytes) -> str:
-    from io import BytesIO
-
-    from dulwich.patch import write_tree_diff
-
-    out = BytesIO()
-    write_tree_diff(out, team.repo.object_store, oid(old_tree) if old_tree else None, oid(new_tree))
-    return out.getvalue().decode("utf-8", "replace")
-
-
-def _request_body(proposal: ShareProposal) -> str:
-    lines = [proposal.message if proposal.message != proposal.pages[0].team_path else "", ""]
-    lines.append("Proposed with `wiki-memory share` for the team's memory:")
-    for page in proposal.pages:
-        extra = f" (beside {page.beside}, someone else's page at that path)" if page.beside else ""
-        lines.append(f"- `{page.team_path}`: {page.title} ({page.how}){extra}")
-    return "\n".join(lines).strip() + "\n"
-
-
-def _ref(team: Store, name: str) -> bytes | None:
-    try:
-        return bytes(team.repo.refs[Ref(name.encode())])
-    except KeyError:
-        return None
-
-
-def _id_at(team: Store, tip: bytes, path: str) -> str | None:
-    try:
-        return team.read(path, tip).id
-    except (NotFoundError, PageError, KeyError):
-        return None
 
 
 def _sessions(page: Page) -> set[str]:
@@ -737,7 +487,10 @@ def _looks_like_id(value: str) -> bool:
 def _secrets(texts: Sequence[tuple[str, str | None]]) -> list[Finding]:
     """The secrets in each (text, page path) about to leave for the team remote, by the
     redaction rules and the user's own patterns (read afresh)."""
-    from wiki_memory.capture.redact import find, reload_user_patterns
+    from wiki_memory.capture.redact import (  # deferred: the redaction rules compile their patterns on import
+        find,
+        reload_user_patterns,
+    )
 
     reload_user_patterns()
     return [found for text, path in texts for found in findings_in(find, text, None, path)]

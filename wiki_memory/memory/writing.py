@@ -6,12 +6,13 @@ as theirs before anyone writes over it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from glob import escape as glob_escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from wiki_memory.errors import ConflictError
 from wiki_memory.memory import edits
-from wiki_memory.memory.base import MemoryBase
+from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.reading import Reading, existing_page
 from wiki_memory.memory.records import Actor, Deleted, Written
 from wiki_memory.memory.rules import (
@@ -26,14 +27,18 @@ from wiki_memory.memory.rules import (
 )
 from wiki_memory.pages import FOLDERS, STATUSES, Page, folder_for, slugify
 from wiki_memory.pages.model import DATED_TYPES
+from wiki_memory.store.paths import normalize_path
 
 if TYPE_CHECKING:
-    from wiki_memory.store import Edit
+    from pathlib import Path
+
+    from wiki_memory.store import Edit, Store, WriteResult
 
 PERSON = Actor()
 
 
-def _with_sources(*groups: Sequence[str] | None) -> list[str]:
+def with_sources(*groups: Sequence[str] | None) -> list[str]:
+    """The sources of the groups in turn, each once."""
     out: list[str] = []
     for group in groups:
         for source in group or ():
@@ -42,8 +47,36 @@ def _with_sources(*groups: Sequence[str] | None) -> list[str]:
     return out
 
 
-class Writing(Reading, MemoryBase):
+def write_as(store: Store, pages: list[Page], actor: Actor, wiki: Path, **how: Any) -> list[WriteResult]:
+    """`pages` written in one commit by `actor` (its author, session and agent), with
+    `how` as `Store.write_many` takes it (message, trailers, ...)."""
+    return store.write_many(pages, actor.author(wiki), session_id=actor.session_id, agent=actor.agent, **how)
+
+
+@dataclass(frozen=True)
+class EditRequest:
+    """One change to part of a page, as `Memory.edit` takes it: `page` (a path, title or
+    id), the `operation` (one of `edits.OPERATIONS`) and what that operation needs. Front
+    ends build one from their input and hand it to `Memory.apply_edit`."""
+
+    page: str
+    operation: str
+    text: str | None = None
+    heading: str | None = None
+    find: str | None = None
+    replace: str | None = None
+    expected_count: int = 1
+    status: str | None = None
+    superseded_by: str | None = None
+    actor: Actor = PERSON
+
+
+class Writing:
     """The operations that write; each is one commit (or none, when nothing changes)."""
+
+    def __init__(self, context: MemoryContext, reading: Reading) -> None:
+        self.context = context
+        self.reading = reading
 
     def write(
         self,
@@ -60,8 +93,6 @@ class Writing(Reading, MemoryBase):
         """Create or update a page. A title that exists updates that page (same id, history
         kept; tags, status and sources kept unless given); the same title under another
         type is refused (pass `path` to update that page)."""
-        from wiki_memory.store.paths import normalize_path
-
         scrub = Scrubber()
         title = scrub(check_title(title))
         body = scrub(check_text("body", body))
@@ -77,7 +108,7 @@ class Writing(Reading, MemoryBase):
             utf8("path", path)
         explicit = bool(path and path.strip())
         target = normalize_path(path) if path and explicit else ""
-        store = self.store(create=True)
+        store = self.context.store(create=True)
         with store.lock:
             if not explicit:
                 target = self._path_for_title(title, type)
@@ -91,17 +122,17 @@ class Writing(Reading, MemoryBase):
                 type,
                 body,
                 tags=clean_tags if clean_tags is not None else (list(existing.tags) if existing else []),
-                sources=_with_sources(existing.sources if existing else (), extra_sources, [actor.source or ""]),
+                sources=with_sources(existing.sources if existing else (), extra_sources, [actor.source or ""]),
                 status=status or (existing.status if existing and existing.status in STATUSES else "active"),
                 path=target,
             )
-            result = store.write(page, actor.author(self.wiki), session_id=actor.session_id, agent=actor.agent)
+            result = write_as(store, [page], actor, self.context.wiki)[0]
         return Written.of(result, redacted=scrub.found)
 
     def _path_for_title(self, title: str, page_type: str) -> str:
         """The page titled exactly `title` in its type's folder, or where a new one goes (a
         file name belongs to one page: see `Store.titled_path`). Called under the lock."""
-        store = self.store()
+        store = self.context.store()
         folder = folder_for(page_type)
         # A person's uncommitted pages of this name first, as theirs, so the name chosen sees them.
         slug = slugify(title)
@@ -116,7 +147,7 @@ class Writing(Reading, MemoryBase):
     def _refuse_other_type(self, title: str, page_type: str) -> None:
         # Trigger: the same title already has a page of another type (gotchas/x.md vs notes/x.md).
         # Why: writing would make a second page of that title; updating it would change its type.
-        store = self.store()
+        store = self.context.store()
         for other_type, folder in FOLDERS.items():
             if other_type == page_type or other_type in DATED_TYPES:
                 continue
@@ -127,84 +158,35 @@ class Writing(Reading, MemoryBase):
                     "update it, or choose another title"
                 )
 
-    def edit(
-        self,
-        ref: str,
-        operation: str,
-        *,
-        text: str | None = None,
-        heading: str | None = None,
-        find: str | None = None,
-        replace: str | None = None,
-        expected_count: int = 1,
-        status: str | None = None,
-        superseded_by: str | None = None,
-        actor: Actor = PERSON,
-    ) -> Written:
-        """Change part of a page: `append` (to the page or a section), `replace_section`,
-        `find_replace` (exactly `expected_count` times) or `set_status`. Refuses rather than
+    def edit(self, request: EditRequest) -> Written:
+        """Make the change `request` asks for (see `Memory.edit`). Refuses rather than
         guesses: nothing is written when the heading or text is not found as asked."""
+        operation, actor = request.operation, request.actor
         if operation not in edits.OPERATIONS:
             raise InputError(f"unknown operation {operation!r}: one of {', '.join(edits.OPERATIONS)}")
-        store = self.store()
+        store = self.context.store()
         with store.lock:
-            path = self.find(ref)
-            store.commit_pending(paths=[path])  # edit what the person sees, not a stale copy
-            current = store.read(path)
-            updated, replaced = self._edited(current, operation, text, heading, find, replace, expected_count)
+            path, current = self.reading.current(request.page)  # what the person sees, not a stale copy
+            updated, replaced = _edited(current, request)
             if operation == "set_status":
-                updated = self._with_status(current, status, superseded_by)
+                updated = self._with_status(current, request.status, request.superseded_by)
             if not updated.body.strip() or updated.body.strip() == f"# {updated.title}":
                 raise InputError("the edit would leave the page empty; delete the page to remove it")
             check_text("body", updated.body)
             scrub = Scrubber()
             updated = updated.with_body(scrub(updated.body))
             if actor.source and updated.has_front_matter:
-                updated = updated.with_meta(sources=_with_sources(updated.sources, [actor.source]))
-            result = store.write(
-                updated,
-                actor.author(self.wiki),
-                session_id=actor.session_id,
-                agent=actor.agent,
-                message=f"update: {path.removesuffix('.md')} ({operation})",
-            )
+                updated = updated.with_meta(sources=with_sources(updated.sources, [actor.source]))
+            message = f"update: {path.removesuffix('.md')} ({operation})"
+            result = write_as(store, [updated], actor, self.context.wiki, message=message)[0]
         return Written.of(result, operation, replaced, scrub.found)
-
-    @staticmethod
-    def _edited(
-        page: Page,
-        operation: str,
-        text: str | None,
-        heading: str | None,
-        find: str | None,
-        replace: str | None,
-        expected_count: int,
-    ) -> tuple[Page, int | None]:
-        if heading is not None:
-            utf8("heading", heading)
-        if operation == "append":
-            return page.with_body(edits.append(page.body, check_text("text", text), heading)), None
-        if operation == "replace_section":
-            if not heading:
-                raise InputError("replace_section needs `heading` (the section's heading) and `text`")
-            if text is not None and text.strip():
-                check_text("text", text)
-            return page.with_body(edits.replace_section(page.body, heading, text or "")), None
-        if operation == "find_replace":
-            if find is None or replace is None:
-                raise InputError("find_replace needs `find` and `replace` (and `expected_count` if not 1)")
-            utf8("find", find)
-            utf8("replace", replace)
-            body, replaced = edits.find_replace(page.body, find, replace, expected_count)
-            return page.with_body(body), replaced
-        return page, None
 
     def _with_status(self, page: Page, status: str | None, superseded_by: str | None) -> Page:
         if status not in STATUSES:
             raise InputError(f"set_status needs `status`: one of {', '.join(STATUSES)}")
         successor = None
         if superseded_by:
-            successor = self.find(superseded_by)
+            successor = self.reading.find(superseded_by)
         elif status == "superseded":
             raise InputError("a superseded page names its successor: give `superseded_by`")
         return page.with_meta(status=status, superseded_by=successor if status == "superseded" else None)
@@ -217,12 +199,12 @@ class Writing(Reading, MemoryBase):
         new_title = Scrubber()(check_title(title)) if title is not None else None
         if dest:
             utf8("destination", dest)
-        store = self.store()
+        store = self.context.store()
         with store.lock:  # (the store commits a person's edits of both paths first)
             result = store.move(
-                self.find(ref),
+                self.reading.find(ref),
                 dest.strip() if dest and dest.strip() else None,
-                actor.author(self.wiki),
+                actor.author(self.context.wiki),
                 title=new_title,
                 session_id=actor.session_id,
                 agent=actor.agent,
@@ -231,22 +213,47 @@ class Writing(Reading, MemoryBase):
 
     def delete(self, ref: str, *, actor: Actor = PERSON) -> Deleted:
         """Remove a page (one commit; it stays in history)."""
-        store = self.store()
+        store = self.context.store()
         with store.lock:
-            path = self.find(ref)  # (the store commits a person's edit of it first)
-            commit = store.delete(path, actor.author(self.wiki), session_id=actor.session_id, agent=actor.agent)
+            path = self.reading.find(ref)  # (the store commits a person's edit of it first)
+            commit = store.delete(path, actor.author(self.context.wiki), session_id=actor.session_id, agent=actor.agent)
         return Deleted(path, commit)
 
     def revert(self, rev: str, *, actor: Actor = PERSON) -> tuple[str, str]:
         """Undo a commit with a new one; (the commit undone, the new commit)."""
-        store = self.store()
+        store = self.context.store()
         with store.lock:  # (the store commits a person's edits of the pages it reverts first)
-            target = self.resolve_rev(rev)
-            new = store.revert(target, actor.author(self.wiki), session_id=actor.session_id, agent=actor.agent)
+            target = self.reading.resolve_rev(rev)
+            new = store.revert(target, actor.author(self.context.wiki), session_id=actor.session_id, agent=actor.agent)
         return target, new
 
     def commit_hand_edits(self, paths: Sequence[str] | None = None) -> list[Edit]:
         """Commit what a person changed in the wiki folder as their edits, one commit per
         page (`edit: <path>`), renames followed."""
-        store = self.store()
-        return store.commit_edits(list(paths) if paths is not None else None, PERSON.author(self.wiki))
+        store = self.context.store()
+        return store.commit_edits(list(paths) if paths is not None else None, PERSON.author(self.context.wiki))
+
+
+def _edited(page: Page, request: EditRequest) -> tuple[Page, int | None]:
+    """The page with the text change of `request` made (and how many times `find_replace`
+    replaced); `set_status` changes no text."""
+    operation, text, heading = request.operation, request.text, request.heading
+    if heading is not None:
+        utf8("heading", heading)
+    if operation == "append":
+        return page.with_body(edits.append(page.body, check_text("text", text), heading)), None
+    if operation == "replace_section":
+        if not heading:
+            raise InputError("replace_section needs `heading` (the section's heading) and `text`")
+        if text is not None and text.strip():
+            check_text("text", text)
+        return page.with_body(edits.replace_section(page.body, heading, text or "")), None
+    if operation == "find_replace":
+        find, replace = request.find, request.replace
+        if find is None or replace is None:
+            raise InputError("find_replace needs `find` and `replace` (and `expected_count` if not 1)")
+        utf8("find", find)
+        utf8("replace", replace)
+        body, replaced = edits.find_replace(page.body, find, replace, request.expected_count)
+        return page.with_body(body), replaced
+    return page, None

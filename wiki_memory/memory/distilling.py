@@ -21,10 +21,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wiki_memory.config import load_settings
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.memory.lifecycle_review import LifecycleReview
+from wiki_memory.memory.context import MemoryContext
+from wiki_memory.memory.reading import existing_page
 from wiki_memory.memory.records import Actor
+from wiki_memory.memory.status_changes import StatusChanges
+from wiki_memory.memory.status_review import FLAGS_FILE, append_flags
 from wiki_memory.pages import HIDDEN, Page, path_for
+from wiki_memory.pages.drift import record
 
 if TYPE_CHECKING:
     from wiki_memory.consolidate.distill import Candidate
@@ -73,16 +78,22 @@ class DistillReport:
 
 def distill_enabled() -> bool:
     """`[distill] enabled` (default true): distillation after each consolidation and import."""
-    from wiki_memory.config import load_settings
-
     return load_settings().distill.enabled
 
 
-class Knowledge(LifecycleReview):
-    def _after_consolidation(self, outcomes: Sequence[Outcome], llm: bool | None) -> bool:
-        """Distil each session just consolidated; never raises (the session's pages are
-        committed whatever happens here, and the log says what went wrong)."""
-        from wiki_memory.consolidate.state import log
+class Distilling:
+    """Distilling sessions into durable pages (see the module docstring)."""
+
+    def __init__(self, context: MemoryContext, status: StatusChanges) -> None:
+        self.context = context
+        self.project = context.project
+        self.status = status
+
+    def distill_sessions(self, outcomes: Sequence[Outcome], llm: bool | None) -> bool:
+        """Distil each session just consolidated (`[distill] enabled`); True when it
+        committed something. Never raises (the session's pages are committed whatever
+        happens here, and the log says what went wrong)."""
+        from wiki_memory.consolidate.state import log  # deferred: the consolidator, not loaded with Memory
 
         committed = False
         if not distill_enabled():
@@ -98,16 +109,22 @@ class Knowledge(LifecycleReview):
 
     def distill(self, summary: Summary, *, llm: bool | None = None) -> DistillReport:
         """Distil a summarised session into pages (see the module docstring)."""
-        from wiki_memory.consolidate.distill import distill as find
-        from wiki_memory.consolidate.distill.llm import distill_with_llm
-        from wiki_memory.consolidate.state import log
+        from wiki_memory.consolidate.distill import (
+            distill as find,  # deferred: the consolidator, not loaded with Memory
+        )
+        from wiki_memory.consolidate.distill.llm import (
+            distill_with_llm,  # deferred: the consolidator, not loaded with Memory
+        )
+        from wiki_memory.consolidate.state import log  # deferred: the consolidator, not loaded with Memory
 
         session = summary.session
         root = str(self.project.root) if self.project.root else None
         found = find(summary, root)
         candidates = list(found.candidates)
         # The project's instruction file the agent was handed: its sections, as an import makes them.
-        from wiki_memory.memory.instructions_given import given_instructions
+        from wiki_memory.memory.instructions_given import (
+            given_instructions,  # deferred: the consolidator, not loaded with Memory
+        )
 
         candidates += given_instructions(found.evidence)
         actor = Actor(session.agent or "wiki-memory", session.session_id)
@@ -119,7 +136,7 @@ class Knowledge(LifecycleReview):
                 candidates, mode, tokens, flags = outcome.candidates, outcome.mode, outcome.tokens, outcome.flags
         if not candidates:
             return DistillReport(session.session_id, refused=found.refused, mode=mode, tokens=tokens)
-        store = self.store(create=True)
+        store = self.context.store(create=True)
         with store.lock:
             candidates = self._recurring(candidates, session.session_id)
             planned = self._plan(candidates)
@@ -129,7 +146,7 @@ class Knowledge(LifecycleReview):
                 body = "\n".join(f"- {action} {page.path} ({why})" for page, action, why in changed)
                 results = store.write_many(
                     [p for p, _, _ in changed],
-                    actor.author(self.wiki),
+                    actor.author(self.context.wiki),
                     session_id=session.session_id,
                     agent=session.agent,
                     message=f"distill: {session.agent} session {session.short_id}",
@@ -139,7 +156,7 @@ class Knowledge(LifecycleReview):
         superseded = self._reversals([c for c in candidates if c.type == "decision"], planned, actor)
         self._flag(flags, mode)
         if commit and not superseded:
-            self._refresh_context()
+            self.status.refresh_context()
         pages = tuple(DistilledPage(p.path, a, w) for p, a, w in planned)
         log(
             f"session {session.session_id}: distilled ({mode}{f', {tokens} tokens' if tokens else ''}): "
@@ -153,7 +170,9 @@ class Knowledge(LifecycleReview):
     def _plan(self, candidates: list[Candidate]) -> list[tuple[Page, str, str]]:
         """(page as it will be written, created|updated|unchanged, why) per candidate that
         has a page to go to; candidates for one page merge in turn."""
-        from wiki_memory.consolidate.distill import pages as render
+        from wiki_memory.consolidate.distill import (
+            pages as render,  # deferred: the consolidator, not loaded with Memory
+        )
 
         planned: dict[str, tuple[Page, str, str]] = {}
         for candidate in candidates:
@@ -163,8 +182,8 @@ class Knowledge(LifecycleReview):
                 path, why = target
                 if path not in planned:
                     # A person's uncommitted edit of the page first, as theirs: merged into, never over.
-                    self.store().commit_pending(paths=[path])
-                base = planned[path][0] if path in planned else self.store().read(path)
+                    self.context.store().commit_pending(paths=[path])
+                base = planned[path][0] if path in planned else self.context.store().read(path)
                 page = render.merged(base, candidate, anchors)
                 action = planned[path][1] if path in planned else "updated"
                 if path not in planned and page == base:
@@ -172,8 +191,8 @@ class Knowledge(LifecycleReview):
                 planned[path] = (page, action, why if path not in planned else planned[path][2])
             elif candidate.create:
                 page = render.new_page(candidate, anchors)
-                self.store().commit_pending(paths=[page.path])
-                if self.store().exists(page.path):
+                self.context.store().commit_pending(paths=[page.path])
+                if self.context.store().exists(page.path):
                     continue  # a page of that name says something else: never overwritten
                 planned[page.path] = (page, "created", candidate.reason)
         return list(planned.values())
@@ -182,7 +201,10 @@ class Knowledge(LifecycleReview):
         """Known failures hit again with no page: a trap-shaped one whose error the session
         pages of `RECUR_SESSIONS` sessions (this one included) record becomes a gotcha page
         of its own, with each occurrence."""
-        from wiki_memory.consolidate.distill.gotchas import RECUR_SESSIONS, promote
+        from wiki_memory.consolidate.distill.gotchas import (  # deferred: the consolidator, not loaded with Memory
+            RECUR_SESSIONS,
+            promote,
+        )
 
         out: list[Candidate] = []
         looked = 0
@@ -197,10 +219,14 @@ class Knowledge(LifecycleReview):
 
     def _earlier_occurrences(self, sig: str, session_id: str) -> list[dict[str, Any]]:
         """The other sessions whose page records a failure with this error signature."""
-        from wiki_memory.consolidate.distill.signature import signature
-        from wiki_memory.consolidate.session import short_id
+        from wiki_memory.consolidate.distill.signature import (
+            signature,  # deferred: the consolidator, not loaded with Memory
+        )
+        from wiki_memory.consolidate.session import (
+            short_id,  # deferred: the consolidator, not loaded with Memory
+        )
 
-        index = self.index
+        index = self.context.index
         if index is None or not sig:
             return []
         try:
@@ -209,7 +235,7 @@ class Knowledge(LifecycleReview):
             return []
         found: dict[str, dict[str, Any]] = {}
         for result in results:
-            page = _read(self.store(), result.path)
+            page = existing_page(self.context.store(), result.path)
             other = str(page.meta.get("session_id") or "") if page is not None else ""
             if page is None or not other or other == session_id or other in found:
                 continue
@@ -223,14 +249,17 @@ class Knowledge(LifecycleReview):
     def _record_anchors(self, files: tuple[str, ...]) -> list[Any]:
         if not files or self.project.root is None:
             return []
-        from wiki_memory.pages.drift import record
 
         return record(self.project.root, files)
 
     def _duplicate_of(self, candidate: Candidate, planned: dict[str, Any]) -> tuple[str, str] | None:
         """(path, why) of the page this candidate duplicates, or None."""
         update = candidate.facts.get("update")
-        if candidate.kind == "proposal" and isinstance(update, str) and _read(self.store(), update) is not None:
+        if (
+            candidate.kind == "proposal"
+            and isinstance(update, str)
+            and existing_page(self.context.store(), update) is not None
+        ):
             return update, "an addition the model proposed"
         if candidate.kind == "instructions":
             return self._same_section(candidate, planned)
@@ -246,12 +275,12 @@ class Knowledge(LifecycleReview):
     def _same_section(self, candidate: Candidate, planned: dict[str, Any]) -> tuple[str, str] | None:
         """The page already made from the same section of the same instruction file (by an
         earlier session, or by `import instructions`)."""
-        store = self.store()
+        store = self.context.store()
         f = candidate.facts
         names = {str(f["from"]), str(f["from"]).rsplit("/", 1)[-1]}
         options = [path_for(candidate.title, candidate.type)] + self._by_words(candidate.type, candidate.title, 3)
         for path in dict.fromkeys(options):
-            page = planned[path][0] if path in planned else _read(store, path)
+            page = planned[path][0] if path in planned else existing_page(store, path)
             if page is None or page.type != candidate.type or page.status in HIDDEN:
                 continue
             for entry in page.meta.get("imported") or []:
@@ -260,7 +289,7 @@ class Knowledge(LifecycleReview):
         return None
 
     def _same_key(self, candidate: Candidate, planned: dict[str, Any]) -> tuple[str, str] | None:
-        store = self.store()
+        store = self.context.store()
         key_field = {"gotcha": "signature", "procedure": "purpose", "fact": "manifest"}.get(candidate.type, "statement")
         if candidate.type == "fact" and candidate.facts.get("environment"):
             key_field = "environment"
@@ -268,11 +297,13 @@ class Knowledge(LifecycleReview):
         conventional = path_for(candidate.title, candidate.type)
         options = [conventional] + self._by_words(candidate.type, f"{candidate.title} {candidate.key}", 3)
         for path in dict.fromkeys(options):
-            page = planned[path][0] if path in planned else _read(store, path)
+            page = planned[path][0] if path in planned else existing_page(store, path)
             if page is None or page.type != candidate.type or page.status in HIDDEN:
                 continue
             if key_field == "statement":
-                from wiki_memory.consolidate.distill.statements import content_words
+                from wiki_memory.consolidate.distill.statements import (
+                    content_words,  # deferred: the consolidator, not loaded with Memory
+                )
 
                 if " ".join(content_words(str(page.meta.get("statement") or ""))) == candidate.key:
                     return path, "duplicate: the same words"
@@ -285,7 +316,7 @@ class Knowledge(LifecycleReview):
 
     def _titles_by_words(self, page_type: str, text: str, k: int) -> dict[str, str]:
         """path -> title of the `k` pages of the type that share most words with `text`."""
-        index = self.index
+        index = self.context.index
         if index is None or not text.strip():
             return {}
         try:
@@ -296,9 +327,9 @@ class Knowledge(LifecycleReview):
 
     def _near(self, candidate: Candidate) -> tuple[str, str] | None:
         """A page of the candidate's type close enough in words and meaning (`dedup`)."""
-        from wiki_memory.consolidate.distill import dedup
+        from wiki_memory.consolidate.distill import dedup  # deferred: the consolidator, not loaded with Memory
 
-        index = self.index
+        index = self.context.index
         titles = self._titles_by_words(candidate.type, candidate.text(), MAX_NEAR)
         if index is None or not titles:
             return None
@@ -327,7 +358,7 @@ class Knowledge(LifecycleReview):
 
     def _nearest_pages(self, candidates: list[Candidate], summary: Summary) -> list[tuple[str, str]]:
         """(path, opening text) of the existing pages closest to the session, for an LLM."""
-        index = self.index
+        index = self.context.index
         if index is None:
             return []
         query = " ".join([summary.goal[:300], *(c.title for c in candidates)])
@@ -343,7 +374,7 @@ class Knowledge(LifecycleReview):
         self, decisions: list[Candidate], planned: list[tuple[Page, str, str]], actor: Actor
     ) -> tuple[tuple[str, str], ...]:
         """Earlier distilled decisions a new one turns down, superseded by it."""
-        from wiki_memory.consolidate.distill import dedup
+        from wiki_memory.consolidate.distill import dedup  # deferred: the consolidator, not loaded with Memory
 
         out: list[tuple[str, str]] = []
         written = {page.meta.get("statement"): page.path for page, _, _ in planned}
@@ -355,28 +386,20 @@ class Knowledge(LifecycleReview):
             for path in self._by_words("decision", " ".join(negated), 8):
                 if path == new_path:
                     continue
-                old = _read(self.store(), path)
+                old = existing_page(self.context.store(), path)
                 if old is None or old.status in HIDDEN or not old.meta.get("distilled"):
                     continue
                 old_names = [str(n) for n in old.meta.get("names") or []]
                 if dedup.reverses(negated, candidate.facts.get("names") or [], old_names):
                     reason = f'the user said "{candidate.facts["statement"]}" in {candidate.source}'
-                    self.supersede(path, new_path, reason=reason, actor=actor)
+                    self.status.supersede(path, new_path, reason=reason, actor=actor)
                     out.append((path, new_path))
         return tuple(out)
 
     def _flag(self, flags: Any, mode: str) -> None:
-        from wiki_memory.memory.lifecycle_review import FLAGS_FILE, append_flags
-
         rows = [{"paths": list(paths), "note": note, "by": mode} for paths, note in flags]
         if rows:
             append_flags(self.project.home / FLAGS_FILE, rows)
 
 
 _KEY_NAMES = {"signature": "signature", "purpose": "purpose", "manifest": "file", "environment": "page"}
-
-
-def _read(store: Any, path: str) -> Page | None:
-    from wiki_memory.memory.reading import existing_page
-
-    return existing_page(store, path)

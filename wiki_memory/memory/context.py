@@ -1,14 +1,16 @@
-"""Opening a project's memory: its store (created on first write, with `project.json`) and
-its search index, attached so that every commit made through the store lands in it."""
+"""The context every part of a `Memory` shares: the project, its store (opened on first use,
+created on first write, with `project.json`) and its search index, attached so that every
+commit made through the store lands in it; and the stamp that tells other processes the
+wiki's history was rewritten."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+import time
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from wiki_memory.config import Project, replace_file, resolve_project
 from wiki_memory.errors import NotFoundError, WikiMemoryError
@@ -20,8 +22,6 @@ if TYPE_CHECKING:
     from wiki_memory.store import Store
 
 
-M = TypeVar("M", bound="MemoryBase")
-
 #: Touched in the wiki's `.git/wiki-memory/` whenever its history is rewritten (`forget`, or
 #: a sync adopting another machine's rewrite), so that other processes reopen it.
 REWRITE_STAMP = "history-rewritten"
@@ -29,6 +29,19 @@ REWRITE_STAMP = "history-rewritten"
 
 class NoMemoryError(NotFoundError):
     """The project has no wiki yet (nothing was ever written)."""
+
+
+def project_paths(project: Project) -> dict[str, object]:
+    """The project's name and every path of it (`wiki-memory path --json`, and `status`)."""
+    return {
+        "id": project.id,
+        "name": project.name,
+        "root": str(project.root) if project.root else None,
+        "wiki": str(project.wiki),
+        "index": str(project.index_path),
+        "journal": str(project.journal_dir),
+        "home": str(project.home),
+    }
 
 
 def write_project_file(project: Project) -> None:
@@ -52,8 +65,9 @@ def write_project_file(project: Project) -> None:
     replace_file(path, text)
 
 
-class MemoryBase:
-    """The project, its store and its index, each opened once, on first use."""
+class MemoryContext:
+    """The project, its store and its index, each opened once, on first use; one per
+    `Memory`, handed to each of its parts."""
 
     def __init__(self, project: Project) -> None:
         self.project = project
@@ -64,8 +78,8 @@ class MemoryBase:
         self._rewrite_seen = self._rewrite_stamp()
 
     @classmethod
-    def at(cls: type[M], directory: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> M:
-        """The memory of the project of `directory` (default: the working directory)."""
+    def at(cls, directory: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> MemoryContext:
+        """The context of the project of `directory` (default: the working directory)."""
         return cls(resolve_project(directory, env))
 
     @property
@@ -82,6 +96,12 @@ class MemoryBase:
             return os.stat(self.project.wiki / ".git" / "wiki-memory" / REWRITE_STAMP).st_mtime_ns
         except OSError:
             return None
+
+    def mark_rewritten(self) -> None:
+        """The wiki's history was rewritten by this process: other processes are told (a
+        long-running MCP server reopens the wiki and the index on its next call)."""
+        (self.wiki / ".git" / "wiki-memory" / REWRITE_STAMP).write_text(f"{time.time_ns()}\n")
+        self._rewrite_seen = self._rewrite_stamp()
 
     def _reopen_if_rewritten(self) -> None:
         """Trigger: another process rewrote the wiki's history (`forget`, a sync adopting one).
@@ -106,7 +126,7 @@ class MemoryBase:
         return self._store
 
     def _open_store(self, create: bool) -> Store:
-        from wiki_memory.store import Store
+        from wiki_memory.store import Store  # deferred: dulwich; `wiki-memory search` starts without the store
 
         if self.exists:
             try:
@@ -122,8 +142,12 @@ class MemoryBase:
                 "written; run `wiki-memory init`, or write a page"
             )
         self._refuse_a_plain_folder()
-        from wiki_memory.store.create import clean_unfinished
-        from wiki_memory.store.lock import WriterLock
+        from wiki_memory.store.create import (
+            clean_unfinished,  # deferred: dulwich; `wiki-memory search` starts without the store
+        )
+        from wiki_memory.store.lock import (
+            WriterLock,  # deferred: dulwich; `wiki-memory search` starts without the store
+        )
 
         # Trigger: two sessions of a new project end at once, and both find no wiki.
         # Why: each would build a repository; the lock makes the second open the first's.
@@ -159,7 +183,7 @@ class MemoryBase:
         why): the index is derived data, and memory is written without it."""
         self._reopen_if_rewritten()
         if self._index is None and not self._index_failed:
-            from wiki_memory.index import Index
+            from wiki_memory.index import Index  # deferred: the index, opened on first use
 
             try:
                 self._index = Index.open(self.project)
@@ -179,6 +203,11 @@ class MemoryBase:
     def index_is_open(self) -> bool:
         return self._index is not None
 
+    @property
+    def open_index(self) -> Index | None:
+        """The index if this process has opened it already (never opens it)."""
+        return self._index
+
     def require_index(self) -> Index:
         index = self.index
         if index is None:
@@ -192,11 +221,3 @@ class MemoryBase:
             index.close()
         if store is not None:
             store.close()
-
-    def __enter__(self: M) -> M:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.close()

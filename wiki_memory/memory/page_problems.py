@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wiki_memory.errors import PageError
-from wiki_memory.memory.reading import Reading
+from wiki_memory.memory.context import MemoryContext
+from wiki_memory.pages import parse_page
+from wiki_memory.pages.anchors import parse_anchors
+from wiki_memory.pages.drift import git_index
 
 if TYPE_CHECKING:
     from wiki_memory.pages import Page
@@ -51,16 +54,22 @@ class AnchorState:
     state: str
 
 
-class Reviewing(Reading):
+class PageProblems:
+    """The pages to look at (see the module docstring)."""
+
+    def __init__(self, context: MemoryContext) -> None:
+        self.context = context
+        self.project = context.project
+
     def review_items(self) -> list[ReviewItem]:
         """Pages with broken front matter, sync conflict copies, and pages marked wrong or
         stale, in that order."""
-        if not self.exists:
+        if not self.context.exists:
             return []
-        index = self.index
+        index = self.context.index
         if index is None:
             return self._review_by_scan()
-        store = self.store()
+        store = self.context.store()
         items: list[ReviewItem] = []
         for meta in index.pages_where(without_id=True):
             try:
@@ -85,11 +94,9 @@ class Reviewing(Reading):
 
     def _review_by_scan(self) -> list[ReviewItem]:
         """The same without the index (it could not be opened): every page parsed."""
-        from wiki_memory.pages import parse_page
-
         items: list[ReviewItem] = []
         marked: list[ReviewItem] = []
-        store = self.store()
+        store = self.context.store()
         for path, blob in store.page_files():
             text = store.repo[blob].as_raw_string().decode("utf-8", "replace")
             try:
@@ -111,9 +118,6 @@ class Reviewing(Reading):
         """The page's anchors, each compared with the file in the code repository now, as
         the rest of the product does it (`pages.drift`: the git index and a stat; a file is
         hashed only when its stat no longer vouches for its index entry)."""
-        from wiki_memory.pages.anchors import parse_anchors
-        from wiki_memory.pages.drift import git_index
-
         anchors = parse_anchors(page.meta.get("anchors"))
         root = self.project.root
         if root is None:

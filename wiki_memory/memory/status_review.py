@@ -21,10 +21,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from wiki_memory.memory.lifecycle import Lifecycle
+from wiki_memory.memory.context import MemoryContext
+from wiki_memory.memory.page_problems import PageProblems
 from wiki_memory.memory.records import Review, ReviewAction
-from wiki_memory.memory.review import Reviewing
 from wiki_memory.pages import HIDDEN, STATUSES, handed_out
+from wiki_memory.pages.drift import drift_note, drifted
+from wiki_memory.pages.lifecycle import is_expired
 
 if TYPE_CHECKING:
     from wiki_memory.index import Index
@@ -49,16 +51,20 @@ class _FromIndex:
     note: str | None
 
 
-class LifecycleReview(Lifecycle, Reviewing):
-    _review_kept: tuple[str, _FromIndex] | None = None  # (the index's generation, what it gave)
+class StatusReview:
+    """`Memory.review()` (see the module docstring)."""
+
+    def __init__(self, context: MemoryContext, problems: PageProblems) -> None:
+        self.context = context
+        self.project = context.project
+        self.problems = problems
+        self._review_kept: tuple[str, _FromIndex] | None = None  # (the index's generation, what it gave)
 
     def review(self, *, today: str | None = None) -> Review:
         """Everything that needs a look (see the module docstring)."""
-        from wiki_memory.pages.lifecycle import is_expired
-
-        if not self.exists:
+        if not self.context.exists:
             return Review((), 0, "this project has no memory yet")
-        found = self._from_index(self.require_index())
+        found = self._from_index(self.context.require_index())
         rows = found.rows
         items: list[ReviewAction] = self._page_file_items()
         # Drift, expiry and flags are looked at each time: the code, the date and the flags
@@ -82,14 +88,15 @@ class LifecycleReview(Lifecycle, Reviewing):
         """Pages whose front matter does not parse, and conflict copies a sync or an edit
         left beside a page (as the viewer's review lists them)."""
         out = []
-        for item in self.review_items():
+        wiki = self.context.wiki
+        for item in self.problems.review_items():
             if item.kind == "broken":
                 out.append(
                     ReviewAction(
                         "broken",
                         (item.path,),
                         f"{item.path}: {item.detail}; no command can read it until it is fixed",
-                        f"fix its front matter in {self.wiki / item.path}  (`wiki-memory watch --once` commits it)",
+                        f"fix its front matter in {wiki / item.path}  (`wiki-memory watch --once` commits it)",
                     )
                 )
             elif item.kind == "conflict":
@@ -129,8 +136,6 @@ class LifecycleReview(Lifecycle, Reviewing):
     # Drift ------------------------------------------------------------------------------
 
     def _drift_items(self, rows: Sequence[LifecycleRow]) -> list[ReviewAction]:
-        from wiki_memory.pages.drift import drift_note, drifted
-
         root = self.project.root
         if root is None:
             return []
@@ -176,7 +181,7 @@ class LifecycleReview(Lifecycle, Reviewing):
     def _duplicate_items(
         self, index: Index, rows: Sequence[LifecycleRow], vectors: dict[str, Any] | None
     ) -> list[ReviewAction]:
-        from wiki_memory.consolidate.distill import dedup
+        from wiki_memory.consolidate.distill import dedup  # deferred: the consolidator, not loaded with Memory
 
         live = [r for r in rows if r.type in DURABLE and handed_out(r.status)]
         pairs = self._close_pairs(live, vectors, dedup.MEANING)
@@ -201,7 +206,7 @@ class LifecycleReview(Lifecycle, Reviewing):
     def _contradiction_items(
         self, index: Index, rows: Sequence[LifecycleRow], vectors: dict[str, Any] | None
     ) -> list[ReviewAction]:
-        from wiki_memory.consolidate.distill import dedup
+        from wiki_memory.consolidate.distill import dedup  # deferred: the consolidator, not loaded with Memory
 
         decisions = [r for r in rows if r.type == "decision" and r.status == "active"]
         if len(decisions) < 2:
@@ -278,7 +283,9 @@ class LifecycleReview(Lifecycle, Reviewing):
 
 
 def _negated(text: str) -> list[str]:
-    from wiki_memory.consolidate.distill.statements import _negated as negated
+    from wiki_memory.consolidate.distill.statements import (
+        _negated as negated,  # deferred: the consolidator, not loaded with Memory
+    )
 
     return negated(text)
 
@@ -286,7 +293,7 @@ def _negated(text: str) -> list[str]:
 def _pairs_by_vector(
     rows: list[LifecycleRow], vectors: dict[str, Any], floor: float
 ) -> list[tuple[LifecycleRow, LifecycleRow, float | None]]:
-    import numpy as np
+    import numpy as np  # deferred: numpy, for the review's vectors only
 
     if len(rows) < 2:
         return []
@@ -302,7 +309,9 @@ def _pairs_by_vector(
 
 
 def _pairs_by_words(rows: list[LifecycleRow]) -> list[tuple[LifecycleRow, LifecycleRow, float | None]]:
-    from wiki_memory.consolidate.distill.dedup import words
+    from wiki_memory.consolidate.distill.dedup import (
+        words,  # deferred: the consolidator, not loaded with Memory
+    )
 
     postings: dict[str, list[int]] = {}
     titles = [words(r.title) for r in rows]
