@@ -87,6 +87,21 @@ def test_supersede_changes_both_pages_in_one_commit(memory):
     assert new.status == "active" and new.meta["supersedes"] == ["decisions/retry-twice.md"]
 
 
+def test_a_superseded_page_made_active_again_names_no_successor(memory):
+    # The status change owns `superseded_by`: the store must drop it, not keep it as a key
+    # only the old page had (the file would then contradict its own status).
+    memory.write("Retry twice", "Twice.", "decision")
+    memory.write("Retry thrice", "Thrice.", "decision")
+    memory.supersede("Retry twice", "Retry thrice")
+    memory.mark("Retry twice", "active")
+    text = git(memory.project.wiki, "show", "HEAD:decisions/retry-twice.md")
+    assert "status: active" in text and "superseded_by" not in text
+    memory.supersede("Retry twice", "Retry thrice")
+    memory.edit("Retry twice", "set_status", status="active")
+    text = git(memory.project.wiki, "show", "HEAD:decisions/retry-twice.md")
+    assert "status: active" in text and "superseded_by" not in text
+
+
 def test_supersede_refuses_itself_and_a_hidden_successor(memory):
     memory.write("Retry twice", "Twice.", "decision")
     memory.write("Retry never", "Never.", "decision")

@@ -22,7 +22,7 @@ from wiki_memory.memory.reading import Reading
 from wiki_memory.memory.records import Actor, Marked, Superseded, Written
 from wiki_memory.memory.rules import VERDICTS, InputError, Scrubber, utf8
 from wiki_memory.memory.team import Teams
-from wiki_memory.memory.writing import PERSON, with_sources, write_as
+from wiki_memory.memory.writing import OWNED, PERSON, with_sources, write_as
 from wiki_memory.pages import HIDDEN, Page
 from wiki_memory.pages.anchors import clean_path, parse_anchors
 from wiki_memory.pages.drift import drifted, git_index
@@ -172,7 +172,11 @@ class StatusChanges:
         if actor.source:
             pages = [p.with_meta(sources=with_sources(p.sources, [actor.source])) for p in pages]
         trailers = [("Reason", reason or ""), ("Verdict", verdict)]
-        results = write_as(self.context.store(), pages, actor, self.context.wiki, message=subject, trailers=trailers)
+        # A status change owns `superseded_by`: clearing it must drop the key, which the store
+        # otherwise keeps as a key only the old page had.
+        results = write_as(
+            self.context.store(), pages, actor, self.context.wiki, message=subject, trailers=trailers, owns=OWNED
+        )
         return next((r.commit for r in results if r.commit), None)
 
     def refresh_context(self) -> None:

@@ -47,6 +47,11 @@ def with_sources(*groups: Sequence[str] | None) -> list[str]:
     return out
 
 
+#: The front-matter keys a status change sets or clears (a cleared one is dropped, not kept
+#: as a key only the old page had).
+OWNED = ("superseded_by",)
+
+
 def write_as(store: Store, pages: list[Page], actor: Actor, wiki: Path, **how: Any) -> list[WriteResult]:
     """`pages` written in one commit by `actor` (its author, session and agent), with
     `how` as `Store.write_many` takes it (message, trailers, ...)."""
@@ -178,7 +183,8 @@ class Writing:
             if actor.source and updated.has_front_matter:
                 updated = updated.with_meta(sources=with_sources(updated.sources, [actor.source]))
             message = f"update: {path.removesuffix('.md')} ({operation})"
-            result = write_as(store, [updated], actor, self.context.wiki, message=message)[0]
+            owns = OWNED if operation == "set_status" else ()
+            result = write_as(store, [updated], actor, self.context.wiki, message=message, owns=owns)[0]
         return Written.of(result, operation, replaced, scrub.found)
 
     def _with_status(self, page: Page, status: str | None, superseded_by: str | None) -> Page:
