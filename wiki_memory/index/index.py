@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from wiki_memory.config import read_head
 from wiki_memory.errors import DiskFullError, WikiMemoryError, is_disk_full
-from wiki_memory.index import lifecycle, schema, snippets
+from wiki_memory.index import page_lifecycle, schema, snippets
 from wiki_memory.index.db import Database
 from wiki_memory.index.embed import Embedder, EmbeddingFailed
 from wiki_memory.index.links import Link
@@ -553,32 +553,32 @@ class Index:
 
     # The lifecycle ----------------------------------------------------------------------
 
-    def lifecycle_rows(self, types: Sequence[str] | None = None) -> list[lifecycle.LifecycleRow]:
+    def lifecycle_rows(self, types: Sequence[str] | None = None) -> list[page_lifecycle.LifecycleRow]:
         """Every page's status, successor, anchors and expiry (of `types`, when given)."""
         with self._lock:
             self._catch_up()
-            return lifecycle.rows(self.conn, types)
+            return page_lifecycle.rows(self.conn, types)
 
     def links_into(self, statuses: Sequence[str]) -> list[tuple[str, str, str]]:
         """(source, target, target's status): links from other pages to pages of `statuses`."""
         with self._lock:
             self._catch_up()
-            return lifecycle.links_into(self.conn, statuses)
+            return page_lifecycle.links_into(self.conn, statuses)
 
     def anchors_of(self, paths: Sequence[str]) -> dict[str, str]:
         """path -> its anchors as JSON (`pages.anchors.anchors_json`), for pages that have some."""
         with self._lock:
-            return lifecycle.anchors_of(self.conn, paths)
+            return page_lifecycle.anchors_of(self.conn, paths)
 
     def first_vectors(self, paths: Sequence[str]) -> dict[str, Any]:
         """path -> its first chunk's vector for this index's model (pages that have one)."""
         with self._lock:
-            return lifecycle.first_vectors(self.conn, self.embedder.name, paths)
+            return page_lifecycle.first_vectors(self.conn, self.embedder.name, paths)
 
     def first_texts(self, paths: Sequence[str]) -> dict[str, str]:
         """path -> its first chunk's text."""
         with self._lock:
-            return lifecycle.first_texts(self.conn, paths)
+            return page_lifecycle.first_texts(self.conn, paths)
 
     def page_meta(self, paths: Sequence[str]) -> dict[str, PageMeta]:
         """What the index knows of those of `paths` that are pages (no page is parsed)."""

@@ -28,7 +28,7 @@ from wiki_memory.pages import HIDDEN, STATUSES, handed_out
 
 if TYPE_CHECKING:
     from wiki_memory.index import Index
-    from wiki_memory.index.lifecycle import LifecycleRow
+    from wiki_memory.index.page_lifecycle import LifecycleRow
 
 DURABLE = ("decision", "gotcha", "procedure", "fact", "preference", "note")
 FLAGS_FILE = "review-flags.jsonl"
@@ -54,7 +54,7 @@ class LifecycleReview(Lifecycle, Reviewing):
 
     def review(self, *, today: str | None = None) -> Review:
         """Everything that needs a look (see the module docstring)."""
-        from wiki_memory.pages.lifecycle import is_expired
+        from wiki_memory.pages.lifecycle_fields import is_expired
 
         if not self.exists:
             return Review((), 0, "this project has no memory yet")
