@@ -174,7 +174,7 @@ def put_page(
     from wiki_memory.errors import PageError
     from wiki_memory.pages import Page, chunk_text, parse_page, wiki_links
     from wiki_memory.pages.anchors import anchors_json, parse_anchors
-    from wiki_memory.pages.lifecycle import expires_on
+    from wiki_memory.pages.lifecycle_fields import expires_on
     from wiki_memory.pages.size import head
 
     try:

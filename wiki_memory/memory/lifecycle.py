@@ -43,7 +43,7 @@ class Lifecycle(Writing):
     def mark(self, page: str, verdict: str, *, reason: str | None = None, actor: Actor = PERSON) -> Marked:
         """Mark a page helpful, wrong, stale, archived or active (one commit, unless it
         already reads so; `helpful` always counts)."""
-        from wiki_memory.consolidate import usage
+        from wiki_memory.pages import usage
 
         if verdict not in VERDICTS:
             raise InputError(f"unknown verdict {verdict!r}: one of {', '.join(VERDICTS)}")
@@ -103,7 +103,7 @@ class Lifecycle(Writing):
 
     def supersede(self, old: str, new: str, *, reason: str | None = None, actor: Actor = PERSON) -> Superseded:
         """`old` is replaced by `new`: both pages change, in one commit."""
-        from wiki_memory.pages.lifecycle import path_list
+        from wiki_memory.pages.lifecycle_fields import path_list
 
         why = _reason(reason)
         store = self.store()
