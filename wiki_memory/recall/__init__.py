@@ -6,7 +6,7 @@ A light part on the hook path (standard library, `config`, `capture` and `pages.
 hook process, which both call it:
 
 - `settings`: the `[recall]` section of `config.toml` and `WIKI_MEMORY_RECALL`;
-- `gate`: prompts that get nothing whatever the memory holds (acknowledgements, steering);
+- `chatter`: prompts that get nothing whatever the memory holds (acknowledgements, steering);
 - `terms`: a prompt's content words, identifiers and file paths;
 - `find`: the candidate pages, read-only from the search index, scored against the floors;
 - `files`: the pages anchored to a file or naming its path;

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections import namedtuple
 
-from wiki_memory.recall import find, gate, render, seen
+from wiki_memory.recall import chatter, find, render, seen
 from wiki_memory.recall.settings import RecallSettings
 
 TYPE_CHECKING = False
@@ -83,7 +83,7 @@ def for_prompt(
     it failed) orders the pages kept; never given in a hook's own process."""
     settings = settings or RecallSettings()
     nothing = Recall("prompt", prompt, "", ())
-    if not settings.enabled or not settings.prompts or gate.is_chatter(prompt):
+    if not settings.enabled or not settings.prompts or chatter.is_chatter(prompt):
         return nothing
     own = conn is None
     conn = find.connect(project.index_path) if conn is None else conn
@@ -122,7 +122,7 @@ def for_prompt(
     finally:
         if own:
             conn.close()
-    verdicts = judge(cands, query, settings, exclude, sims, general=gate.is_general_question(prompt))
+    verdicts = judge(cands, query, settings, exclude, sims, general=chatter.is_general_question(prompt))
     if rerank is not None:
         verdicts = reranked(verdicts, prompt, rerank)
     return _assemble("prompt", prompt, verdicts, settings, root=project.root)
