@@ -98,7 +98,7 @@ class Reading(Searching):
         page = store.read(path, commit)
         if commit is not None:
             return PageView(page, commit)
-        from wiki_memory.consolidate import usage
+        from wiki_memory.pages import usage
         from wiki_memory.pages.drift import drift_note, drifted
 
         note = PENDING_NOTE if store.pending([path]) else None

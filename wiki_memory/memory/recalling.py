@@ -170,7 +170,7 @@ class Recalling(MemoryBase):
         page), and of the pages handed, those marked helpful and those now marked wrong;
         with the project's totals."""
         from wiki_memory.capture import journal
-        from wiki_memory.consolidate import usage
+        from wiki_memory.pages import usage
 
         if session_id is not None:
             paths = [journal.journal_file(self.project.journal_dir, session_id)]

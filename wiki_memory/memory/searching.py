@@ -41,8 +41,7 @@ class Searching(Teams):
 
         Wrong, superseded and archived pages are left out unless `status` asks for them
         (`status="any"`: every status); a result whose anchored code drifted carries a note."""
-        from wiki_memory.consolidate import usage
-        from wiki_memory.pages import HIDDEN
+        from wiki_memory.pages import HIDDEN, usage
 
         query = check_query(query)
         statuses = [status] if isinstance(status, str) else list(status or [])
