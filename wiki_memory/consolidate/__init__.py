@@ -4,8 +4,8 @@ is told when it starts.
 
 - `session`: the journal's and the transcript's observations folded into one account of the
   session (the transcripts are read by each agent's module in `capture`).
-- `extract` (with `commands`, `final_message`, `oneline`): the extractive summary (no
-  LLM): goal, done, failed, open items, files.
+- `extract` (with `commands`, `command_runs`, `state_changes`, `final_message`, `oneline`): the
+  extractive summary (no LLM): goal, done, failed, open items, files.
 - `render`: the session and handoff pages, and a handoff page as SessionStart text.
 - `llm`: the optional LLM rewording (OpenAI-compatible chat completions or Anthropic).
 - `run`: consolidating a session or every pending one, idempotently, as one commit, in the

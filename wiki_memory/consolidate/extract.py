@@ -30,25 +30,12 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from wiki_memory.capture.observation import PlanItem
-from wiki_memory.consolidate.commands import (
-    RUNNING,
-    CommandRun,
-    already_absent,
-    change_stage,
-    changes_files,
-    command_key,
-    command_words,
-    is_probe,
-    is_undo,
-    is_verification,
-    judge_runs,
-    only_looks,
-    shown,
-    undo_targets,
-)
+from wiki_memory.consolidate.command_runs import RUNNING, CommandRun, judge_runs
+from wiki_memory.consolidate.commands import command_key, command_words, is_probe, is_verification, only_looks, shown
 from wiki_memory.consolidate.final_message import HANDED_LABEL, split_final
 from wiki_memory.consolidate.oneline import clean, error_line, relative
 from wiki_memory.consolidate.session import Answer, Prompt, Session, Step, is_trivial_prompt, step_ref
+from wiki_memory.consolidate.state_changes import already_absent, change_stage, changes_files, is_undo, undo_targets
 
 __all__ = ["CommandRun", "Summary", "clean", "error_line", "plan_lines", "relative", "summarize"]
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from wiki_memory.capture.prompts import classify_turns
 from wiki_memory.capture.shell import split_heredocs
-from wiki_memory.consolidate.commands import CommandRun, command_words, is_probe
+from wiki_memory.consolidate.command_runs import CommandRun
+from wiki_memory.consolidate.commands import command_words, is_probe
 from wiki_memory.consolidate.extract import Summary
 from wiki_memory.consolidate.oneline import clean, error_line
 from wiki_memory.consolidate.session import Answer, Prompt, Step, iso, time_key
