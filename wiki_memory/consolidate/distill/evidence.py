@@ -142,6 +142,10 @@ def shell_creates(command: str) -> list[str]:
     return [f.strip("'\"") for f in whole + added if f.strip("'\"") in writes]
 
 
+#: How many later commands a failure's resolution may be looked for in.
+AHEAD = 6
+
+
 @dataclass(frozen=True)
 class Run:
     """One shell command of the session, as the distillers read it."""
@@ -164,6 +168,11 @@ class Run:
     @property
     def date(self) -> str:
         return iso(time_key(self.time))[:10] if time_key(self.time) else ""
+
+    @property
+    def program(self) -> str:
+        """The program it ran, by its file name in lower case (`/usr/bin/Make` -> `make`)."""
+        return os.path.basename(self.words[0]).lower() if self.words else ""
 
 
 @dataclass(frozen=True)
