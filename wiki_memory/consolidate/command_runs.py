@@ -72,8 +72,6 @@ class Resolution:
 
 # What a shell says when the program itself could not run (missing, not executable).
 _CANNOT_RUN = r"command not found|not found|No such file or directory|Permission denied|cannot execute|not executable"
-
-
 # Commands that change files or modes: a fix made on the way, not the job done another way.
 _FIX_STEPS = {"chmod", "chown", "ln", "sed", "perl", "mv", "cp", "rm", "touch", "mkdir", "tee", "patch"}
 
@@ -140,11 +138,7 @@ def cannot_run(run: CommandRun) -> bool:
 # A command left running (Codex's `exec_command`, a background Bash), and a later call that
 # reads its output or writes to it (`write_stdin {"session_id": N}`, `BashOutput {"bash_id": X}`).
 RUNNING = re.compile(r"^\[running: session (\S+)\]|running in background with ID:? (\S+)", re.M)
-
-
 _CONTINUES = re.compile(r"\"(?:session_id|bash_id|shell_id)\":\s*\"?([\w-]+)")
-
-
 # The tool saying its own call failed, not the command's output (`write_stdin failed: ...`).
 _CALL_FAILED = re.compile(r"^[\w.-]+ failed\b")
 

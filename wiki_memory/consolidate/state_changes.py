@@ -49,16 +49,12 @@ def undo_targets(words: list[str]) -> list[str]:
 
 # Programs whose every successful run changes something (files, processes) by itself.
 _CHANGE_PROGRAMS = {"rm", "rmdir", "kill", "pkill", "killall", "ln", "mv", "cp", "chmod", "chown"}
-
-
 # A PowerShell cmdlet (Verb-Noun) whose verb changes state: `Remove-Item`, `Install-Module`,
 # `Stop-Service`. Not the ones that write a file's content (`Set-Content`): those are edits.
 _PS_CHANGE = re.compile(
     r"(remove|new|copy|move|rename|install|uninstall|start|stop|restart|enable|disable|register|unregister)-[a-z]+",
     re.IGNORECASE,
 )
-
-
 # Package managers whose operation is an option (`pacman -S x`, `yay -Rns x`): -S installs
 # (not -Ss, -Si, -Sl, -Sg: searches and listings), -R removes, -U installs a file.
 _OPTION_VERB = re.compile(r"^-(S[yuwcd]*|R\w*|U\w*)$")
@@ -92,8 +88,6 @@ _ABSENT = re.compile(
     r"nothing to (remove|uninstall|do)|unknown (package|app|application|service)|no matching",
     re.IGNORECASE,
 )
-
-
 _REMOVE_VERBS = {"uninstall", "remove", "purge", "erase", "delete", "rm", "rmdir"}
 
 

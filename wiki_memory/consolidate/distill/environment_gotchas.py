@@ -73,8 +73,6 @@ def environment_gotchas(evidence: Evidence, known: set[str]) -> list[Candidate]:
 # A path spelled with a drive: `C:\\x`, `C:/x` (Windows) or `/c/x`, `/mnt/c/x`, `/cygdrive/c/x`
 # (Git Bash, WSL, Cygwin).
 _WINDOWS_DRIVE = re.compile(r"^([A-Za-z]):[\\/]")
-
-
 _POSIX_DRIVE = re.compile(r"^/(?:mnt/|cygdrive/)?([A-Za-z])/")
 
 
