@@ -71,8 +71,9 @@ def _inline_entries(project: Project, pending: list[Path], session_id: str | Non
         handoff_text,
         session_page_path,
     )
-    from wiki_memory.consolidate.run import current_branch, load_session, stamp_ms
+    from wiki_memory.consolidate.run import stamp_ms
     from wiki_memory.consolidate.session import time_key
+    from wiki_memory.consolidate.session_sources import current_branch, load_session
 
     started = time.monotonic()
     entries: list[dict[str, Any]] = []
@@ -248,7 +249,7 @@ def _items(values: Sequence[str], name: str, redact: Any) -> list[str]:
 
 def _explicit_meta(project: Project, agent: str | None, who: str, session_id: str | None) -> dict[str, Any]:
     from wiki_memory.capture.observation import utc_now
-    from wiki_memory.consolidate.run import current_branch
+    from wiki_memory.consolidate.session_sources import current_branch
 
     # Milliseconds: two handoffs written in the same second still have an order.
     meta: dict[str, Any] = {"handoff_kind": "explicit", "ended": utc_now()}

@@ -188,8 +188,8 @@ def _file_session(
 ) -> None:
     """Summarise one transcript's session and file it under its project."""
     from wiki_memory.consolidate.extract import summarize
-    from wiki_memory.consolidate.run import current_branch
     from wiki_memory.consolidate.session import build_session
+    from wiki_memory.consolidate.session_sources import current_branch
 
     session = build_session(observations, agent=agent)
     # A transcript is a session that is over: it is not "in progress", whatever its last event.

@@ -42,7 +42,7 @@ class Sessions(Sharing):
         from wiki_memory.consolidate.explain import Explanation, evidence_meta, explain_pages
         from wiki_memory.consolidate.extract import summarize
         from wiki_memory.consolidate.render import content_from_summary, handoff_body, handoff_page_path
-        from wiki_memory.consolidate.run import load_session
+        from wiki_memory.consolidate.session_sources import load_session
 
         view = self.handoff(session_id)
         if view is None:
