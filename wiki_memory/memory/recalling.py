@@ -130,13 +130,13 @@ class Recalling(MemoryBase):
         block, its pages, and every page looked at with why it does or does not apply
         (`candidates`). With `session_id`, minus what that session was handed already on a
         command or for that error. Nothing is recorded."""
-        from wiki_memory.recall import moments, seen
+        from wiki_memory.recall import moment_table, moments, seen
         from wiki_memory.recall import settings as recall_settings
 
         if (command is None) == (error is None):
             raise InputError("give a command or an error, not both")
         chosen = recall_settings.load(env)
-        table = moments.table(self.project)
+        table = moment_table.table(self.project)
         handed = seen.read(self.project, session_id) if session_id else set()
         root = str(self.project.root) if self.project.root else None
         candidates: list[dict[str, Any]] = []

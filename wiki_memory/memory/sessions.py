@@ -185,9 +185,9 @@ class Sessions(Sharing):
         index = self.require_index()
         index.embedder.for_bulk()
         stats = index.sync(self.store(), progress=progress, embed=embed, full=full)
-        from wiki_memory.recall import moments
+        from wiki_memory.recall import moment_table
 
-        moments.table(self.project)  # the shell hooks' table, so that no command pays for it
+        moment_table.table(self.project)  # the shell hooks' table, so that no command pays for it
         return stats
 
     def warm(self) -> None:

@@ -13,6 +13,9 @@ hook process, which both call it:
 - `render`: the fenced block the agent is handed;
 - `seen`: what this session was handed already (never the same page twice);
 - `run`: the whole of one recall, as the hook and `wiki-memory recall` run it;
+- `moments`: the gotcha or procedure a shell command is about to walk into, or an error that
+  came back is about; `command_forms` the commands in the form pages and the table compare,
+  `moment_table` the table of them beside the index;
 - `meaning`: asking the warm helper (and starting it), from a hook;
 - `helper`: the warm helper itself, a process of its own that keeps the embedding model
   loaded (the one module here that imports the index, inside its functions).
