@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from wiki_memory.index import Index
     from wiki_memory.store import Store
     from wiki_memory.store.rewrite import Rules
-    from wiki_memory.sync.run import SyncReport
+    from wiki_memory.sync.report import SyncReport
 
 
 def _log(project: Project, message: str) -> None:
