@@ -9,8 +9,7 @@ idx.search("tests hang on the build server", k=8)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # no runtime `typing`: the hook path imports `index.readonly`
 if TYPE_CHECKING:
     from wiki_memory.config import read_head
     from wiki_memory.index.embed import DEFAULT_MODEL, Embedder, ModelUnavailableWarning

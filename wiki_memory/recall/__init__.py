@@ -1,9 +1,10 @@
 """Recall at the moment of need: the few memory pages that bear on a prompt, or on a file the
 agent is about to read or edit, handed to the agent by its prompt and tool hooks.
 
-A light part on the hook path (standard library, `config`, `capture` and `pages.status` /
-`pages.anchors` / `pages.drift` at most; nothing heavy at the top of a module), below `memory` and the
-hook process, which both call it:
+A light part on the hook path (standard library, `config`, `capture`, `pages.status` /
+`pages.anchors` / `pages.drift` and `index.readonly` at most; nothing heavy at the top of a
+module), below `memory` and the hook process, which both call it. The index is opened only
+through `index.readonly`, which refuses a file of another schema version:
 
 - `settings`: the `[recall]` section of `config.toml` and `WIKI_MEMORY_RECALL`;
 - `chatter`: prompts that get nothing whatever the memory holds (acknowledgements, steering);

@@ -35,6 +35,7 @@ import sys
 import time
 from typing import Any
 
+from wiki_memory.index import readonly
 from wiki_memory.pages.status import handed_out
 from wiki_memory.recall import find, meaning
 
@@ -61,21 +62,18 @@ class Vectors:
     def current(self, kept: sqlite3.Connection | None = None) -> Vectors:
         """These vectors, read again if the index moved on (`kept`: an open connection to
         the index to ask, left open; else one is opened for the question)."""
-        conn = kept or sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=1.0)
+        conn = kept or readonly.connect(self.path, 1000)
+        if conn is None:
+            return self  # no index (yet): no vectors
         try:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-            generation = row[0] if row else None
+            generation = readonly.generation(conn)
             if generation == self.generation and self.matrix is not None:
                 return self
             import numpy as np
 
             from wiki_memory.index.embed import VECTOR_DTYPE, from_blobs
 
-            found = conn.execute(
-                "SELECT c.page, v.vec, c.id, p.type, p.status FROM vectors v JOIN chunks c ON c.id = v.chunk "
-                "JOIN pages p ON p.path = c.page WHERE +v.model = ? ORDER BY v.chunk",
-                (self.model,),
-            ).fetchall()
+            found = readonly.vectors_of(conn, self.model)
         finally:
             if conn is not kept:
                 conn.close()
@@ -216,8 +214,7 @@ class Helper:
                 continue
             generation = None
             try:
-                row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-                generation = row[0] if row else None
+                generation = readonly.generation(conn)
                 if kept.embedded_at is not None and kept.embedded_at == generation:
                     continue
                 from wiki_memory.index import Index
@@ -344,7 +341,7 @@ class Helper:
         for path in preload:
             try:
                 self.vectors(path)
-            except (sqlite3.Error, OSError) as e:
+            except (sqlite3.Error, OSError, readonly.IndexSchemaMismatch) as e:
                 log(self.home, f"preload {path}: {e}")
         # What is loaded by now (the model, its libraries, the vectors) lives as long as the
         # helper: out of the collector's sight, so that a collection during a request walks

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 
-from wiki_memory.recall.moments import HIDDEN, entries_of, filed_under, longest_word
+from wiki_memory.recall.moments import HIDDEN, KINDS, entries_of, filed_under, longest_word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 TABLE = "moments.tsv"
 VERSION = 3  # of the table and cache formats
+BUSY_MS = 2000  # how long a rebuild of the table waits on a writer's lock
 CACHE = "moments-pages.json"  # each page's entries by its blob: a rebuild parses only what changed
 
 
@@ -75,16 +76,19 @@ def table(project: Project) -> str:
 
 def _generation(project: Project) -> str | None:
     """The index's generation (it moves with every write to it), or None."""
-    import sqlite3
+    import _sqlite3  # deferred: SQLite loads only when the table is stale, not before every command
+
+    from wiki_memory.index import readonly  # deferred: as _sqlite3
 
     try:
-        conn = sqlite3.connect(f"file:{project.index_path}?mode=ro", uri=True, timeout=2)
-    except sqlite3.Error:
+        conn = readonly.connect(project.index_path, BUSY_MS)
+    except _sqlite3.Error:
+        return None
+    if conn is None:
         return None
     try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-        return str(row[0]) if row else None
-    except sqlite3.Error:
+        return readonly.generation(conn)
+    except _sqlite3.Error:
         return None
     finally:
         conn.close()
@@ -146,19 +150,22 @@ def _pages_from_index(project: Project, known: dict[str, Any]) -> tuple[str | No
     """The index's generation, and every gotcha and procedure it holds, not hidden: from
     `known` (path -> what was parsed of it) when its blob and title are the same, else with
     its text, to be parsed."""
-    import sqlite3
+    import _sqlite3  # deferred: SQLite loads only when the table is stale, not before every command
+
+    from wiki_memory.index import readonly  # deferred: as _sqlite3
 
     try:
-        conn = sqlite3.connect(f"file:{project.index_path}?mode=ro", uri=True, timeout=2)
-    except sqlite3.Error:
+        conn = readonly.connect(project.index_path, BUSY_MS)
+    except _sqlite3.Error:
+        return None, {}
+    if conn is None:
         return None, {}
     try:
         conn.execute("BEGIN")  # one snapshot: the generation read is the pages'
-        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        generation = readonly.generation(conn)
         found: dict[str, dict[str, Any]] = {}
         fresh: list[str] = []
-        query = "SELECT path, title, type, status, blob FROM pages WHERE type IN ('gotcha', 'procedure')"
-        for path, title, kind, status, blob in conn.execute(query):
+        for path, title, kind, status, blob in readonly.pages_of_types(conn, KINDS):
             if status in HIDDEN:
                 continue
             page = {"title": title, "type": kind, "status": status, "blob": blob}
@@ -168,18 +175,11 @@ def _pages_from_index(project: Project, known: dict[str, Any]) -> tuple[str | No
             else:
                 found[path] = {**page, "text": ""}
                 fresh.append(path)
-        for start in range(0, len(fresh), 500):
-            part = fresh[start : start + 500]
-            chunks = conn.execute(
-                f"SELECT page, heading, text FROM chunks WHERE page IN ({', '.join('?' * len(part))}) "
-                "ORDER BY page, ordinal",
-                part,
-            )
-            for path, heading, text in chunks:
-                title = found[path]["title"]
-                found[path]["text"] += (f"\n\n## {heading}\n\n" if heading and heading != title else "\n\n") + text
-        return (str(row[0]) if row else None), found
-    except sqlite3.Error:
+        for path, heading, text in readonly.chunk_texts(conn, fresh):
+            title = found[path]["title"]
+            found[path]["text"] += (f"\n\n## {heading}\n\n" if heading and heading != title else "\n\n") + text
+        return generation, found
+    except _sqlite3.Error:
         return None, {}
     finally:
         conn.close()
