@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from wiki_memory.consolidate.distill.candidate import Candidate
+from wiki_memory.consolidate.distill.candidate import Candidate, proposed
 from wiki_memory.consolidate.distill.evidence import (
     AHEAD,
     Evidence,
@@ -22,6 +22,7 @@ from wiki_memory.consolidate.distill.signature import (
     is_telling,
     signature,
 )
+from wiki_memory.consolidate.oneline import cut_at_word
 from wiki_memory.consolidate.session import Step
 
 #: How many of the commands an environment's error stopped a gotcha lists.
@@ -54,13 +55,11 @@ def environment_gotchas(evidence: Evidence, known: set[str]) -> list[Candidate]:
         }  # fmt: skip
         names = ", ".join(f"`{p}`" for p in programs[:4])
         out.append(
-            Candidate(
-                kind="gotcha",
-                type="gotcha",
-                title=f"{sig if len(sig) <= 110 else sig[:110].rsplit(' ', 1)[0] + ' …'} (on any command: {names})",
+            proposed(
+                evidence,
+                "gotcha",
+                title=f"{cut_at_word(sig, 110)} (on any command: {names})",
                 key=sig,
-                source=evidence.source,
-                date=evidence.date,
                 facts=facts,
                 reason=f"{len(runs)} commands of {len(programs)} programs failed with {sig[:60]!r} "
                 f"in {evidence.source}",
@@ -180,13 +179,11 @@ def _file_tool_gotcha(evidence: Evidence, step: Step, error: str, instead: str, 
         "occurrence": {"date": evidence.date, "by": evidence.agent, "session": evidence.source,
                        "fixed": True, "files": []},
     }  # fmt: skip
-    return Candidate(
-        kind="gotcha",
-        type="gotcha",
+    return proposed(
+        evidence,
+        "gotcha",
         title=title if len(title) <= 160 else title[:157] + "…",
         key=key,
-        source=evidence.source,
-        date=evidence.date,
         facts=facts,
         reason=f"{step.tool} refused `{one_line(step.input, 60)}`, then {how} in {evidence.source}",
         tags=("distilled",),

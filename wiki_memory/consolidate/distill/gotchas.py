@@ -45,7 +45,7 @@ import re
 from dataclasses import replace
 
 from wiki_memory.consolidate.commands import command_key, command_words, is_probe
-from wiki_memory.consolidate.distill.candidate import Candidate
+from wiki_memory.consolidate.distill.candidate import Candidate, proposed
 from wiki_memory.consolidate.distill.environment_gotchas import environment_gotchas, file_tool_gotchas
 from wiki_memory.consolidate.distill.evidence import (
     AHEAD,
@@ -62,6 +62,7 @@ from wiki_memory.consolidate.distill.signature import (
     signature,
     words_of,
 )
+from wiki_memory.consolidate.oneline import cut_at_word
 
 _CAUSAL = re.compile(
     r"\b(because|caused by|the cause|root cause|was missing|wasn't set|was not set|isn't set|is not set|"
@@ -342,7 +343,7 @@ def _fixed(
     if not kept and instead and is_probe(later.command) and not missing_program(run) and not elsewhere:
         return None, "another command only looked around"
     what = _RUNNER_NAMES.get(run.purpose or "", f"`{run.words[0]}`" if run.words else "a command")
-    title = f"{sig if len(sig) <= 110 else sig[:110].rsplit(' ', 1)[0] + ' …'} when running {what}"
+    title = f"{cut_at_word(sig, 110)} when running {what}"
     facts = {
         "signature": sig,
         "error": one_line(run.error, 300),
@@ -369,13 +370,11 @@ def _fixed(
         how = f"passed after `{one_line(first[0].command, 80)}`"
     reason = f"failed with {sig[:60]!r}, then {how} in {evidence.source}"
     return (
-        Candidate(
-            kind="gotcha",
-            type="gotcha",
+        proposed(
+            evidence,
+            "gotcha",
             title=title,
             key=sig,
-            source=evidence.source,
-            date=evidence.date,
             facts=facts,
             anchors=tuple(kept),
             reason=reason,
@@ -403,13 +402,11 @@ def _hit(evidence: Evidence, run: Run, sig: str, *, fixed: bool) -> Candidate:
         "occurrence": {"date": run.date or evidence.date, "by": evidence.agent, "session": evidence.source,
                        "fixed": fixed, "files": []},
     }  # fmt: skip
-    return Candidate(
-        kind="gotcha-hit",
-        type="gotcha",
+    return proposed(
+        evidence,
+        "gotcha-hit",
         title=sig,
         key=sig,
-        source=evidence.source,
-        date=evidence.date,
         facts=facts,
         reason=f"the same error ({sig[:60]!r}) again in {evidence.source}",
         create=False,
@@ -422,19 +419,17 @@ def promote(hit: Candidate, occurrences: list[dict[str, object]]) -> Candidate:
     f = hit.facts
     sig = str(f["signature"])
     sessions = list(dict.fromkeys(str(o.get("session")) for o in occurrences))
-    title = f"{sig if len(sig) <= 110 else sig[:110].rsplit(' ', 1)[0] + ' …'} when running {f.get('what')}"
+    title = f"{cut_at_word(sig, 110)} when running {f.get('what')}"
     keep = ("date", "by", "session", "fixed", "files")
     facts = {
         **{k: v for k, v in f.items() if k not in ("recurs", "what")},
         "occurrences": [{k: o.get(k) for k in keep} for o in occurrences],
     }
-    return Candidate(
-        kind="gotcha",
-        type="gotcha",
+    return proposed(
+        hit,
+        "gotcha",
         title=title,
         key=sig,
-        source=hit.source,
-        date=hit.date,
         facts=facts,
         reason=f"the same error ({sig[:60]!r}) in {len(sessions)} sessions: {', '.join(sessions[:4])}",
         tags=("distilled", "recurring"),

@@ -17,7 +17,7 @@ import os
 import re
 
 from wiki_memory.consolidate.commands import command_words
-from wiki_memory.consolidate.distill.candidate import Candidate
+from wiki_memory.consolidate.distill.candidate import Candidate, proposed
 from wiki_memory.consolidate.distill.evidence import Evidence
 from wiki_memory.consolidate.distill.manifest_parsers import Topics, _clean, _whole, parse, parser_for
 
@@ -75,12 +75,11 @@ def manifests(evidence: Evidence) -> list[Candidate]:
     for path, (time, topics, whole) in readings.items():
         date = time[:10] if len(time) >= 10 else evidence.date
         out.append(
-            Candidate(
-                kind="fact",
-                type="fact",
+            proposed(
+                evidence,
+                "fact",
                 title=f"Facts from {path}",
                 key=path,
-                source=evidence.source,
                 date=date,
                 facts={"manifest": path, "topics": topics, "read": date, "whole": whole},
                 anchors=(path,),
