@@ -355,24 +355,12 @@ class Index:
                 self.db.reopen_fresh(f"unreadable ({e})")
                 return self._search(query, k, mode, type, tag, status, since, max_chars, not_status, rerank)
 
-    def _search(
-        self,
-        text: str,
-        k: int,
-        mode: str,
-        type_: Filter,
-        tag: Filter,
-        status: Filter,
-        since: str | None,
-        max_chars: int | None,
-        not_status: Filter = None,
-        rerank: bool = True,
-    ) -> list[SearchResult]:
+    def _search(self, text: str, k: int, mode: str, *filters_and_options: Any) -> list[SearchResult]:
+        """Catch up with the wiki, then the searcher's answer (by meaning too when the vectors
+        are usable); the arguments are `search`'s, in its order."""
         self._catch_up()
         vectors = mode != "fts" and self._vectors_usable() and bool(text.strip())
-        return self.searcher.search(
-            text, k, mode, type_, tag, status, since, max_chars, not_status, rerank, vectors=vectors
-        )
+        return self.searcher.search(text, k, mode, *filters_and_options, vectors=vectors)
 
     def _vectors_usable(self) -> bool:
         if not self.embedder.available():
