@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wiki_memory.config import read_head
+from wiki_memory.config import load_settings, read_head
 from wiki_memory.errors import DiskFullError, WikiMemoryError, is_disk_full
-from wiki_memory.index import page_lifecycle, page_reads, schema
+from wiki_memory.index import page_lifecycle, page_reads, rebuild, schema
 from wiki_memory.index.db import Database
 from wiki_memory.index.embed import Embedder
 from wiki_memory.index.links import Link
@@ -38,6 +38,8 @@ from wiki_memory.index.searcher import Searcher
 from wiki_memory.index.tuning import DEFAULT_TUNING, Tuning
 from wiki_memory.index.vectors import Vectors
 from wiki_memory.index.writer import Writer
+from wiki_memory.pages.size import limit_bytes
+from wiki_memory.store import Store
 
 if TYPE_CHECKING:
     from wiki_memory.config import Project
@@ -105,7 +107,6 @@ class Index:
         self.vectors = Vectors(self.db, self.embedder)
         self.reranker = Reranker(settings)
         self.rebuilder: Any = None  # the process making a changed model's vectors (`start_rebuild`)
-        from wiki_memory.pages.size import limit_bytes
 
         self.writer = Writer(self.db, self.tuning.chunk_words, self.vectors, limit_bytes(settings))
         self.ranker = Ranker(self.db, self.tuning)
@@ -121,8 +122,6 @@ class Index:
         """Open (or create) the index at `project.index_path`; a file of another schema
         version, or a damaged one, is rebuilt from the store on its next sync or search."""
         if settings is None:
-            from wiki_memory.config import load_settings
-
             settings = load_settings()
         return cls(project.index_path, project=project, embedder=embedder, settings=settings, tuning=tuning)
 
@@ -296,7 +295,6 @@ class Index:
             return self._store
         if self.project is None or not (self.project.wiki / ".git").is_dir():
             return None
-        from wiki_memory.store import Store
 
         self._store = Store(self.project.wiki)
         self._own_store = True
@@ -378,8 +376,6 @@ class Index:
         """Start making the vectors of the current model in a process of its own (once per
         index in this process; the rebuild's lock keeps it to one per index)."""
         if self.rebuilder is None:
-            from wiki_memory.index import rebuild
-
             self.rebuilder = rebuild.start(self.path)
 
     def may_lack_vectors(self) -> bool:

@@ -26,6 +26,9 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from wiki_memory.config import model_cache_dir
+from wiki_memory.index.http import post_json
+
 DEFAULT_TOP = 20  # candidates reranked: a cross-encoder reads each (query, passage) pair
 DEFAULT_TIMEOUT = 5.0  # seconds an endpoint may take for one query's candidates
 RETRY_AFTER = 60.0  # seconds before a failed reranker is asked again
@@ -117,7 +120,7 @@ class Reranker:
             if self.path and not os.path.isdir(self.path):
                 raise RerankFailed(f"{self.name}: no model folder at {self.path}")
             try:
-                from fastembed.rerank.cross_encoder import TextCrossEncoder
+                from fastembed.rerank.cross_encoder import TextCrossEncoder  # deferred: onnxruntime, ~1 s
 
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -126,8 +129,6 @@ class Reranker:
                             self.name, specific_model_path=self.path, local_files_only=True, threads=1
                         )
                     else:
-                        from wiki_memory.config import model_cache_dir
-
                         offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
                         self._model = TextCrossEncoder(
                             self.name, cache_dir=model_cache_dir(), local_files_only=offline, threads=1
@@ -140,7 +141,6 @@ class Reranker:
 
     def _endpoint(self, query: str, documents: Sequence[str]) -> list[float]:
         """POST {url}/rerank; the scores in the documents' order."""
-        from wiki_memory.index.http import post_json
 
         body = {"model": self.model, "query": query, "documents": list(documents), "top_n": len(documents)}
         answer = post_json(

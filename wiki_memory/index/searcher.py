@@ -34,9 +34,7 @@ def _in_background(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     global _background
     with _background_lock:
         if _background is None:
-            # Imported here: concurrent.futures brings logging, which a search by words,
-            # in a process of its own, does not need.
-            from concurrent.futures import ThreadPoolExecutor
+            from concurrent.futures import ThreadPoolExecutor  # deferred: it brings logging; words need neither
 
             _background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="wiki-memory-query")
     return _background.submit(fn, *args)

@@ -9,10 +9,12 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
+from dulwich.graph import find_merge_base
 from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref
 
-from wiki_memory.store import Author, Store, received
+from wiki_memory.errors import PathError
+from wiki_memory.store import Author, Store, normalize_path, received
 from wiki_memory.store.records import EXEC_MODE, FILE_MODE, LINK_MODE
 from wiki_memory.sync import rewritten, transport
 from wiki_memory.sync.merge import MergeResult, merge_trees
@@ -71,8 +73,6 @@ def check_incoming(store: Store, remote: Remote, theirs: bytes | None, before: b
     """Refuse a remote `main` that would write outside the wiki's pages (`.git/hooks/...`,
     `../x`): git itself refuses such trees on checkout. The remote-tracking ref goes back
     to what it was, so nothing here refers to the refused commit."""
-    from wiki_memory.errors import PathError
-    from wiki_memory.store import normalize_path
 
     if theirs is None:
         return
@@ -188,7 +188,6 @@ def merge_bases(repo: Any, ours: bytes, theirs: bytes) -> list[bytes]:
     looked like a merge, and the two machines made merge commits that never converged (1
     sync test run in ~12). A base that another base reaches is not a best one: it goes.
     """
-    from dulwich.graph import find_merge_base
 
     bases: list[bytes] = list(find_merge_base(repo, [ObjectID(ours), ObjectID(theirs)]))
     if len(bases) < 2:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from wiki_memory.errors import PageError
+from wiki_memory.pages import new_id, parse_page, render_page
+from wiki_memory.pages.document import render_meta
 
 if TYPE_CHECKING:
     from wiki_memory.store import Store
@@ -57,7 +59,7 @@ class MergeResult:
 
 def merge_lines(base: list[bytes], ours: list[bytes], theirs: list[bytes]) -> list[bytes] | None:
     """A clean line merge, or None where the two sides changed the same lines."""
-    import merge3
+    import merge3  # deferred: merge3 only for a page edited on both sides
 
     out: list[bytes] = []
     for group in merge3.Merge3(base, ours, theirs).merge_groups():
@@ -83,7 +85,6 @@ def _split_front_matter(data: bytes) -> tuple[bytes, bytes] | None:
 
 
 def _meta(data: bytes, path: str) -> dict[str, Any] | None:
-    from wiki_memory.pages import parse_page
 
     try:
         page = parse_page(data.decode("utf-8", errors="surrogateescape"), path)
@@ -164,8 +165,6 @@ def _merge_page(path: str, base: bytes | None, ours: bytes, theirs: bytes) -> by
     elif meta == t_meta:
         head = t_split[0]
     else:
-        from wiki_memory.pages.document import render_meta
-
         head = b"---\n" + render_meta(meta).encode("utf-8") + b"---\n"
     return head + b"".join(body)
 
@@ -193,7 +192,6 @@ def conflict_copy(path: str, data: bytes, page_path: str) -> bytes:
     `conflict_of` naming the page) with its text unchanged; any other file as it was."""
     if not path.endswith(".md"):
         return data
-    from wiki_memory.pages import new_id, parse_page, render_page
 
     try:
         page = parse_page(data.decode("utf-8"), path)

@@ -23,7 +23,7 @@ from dulwich.file import FileLocked
 from dulwich.objects import ObjectID
 from dulwich.refs import Ref
 
-from wiki_memory.config import Settings, replace_file
+from wiki_memory.config import Settings, load_settings, replace_file
 from wiki_memory.store import Author, Store
 from wiki_memory.store.litter import clean_after_dead_sync
 from wiki_memory.store.lock import WriterLock
@@ -41,7 +41,6 @@ ATTEMPTS = 5
 
 
 def _settings() -> Settings:
-    from wiki_memory.config import load_settings
 
     return load_settings()
 

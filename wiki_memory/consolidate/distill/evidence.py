@@ -7,6 +7,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import ntpath
 import os
 import re
 from collections.abc import Sequence
@@ -361,7 +362,6 @@ _WINDOWS = re.compile(r"^[A-Za-z]:[\\/]")
 def _windows_relative(path: str, base: str) -> str | None:
     """`path` relative to `base` when the session ran on Windows (`C:\\Users\\me\\app`), with
     forward slashes; None outside `base`."""
-    import ntpath
 
     full = path if _WINDOWS.match(path) else ntpath.join(base, path)
     try:

@@ -18,7 +18,7 @@ import re
 
 from wiki_memory.consolidate.commands import command_words
 from wiki_memory.consolidate.distill.candidate import Candidate, proposed
-from wiki_memory.consolidate.distill.evidence import Evidence
+from wiki_memory.consolidate.distill.evidence import Evidence, relative_to_root, step_cwd
 from wiki_memory.consolidate.distill.manifest_parsers import Topics, _clean, _whole, parse, parser_for
 
 TOPICS = {"stack": "Stack and versions", "scripts": "Scripts and make targets", "ports": "Ports"}
@@ -50,7 +50,6 @@ def _printed_file(command: str) -> str | None:
 
 def manifests(evidence: Evidence) -> list[Candidate]:
     """One `fact` candidate per project manifest the session read (the last reading of each)."""
-    from wiki_memory.consolidate.distill.evidence import relative_to_root, step_cwd
 
     readings: dict[str, tuple[str, Topics, bool]] = {}
     for step in evidence.steps:
