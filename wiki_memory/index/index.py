@@ -39,7 +39,6 @@ from wiki_memory.index.tuning import DEFAULT_TUNING, Tuning
 from wiki_memory.index.vectors import Vectors
 from wiki_memory.index.writer import Writer
 from wiki_memory.pages.size import limit_bytes
-from wiki_memory.store import Store
 
 if TYPE_CHECKING:
     from wiki_memory.config import Project
@@ -295,6 +294,7 @@ class Index:
             return self._store
         if self.project is None or not (self.project.wiki / ".git").is_dir():
             return None
+        from wiki_memory.store import Store  # deferred: dulwich, which the helper and rebuild processes never need
 
         self._store = Store(self.project.wiki)
         self._own_store = True

@@ -23,7 +23,6 @@ from wiki_memory.pages import Page, chunk_text, parse_page, wiki_links
 from wiki_memory.pages.anchors import anchors_json, parse_anchors
 from wiki_memory.pages.lifecycle_fields import expires_on
 from wiki_memory.pages.size import DEFAULT_KB, head
-from wiki_memory.store.paths import is_page_path
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -71,6 +70,7 @@ class Writer:
     def apply_commit(self, store: Store, commit_id: str, paths: tuple[str, ...]) -> list[str]:
         """Write the pages among `paths` as commit `commit_id` left them; the index's head
         moves to the commit when it follows that head. Returns the pages written."""
+        from wiki_memory.store.paths import is_page_path  # deferred: the store package loads dulwich
 
         commit = store.repo[commit_id.encode()]
         parents = [p.decode() for p in commit.parents]  # type: ignore[attr-defined]

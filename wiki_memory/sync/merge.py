@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from wiki_memory.errors import PageError
-from wiki_memory.pages import new_id, parse_page, render_page
-from wiki_memory.pages.document import render_meta
 
 if TYPE_CHECKING:
     from wiki_memory.store import Store
@@ -85,6 +83,9 @@ def _split_front_matter(data: bytes) -> tuple[bytes, bytes] | None:
 
 
 def _meta(data: bytes, path: str) -> dict[str, Any] | None:
+    from wiki_memory.pages import (
+        parse_page,  # deferred: the page model loads PyYAML, which `import wiki_memory.sync` need not
+    )
 
     try:
         page = parse_page(data.decode("utf-8", errors="surrogateescape"), path)
@@ -165,6 +166,10 @@ def _merge_page(path: str, base: bytes | None, ours: bytes, theirs: bytes) -> by
     elif meta == t_meta:
         head = t_split[0]
     else:
+        from wiki_memory.pages.document import (
+            render_meta,  # deferred: the page model loads PyYAML, which `import wiki_memory.sync` need not
+        )
+
         head = b"---\n" + render_meta(meta).encode("utf-8") + b"---\n"
     return head + b"".join(body)
 
@@ -192,6 +197,11 @@ def conflict_copy(path: str, data: bytes, page_path: str) -> bytes:
     `conflict_of` naming the page) with its text unchanged; any other file as it was."""
     if not path.endswith(".md"):
         return data
+    from wiki_memory.pages import (  # deferred: the page model loads PyYAML, which `import wiki_memory.sync` need not
+        new_id,
+        parse_page,
+        render_page,
+    )
 
     try:
         page = parse_page(data.decode("utf-8"), path)
