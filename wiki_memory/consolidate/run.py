@@ -19,6 +19,9 @@ from typing import Any
 
 from wiki_memory.capture import journal
 from wiki_memory.config import Project, load_settings, replace_file
+from wiki_memory.consolidate import context, context_build
+from wiki_memory.consolidate.closing import closing_meta
+from wiki_memory.consolidate.explain import evidence_meta
 from wiki_memory.consolidate.extract import Summary, summarize
 from wiki_memory.consolidate.render import (
     content_from_summary,
@@ -28,7 +31,7 @@ from wiki_memory.consolidate.render import (
     session_page_path,
     title_words,
 )
-from wiki_memory.consolidate.session import Session, iso, time_key
+from wiki_memory.consolidate.session import Session, iso, key_candidates, time_key
 from wiki_memory.consolidate.session_sources import load_session
 from wiki_memory.consolidate.state import log, pending_journals, settle_seconds, state_dir
 from wiki_memory.errors import NotFoundError, WikiMemoryError
@@ -160,7 +163,7 @@ def build_pages(
 ) -> list[Any]:
     """The session page and the handoff page (and proposed pages) for a summary; with
     `with_handoff` False (an import), the session page alone."""
-    from wiki_memory.pages import Page
+    from wiki_memory.pages import Page  # deferred: the page model loads PyYAML
 
     s = summary.session
     session_path = session_page_path(s)
@@ -192,8 +195,6 @@ def build_pages(
             )
             proposals.append(page)
         if proposals:
-            from dataclasses import replace
-
             content = replace(content, related=tuple(content.related) + tuple(p.path for p in proposals))
     session_page = Page.new(
         f"Session {s.date} {s.agent} {s.key}: {goal_words}",
@@ -219,10 +220,8 @@ def build_pages(
         handoff_meta["branch"] = s.branch
     if not s.ended:
         handoff_meta["in_progress"] = True
-    from wiki_memory.consolidate.closing import closing_meta
 
     handoff_meta.update(closing_meta(summary))
-    from wiki_memory.consolidate.explain import evidence_meta
 
     evidence = evidence_meta(summary, content.goal)
     if evidence:
@@ -243,7 +242,6 @@ def build_pages(
 def unique_key(store: Any, session: Session) -> str:
     """The key naming the session's pages: its short id, unless another session's pages
     already have that name (then a longer one)."""
-    from wiki_memory.consolidate.session import key_candidates
 
     keys = key_candidates(session.session_id)
     for key in keys:
@@ -261,7 +259,7 @@ def unique_key(store: Any, session: Session) -> str:
 
 
 def _use_llm(llm: bool | None) -> Any:
-    from wiki_memory.consolidate.llm import llm_config
+    from wiki_memory.consolidate.llm import llm_config  # deferred: the LLM client only when one is configured
 
     if llm is False:
         return None
@@ -322,7 +320,9 @@ def _consolidate_journal(
                 "already consolidated as the journal stands",
             )
         session = load_session(path)
-        from wiki_memory.consolidate.repostate import changed_since_start  # git, subprocess: not for the hook path
+        from wiki_memory.consolidate.repostate import (  # deferred: git and subprocess: not for the hook path
+            changed_since_start,
+        )
 
         changed = changed_since_start(project, session.session_id, time_key(session.end))
         if changed is not None and project.root is not None:
@@ -355,8 +355,10 @@ def _worded(summary: Summary, llm: bool | None) -> tuple[Any, str]:
     config = _use_llm(llm)
     if config is None:
         return None, "extractive"
-    from wiki_memory.consolidate.llm import LLMError
-    from wiki_memory.consolidate.llm import consolidate as llm_consolidate
+    from wiki_memory.consolidate.llm import LLMError  # deferred: the LLM client only when one is configured
+    from wiki_memory.consolidate.llm import (  # deferred: the LLM client only when one is configured
+        consolidate as llm_consolidate,
+    )
 
     try:
         return llm_consolidate(config, summary), f"llm:{config.label}"
@@ -370,7 +372,6 @@ def _worded(summary: Summary, llm: bool | None) -> tuple[Any, str]:
 
 def _commit_pages(project: Project, summary: Summary, store: Any, index: Any, worded: tuple[Any, str]) -> Outcome:
     """Write a session's pages in one commit and refresh the SessionStart context."""
-    from wiki_memory.consolidate import context_build
 
     session = summary.session
     result, mode = worded
@@ -397,7 +398,7 @@ def _commit_pages(project: Project, summary: Summary, store: Any, index: Any, wo
 
 
 def _author(agent: str) -> Any:
-    from wiki_memory.store import Author
+    from wiki_memory.store import Author  # deferred: the store loads dulwich
 
     return Author.agent(agent or "wiki-memory")
 
@@ -413,7 +414,6 @@ def consolidate_pending(
 ) -> list[Outcome]:
     """Consolidate every journal left unconsolidated (a killed process, a crash), then
     rebuild the SessionStart context if the wiki moved without a consolidation."""
-    from wiki_memory.consolidate import context, context_build
 
     if settle is None:
         settle = settle_seconds()

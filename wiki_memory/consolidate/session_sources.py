@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from wiki_memory.capture.adapter import load
+from wiki_memory.capture.observation import Observation
 from wiki_memory.config import find_code_root
 from wiki_memory.consolidate.session import Session, build_session, merge_observations
 from wiki_memory.consolidate.state import log
@@ -41,7 +43,6 @@ def current_branch(cwd: str | None) -> str | None:
 def read_journal(journal_path: Path) -> list[Any]:
     """A journal's observations in order, each carrying its line number (`meta["line"]`) so
     that what a summary says can name the line it came from."""
-    from wiki_memory.capture.observation import Observation
 
     out = []
     with open(journal_path, "rb") as f:
@@ -79,7 +80,6 @@ def read_transcript_for(
 ) -> list[Any]:
     """The transcript's observations for a session, or [] (none found, unreadable, too big
     for `max_bytes`, an agent without a transcript reader)."""
-    from wiki_memory.capture.adapter import load
 
     try:
         adapter = load(agent)

@@ -27,7 +27,7 @@ _SEPARATORS = {"&&", "||", ";", "|", "&", ";;", "|&"}
 
 
 def _split(command: str) -> list[str]:
-    import shlex
+    import shlex  # deferred: hook path: shlex only when the table has a command to compare
 
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")

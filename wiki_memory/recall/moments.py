@@ -32,8 +32,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 
+import wiki_memory
+from wiki_memory.pages.fence import inline
 from wiki_memory.recall.command_forms import PROGRAM_WORD, matches, segments
+from wiki_memory.recall.render import CLOSE_TAG, FOOTER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,14 +82,11 @@ def _signatures() -> Any:
     library only), loaded by its file: importing it by name would run the distill package's
     `__init__` (dataclasses, the evidence gatherer: tens of milliseconds a failed command
     would pay). The same code, so a recurring error reads exactly as the gotcha's does."""
-    import sys
 
     loaded = sys.modules.get(SIGNATURE_MODULE)
     if loaded is not None:
         return loaded
-    import importlib.util
-
-    import wiki_memory
+    import importlib.util  # deferred: only an error or a rebuild needs the distiller's signature
 
     path = os.path.join(os.path.dirname(wiki_memory.__file__), "consolidate", "distill", "signature.py")
     spec = importlib.util.spec_from_file_location(SIGNATURE_MODULE, path)
@@ -330,8 +331,6 @@ def render(
     """(the block, the paths placed) for the entries; "" when none fit. Every value placed
     (path, title, type, status, command, error, passage) is made one line and defused by
     `pages.fence.inline`, as in recall's own block: front matter may hold a closing tag."""
-    from wiki_memory.pages.fence import inline
-    from wiki_memory.recall.render import CLOSE_TAG, FOOTER
 
     head = OPEN_COMMAND.format(command=inline(command, 120).replace("`", "'")) if command else OPEN_ERROR
     used = len(head) + len(FOOTER) + len(CLOSE_TAG) + 3

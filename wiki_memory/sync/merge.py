@@ -83,8 +83,8 @@ def _split_front_matter(data: bytes) -> tuple[bytes, bytes] | None:
 
 
 def _meta(data: bytes, path: str) -> dict[str, Any] | None:
-    from wiki_memory.pages import (
-        parse_page,  # deferred: the page model loads PyYAML, which `import wiki_memory.sync` need not
+    from wiki_memory.pages import (  # deferred: the page model loads PyYAML
+        parse_page,
     )
 
     try:
@@ -166,8 +166,8 @@ def _merge_page(path: str, base: bytes | None, ours: bytes, theirs: bytes) -> by
     elif meta == t_meta:
         head = t_split[0]
     else:
-        from wiki_memory.pages.document import (
-            render_meta,  # deferred: the page model loads PyYAML, which `import wiki_memory.sync` need not
+        from wiki_memory.pages.document import (  # deferred: the page model loads PyYAML
+            render_meta,
         )
 
         head = b"---\n" + render_meta(meta).encode("utf-8") + b"---\n"
@@ -197,7 +197,7 @@ def conflict_copy(path: str, data: bytes, page_path: str) -> bytes:
     `conflict_of` naming the page) with its text unchanged; any other file as it was."""
     if not path.endswith(".md"):
         return data
-    from wiki_memory.pages import (  # deferred: the page model loads PyYAML, which `import wiki_memory.sync` need not
+    from wiki_memory.pages import (  # deferred: the page model loads PyYAML
         new_id,
         parse_page,
         render_page,
