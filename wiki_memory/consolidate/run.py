@@ -19,7 +19,7 @@ from typing import Any
 
 from wiki_memory.capture import journal
 from wiki_memory.config import Project, load_settings, replace_file
-from wiki_memory.consolidate import context, context_build
+from wiki_memory.consolidate import context
 from wiki_memory.consolidate.closing import closing_meta
 from wiki_memory.consolidate.explain import evidence_meta
 from wiki_memory.consolidate.extract import Summary, summarize
@@ -388,6 +388,8 @@ def _commit_pages(project: Project, summary: Summary, store: Any, index: Any, wo
         owns=OWNED_KEYS,
     )
     commit = next((r.commit for r in results if r.commit), None)
+    from wiki_memory.consolidate import context_build  # deferred: it reads pages (PyYAML); SessionStart loads run.py
+
     context_build.refresh(project, store, index)
     paths = tuple(r.path for r in results)
     log(
@@ -427,5 +429,9 @@ def consolidate_pending(
     # The wiki moved without a consolidation (a hand edit, an MCP write, a pull): the
     # SessionStart context is rebuilt here, in the background, not on the hook path.
     if context.is_stale(project, context.load(project)):
+        from wiki_memory.consolidate import (
+            context_build,  # deferred: it reads pages (PyYAML); SessionStart loads run.py
+        )
+
         context_build.refresh(project, store(), index() if index else None)
     return outcomes
