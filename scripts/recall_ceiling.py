@@ -54,7 +54,7 @@ SHIPPED = {"f": 0.4, "m": 0.35, "alone": 0.5, "q": 0.65, "relative": 0.85}
 def features(data: dict[str, Any], work: Path, embedder: Any) -> list[dict[str, Any]]:
     """Every turn with, per page recall may hand, (words, meaning)."""
     from wiki_memory.pages.status import handed_out
-    from wiki_memory.recall import find, gate
+    from wiki_memory.recall import chatter, find
     from wiki_memory.recall.helper import Vectors
 
     turns: list[dict[str, Any]] = []
@@ -78,8 +78,8 @@ def features(data: dict[str, Any], work: Path, embedder: Any) -> list[dict[str, 
                     {
                         "session": session["id"],
                         "kind": turn["kind"],
-                        "chatter": gate.is_chatter(prompt),
-                        "general": gate.is_general_question(prompt),
+                        "chatter": chatter.is_chatter(prompt),
+                        "general": chatter.is_general_question(prompt),
                         "needed": {p for p in needed if not p.startswith(LOGS)},
                         "logs_only": bool(needed) and all(p.startswith(LOGS) for p in needed),
                         "ok": needed | set(turn.get("ok", [])),

@@ -221,7 +221,7 @@ def test_the_hook_path_imports_neither_click_nor_the_store(tmp_path):
         for m in modules
         if m.startswith("wiki_memory.")
         and not m.startswith(light)
-        and m not in ("wiki_memory.recall", "wiki_memory.recall.gate")
+        and m not in ("wiki_memory.recall", "wiki_memory.recall.chatter")
     }
     assert not heavy and not ours, (heavy, ours)
     assert "sqlite3" not in modules

@@ -128,8 +128,8 @@ def test_journal_lines_that_landed_out_of_order_are_read_in_opencodes_time_order
     from wiki_memory.capture import journal
     from wiki_memory.consolidate.extract import summarize
     from wiki_memory.consolidate.handoff import handoff_for_next_session
-    from wiki_memory.consolidate.run import load_session
     from wiki_memory.consolidate.session import merge_observations
+    from wiki_memory.consolidate.session_sources import load_session
 
     landed = [  # as recorded: the turn's end (session.idle) before its last tool call, the edit first
         ("session-created", "session.created"),

@@ -17,7 +17,8 @@ from wiki_memory.capture import journal
 from wiki_memory.config import resolve_project
 from wiki_memory.consolidate import state
 from wiki_memory.consolidate.extract import summarize
-from wiki_memory.consolidate.run import load_session, read_state
+from wiki_memory.consolidate.run import read_state
+from wiki_memory.consolidate.session_sources import load_session
 from wiki_memory.store import Author, Store
 
 

@@ -14,8 +14,8 @@ from wiki_memory.capture.claude_code import read_transcript
 from wiki_memory.capture.codex import read_rollout
 from wiki_memory.config import resolve_project
 from wiki_memory.consolidate.extract import relative, summarize
-from wiki_memory.consolidate.run import load_session
 from wiki_memory.consolidate.session import build_session
+from wiki_memory.consolidate.session_sources import load_session
 from wiki_memory.memory import import_transcripts
 
 TRANSCRIPTS = SHARED / "data" / "transcripts"

@@ -14,7 +14,7 @@ from journals import Session
 from journals import wiki_pages as pages
 
 from wiki_memory.config import resolve_project
-from wiki_memory.consolidate.distill.manifests import parse
+from wiki_memory.consolidate.distill.manifest_parsers import parse
 from wiki_memory.consolidate.distill.versions import version_of
 
 WORKFLOW = """name: Regenerate the chat log

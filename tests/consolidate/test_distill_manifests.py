@@ -11,7 +11,7 @@ from conftest import consolidate_session, git
 from journals import Session
 
 from wiki_memory.config import resolve_project
-from wiki_memory.consolidate.distill.manifests import parse
+from wiki_memory.consolidate.distill.manifest_parsers import parse
 from wiki_memory.memory import Memory
 from wiki_memory.pages import parse_page
 

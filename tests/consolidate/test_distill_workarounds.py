@@ -17,8 +17,8 @@ from journals import wiki_pages as pages
 from wiki_memory.capture.codex import read_rollout
 from wiki_memory.capture.toolcalls import command_output
 from wiki_memory.config import resolve_project
+from wiki_memory.consolidate.distill.environment_gotchas import path_spelling
 from wiki_memory.consolidate.distill.evidence import shell_output
-from wiki_memory.consolidate.distill.gotchas import path_spelling
 from wiki_memory.memory import import_transcripts
 
 DENIED = (

@@ -15,9 +15,9 @@ from wiki_memory.capture import journal
 from wiki_memory.capture.toolcalls import tool_facts
 from wiki_memory.config import resolve_project
 from wiki_memory.consolidate import repostate
-from wiki_memory.consolidate.commands import judge_runs, resolutions
+from wiki_memory.consolidate.command_runs import judge_runs, resolutions
 from wiki_memory.consolidate.oneline import error_line
-from wiki_memory.consolidate.run import load_session
+from wiki_memory.consolidate.session_sources import load_session
 
 
 @pytest.fixture

@@ -18,12 +18,12 @@ from mcp_helpers import call, fail, run
 from mcp_types import Implementation
 
 from wiki_memory.config import resolve_project
-from wiki_memory.consolidate import usage
 from wiki_memory.consolidate.handoff import handoff_for_next_session
 from wiki_memory.hook import startup
 from wiki_memory.mcp.server import build_server
 from wiki_memory.memory import Actor, Memory
 from wiki_memory.pages import drift as drift_module
+from wiki_memory.pages import usage
 from wiki_memory.pages.drift import drift_note, drifted
 
 EXE = str(Path(sys.executable).parent / "wiki-memory")

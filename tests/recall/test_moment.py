@@ -19,7 +19,7 @@ from wiki_memory.config import Project, resolve_project
 from wiki_memory.consolidate.distill.pages import gotcha_body, procedure_body
 from wiki_memory.hook.main import main as hook_main
 from wiki_memory.pages import Page
-from wiki_memory.recall import moments, seen
+from wiki_memory.recall import command_forms, moment_table, moments, seen
 from wiki_memory.store import Author
 
 GOTCHA_META = {
@@ -121,15 +121,15 @@ def journal(project: Project, session: str) -> list[dict]:
 
 def test_a_command_is_its_program_subcommand_long_flags_and_paths_from_the_root(tmp_path):
     root = str(tmp_path)
-    [seg] = moments.segments("cd web && SHOP=1 npx vitest run --coverage ./src/a.test.ts -x", root, root)
+    [seg] = command_forms.segments("cd web && SHOP=1 npx vitest run --coverage ./src/a.test.ts -x", root, root)
     assert seg == ["vitest", "run", ["--coverage"], ["web/src/a.test.ts"], ["SHOP"]]
-    assert moments.segments("python3 -m pytest tests/test_api.py::test_list -q", root, root)[0][:4] == [
+    assert command_forms.segments("python3 -m pytest tests/test_api.py::test_list -q", root, root)[0][:4] == [
         "python -m pytest",
         "",
         [],
         ["tests/test_api.py"],
     ]
-    assert [s[0] for s in moments.segments("make build | tee log.txt; echo done", root, root)] == [
+    assert [s[0] for s in command_forms.segments("make build | tee log.txt; echo done", root, root)] == [
         "make",
         "tee",
         "echo",
@@ -140,21 +140,21 @@ def test_a_run_matches_what_failed_only_with_the_same_program_subcommand_and_arg
     root = str(tmp_path)
 
     def seg(command):
-        return moments.segments(command, root, root)[0]
+        return command_forms.segments(command, root, root)[0]
 
     known = seg("pytest tests/test_api.py")
-    assert moments.matches(known, seg("pytest -x tests/test_api.py"))
-    assert moments.matches(known, seg("pytest"))  # the whole suite runs that file too
-    assert not moments.matches(known, seg("pytest tests/test_ui.py"))
-    assert not moments.matches(seg("npm run build"), seg("npm run lint"))
-    assert not moments.matches(seg("npm run build"), seg("npm test"))
-    assert not moments.matches(seg("cargo test --release"), seg("cargo test"))
+    assert command_forms.matches(known, seg("pytest -x tests/test_api.py"))
+    assert command_forms.matches(known, seg("pytest"))  # the whole suite runs that file too
+    assert not command_forms.matches(known, seg("pytest tests/test_ui.py"))
+    assert not command_forms.matches(seg("npm run build"), seg("npm run lint"))
+    assert not command_forms.matches(seg("npm run build"), seg("npm test"))
+    assert not command_forms.matches(seg("cargo test --release"), seg("cargo test"))
     # A flag's value is this run's detail, not what it runs.
-    assert moments.matches(
+    assert command_forms.matches(
         seg("alembic revision --autogenerate -m add_orders"), seg("alembic revision --autogenerate -m x")
     )
-    assert moments.matches(seg("go test -run TestA ./pkg/..."), seg("go test -run TestB -v ./pkg/..."))
-    assert not moments.matches(seg("cargo test --test integration"), seg("cargo test --lib accounts"))
+    assert command_forms.matches(seg("go test -run TestA ./pkg/..."), seg("go test -run TestB -v ./pkg/..."))
+    assert not command_forms.matches(seg("cargo test --test integration"), seg("cargo test --lib accounts"))
 
 
 def test_an_error_is_known_by_its_signature_its_head_or_a_line_cut_short():
@@ -290,7 +290,7 @@ def test_gemini_gets_the_gotcha_after_a_failed_shell_command(project, code_repo)
 def test_the_table_follows_the_index_and_a_broken_one_lets_the_command_run(project, code_repo):
     from wiki_memory.memory import Memory
 
-    text = moments.table(project)
+    text = moment_table.table(project)
     assert "\nc pytest\t" in text and "\ns keyerror\t" in text and "'SHOP_DB_URL'" in text and "alembic" not in text
     with Memory(project) as memory:
         memory.write(
@@ -300,13 +300,13 @@ def test_the_table_follows_the_index_and_a_broken_one_lets_the_command_run(proje
         )
     # The index moved: the next hook rebuilds the table and finds the new page.
     assert "docker-compose" in context(hook("claude-code", "PreToolUse", bash(code_repo, "docker compose up -d")))
-    Path(moments.table_path(project)).write_text("not a table")
+    Path(moment_table.table_path(project)).write_text("not a table")
     assert "npm test" in context(hook("claude-code", "PreToolUse", bash(code_repo, "npm test")))
 
 
 def test_a_command_hook_that_fails_lets_the_command_run_unchanged(project, code_repo):
     project.index_path.write_bytes(b"this is not sqlite")
-    Path(moments.table_path(project)).unlink(missing_ok=True)
+    Path(moment_table.table_path(project)).unlink(missing_ok=True)
     assert hook("claude-code", "PreToolUse", bash(code_repo, "pytest")) is None
 
 
@@ -514,12 +514,12 @@ def _cli_command(code_repo: Path, *args: str) -> str:
 
 
 def test_the_table_is_not_rebuilt_when_the_index_file_is_only_touched(project):
-    text = moments.table(project)
-    Path(moments.table_path(project)).write_text(text + "c marker\t[]\n")  # a line no rebuild would write
+    text = moment_table.table(project)
+    Path(moment_table.table_path(project)).write_text(text + "c marker\t[]\n")  # a line no rebuild would write
     os.utime(project.index_path, None)  # a checkpoint, a connection closing: the pages are the same
-    assert "\nc marker\t" in moments.table(project)
-    header = json.loads(Path(moments.table_path(project)).read_text().split("\n", 1)[0])
-    assert header["stamp"] == moments._stamp(project)  # the next hook reads it as is
+    assert "\nc marker\t" in moment_table.table(project)
+    header = json.loads(Path(moment_table.table_path(project)).read_text().split("\n", 1)[0])
+    assert header["stamp"] == moment_table._stamp(project)  # the next hook reads it as is
 
 
 def test_opencode_gets_the_gotcha_of_a_failed_shell_command_as_its_context(project, code_repo):
@@ -536,15 +536,15 @@ def test_opencode_gets_the_gotcha_of_a_failed_shell_command_as_its_context(proje
 def test_a_rebuild_parses_only_the_pages_that_changed(project, code_repo):
     from wiki_memory.memory import Memory
 
-    moments.table(project)
-    cache_path = Path(project.home) / moments.CACHE
+    moment_table.table(project)
+    cache_path = Path(project.home) / moment_table.CACHE
     cache = json.loads(cache_path.read_text())
     kept = cache["pages"]["gotchas/tests-need-shop-db-url.md"]
     kept["entries"][0]["passage"] = "MARKER: as parsed before"
     cache_path.write_text(json.dumps(cache))
     with Memory(project) as memory:
         memory.write("Docker compose needs the env file", "**Symptom**: `docker compose up` fails.", type="gotcha")
-    text = moments.table(project)
+    text = moment_table.table(project)
     assert "MARKER: as parsed before" in text  # the unchanged page was not parsed again
     assert "\nc docker\t" in text  # the new one was
 
@@ -553,11 +553,11 @@ def test_the_background_consolidation_and_reindex_write_the_table_for_the_hooks(
     from wiki_memory.hook import background, worker
     from wiki_memory.memory import Memory
 
-    table = Path(moments.table_path(project))
+    table = Path(moment_table.table_path(project))
     table.unlink(missing_ok=True)
     assert worker.main([background.project_arg(project), "pending"]) == 0
     header = json.loads(table.read_text().split("\n", 1)[0])
-    assert header["generation"] == moments._generation(project) and "\nc pytest\t" in table.read_text()
+    assert header["generation"] == moment_table._generation(project) and "\nc pytest\t" in table.read_text()
     table.unlink()
     with Memory(project) as memory:
         memory.reindex(embed=False)

@@ -25,8 +25,8 @@ from wiki_memory.config import Project, home, resolve_project
 from wiki_memory.hook.main import main as hook_main
 from wiki_memory.pages import Page
 from wiki_memory.pages.drift import blob_of_bytes
+from wiki_memory.recall import chatter, meaning, render, run, seen
 from wiki_memory.recall import files as recall_files
-from wiki_memory.recall import gate, meaning, render, run, seen
 from wiki_memory.recall.settings import RecallSettings, from_section
 from wiki_memory.store import Author
 
@@ -141,20 +141,20 @@ def journal(project: Project, session: str) -> list[dict]:
     "text", ["ok", "continue", "yes do it", "thanks, that worked", "lgtm, merge it", "go ahead", "hello", "  ", "sure!"]
 )
 def test_acknowledgements_and_steering_get_nothing(text):
-    assert gate.is_chatter(text)
+    assert chatter.is_chatter(text)
 
 
 @pytest.mark.parametrize("text", ["fix the flaky login test", "continue with the csv exporter", "ok now run the tests"])
 def test_a_task_is_not_chatter_however_it_starts(text):
-    assert not gate.is_chatter(text)
+    assert not chatter.is_chatter(text)
 
 
 def test_general_questions_are_told_from_questions_about_this_project():
-    assert gate.is_general_question("what's the difference between zustand and jotai?")
-    assert gate.is_general_question("redux vs zustand?")
-    assert gate.is_general_question("how does CSS break-inside work?")
-    assert not gate.is_general_question("how does our retry work for captures?")
-    assert not gate.is_general_question("why does the login test fail with a 401?")
+    assert chatter.is_general_question("what's the difference between zustand and jotai?")
+    assert chatter.is_general_question("redux vs zustand?")
+    assert chatter.is_general_question("how does CSS break-inside work?")
+    assert not chatter.is_general_question("how does our retry work for captures?")
+    assert not chatter.is_general_question("why does the login test fail with a 401?")
 
 
 def test_settings_replace_bad_values_and_the_environment_switches_recall():

@@ -579,7 +579,7 @@ def test_the_merge_base_of_commits_made_in_one_second_is_the_true_one():
     from dulwich.objects import Commit, Tree
     from dulwich.repo import MemoryRepo
 
-    from wiki_memory.sync.run import merge_bases
+    from wiki_memory.sync.integrate import merge_bases
 
     repo = MemoryRepo()
     tree = Tree()

@@ -4,8 +4,9 @@ is told when it starts.
 
 - `session`: the journal's and the transcript's observations folded into one account of the
   session (the transcripts are read by each agent's module in `capture`).
-- `extract` (with `commands`, `final_message`, `oneline`): the extractive summary (no
-  LLM): goal, done, failed, open items, files.
+- `session_sources`: a session read back from its journal and its transcript (`load_session`).
+- `extract` (with `commands`, `command_runs`, `state_changes`, `final_message`, `oneline`): the
+  extractive summary (no LLM): goal, done, failed, open items, files.
 - `render`: the session and handoff pages, and a handoff page as SessionStart text.
 - `llm`: the optional LLM rewording (OpenAI-compatible chat completions or Anthropic).
 - `run`: consolidating a session or every pending one, idempotently, as one commit, in the
@@ -17,6 +18,6 @@ is told when it starts.
   written on purpose (`write_explicit_handoff`).
 - `importer`: past transcripts read as session pages.
 
-The modules the hook path uses (`session`, `extract`, `render`, `context`, `handoff`,
-`state`) import only the standard library, `config` and `capture` at import time.
+The modules the hook path uses (`session`, `session_sources`, `extract`, `render`, `context`,
+`handoff`, `state`) import only the standard library, `config` and `capture` at import time.
 """

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from wiki_memory.config import Project, find_code_root, replace_file
+from wiki_memory.pages.fence import fence_safe, inline
 
 FOLDER = "handoffs/branches"
 SEEN_FILE = "handoffs-seen.json"
@@ -101,7 +102,7 @@ def body_of(text: str) -> str:
 def seen_key(path: str, text: str) -> str:
     """One shared version of a branch's handoff (its file's text: each share stamps its
     time), so that a newer share of the branch is handed again."""
-    import hashlib
+    import hashlib  # deferred: hashlib loads OpenSSL; SessionStart needs it only for a teammate's handoff
 
     return f"{path}@{hashlib.sha1(text.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}"
 
@@ -135,7 +136,7 @@ def _age(shared: str, now: float) -> str:
     match = re.match(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?", shared)
     if not match:
         return ""
-    import calendar
+    import calendar  # deferred: calendar loads datetime; only a dated handoff needs it
 
     y, mo, d, h, mi, s = (int(g or 0) for g in match.groups())
     then = calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
@@ -177,7 +178,6 @@ def handed(project: Project, *, budget: int = 8000, now: float | None = None, re
 
 
 def render(branch: str, rel: str, meta: dict[str, str], body: str, now: float, budget: int = 8000) -> str:
-    from wiki_memory.pages.fence import fence_safe, inline
 
     author = inline(meta.get("author") or "a teammate", 200)
     shared = meta.get("shared") or ""

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from wiki_memory.consolidate.commands import RUNNING, command_key, is_probe, is_verification, only_looks
+from wiki_memory.consolidate.command_runs import RUNNING
+from wiki_memory.consolidate.commands import command_key, is_probe, is_verification, only_looks
 from wiki_memory.consolidate.extract import Summary
 from wiki_memory.consolidate.oneline import relative
 

@@ -142,7 +142,10 @@ class _Text:
         """ " (may be stale (src/x.py changed since))" for a page whose anchors drifted, or
         " (marked stale)"; "" for a page that holds as far as can be seen."""
         if entry.get("anchors") and self.root:
-            from wiki_memory.pages.drift import drift_note, drifted
+            from wiki_memory.pages.drift import (  # deferred: hook path: hashlib only for anchored pages
+                drift_note,
+                drifted,
+            )
 
             note = drift_note(drifted(self.root, entry["anchors"]))
             if note:
@@ -195,7 +198,9 @@ def _handoff_blocks(text: _Text, chosen: list[dict[str, Any]]) -> list[str]:
     text.add(_fit(_with_origin(first, str(first["text"])), text.budget - text.used - 200, str(first.get("path"))))
     paths = [str(first.get("path"))]
     if quiet:
-        from wiki_memory.consolidate.session import short_id
+        from wiki_memory.consolidate.session import (  # deferred: hook path: quiet sessions only
+            short_id,
+        )
 
         lines = ["Since then, sessions that changed nothing:"]
         for q in quiet[:3]:
@@ -258,7 +263,7 @@ def _preferences_block(text: _Text, prefs: list[dict[str, Any]], ctx: Mapping[st
 
 def _origin_note(entry: Mapping[str, Any]) -> str:
     """ " (synced from Ana on laptop)" for an entry that came by sync or is dated ahead; ""."""
-    from wiki_memory.consolidate.provenance import note
+    from wiki_memory.consolidate.provenance import note  # deferred: hook path: a teammate's page only
 
     said = note(entry.get("origin"))
     return f" ({said})" if said else ""
@@ -266,7 +271,7 @@ def _origin_note(entry: Mapping[str, Any]) -> str:
 
 def _with_origin(entry: Mapping[str, Any], rendered: str) -> str:
     """A handoff's text, defused, opening with where it came from when it came by sync."""
-    from wiki_memory.consolidate.provenance import note
+    from wiki_memory.consolidate.provenance import note  # deferred: hook path: a teammate's page only
 
     said = note(entry.get("origin"))
     body = fence_safe(rendered)

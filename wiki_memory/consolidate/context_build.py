@@ -4,20 +4,30 @@ relate to each handoff. Not on the hook path: consolidation and the memory layer
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from wiki_memory.config import Project, replace_file
+from wiki_memory.config import Project, load_settings, replace_file
+from wiki_memory.consolidate.closing import close_earlier
 from wiki_memory.consolidate.context import CACHE_FILE, CACHE_VERSION, KEEP_HANDOFFS, VERSION, context_path, terms
+from wiki_memory.consolidate.extract import clean
+from wiki_memory.consolidate.provenance import Provenance, noteworthy
+from wiki_memory.consolidate.render import handoff_text
+from wiki_memory.consolidate.session import iso, time_key
+from wiki_memory.consolidate.state import log
+from wiki_memory.errors import PageError
+from wiki_memory.pages import parse_page
+from wiki_memory.pages.anchors import parse_anchors
 from wiki_memory.pages.status import handed_out
 
 
 def _line(body: str, limit: int = 240) -> str:
     """The first sentence or two of a page body, past its heading."""
-    from wiki_memory.consolidate.extract import clean
 
     text = re.sub(r"^#.*$", "", body, flags=re.M)
     text = re.sub(r"^>\s?", "", text, flags=re.M)
@@ -27,10 +37,6 @@ def _line(body: str, limit: int = 240) -> str:
 
 
 def _entry(path: str, text: str) -> dict[str, Any] | None:
-    from wiki_memory.consolidate.render import handoff_text
-    from wiki_memory.consolidate.session import time_key
-    from wiki_memory.errors import PageError
-    from wiki_memory.pages import parse_page
 
     try:
         page = parse_page(text, path)
@@ -65,8 +71,7 @@ def _entry(path: str, text: str) -> dict[str, Any] | None:
             "compact": handoff_text(meta, page.body, path, compact=True),
             "terms": terms(page.title, page.body),
         }
-    from wiki_memory.consolidate.distill.pages import FOOTER
-    from wiki_memory.pages.anchors import parse_anchors
+    from wiki_memory.consolidate.distill.pages import FOOTER  # deferred: the distill package loads PyYAML
 
     anchors = [{"path": a.path, "blob": a.blob} for a in parse_anchors(page.meta.get("anchors"))]
     if anchors:
@@ -84,7 +89,6 @@ def _entry(path: str, text: str) -> dict[str, Any] | None:
 
 def goal_of(body: str, limit: int = 200) -> str:
     """The goal a handoff page states (its Goal or Summary section's first paragraph)."""
-    from wiki_memory.consolidate.extract import clean
 
     m = re.search(r"^##\s+(Goal|Summary|Objective)\b[^\n]*\n+(.+?)(?:\n\s*\n|\n##|$)", body, re.I | re.M | re.S)
     return clean(m.group(2), limit) if m else ""
@@ -92,8 +96,6 @@ def goal_of(body: str, limit: int = 200) -> str:
 
 def _close_items(handoffs: list[dict[str, Any]]) -> None:
     """Items of a handoff that a later session finished are dropped from what it hands."""
-    from wiki_memory.consolidate.closing import close_earlier
-    from wiki_memory.consolidate.render import handoff_text
 
     entries = [dict(h) for h in handoffs]
     close_earlier(entries)
@@ -164,8 +166,6 @@ class _Pages:
     WANTED = ("handoffs/", "preferences/", "decisions/", "gotchas/", "procedures/")
 
     def __init__(self, store: Any, entries: Mapping[str, Any]) -> None:
-        import hashlib  # here, not at the top: the SessionStart hook reads the built file only
-
         self.store = store
         self.entries = entries
         self.fresh: dict[str, Any] = {}
@@ -183,8 +183,6 @@ class _Pages:
         return found
 
     def read(self, head: bytes | None) -> None:
-        from wiki_memory.consolidate.provenance import Provenance
-
         self.provenance = Provenance(self.store, head)
         for path, blob in self.store.page_files(head) if head else ():
             if not path.startswith(self.WANTED):
@@ -238,9 +236,6 @@ class _Pages:
 def _contents(
     project: Project, head: bytes | None, handoffs: list[dict[str, Any]], pages: _Pages, related_by: dict[str, Any]
 ) -> dict[str, Any]:
-    import time
-
-    from wiki_memory.consolidate.session import iso
 
     recent = pages.newest_notes(10)
     # Notes the start-time scorer may need for sessions not consolidated yet: the newest 60
@@ -292,7 +287,6 @@ def _lifecycle(entry: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any
 
 def _origin(entry: Mapping[str, Any]) -> dict[str, Any]:
     """{"origin": ...} when there is something to say of where the entry came from."""
-    from wiki_memory.consolidate.provenance import noteworthy
 
     return {"origin": entry["origin"]} if noteworthy(entry.get("origin")) else {}
 
@@ -346,7 +340,6 @@ def _relate_by_search(
         # Never synced: a first full sync belongs to `reindex` or a search, not to a
         # background consolidation (minutes in a big wiki). Word overlap this time.
         return None
-    from wiki_memory.config import load_settings
 
     mode = load_settings().consolidate.related_search
     related: dict[str, list[str]] = {}
@@ -359,8 +352,6 @@ def _relate_by_search(
             results = index.search(query, k=limit * 3, mode=mode, type=["decision", "gotcha"], status="active")
             related[h["path"]] = [r.path for r in results if r.path in allowed][:limit]
     except Exception as e:  # noqa: BLE001 - the index is derived data; word overlap still works without it
-        from wiki_memory.consolidate.state import log
-
         log(f"related pages by search failed ({type(e).__name__}: {e}); using word overlap")
         return None
     return related

@@ -17,38 +17,27 @@ How the verdicts are reached:
 - plan items not completed, questions and next steps in the last message, a request
   never answered, and a session that stopped in the middle of a tool call are open.
 
-`summarize` takes these in turn, each step adding its lines; the shell-command analysis
-is in `commands`, the reading of the final message in `final_message`.
+`summarize` takes these in turn, each step adding its lines (`findings`); the verdicts on
+command runs are in `run_verdicts`, the shell-command analysis in `commands`, `command_runs`
+and `state_changes`, the reading of the final message in `final_message`.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
 
 from wiki_memory.capture.observation import PlanItem
-from wiki_memory.consolidate.commands import (
-    RUNNING,
-    CommandRun,
-    already_absent,
-    change_stage,
-    changes_files,
-    command_key,
-    command_words,
-    is_probe,
-    is_undo,
-    is_verification,
-    judge_runs,
-    only_looks,
-    shown,
-    undo_targets,
-)
+from wiki_memory.consolidate.command_runs import CommandRun, judge_runs
+from wiki_memory.consolidate.commands import is_probe, shown
 from wiki_memory.consolidate.final_message import HANDED_LABEL, split_final
+from wiki_memory.consolidate.findings import Findings
 from wiki_memory.consolidate.oneline import clean, error_line, relative
+from wiki_memory.consolidate.run_verdicts import fixed_failures, last_runs, refusal, reverts
 from wiki_memory.consolidate.session import Answer, Prompt, Session, Step, is_trivial_prompt, step_ref
+from wiki_memory.consolidate.state_changes import change_stage, changes_files
 
 __all__ = ["CommandRun", "Summary", "clean", "error_line", "plan_lines", "relative", "summarize"]
 
@@ -94,37 +83,17 @@ class Summary:
         return bool(self.goal) or bool(self.invoked) or any(s.kind in ("edit", "command") for s in self.session.steps)
 
 
-@dataclass
-class _Findings:
-    """The summary's lines, in the order the steps of `summarize` find them."""
-
-    done: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-    open: list[str] = field(default_factory=list)
-    stories: list[str] = field(default_factory=list)
-    refs: dict[str, list[str]] = field(default_factory=dict)  # line -> the events it came from
-
-    def add(self, section: str, line: str, *evidence: Step | Prompt | Answer | str) -> None:
-        """Add `line` to `section` (done, failed, open, stories), with the events it came from."""
-        getattr(self, section).append(line)
-        refs = self.refs.setdefault(line, [])
-        for item in evidence:
-            ref = item if isinstance(item, str) else step_ref(item) if isinstance(item, Step) else item.ref
-            if ref and ref not in refs:
-                refs.append(ref)
-
-
 def summarize(session: Session) -> Summary:
     """The extractive summary of a session."""
     cwd, steps = session.cwd, session.steps
     goal, requests, invoked = _goal_and_requests(session)
     runs = judge_runs(steps)
-    found = _Findings()
+    found = Findings()
     _plan_items(session.plan, steps, found)
-    reported_fixed = _fixed_failures(runs, steps, cwd, found)
-    _last_runs(runs, reported_fixed, found)
+    reported_fixed = fixed_failures(runs, steps, cwd, found)
+    last_runs(runs, reported_fixed, found)
     edits = _edits(steps, cwd, found)
-    _reverts(runs, found)
+    reverts(runs, found)
     _other_calls(steps, found)
     _failed_commands(session, found)
     _failed_replies(session, found)
@@ -230,7 +199,7 @@ def _asked_back(session: Session, start: int, end: int) -> bool:
     return bool(questions)
 
 
-def _failed_commands(session: Session, found: _Findings) -> None:
+def _failed_commands(session: Session, found: Findings) -> None:
     """Slash commands that printed an error and were not run again with success."""
     turns = session.turns
     for n, turn in enumerate(turns):
@@ -247,7 +216,7 @@ def _failed_commands(session: Session, found: _Findings) -> None:
         )
 
 
-def _failed_replies(session: Session, found: _Findings) -> None:
+def _failed_replies(session: Session, found: Findings) -> None:
     """Turns the agent ended in an error of its own (the model's request timed out, a quota
     ran out) and no answer came after: failed, as often as the same error was said."""
     last_answer = max((a.seq for a in session.answers), default=-1)
@@ -260,7 +229,7 @@ def _failed_replies(session: Session, found: _Findings) -> None:
         found.add("failed", f"The agent's reply failed{times}: {error}", *replies[-3:])
 
 
-def _plan_items(plan: list[PlanItem], steps: list[Step], found: _Findings) -> None:
+def _plan_items(plan: list[PlanItem], steps: list[Step], found: Findings) -> None:
     """Plan items: completed ones are done, the others open; the items of one status make one
     line (`[pending] A; B; C`): a plan of ten steps is one thing left, not ten."""
     groups: dict[str, tuple[list[str], list[Step]]] = {}
@@ -285,159 +254,7 @@ def _plan_items(plan: list[PlanItem], steps: list[Step], found: _Findings) -> No
         found.add(section, f"[{label}] {clean('; '.join(texts), 600)}", *evidence[-3:])
 
 
-def _fixed_failures(
-    runs: list[CommandRun], steps: list[Step], cwd: str | None, found: _Findings
-) -> set[tuple[str, ...]]:
-    """Failures that a later run fixed: Done, with what changed in between. Returns the
-    commands (their keys) told as fixed."""
-    reported_fixed: set[tuple[str, ...]] = set()
-    by_index = {r.step.index: r for r in runs}
-    for run in runs:
-        if run.fixed_by is None:
-            continue
-        key = command_key(run.command)
-        changed = _between(steps, run.step.index, run.fixed_by, cwd)
-        changes = [s for s in steps[run.step.index + 1 : run.fixed_by] if changes_files(s)]
-        after = f" after changes to {', '.join(changed[:5])}" if changed else ""
-        later_cmd = by_index[run.fixed_by].command if run.fixed_by in by_index else steps[run.fixed_by].input
-        again = "then passed" if later_cmd.strip() == run.command.strip() else f"then `{shown(later_cmd, 120)}` passed"
-        line = f"`{shown(run.command, 120)}` failed at first ({run.error or run.outcome}), {again}{after}."
-        found.add("stories", line, run.step, *changes, steps[run.fixed_by])
-        # A look that failed and then worked (`pactl info` as root, then as the user) changed
-        # nothing: a story (and a gotcha candidate), not work done.
-        if key not in reported_fixed and not only_looks(run.command):
-            reported_fixed.add(key)
-            found.add("done", line, run.step, *changes, steps[run.fixed_by])
-    return reported_fixed
-
-
-def _last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], found: _Findings) -> None:
-    """Each command by its last run: declined, failed (and open: the state the session
-    left), or a verification that passed (unless already told as a fix)."""
-    last_by_key: dict[tuple[str, ...], CommandRun] = {}
-    counts: dict[tuple[str, ...], int] = {}
-    failures: dict[tuple[str, ...], list[Step]] = {}
-    for run in runs:
-        key = command_key(run.command)
-        last_by_key[key] = run
-        if not run.ok:
-            counts[key] = counts.get(key, 0) + 1
-            failures.setdefault(key, []).append(run.step)
-    for key, run in last_by_key.items():
-        if (run.step.not_permitted or run.step.rejected) and only_looks(run.command):
-            # A look around the settings refused or the user declined (most often to say
-            # where to look instead): nothing was tried, nothing failed.
-            continue
-        if run.step.not_permitted:
-            found.add("failed", f"`{shown(run.command, 160)}` was not run: {_refusal(run.step)}", run.step)
-            continue
-        if run.step.rejected:
-            found.add("failed", f"The user declined to run `{shown(run.command, 160)}`.", run.step)
-            continue
-        if run.ok or run.fixed_by is not None or is_probe(run.command):
-            continue
-        if run.step.no_result:
-            continue  # the session stopped while it ran: reported as a mid-task end
-        if already_absent(run):
-            # A removal that found nothing to remove: the state it was run for holds.
-            found.add("done", f"`{shown(run.command, 160)}`: already gone ({run.error}).", run.step)
-            continue
-        times = f" ({counts[key]} times)" if counts.get(key, 0) > 1 else ""
-        what = "was interrupted" if run.step.interrupted else run.outcome
-        tried = failures.get(key, [run.step])[-3:]
-        found.add(
-            "failed", f"`{shown(run.command, 160)}` {what}{times}" + (f": {run.error}" if run.error else "."), *tried
-        )
-        # Told once, under Failed: a failure no later run fixed is what the session left
-        # failing (and closes there when a later session's run of it passes).
-        found.add(
-            "stories",
-            f"`{shown(run.command, 120)}` {what}" + (f" ({run.error})" if run.error else "") + "; no later run passed.",
-            *tried,
-        )
-    _state_changes(runs, reported_fixed, found)
-    # Passing checks, one line per check program (`dotnet build` of five projects is one line).
-    passed: dict[tuple[str, ...], list[CommandRun]] = {}
-    for key, run in last_by_key.items():
-        # One still running when last seen is not known to have passed.
-        if (
-            run.ok
-            and is_verification(run.command)
-            and key not in reported_fixed
-            and not RUNNING.search(run.step.output)
-        ):
-            passed.setdefault(_check_program(run.command), []).append(run)
-    for program, group in passed.items():
-        if len(group) == 1:
-            found.add("done", f"`{shown(group[0].command, 160)}` passed (last run).", group[0].step)
-            continue
-        targets = list(dict.fromkeys(t for r in group for t in _check_targets(r.command, len(program))))
-        named = f" ({', '.join(targets[:4])}{', …' if len(targets) > 4 else ''})" if targets else ""
-        found.add(
-            "done",
-            f"`{' '.join(program)}` passed on its last run for {len(group)} targets{named}.",
-            *(r.step for r in group[-3:]),
-        )
-
-
-# What a tool says when the change it was asked for was there already: nothing was done.
-_NO_CHANGE = re.compile(
-    r"already up[- ]to[- ]date|nothing to commit|is already (installed|the newest|up[- ]to[- ]date)|"
-    r"^nothing to do\b|there is nothing to",
-    re.IGNORECASE | re.MULTILINE,
-)
-
-
-def _state_changes(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], found: _Findings) -> None:
-    """Commands that changed the system's state and succeeded (a package installed or
-    removed, a commit pushed, a branch made, a service started): done, each once, as the
-    command says it. One still running when last seen is not known to have succeeded."""
-    seen: set[str] = set()
-    for run in runs:
-        command = " ".join(run.command.split())
-        if not run.ok or run.step.rejected or command in seen or command_key(run.command) in reported_fixed:
-            continue
-        if not change_stage(run.command) or RUNNING.search(run.step.output):
-            continue
-        seen.add(command)
-        same = _NO_CHANGE.search(run.step.output)
-        if same:  # it had been done already: the tool's words say so
-            found.add("done", f"`{shown(run.command, 160)}`: {clean(same.group(0), 80)}.", run.step)
-        else:
-            found.add("done", f"`{shown(run.command, 160)}` succeeded.", run.step)
-
-
-def _refusal(step: Step) -> str:
-    """Why the permission settings refused a call, in the agent's words when it gave them."""
-    said = error_line(step.output)
-    return (
-        f"{said}"
-        if said and re.search(r"permission|denied|refused|not allowed", said, re.I)
-        else ("the permission settings refused it.")
-    )
-
-
-def _check_program(command: str) -> tuple[str, ...]:
-    """A check by its program and subcommand: `dotnet build x.csproj -v q` -> (dotnet, build)."""
-    words = command_words(command)
-    head = tuple(words[:1])
-    if len(words) > 1 and re.fullmatch(r"[a-z][\w-]*", words[1]):
-        head = (*head, words[1])
-    return head
-
-
-def _check_targets(command: str, skip: int) -> list[str]:
-    """What a check ran on: its operands that name files or folders, by their last part
-    (option values such as `Release` or `minimal` are not targets)."""
-    words = command_words(command)[skip:]
-    return [
-        os.path.basename(w.rstrip("/")) or w
-        for w in words
-        if ("." in w or "/" in w[1:]) and not w.startswith("-") and "=" not in w and ":" not in w
-    ]
-
-
-def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, int]:
+def _edits(steps: list[Step], cwd: str | None, found: Findings) -> dict[str, int]:
     """Edits per file; edits declined, failed and never redone, or made and then undone."""
     edits: dict[str, int] = {}
     edit_log: list[tuple[Step, str, str, str]] = []  # (step, file, old digest, new digest)
@@ -452,7 +269,7 @@ def _edits(steps: list[Step], cwd: str | None, found: _Findings) -> dict[str, in
             continue
         if s.error:
             if s.rejected:
-                who = _refusal(s) if s.not_permitted else "the user declined it."
+                who = refusal(s) if s.not_permitted else "the user declined it."
                 found.add("failed", f"The edit of {_edit_label(s, cwd)} was not made: {who}", s)
                 continue
             if _TOOL_UNAVAILABLE.search(s.output):
@@ -499,18 +316,7 @@ def _names_file(command: str, files: tuple[str, ...], cwd: str | None) -> bool:
     return any(f in command or relative(f, cwd) in command.split() for f in files)
 
 
-def _reverts(runs: list[CommandRun], found: _Findings) -> None:
-    """Commands that threw changes away (`git checkout -- f`): abandoned approaches."""
-    for run in runs:
-        words = command_words(run.command)
-        if run.ok and is_undo(words):
-            targets = undo_targets(words)
-            what = ", ".join(targets) if targets else "the working tree"
-            verb = "set aside" if words[1] == "stash" else "reverted"
-            found.add("failed", f"Changes to {what} were {verb} (`{shown(run.command, 120)}`).", run.step)
-
-
-def _other_calls(steps: list[Step], found: _Findings) -> None:
+def _other_calls(steps: list[Step], found: Findings) -> None:
     """Other calls: refused by the user, or failing and never followed by success."""
     for s in steps:
         if s.kind in ("command", "edit", "read") or not s.error:
@@ -548,7 +354,7 @@ def _changed_something(step: Step) -> bool:
     return step.kind == "command" and (changes_files(step) or bool(change_stage(step.input)))
 
 
-def _turn_reports(session: Session, found: _Findings) -> None:
+def _turn_reports(session: Session, found: Findings) -> None:
     """What the agent reported at the end of each earlier request that changed something
     (the last one's report is the final report): done, in its words, one line a request.
     A request that only asked or looked has no report here: nothing was done."""
@@ -569,7 +375,7 @@ def _turn_reports(session: Session, found: _Findings) -> None:
             found.add("done", f"Reported: {report}", answer)
 
 
-def _final_message(session: Session, found: _Findings) -> str:
+def _final_message(session: Session, found: Findings) -> str:
     """The last answer, if it answers the last request (not an earlier turn's greeting):
     what it reports is done, its questions and next steps open. Returns it ("" if none)."""
     final = session.final_answer or ""
@@ -593,7 +399,7 @@ def _final_message(session: Session, found: _Findings) -> str:
     return final
 
 
-def _loose_ends(session: Session, found: _Findings) -> bool:
+def _loose_ends(session: Session, found: Findings) -> bool:
     """A request nobody answered (no answer and no tool call after it), and a session that
     stopped in the middle of a call (then True: it ended mid-task)."""
     last = _last_request(session)
@@ -633,17 +439,6 @@ def _reads(steps: list[Step], cwd: str | None) -> tuple[str, ...]:
 
 def _edit_label(step: Step, cwd: str | None) -> str:
     return ", ".join(relative(f, cwd) for f in step.files) or step.input
-
-
-def _between(steps: list[Step], start: int, end: int, cwd: str | None) -> list[str]:
-    files: list[str] = []
-    for s in steps[start + 1 : end]:
-        if changes_files(s):
-            for f in s.files:
-                name = relative(f, cwd)
-                if name not in files:
-                    files.append(name)
-    return files
 
 
 def _dedupe(items: Iterable[str]) -> tuple[str, ...]:

@@ -16,8 +16,11 @@ import time
 from collections import namedtuple
 from pathlib import Path
 
+from wiki_memory.capture.journal import journal_file
+from wiki_memory.capture.observation import utc_now
 from wiki_memory.config import Project
 from wiki_memory.consolidate import context, state
+from wiki_memory.errors import WikiMemoryError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no runtime `typing` import on the hook path
@@ -62,17 +65,21 @@ def _inline_entries(project: Project, pending: list[Path], session_id: str | Non
     """Sessions that ended but were not consolidated yet, summarised from their journals."""
     if not pending:
         return []  # the common case: nothing more to import
-    from wiki_memory.consolidate.closing import did_work
-    from wiki_memory.consolidate.extract import clean, summarize
-    from wiki_memory.consolidate.render import (
+    from wiki_memory.consolidate.closing import did_work  # deferred: an unconsolidated session only
+    from wiki_memory.consolidate.extract import clean, summarize  # deferred: an unconsolidated session only
+    from wiki_memory.consolidate.render import (  # deferred: an unconsolidated session only
         content_from_summary,
         handoff_body,
         handoff_page_path,
         handoff_text,
         session_page_path,
     )
-    from wiki_memory.consolidate.run import current_branch, load_session, stamp_ms
-    from wiki_memory.consolidate.session import time_key
+    from wiki_memory.consolidate.run import stamp_ms  # deferred: an unconsolidated session only
+    from wiki_memory.consolidate.session import time_key  # deferred: an unconsolidated session only
+    from wiki_memory.consolidate.session_sources import (  # deferred: an unconsolidated session only
+        current_branch,
+        load_session,
+    )
 
     started = time.monotonic()
     entries: list[dict[str, Any]] = []
@@ -192,14 +199,21 @@ def write_explicit_handoff(
     offered ahead of the automatic handoff of the same session, and of any automatic
     handoff within ten minutes of it. What it says is redacted, its title included.
     """
-    from wiki_memory.capture.redact import redact_with_config as redact
-    from wiki_memory.consolidate.context_build import refresh
-    from wiki_memory.consolidate.extract import clean
-    from wiki_memory.consolidate.render import explicit_body, title_words
-    from wiki_memory.consolidate.session import short_id
-    from wiki_memory.errors import WikiMemoryError
-    from wiki_memory.pages import Page, now_iso
-    from wiki_memory.store import Author
+    from wiki_memory.capture.redact import (  # deferred: redaction's patterns compile on import
+        redact_with_config as redact,
+    )
+    from wiki_memory.consolidate.context_build import refresh  # deferred: a handoff written on purpose only
+    from wiki_memory.consolidate.extract import clean  # deferred: a handoff written on purpose only
+    from wiki_memory.consolidate.render import (  # deferred: a handoff written on purpose only
+        explicit_body,
+        title_words,
+    )
+    from wiki_memory.consolidate.session import short_id  # deferred: a handoff written on purpose only
+    from wiki_memory.pages import (  # deferred: the page model loads PyYAML
+        Page,
+        now_iso,
+    )
+    from wiki_memory.store import Author  # deferred: the store loads dulwich
 
     summary = (summary or "").strip()
     if not summary:
@@ -236,7 +250,6 @@ def write_explicit_handoff(
 
 def _items(values: Sequence[str], name: str, redact: Any) -> list[str]:
     """One list of a handoff (done, failed, ...), each item on one line and redacted."""
-    from wiki_memory.errors import WikiMemoryError
 
     if isinstance(values, str):
         values = [values]
@@ -247,8 +260,7 @@ def _items(values: Sequence[str], name: str, redact: Any) -> list[str]:
 
 
 def _explicit_meta(project: Project, agent: str | None, who: str, session_id: str | None) -> dict[str, Any]:
-    from wiki_memory.capture.observation import utc_now
-    from wiki_memory.consolidate.run import current_branch
+    from wiki_memory.consolidate.session_sources import current_branch  # deferred: a handoff written on purpose only
 
     # Milliseconds: two handoffs written in the same second still have an order.
     meta: dict[str, Any] = {"handoff_kind": "explicit", "ended": utc_now()}
@@ -265,6 +277,5 @@ def _explicit_meta(project: Project, agent: str | None, who: str, session_id: st
 
 
 def journal_exists(project: Project, session_id: str) -> bool:
-    from wiki_memory.capture.journal import journal_file
 
     return Path(journal_file(project.journal_dir, session_id)).exists()

@@ -21,6 +21,11 @@ from typing import Any
 
 from wiki_memory.capture.adapter import load
 from wiki_memory.config import Project, resolve_project
+from wiki_memory.consolidate.extract import summarize
+from wiki_memory.consolidate.run import build_pages, unique_key
+from wiki_memory.consolidate.session import build_session, in_time_order, time_key
+from wiki_memory.consolidate.session_sources import current_branch
+from wiki_memory.store import Author
 
 
 def default_transcripts(agent: str) -> list[Path]:
@@ -150,7 +155,6 @@ def _subagent_of(observations: Sequence[Any]) -> str | None:
 def _join_subagents(sessions: list[tuple[Path, list[Any]]]) -> list[tuple[Path, list[Any]]]:
     """The sessions to import: a sub-agent's transcript whose parent is among them joins the
     parent's (its calls, marked with the sub-agent, each once); the others stay alone."""
-    from wiki_memory.consolidate.session import in_time_order
 
     parents = {obs[0].session_id: n for n, (_, obs) in enumerate(sessions) if not _subagent_of(obs)}
     joined: dict[int, list[Any]] = {}
@@ -187,9 +191,6 @@ def _file_session(
     project: Project | None,
 ) -> None:
     """Summarise one transcript's session and file it under its project."""
-    from wiki_memory.consolidate.extract import summarize
-    from wiki_memory.consolidate.run import current_branch
-    from wiki_memory.consolidate.session import build_session
 
     session = build_session(observations, agent=agent)
     # A transcript is a session that is over: it is not "in progress", whatever its last event.
@@ -211,7 +212,6 @@ def _file_session(
 
 def newest(summaries: Sequence[Any]) -> Any:
     """The summary of the session that ended last (the one whose handoff an import writes)."""
-    from wiki_memory.consolidate.session import time_key
 
     return max(summaries, key=lambda s: time_key(s.session.end or s.session.start) or 0.0)
 
@@ -219,8 +219,6 @@ def newest(summaries: Sequence[Any]) -> Any:
 def import_into(agent: str, report: ImportReport, pid: str, target: Project, store: Any, summaries: list[Any]) -> None:
     """Write one project's imported session pages, and the handoff of the newest of them, in
     one commit, skipping sessions already there."""
-    from wiki_memory.consolidate.run import build_pages, unique_key
-    from wiki_memory.store import Author
 
     report.wikis[pid] = str(target.wiki)
     fresh, seen = [], set()

@@ -32,7 +32,7 @@ from typing import Any
 
 from wiki_memory.capture.redact import redact_with_config as redact
 from wiki_memory.config import Settings, template
-from wiki_memory.consolidate.extract import Summary, clean
+from wiki_memory.consolidate.extract import Summary, clean, error_line
 from wiki_memory.consolidate.render import HandoffContent, when
 from wiki_memory.errors import WikiMemoryError
 
@@ -145,8 +145,6 @@ def digest(summary: Summary, limit: int = 24000) -> str:
         elif step.no_result:
             outcome = "no result"
         elif step.error:
-            from wiki_memory.consolidate.extract import error_line
-
             code = f" (exit {step.exit_code})" if step.exit_code is not None else ""
             outcome = f"failed{code}: {error_line(step.output)}"
         files = f" [{', '.join(step.files)}]" if step.files else ""

@@ -82,6 +82,11 @@ def clean(text: str, limit: int = 300) -> str:
     return cut.rstrip(",;:") + " …"
 
 
+def cut_at_word(text: str, limit: int) -> str:
+    """`text` whole when it fits in `limit` characters, else its words that fit and " …"."""
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+
+
 def error_line(output: str) -> str:
     """The most telling line of a failure's output (the crash, the exception, the error, a
     program's complaint; see `error_rank`), else its last line that speaks of failing, else its

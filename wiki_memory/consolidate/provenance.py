@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import time
 
+from wiki_memory.pages.fence import inline
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -41,8 +43,6 @@ def note(origin: Mapping[str, Any] | None) -> str:
     sensibly): every value one line and defused."""
     if not isinstance(origin, dict):
         return ""
-    from wiki_memory.pages.fence import inline
-
     parts = []
     if origin.get("synced"):
         who = inline(origin.get("author") or "an unnamed author", 80)
@@ -81,7 +81,7 @@ class Provenance:
             entry["origin"] = self.origin(path, blob) or {}
         origin = entry["origin"]
         key = "ended_ts" if "ended_ts" in entry else None
-        from wiki_memory.consolidate.session import iso, time_key
+        from wiki_memory.consolidate.session import iso, time_key  # deferred: hook path reads notes only
 
         stamp = float(entry[key] or 0) if key else time_key(str(entry.get("updated") or ""))
         if stamp > self.now + SLACK:
@@ -115,7 +115,7 @@ class Provenance:
     @property
     def received(self) -> frozenset[str]:
         if self._received is None:
-            from wiki_memory.store.received import received
+            from wiki_memory.store.received import received  # deferred: the store package loads dulwich
 
             self._received = received(self.store.repo)
         return self._received
@@ -123,7 +123,7 @@ class Provenance:
     @property
     def here(self) -> str:
         if self._here is None:
-            from wiki_memory.store.records import machine_name
+            from wiki_memory.store.records import machine_name  # deferred: as received
 
             self._here = machine_name()
         return self._here

@@ -15,6 +15,7 @@ from typing import Any
 from wiki_memory.consolidate.commands import shown as shown_command
 from wiki_memory.consolidate.extract import Summary, clean, plan_lines
 from wiki_memory.consolidate.session import Session, iso, short_id, time_key
+from wiki_memory.pages.fence import inline
 
 NONE = "None recorded."
 
@@ -279,7 +280,6 @@ def _label(name: str) -> str:
 def handoff_header(meta: Mapping[str, Any], path: str) -> str:
     """The first two lines of a handoff as handed out: who, when, where its record is. Each
     value from front matter is one line and defused (`pages.fence.inline`)."""
-    from wiki_memory.pages.fence import inline
 
     agent = inline(meta.get("agent") or "an agent", 80)
     sid = inline(meta.get("session_id") or "", 80)

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from wiki_memory.capture.journal import journal_file
 from wiki_memory.config import Project, replace_file
 from wiki_memory.consolidate.gitstate import changed_files, snapshot
 from wiki_memory.consolidate.state import log, state_dir
@@ -29,7 +30,6 @@ FRESH_FOR = 15 * 60
 
 def start_path(project: Project, session_id: str) -> Path:
     """Where the state a session started from is kept."""
-    from wiki_memory.capture.journal import journal_file
 
     return state_dir(project) / "repo" / (Path(journal_file(project.journal_dir, session_id)).stem + ".json")
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from wiki_memory.capture import journal
-from wiki_memory.config import Project, find_code_root, load_settings, replace_file
+from wiki_memory.config import Project, load_settings, replace_file
+from wiki_memory.consolidate import context
+from wiki_memory.consolidate.closing import closing_meta
+from wiki_memory.consolidate.explain import evidence_meta
 from wiki_memory.consolidate.extract import Summary, summarize
 from wiki_memory.consolidate.render import (
     content_from_summary,
@@ -28,7 +31,8 @@ from wiki_memory.consolidate.render import (
     session_page_path,
     title_words,
 )
-from wiki_memory.consolidate.session import Session, build_session, iso, merge_observations, time_key
+from wiki_memory.consolidate.session import Session, iso, key_candidates, time_key
+from wiki_memory.consolidate.session_sources import load_session
 from wiki_memory.consolidate.state import log, pending_journals, settle_seconds, state_dir
 from wiki_memory.errors import NotFoundError, WikiMemoryError
 
@@ -114,87 +118,6 @@ class _SessionLock:
             os.close(self.fd)  # closing releases the flock
 
 
-def current_branch(cwd: str | None) -> str | None:
-    """The branch checked out in the code repository of `cwd`, read from its HEAD file."""
-    if not cwd:
-        return None
-    root = find_code_root(Path(cwd)) if Path(cwd).exists() else None
-    if root is None:
-        return None
-    dot_git = root / ".git"
-    git_dir = dot_git
-    if dot_git.is_file():
-        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-        if not text.startswith("gitdir:"):
-            return None
-        git_dir = Path(text[7:].strip())
-        git_dir = git_dir if git_dir.is_absolute() else (root / git_dir).resolve()
-    try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return head[len("ref: refs/heads/") :] if head.startswith("ref: refs/heads/") else None
-
-
-def read_journal(journal_path: Path) -> list[Any]:
-    """A journal's observations in order, each carrying its line number (`meta["line"]`) so
-    that what a summary says can name the line it came from."""
-    from wiki_memory.capture.observation import Observation
-
-    out = []
-    with open(journal_path, "rb") as f:
-        for number, raw in enumerate(f, 1):
-            try:
-                data = json.loads(raw)
-            except ValueError:
-                continue  # a torn line: skipped, as `journal.records` does
-            if isinstance(data, dict):
-                o = Observation.from_dict(data)
-                out.append(o._replace(meta={**o.meta, "line": number}))
-    return out
-
-
-def load_session(
-    journal_path: Path, *, with_transcript: bool = True, max_transcript_bytes: int | None = None
-) -> Session:
-    """The session of a journal, completed with its transcript when one can be read (and is
-    no bigger than `max_transcript_bytes`, when given)."""
-    observations = read_journal(journal_path)
-    first = next((o for o in observations if o.session_id), None)
-    agent = first.agent if first else ""
-    session_id = first.session_id if first else journal_path.stem
-    transcript = []
-    if with_transcript:
-        transcript = read_transcript_for(agent, session_id, observations, max_bytes=max_transcript_bytes)
-    session = build_session(merge_observations(observations, transcript), agent=agent or None, session_id=session_id)
-    if not session.branch:
-        session.branch = current_branch(session.cwd)
-    return session
-
-
-def read_transcript_for(
-    agent: str, session_id: str, observations: Sequence[Any], *, max_bytes: int | None = None
-) -> list[Any]:
-    """The transcript's observations for a session, or [] (none found, unreadable, too big
-    for `max_bytes`, an agent without a transcript reader)."""
-    from wiki_memory.capture.adapter import load
-
-    try:
-        adapter = load(agent)
-    except KeyError:
-        return []
-    path = None
-    try:
-        # With `max_bytes` (the hook path), only the transcript the hooks named: no searching.
-        path = adapter.find_transcript(session_id, observations, search=max_bytes is None)
-        if path is None or (max_bytes is not None and path.stat().st_size > max_bytes):
-            return []
-        return adapter.read_transcript(path)
-    except Exception as e:  # noqa: BLE001 - a transcript is a bonus; the journal alone still makes the pages
-        log(f"session {session_id}: transcript {path} unreadable ({type(e).__name__}: {e}); using the journal")
-    return []
-
-
 def stamp(value: str | None) -> str:
     seconds = time_key(value)
     return iso(seconds) if seconds else (value or "")
@@ -240,7 +163,7 @@ def build_pages(
 ) -> list[Any]:
     """The session page and the handoff page (and proposed pages) for a summary; with
     `with_handoff` False (an import), the session page alone."""
-    from wiki_memory.pages import Page
+    from wiki_memory.pages import Page  # deferred: the page model loads PyYAML
 
     s = summary.session
     session_path = session_page_path(s)
@@ -272,8 +195,6 @@ def build_pages(
             )
             proposals.append(page)
         if proposals:
-            from dataclasses import replace
-
             content = replace(content, related=tuple(content.related) + tuple(p.path for p in proposals))
     session_page = Page.new(
         f"Session {s.date} {s.agent} {s.key}: {goal_words}",
@@ -299,10 +220,8 @@ def build_pages(
         handoff_meta["branch"] = s.branch
     if not s.ended:
         handoff_meta["in_progress"] = True
-    from wiki_memory.consolidate.closing import closing_meta
 
     handoff_meta.update(closing_meta(summary))
-    from wiki_memory.consolidate.explain import evidence_meta
 
     evidence = evidence_meta(summary, content.goal)
     if evidence:
@@ -323,7 +242,6 @@ def build_pages(
 def unique_key(store: Any, session: Session) -> str:
     """The key naming the session's pages: its short id, unless another session's pages
     already have that name (then a longer one)."""
-    from wiki_memory.consolidate.session import key_candidates
 
     keys = key_candidates(session.session_id)
     for key in keys:
@@ -341,7 +259,7 @@ def unique_key(store: Any, session: Session) -> str:
 
 
 def _use_llm(llm: bool | None) -> Any:
-    from wiki_memory.consolidate.llm import llm_config
+    from wiki_memory.consolidate.llm import llm_config  # deferred: the LLM client only when one is configured
 
     if llm is False:
         return None
@@ -402,7 +320,9 @@ def _consolidate_journal(
                 "already consolidated as the journal stands",
             )
         session = load_session(path)
-        from wiki_memory.consolidate.repostate import changed_since_start  # git, subprocess: not for the hook path
+        from wiki_memory.consolidate.repostate import (  # deferred: git and subprocess: not for the hook path
+            changed_since_start,
+        )
 
         changed = changed_since_start(project, session.session_id, time_key(session.end))
         if changed is not None and project.root is not None:
@@ -435,8 +355,10 @@ def _worded(summary: Summary, llm: bool | None) -> tuple[Any, str]:
     config = _use_llm(llm)
     if config is None:
         return None, "extractive"
-    from wiki_memory.consolidate.llm import LLMError
-    from wiki_memory.consolidate.llm import consolidate as llm_consolidate
+    from wiki_memory.consolidate.llm import LLMError  # deferred: the LLM client only when one is configured
+    from wiki_memory.consolidate.llm import (  # deferred: the LLM client only when one is configured
+        consolidate as llm_consolidate,
+    )
 
     try:
         return llm_consolidate(config, summary), f"llm:{config.label}"
@@ -450,7 +372,6 @@ def _worded(summary: Summary, llm: bool | None) -> tuple[Any, str]:
 
 def _commit_pages(project: Project, summary: Summary, store: Any, index: Any, worded: tuple[Any, str]) -> Outcome:
     """Write a session's pages in one commit and refresh the SessionStart context."""
-    from wiki_memory.consolidate import context_build
 
     session = summary.session
     result, mode = worded
@@ -467,6 +388,8 @@ def _commit_pages(project: Project, summary: Summary, store: Any, index: Any, wo
         owns=OWNED_KEYS,
     )
     commit = next((r.commit for r in results if r.commit), None)
+    from wiki_memory.consolidate import context_build  # deferred: it reads pages (PyYAML); SessionStart loads run.py
+
     context_build.refresh(project, store, index)
     paths = tuple(r.path for r in results)
     log(
@@ -477,7 +400,7 @@ def _commit_pages(project: Project, summary: Summary, store: Any, index: Any, wo
 
 
 def _author(agent: str) -> Any:
-    from wiki_memory.store import Author
+    from wiki_memory.store import Author  # deferred: the store loads dulwich
 
     return Author.agent(agent or "wiki-memory")
 
@@ -493,7 +416,6 @@ def consolidate_pending(
 ) -> list[Outcome]:
     """Consolidate every journal left unconsolidated (a killed process, a crash), then
     rebuild the SessionStart context if the wiki moved without a consolidation."""
-    from wiki_memory.consolidate import context, context_build
 
     if settle is None:
         settle = settle_seconds()
@@ -507,5 +429,9 @@ def consolidate_pending(
     # The wiki moved without a consolidation (a hand edit, an MCP write, a pull): the
     # SessionStart context is rebuilt here, in the background, not on the hook path.
     if context.is_stale(project, context.load(project)):
+        from wiki_memory.consolidate import (
+            context_build,  # deferred: it reads pages (PyYAML); SessionStart loads run.py
+        )
+
         context_build.refresh(project, store(), index() if index else None)
     return outcomes

@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 
 from wiki_memory import logs
-from wiki_memory.config import Project
+from wiki_memory.capture.journal import journal_file
+from wiki_memory.config import Project, load_settings
+from wiki_memory.errors import WikiMemoryError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no runtime `typing` import on the hook path
@@ -48,8 +50,6 @@ def _at_rest(path: Path) -> bool:
 
 def settle_seconds() -> float:
     """How long a journal must be quiet before `--pending` takes it (`[consolidate] settle_seconds`)."""
-    from wiki_memory.config import load_settings
-    from wiki_memory.errors import WikiMemoryError
 
     try:
         return load_settings().consolidate.settle_seconds
@@ -67,7 +67,6 @@ def pending_journals(
     consolidation stamps the state file with the journal's time as it read it, so a line
     appended meanwhile makes the journal newer again. Two directory listings, no reads.
     """
-    from wiki_memory.capture.journal import journal_file
 
     now = time.time() if now is None else now
     skip = {journal_file(project.journal_dir, sid).name for sid in exclude if sid}

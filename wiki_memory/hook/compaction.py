@@ -64,7 +64,7 @@ def session_so_far(project: Project, session_id: str) -> str | None:
         from wiki_memory.consolidate.extract import summarize
         from wiki_memory.consolidate.handoff import INLINE_MAX_TRANSCRIPT_BYTES
         from wiki_memory.consolidate.render import content_from_summary, handoff_body
-        from wiki_memory.consolidate.run import load_session
+        from wiki_memory.consolidate.session_sources import load_session
         from wiki_memory.pages.fence import fence_safe
 
         path = journal.journal_file(project.journal_dir, session_id)

@@ -32,12 +32,12 @@ def before_command(
     if command is None:
         return None
     try:
-        from wiki_memory.recall import moments, seen, settings
+        from wiki_memory.recall import moment_table, moments, seen, settings
 
         chosen = settings.load(env)
         if not chosen.enabled or not chosen.commands:
             return None
-        table = moments.table(project)
+        table = moment_table.table(project)
         if "\nc " not in table:
             return None
         cwd = adapter.cwd(payload)
@@ -71,12 +71,12 @@ def after_error(
     if not failed:
         return None
     try:
-        from wiki_memory.recall import moments, seen, settings
+        from wiki_memory.recall import moment_table, moments, seen, settings
 
         chosen = settings.load(env)
         if not chosen.enabled or not chosen.errors:
             return None
-        table = moments.table(project)
+        table = moment_table.table(project)
         if "\ns " not in table:
             return None
         handed = seen.read(project, session_id)

@@ -35,9 +35,9 @@ def answer(
     if prompt is None and not files:
         return None
     if prompt is not None:
-        from wiki_memory.recall import gate
+        from wiki_memory.recall import chatter
 
-        if gate.is_chatter(prompt):
+        if chatter.is_chatter(prompt):
             return None
     try:
         from wiki_memory.recall import seen, settings

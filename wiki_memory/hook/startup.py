@@ -44,7 +44,7 @@ def session_start_text(project: Project, agent: str, session_id: str, source: st
         if waiting or (view is not None and view.stale) or (view is None and context.is_stale(project, None)):
             background.start_pending(project)
         if view is not None:
-            from wiki_memory.consolidate import usage
+            from wiki_memory.pages import usage
 
             usage.record(project, "handed", [*view.handoffs, *view.shown], agent=agent)
         return with_team(view.text if view is not None else None, block)

@@ -32,9 +32,9 @@ def main(argv: list[str] | None = None) -> int:
                 memory.consolidate_pending()
         # The gotchas and procedures it distilled, in the table the shell hooks read: here,
         # in the background, rather than in the first command hook after it.
-        from wiki_memory.recall import moments
+        from wiki_memory.recall import moment_table
 
-        moments.table(project)
+        moment_table.table(project)
     except Exception as e:  # noqa: BLE001 - a background process has no one to tell but the log
         logs.write("consolidate", f"background {args[1]} {args[2] if len(args) > 2 else ''}: {type(e).__name__}: {e}")
         return 1

@@ -9,8 +9,9 @@ idx.search("tests hang on the build server", k=8)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
 
+TYPE_CHECKING = False  # no runtime `typing`: the hook path imports `index.readonly`
 if TYPE_CHECKING:
     from wiki_memory.config import read_head
     from wiki_memory.index.embed import DEFAULT_MODEL, Embedder, ModelUnavailableWarning
@@ -46,7 +47,6 @@ def __getattr__(name: str) -> object:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
 
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value

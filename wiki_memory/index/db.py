@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Generic, TypeVar, cast
+from urllib.parse import quote
 
 from wiki_memory.index import schema
 
@@ -35,7 +36,6 @@ class Database:
     def read_only(cls, path: Path, chunk_words: int) -> Database | None:
         """The index as it stands, opened without writing anything (no journal, no shared
         memory): for a full disk. None when there is no usable index to read."""
-        from urllib.parse import quote
 
         if not path.is_file():
             return None

@@ -17,14 +17,18 @@ search runs on words (FTS) alone; a remote provider is tried again a minute late
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
+from wiki_memory.config import model_cache_dir
 from wiki_memory.config.settings import IndexSettings, Settings
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.index.http import post_json
 
 DEFAULT_MODEL = IndexSettings.model
 # fastembed's default batch of 256 takes gigabytes of memory on 200-word chunks.
@@ -43,7 +47,7 @@ def to_blob(vector: Any) -> bytes:
 
 def from_blobs(blobs: Any, dim: int) -> Any:
     """An (n, dim) float32 matrix of stored vectors (bytes, joined or in a list)."""
-    import numpy as np
+    import numpy as np  # deferred: numpy only where vectors are used: a search by words never loads it
 
     raw = blobs if isinstance(blobs, (bytes, bytearray)) else b"".join(blobs)
     return np.frombuffer(raw, dtype=VECTOR_DTYPE).astype(np.float32).reshape(-1, dim)
@@ -73,8 +77,6 @@ def hub_unreachable(timeout: float = 2.0) -> str | None:
     """
     if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
         return None
-    import socket
-    from urllib.parse import urlsplit
 
     endpoint = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
     host = endpoint.hostname or "huggingface.co"
@@ -99,7 +101,6 @@ def _lookup(host: str, port: int, timeout: float) -> list[Any]:
     """`socket.getaddrinfo`, given up after `timeout` seconds: a resolver that times out
     rather than fails (a captive portal, a dead DNS server) can take half a minute, and
     no socket timeout covers the lookup."""
-    import socket
 
     found: dict[str, Any] = {}
 
@@ -247,10 +248,10 @@ class Embedder:
         """The fastembed model: the local copy, else the cached download, else a download."""
         if self.path and not os.path.isdir(self.path):
             raise FileNotFoundError(f"no model folder at {self.path}")
-        from fastembed import TextEmbedding
+        from fastembed import TextEmbedding  # deferred: fastembed, onnxruntime (~1 s): a local model only
 
         try:
-            from loguru import logger  # fastembed's logger
+            from loguru import logger  # deferred: with fastembed
 
             # fastembed logs each failed attempt at ERROR; the one warning `_load` gives says it all.
             logger.disable("fastembed")
@@ -262,7 +263,6 @@ class Embedder:
                 return TextEmbedding(
                     self.name, specific_model_path=self.path, local_files_only=True, threads=self.threads
                 )
-            from wiki_memory.config import model_cache_dir
 
             cache = model_cache_dir()
             try:
@@ -277,7 +277,7 @@ class Embedder:
 
     def embed(self, texts: Sequence[str]) -> Any:
         """An (n, dim) float32 array of unit vectors; raises if no model is available."""
-        import numpy as np
+        import numpy as np  # deferred: numpy only where vectors are used: a search by words never loads it
 
         model = self._load()
         if model is None:
@@ -312,7 +312,6 @@ class OpenAICompatible:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """The vectors of `texts`, in order; raises EmbeddingFailed on any failure."""
-        from wiki_memory.index.http import post_json
 
         e = self.embedder
         body: dict[str, Any] = {"model": e.model, "input": list(texts), "encoding_format": "float"}
@@ -338,7 +337,7 @@ class OpenAICompatible:
 
 
 def normalize(matrix: Any) -> Any:
-    import numpy as np
+    import numpy as np  # deferred: numpy only where vectors are used: a search by words never loads it
 
     norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
     norms[norms == 0] = 1.0

@@ -2,47 +2,45 @@
 
 `Index` is the one entry point; the work is done by its parts, each usable on its own:
 `db.Database` (the SQLite file, its meta and generation), `writer.Writer` (pages from the
-store into the index), `vectors.Vectors` (embedding, the vector matrix), `ranking.Ranker`
-(FTS5 and vector rankings, fusion), `priors.Priors` (what a page is: logs, superseded pages)
-and `snippets` (what a result shows of its page).
+store into the index), `vectors.Vectors` (embedding, the vector matrix), `searcher.Searcher`
+(a search's rankings, fusion, reranking and results, with `ranking.Ranker`, `priors.Priors`
+and `snippets`), and the row reads `page_reads` and `page_lifecycle`.
 
-Why near 550 lines: it is the one public face of the index, so every question the memory
-layer asks of it (search, links, the lifecycle's rows, page metadata) is a short method here
-that hands the work to a part; the sync's locking, disk-full and catch-up rules, which span
-the parts, are the only logic of its own.
+It is the one public face of the index, so every question the memory layer asks of it
+(search, links, the lifecycle's rows, page metadata) is a short method here that hands the
+work to a part; the sync's locking, disk-full and catch-up rules, which span the parts, are
+the only logic of its own.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wiki_memory.config import read_head
+from wiki_memory.config import load_settings, read_head
 from wiki_memory.errors import DiskFullError, WikiMemoryError, is_disk_full
-from wiki_memory.index import lifecycle, schema, snippets
+from wiki_memory.index import page_lifecycle, page_reads, rebuild, schema
 from wiki_memory.index.db import Database
-from wiki_memory.index.embed import Embedder, EmbeddingFailed
+from wiki_memory.index.embed import Embedder
 from wiki_memory.index.links import Link
 from wiki_memory.index.priors import Priors
-from wiki_memory.index.query import Filter, filters, parse_query
-from wiki_memory.index.ranking import Candidate, Fused, Ranker, Ranking
+from wiki_memory.index.query import Filter
+from wiki_memory.index.ranking import Ranker
 from wiki_memory.index.rerank import Reranker
 from wiki_memory.index.results import PageMeta, Progress, SearchResult, SyncStats
+from wiki_memory.index.searcher import Searcher
 from wiki_memory.index.tuning import DEFAULT_TUNING, Tuning
 from wiki_memory.index.vectors import Vectors
 from wiki_memory.index.writer import Writer
+from wiki_memory.pages.size import limit_bytes
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
-
     from wiki_memory.config import Project
     from wiki_memory.store import Store
 
@@ -53,22 +51,6 @@ MODES = ("hybrid", "fts", "vector")
 # a backlog (an import, a pull) or a huge page is caught up over several searches or by
 # `reindex`, never one long wait (a 2 MB page would take minutes).
 EMBED_INLINE_S = 1.0
-
-_background: ThreadPoolExecutor | None = None
-_background_lock = threading.Lock()
-
-
-def _in_background(fn: Callable[..., Any], *args: Any) -> Future[Any]:
-    """`fn(*args)` on a shared worker thread (two at most, started on first use)."""
-    global _background
-    with _background_lock:
-        if _background is None:
-            # Imported here: concurrent.futures brings logging, which a search by words,
-            # in a process of its own, does not need.
-            from concurrent.futures import ThreadPoolExecutor
-
-            _background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="wiki-memory-query")
-    return _background.submit(fn, *args)
 
 
 def _disk_full(error: BaseException, path: Path) -> bool:
@@ -124,11 +106,13 @@ class Index:
         self.vectors = Vectors(self.db, self.embedder)
         self.reranker = Reranker(settings)
         self.rebuilder: Any = None  # the process making a changed model's vectors (`start_rebuild`)
-        from wiki_memory.pages.size import limit_bytes
 
         self.writer = Writer(self.db, self.tuning.chunk_words, self.vectors, limit_bytes(settings))
         self.ranker = Ranker(self.db, self.tuning)
         self.priors = Priors(self.db, self.tuning)
+        self.searcher = Searcher(
+            self.db, self.embedder, self.vectors, self.ranker, self.priors, self.reranker, self.tuning
+        )
 
     @classmethod
     def open(
@@ -137,8 +121,6 @@ class Index:
         """Open (or create) the index at `project.index_path`; a file of another schema
         version, or a damaged one, is rebuilt from the store on its next sync or search."""
         if settings is None:
-            from wiki_memory.config import load_settings
-
             settings = load_settings()
         return cls(project.index_path, project=project, embedder=embedder, settings=settings, tuning=tuning)
 
@@ -183,17 +165,10 @@ class Index:
     def stats(self) -> dict[str, object]:
         """What the index holds: pages, chunks, vectors (and pending ones), links."""
         with self._lock:
-            count = lambda sql, *a: self.conn.execute(sql, a).fetchone()[0]  # noqa: E731
             return {
                 "path": str(self.path),
                 "head": self.head,
-                "pages": count("SELECT count(*) FROM pages"),
-                "chunks": count("SELECT count(*) FROM chunks"),
-                "vectors": count("SELECT count(*) FROM vectors WHERE model = ?", self.embedder.name),
-                "pending": self.pending_count(),
-                "model": self.embedder.name,
-                "links": count("SELECT count(*) FROM links"),
-                "unresolved_links": count("SELECT count(*) FROM links WHERE resolved IS NULL"),
+                **page_reads.counts(self.conn, self.embedder.name, self.pending_count()),
             }
 
     def pending_count(self) -> int:
@@ -277,7 +252,7 @@ class Index:
         stats = SyncStats(rebuilt=self.rebuilt)
         with self._lock:
             if full and keep_vectors:
-                self.writer.carried = self._vectors_by_hash()
+                self.writer.carried = self.vectors.by_text_hash()
             try:
                 stats = self._sync(store, stats, progress, full)
             except schema.DAMAGE as e:
@@ -308,17 +283,6 @@ class Index:
             return DiskFullError(f"the disk is full: the search index cannot be written ({error}); free some space")
         return WikiMemoryError(f"the search index is busy or unavailable ({error}); try again")
 
-    def _vectors_by_hash(self) -> dict[str, list[tuple[str, int, bytes]]]:
-        """Every vector, by the hash of the text it was computed from (none if unreadable)."""
-        carried: dict[str, list[tuple[str, int, bytes]]] = {}
-        try:
-            query = "SELECT c.hash, v.model, v.dim, v.vec FROM chunks c JOIN vectors v ON v.chunk = c.id"
-            for h, model, dim, vec in self.conn.execute(query):
-                carried.setdefault(h, []).append((model, dim, vec))
-        except sqlite3.DatabaseError:
-            return {}
-        return carried
-
     def _sync(self, store: Store, stats: SyncStats, progress: Progress | None, full: bool) -> SyncStats:
         if full:
             self.db.reopen_fresh("full reindex")
@@ -330,7 +294,7 @@ class Index:
             return self._store
         if self.project is None or not (self.project.wiki / ".git").is_dir():
             return None
-        from wiki_memory.store import Store
+        from wiki_memory.store import Store  # deferred: dulwich, which the helper and rebuild processes never need
 
         self._store = Store(self.project.wiki)
         self._own_store = True
@@ -389,94 +353,12 @@ class Index:
                 self.db.reopen_fresh(f"unreadable ({e})")
                 return self._search(query, k, mode, type, tag, status, since, max_chars, not_status, rerank)
 
-    def _search(
-        self,
-        text: str,
-        k: int,
-        mode: str,
-        type_: Filter,
-        tag: Filter,
-        status: Filter,
-        since: str | None,
-        max_chars: int | None,
-        not_status: Filter = None,
-        rerank: bool = True,
-    ) -> list[SearchResult]:
+    def _search(self, text: str, k: int, mode: str, *filters_and_options: Any) -> list[SearchResult]:
+        """Catch up with the wiki, then the searcher's answer (by meaning too when the vectors
+        are usable); the arguments are `search`'s, in its order."""
         self._catch_up()
-        asked = parse_query(text)
-        query = self.ranker.without_common_words(asked)
-        where, params = filters(type_, tag, status, since, not_status)
-        depth = max(self.tuning.depth, k * 8)
-        rankings: dict[str, Ranking] = {}
         vectors = mode != "fts" and self._vectors_usable() and bool(text.strip())
-        # Hybrid: the query is embedded on another thread while FTS5 ranks the words (both
-        # release the GIL). Why: side by side, a hybrid query costs about what its slower half
-        # costs alone, not the sum of both.
-        query_vector = _in_background(self.embedder.embed_query, text) if vectors and mode == "hybrid" else None
-        if mode != "vector" or not vectors:
-            rankings["fts"] = self.ranker.fts(query, where, params, depth)
-        if vectors:
-            try:
-                vector = query_vector.result() if query_vector is not None else self.embedder.embed_query(text)
-            except EmbeddingFailed:  # said once by the embedder: this search goes on by words
-                vector = None
-            if vector is not None:
-                rankings["vector"] = self.ranker.vector(self.vectors.matrix(), vector, where, params, depth)
-            elif "fts" not in rankings:
-                rankings["fts"] = self.ranker.fts(query, where, params, depth)
-        # How sure the words are: the share of the query (weighed by rarity) that the best
-        # word match holds. A paraphrase's best match holds few of its words, or common ones.
-        word_chunks = [rankings["fts"][0][0]] if rankings.get("fts") else []
-        shares = self.ranker.coverage(asked, word_chunks) if word_chunks and "vector" in rankings else {}
-        fused = self.ranker.fuse(rankings, sure=shares.get(word_chunks[0], 1.0) if shares else 1.0)
-        reranking = rerank and self.reranker.enabled
-        top = self.priors.top(fused, max(k, self.reranker.top) if reranking else k, history=asked.history)
-        coverage = None
-        if "fts" in rankings:
-            best = {c[1]: fused.word_chunk[c[1]] for c in top if c[1] in fused.word_chunk}
-            shares.update(self.ranker.coverage(asked, [c for c in best.values() if c not in shares]))
-            coverage = {page: shares[chunk] for page, chunk in best.items()}
-        if reranking:
-            return self._reranked(text, top, k, fused, max_chars, coverage)
-        return snippets.results(
-            self.conn, top, fused, self.tuning, max_chars, replaced=self.priors.replacements(), coverage=coverage
-        )
-
-    def _reranked(
-        self,
-        text: str,
-        top: list[Candidate],
-        k: int,
-        fused: Fused,
-        max_chars: int | None,
-        coverage: dict[str, float] | None,
-    ) -> list[SearchResult]:
-        """The `k` best of the fused candidates `top` as the reranker orders them (its
-        score and each page's fused rank on the results), or in the fused order when it
-        fails (said once). The reranker reads each page's title, heading and best passage."""
-        replaced = self.priors.replacements()
-        found = snippets.results(self.conn, top, fused, self.tuning, None, replaced=replaced, coverage=coverage)
-        documents = ["\n".join(dict.fromkeys(p for p in (r.title, r.heading, r.snippet) if p)) for r in found]
-        scores = self.reranker.scores(text, documents)
-        if scores is None:
-            return snippets.results(
-                self.conn, top[:k], fused, self.tuning, max_chars, replaced=replaced, coverage=coverage
-            )
-        rank = {r.path: n for n, r in enumerate(found, 1)}
-        score = {r.path: s for r, s in zip(found, scores, strict=True)}
-        # Ties keep the fused order (sorted is stable).
-        order = keep_replacements_first(sorted(found, key=lambda r: -score[r.path]))[:k]
-        by_path = {c[1]: c for c in top}
-        results = snippets.results(
-            self.conn,
-            [by_path[r.path] for r in order],
-            fused,
-            self.tuning,
-            max_chars,
-            replaced=replaced,
-            coverage=coverage,
-        )
-        return [replace(r, rerank=score[r.path], fused_rank=rank[r.path]) for r in results]
+        return self.searcher.search(text, k, mode, *filters_and_options, vectors=vectors)
 
     def _vectors_usable(self) -> bool:
         if not self.embedder.available():
@@ -494,8 +376,6 @@ class Index:
         """Start making the vectors of the current model in a process of its own (once per
         index in this process; the rebuild's lock keeps it to one per index)."""
         if self.rebuilder is None:
-            from wiki_memory.index import rebuild
-
             self.rebuilder = rebuild.start(self.path)
 
     def may_lack_vectors(self) -> bool:
@@ -516,19 +396,13 @@ class Index:
         """The `[[links]]` of a page, in order, with the path each resolves to (or None)."""
         with self._lock:
             self._catch_up()
-            rows = self.conn.execute(
-                "SELECT target, resolved, heading, alias FROM links WHERE source = ? ORDER BY ordinal", (path,)
-            ).fetchall()
-            return [Link(target, resolved, heading, alias) for target, resolved, heading, alias in rows]
+            return page_reads.links_of(self.conn, path)
 
     def backlinks(self, path: str) -> list[str]:
         """The pages that link to `path`, sorted."""
         with self._lock:
             self._catch_up()
-            rows = self.conn.execute(
-                "SELECT DISTINCT source FROM links WHERE resolved = ? AND source != ? ORDER BY source", (path, path)
-            ).fetchall()
-            return [r[0] for r in rows]
+            return page_reads.backlinks(self.conn, path)
 
     def has_page(self, path: str) -> bool:
         """Is `path` a page of the index?"""
@@ -544,51 +418,42 @@ class Index:
 
     def named(self, ref: str) -> list[str]:
         """The pages whose id is `ref` or whose title is `ref` (case-insensitive), sorted."""
-        wanted = ref.strip().casefold()
         with self._lock:
-            rows = self.conn.execute("SELECT path, id, title FROM pages").fetchall()
-        return sorted(
-            path for path, page_id, title in rows if page_id == ref.strip() or (title or "").casefold() == wanted
-        )
+            return page_reads.named(self.conn, ref)
 
     # The lifecycle ----------------------------------------------------------------------
 
-    def lifecycle_rows(self, types: Sequence[str] | None = None) -> list[lifecycle.LifecycleRow]:
+    def lifecycle_rows(self, types: Sequence[str] | None = None) -> list[page_lifecycle.LifecycleRow]:
         """Every page's status, successor, anchors and expiry (of `types`, when given)."""
         with self._lock:
             self._catch_up()
-            return lifecycle.rows(self.conn, types)
+            return page_lifecycle.rows(self.conn, types)
 
     def links_into(self, statuses: Sequence[str]) -> list[tuple[str, str, str]]:
         """(source, target, target's status): links from other pages to pages of `statuses`."""
         with self._lock:
             self._catch_up()
-            return lifecycle.links_into(self.conn, statuses)
+            return page_lifecycle.links_into(self.conn, statuses)
 
     def anchors_of(self, paths: Sequence[str]) -> dict[str, str]:
         """path -> its anchors as JSON (`pages.anchors.anchors_json`), for pages that have some."""
         with self._lock:
-            return lifecycle.anchors_of(self.conn, paths)
+            return page_lifecycle.anchors_of(self.conn, paths)
 
     def first_vectors(self, paths: Sequence[str]) -> dict[str, Any]:
         """path -> its first chunk's vector for this index's model (pages that have one)."""
         with self._lock:
-            return lifecycle.first_vectors(self.conn, self.embedder.name, paths)
+            return page_lifecycle.first_vectors(self.conn, self.embedder.name, paths)
 
     def first_texts(self, paths: Sequence[str]) -> dict[str, str]:
         """path -> its first chunk's text."""
         with self._lock:
-            return lifecycle.first_texts(self.conn, paths)
+            return page_lifecycle.first_texts(self.conn, paths)
 
     def page_meta(self, paths: Sequence[str]) -> dict[str, PageMeta]:
         """What the index knows of those of `paths` that are pages (no page is parsed)."""
-        found: dict[str, PageMeta] = {}
         with self._lock:
-            for start in range(0, len(paths), 500):
-                part = list(paths[start : start + 500])
-                for row in self.conn.execute(f"{_META} WHERE path IN ({', '.join('?' * len(part))})", part):
-                    found[row[0]] = _page_meta(row)
-        return found
+            return page_reads.meta_of(self.conn, paths)
 
     # Browsing the whole wiki (the web viewer's graph and review) -------------------------
 
@@ -596,10 +461,7 @@ class Index:
         """Every link from one page to another that exists: (source, target), each pair once."""
         with self._lock:
             self._catch_up()
-            rows = self.conn.execute(
-                "SELECT DISTINCT source, resolved FROM links WHERE resolved IS NOT NULL AND resolved != source"
-            ).fetchall()
-        return [(source, target) for source, target in rows]
+            return page_reads.link_pairs(self.conn)
 
     def pages_where(
         self,
@@ -612,56 +474,8 @@ class Index:
         """Pages whose status is one of `statuses`, or that have no id (written by hand, or
         whose front matter did not parse), or whose path matches `path_glob` (SQLite GLOB),
         sorted by path; the first `limit` of them when given."""
-        clauses: list[str] = []
-        params: list[str] = []
-        if statuses:
-            clauses.append(f"status IN ({', '.join('?' * len(statuses))})")
-            params.extend(statuses)
-        if without_id:
-            clauses.append("(id IS NULL OR id = '')")
-        if path_glob:
-            clauses.append("path GLOB ?")
-            params.append(path_glob)
-        if not clauses:
+        if not (statuses or without_id or path_glob):
             return []
         with self._lock:
             self._catch_up()
-            sql = f"{_META} WHERE {' OR '.join(clauses)} ORDER BY path" + (f" LIMIT {int(limit)}" if limit else "")
-            rows = self.conn.execute(sql, params).fetchall()
-        return [_page_meta(row) for row in rows]
-
-
-_META = "SELECT path, id, title, type, tags, status, created, updated FROM pages"
-
-
-def _page_meta(row: Sequence[Any]) -> PageMeta:
-    path, pid, title, ptype, tags, status, created, updated = row
-    return PageMeta(path, pid, title, ptype, status or "active", tuple(json.loads(tags or "[]")), created, updated)
-
-
-def keep_replacements_first(results: list[SearchResult]) -> list[SearchResult]:
-    """`results` with each superseded page moved just below its replacement when both are
-    there: whatever a reranker says, a superseded page never ranks above the page that
-    replaced it (as the priors keep it in the fused order)."""
-    present = {r.path for r in results}
-    placed: list[SearchResult] = []
-    done: set[str] = set()
-    waiting: dict[str, list[SearchResult]] = {}
-
-    def place(r: SearchResult) -> None:
-        placed.append(r)
-        done.add(r.path)
-        for after in waiting.pop(r.path, []):
-            place(after)
-
-    for r in results:
-        target = r.superseded_by
-        if target and target in present and target not in done and target != r.path:
-            waiting.setdefault(target, []).append(r)
-        else:
-            place(r)
-    for left in waiting.values():  # a cycle of replacements: the reranker's order
-        for r in left:
-            if r.path not in done:
-                place(r)
-    return placed
+            return page_reads.pages_where(self.conn, statuses, without_id, path_glob, limit)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from wiki_memory.pages import slugify
+
 
 @dataclass(frozen=True)
 class Link:
@@ -28,7 +30,6 @@ class Link:
 def target_keys(target: str) -> tuple[str, str, str]:
     """(whole target, last segment, slug of the last segment), casefolded and without `.md`:
     what `Resolver.resolve` compares with paths, titles and file names."""
-    from wiki_memory.pages import slugify
 
     target = target.strip().lstrip("/").removesuffix(".md")
     tail = target.rsplit("/", 1)[-1]
@@ -46,7 +47,6 @@ class Resolver:
     date page by page with `add` and `remove`."""
 
     def __init__(self, pages: Iterable[tuple[str, str]]):
-        from wiki_memory.pages import slugify
 
         self._slugify = slugify
         self.title_of: dict[str, str] = {}  # every page: path -> title

@@ -24,7 +24,7 @@ class VectorMatrix:
     """
 
     def __init__(self, ids: Any, vectors: Any, pages: list[str]):
-        import numpy as np
+        import numpy as np  # deferred: numpy only where vectors are used: a search by words never loads it
 
         self.dim = int(vectors.shape[1])
         self.size = len(ids)  # rows in use, masked ones included
@@ -39,7 +39,7 @@ class VectorMatrix:
     def from_rows(cls, rows: Sequence[tuple[int, int, bytes, str]], dim: int | None = None) -> VectorMatrix | None:
         """From (chunk, dim, vector bytes, page) rows, or None when there are none; rows of
         another dimension (`dim`, else the first row's) are left out."""
-        import numpy as np
+        import numpy as np  # deferred: numpy only where vectors are used: a search by words never loads it
 
         if not rows:
             return None
@@ -66,7 +66,7 @@ class VectorMatrix:
 
     def put(self, ids: Any, vectors: Any, pages: Sequence[str]) -> None:
         """Add rows; a chunk already present is replaced."""
-        import numpy as np
+        import numpy as np  # deferred: numpy only where vectors are used: a search by words never loads it
 
         if not len(ids):
             return
@@ -103,7 +103,7 @@ class VectorMatrix:
             self._masked += 1
 
     def _grow(self, needed: int) -> None:
-        import numpy as np
+        import numpy as np  # deferred: numpy only where vectors are used: a search by words never loads it
 
         capacity = max(needed, int(len(self._ids) * GROWTH) + 16)
         n = self.size
@@ -119,7 +119,7 @@ class VectorMatrix:
         """Drop the masked rows once they are over DEAD_SHARE of all (one copy)."""
         if self._masked <= DEAD_SHARE * self.size:
             return
-        import numpy as np
+        import numpy as np  # deferred: numpy only where vectors are used: a search by words never loads it
 
         keep = np.flatnonzero(self._alive[: self.size])
         self._ids = self._ids[keep]

@@ -115,22 +115,15 @@ def filters(
     created) since `since`; "1" when there is none."""
     conds: list[str] = []
     params: list[str] = []
-    types = _as_list(type_)
-    if types:
-        conds.append(f"p.type IN ({', '.join('?' * len(types))})")
-        params += types
-    tags = _as_list(tag)
-    if tags:
-        conds.append(f"p.path IN (SELECT page FROM page_tags WHERE tag IN ({', '.join('?' * len(tags))}))")
-        params += tags
-    statuses = _as_list(status)
-    if statuses:
-        conds.append(f"p.status IN ({', '.join('?' * len(statuses))})")
-        params += statuses
-    excluded = _as_list(not_status)
-    if excluded:
-        conds.append(f"p.status NOT IN ({', '.join('?' * len(excluded))})")
-        params += excluded
+    for condition, values in (
+        ("p.type IN ({})", _as_list(type_)),
+        ("p.path IN (SELECT page FROM page_tags WHERE tag IN ({}))", _as_list(tag)),
+        ("p.status IN ({})", _as_list(status)),
+        ("p.status NOT IN ({})", _as_list(not_status)),
+    ):
+        if values:
+            conds.append(condition.format(", ".join("?" * len(values))))
+            params += values
     cutoff = parse_since(since)
     if cutoff:
         conds.append("COALESCE(p.updated, p.created, '') >= ?")

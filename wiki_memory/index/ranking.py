@@ -12,6 +12,7 @@ In a big wiki a query's frequent words only score the matches its rarer words ma
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -185,7 +186,7 @@ class Ranker:
         """The chunks of the pages a filter lets through: their ids (a numpy array) and the
         temporary table that holds them, kept until the index changes (a filter is over
         pages: new vectors do not change it)."""
-        import numpy as np
+        import numpy as np  # deferred: numpy only where vectors are used: a search by words never loads it
 
         found = self._filter(where, params)
         if found[0] is None:
@@ -237,7 +238,7 @@ class Ranker:
 
     def vector(self, vectors: VectorMatrix | None, query: Any, where: str, params: list[Any], depth: int) -> Ranking:
         """The chunks of `vectors` nearest to `query` (the query's unit vector), best first."""
-        import numpy as np
+        import numpy as np  # deferred: numpy only where vectors are used: a search by words never loads it
 
         if vectors is None or vectors.dim != len(query):  # another model's size: never compared
             return []
@@ -333,7 +334,6 @@ class Ranker:
 
         Counted to the cap `without_common_words` counts to (kept between searches): a term
         at the cap (a frequent word of a big index) weighs a little more than it should."""
-        import math
 
         n = self.chunk_total()
         cap = int(n * self.tuning.prune_share) + 1 if n >= self.tuning.prune_from else n // 2 + 1

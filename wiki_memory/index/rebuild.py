@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from wiki_memory.config import load_settings
+
 
 def lock_path(index: Path) -> Path:
     return index.with_name(index.name + ".rebuild.lock")
@@ -36,10 +38,9 @@ def start(index: Path) -> subprocess.Popen[bytes] | None:
 
 def run(index_path: Path) -> int:
     """Embed what lacks a vector, then drop other models' vectors; 0 when complete."""
-    import fcntl
+    import fcntl  # deferred: POSIX only (no fcntl on Windows)
 
-    from wiki_memory.config import load_settings
-    from wiki_memory.index import Index
+    from wiki_memory.index import Index  # deferred: index.py imports this module: a cycle at the top
 
     with open(lock_path(index_path), "a+") as lock:
         try:

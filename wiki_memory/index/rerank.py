@@ -26,8 +26,10 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from wiki_memory.config import model_cache_dir
 from wiki_memory.config.settings import SearchSettings, Settings
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.index.http import post_json
 
 DEFAULT_TOP = SearchSettings.rerank_top  # candidates reranked: a cross-encoder reads each (query, passage) pair
 DEFAULT_TIMEOUT = SearchSettings.rerank_timeout  # seconds an endpoint may take for one query's candidates
@@ -121,7 +123,7 @@ class Reranker:
             if self.path and not os.path.isdir(self.path):
                 raise RerankFailed(f"{self.name}: no model folder at {self.path}")
             try:
-                from fastembed.rerank.cross_encoder import TextCrossEncoder
+                from fastembed.rerank.cross_encoder import TextCrossEncoder  # deferred: onnxruntime, ~1 s
 
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -130,8 +132,6 @@ class Reranker:
                             self.name, specific_model_path=self.path, local_files_only=True, threads=1
                         )
                     else:
-                        from wiki_memory.config import model_cache_dir
-
                         offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
                         self._model = TextCrossEncoder(
                             self.name, cache_dir=model_cache_dir(), local_files_only=offline, threads=1
@@ -144,7 +144,6 @@ class Reranker:
 
     def _endpoint(self, query: str, documents: Sequence[str]) -> list[float]:
         """POST {url}/rerank; the scores in the documents' order."""
-        from wiki_memory.index.http import post_json
 
         body = {"model": self.model, "query": query, "documents": list(documents), "top_n": len(documents)}
         answer = post_json(

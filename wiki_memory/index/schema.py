@@ -18,10 +18,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-# Bump on any change to the tables or to what goes in them (chunking, embedded text):
-# an index of another version is deleted and rebuilt from the store.
-# 7: vectors as float16 (VECTOR_DTYPE), FTS5 contentless (no query reads its columns back).
-SCHEMA_VERSION = "7"
+# The schema version has one owner, the module every reader opens the file through.
+from wiki_memory.index.readonly import SCHEMA_VERSION
 
 # Indexes added to files of this version in place when missing (creating one is quick even in
 # a big wiki; rebuilding the file instead would embed every chunk again).

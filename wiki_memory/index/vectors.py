@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -54,6 +55,17 @@ class Vectors:
         self.matrix_loads = 0  # how many times every vector was read from the file
         self._matrix: Kept[VectorMatrix | None] = Kept(db)
         self._complete: Kept[bool] = Kept(db)  # kept (True) when no chunk lacks a vector
+
+    def by_text_hash(self) -> dict[str, list[tuple[str, int, bytes]]]:
+        """Every vector, by the hash of the text it was computed from (none if unreadable)."""
+        carried: dict[str, list[tuple[str, int, bytes]]] = {}
+        try:
+            query = "SELECT c.hash, v.model, v.dim, v.vec FROM chunks c JOIN vectors v ON v.chunk = c.id"
+            for h, model, dim, vec in self.db.conn.execute(query):
+                carried.setdefault(h, []).append((model, dim, vec))
+        except sqlite3.DatabaseError:
+            return {}
+        return carried
 
     def pending_count(self) -> int:
         """Chunks without a vector for the current model (among those that get one)."""

@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from wiki_memory.errors import PageError
 from wiki_memory.index.db import Database, Kept
 from wiki_memory.index.links import Resolver, page_keys, target_keys
 from wiki_memory.index.results import Progress, SyncStats
 from wiki_memory.index.vectors import Vectors, embed_text, text_hash
-from wiki_memory.pages.size import DEFAULT_KB
+from wiki_memory.pages import Page, chunk_text, parse_page, wiki_links
+from wiki_memory.pages.anchors import anchors_json, parse_anchors
+from wiki_memory.pages.lifecycle_fields import expires_on
+from wiki_memory.pages.size import DEFAULT_KB, head
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -65,7 +70,7 @@ class Writer:
     def apply_commit(self, store: Store, commit_id: str, paths: tuple[str, ...]) -> list[str]:
         """Write the pages among `paths` as commit `commit_id` left them; the index's head
         moves to the commit when it follows that head. Returns the pages written."""
-        from wiki_memory.store.paths import is_page_path
+        from wiki_memory.store.paths import is_page_path  # deferred: the store package loads dulwich
 
         commit = store.repo[commit_id.encode()]
         parents = [p.decode() for p in commit.parents]  # type: ignore[attr-defined]
@@ -169,13 +174,6 @@ def put_page(
     links, keeping the vectors of chunks whose embedded text is unchanged (here, or among
     the `carried` vectors of a rebuilt file); the links are left unresolved (see
     `resolve_links`). Broken front matter is noted in `stats`."""
-    from dataclasses import replace
-
-    from wiki_memory.errors import PageError
-    from wiki_memory.pages import Page, chunk_text, parse_page, wiki_links
-    from wiki_memory.pages.anchors import anchors_json, parse_anchors
-    from wiki_memory.pages.lifecycle import expires_on
-    from wiki_memory.pages.size import head
 
     try:
         page = parse_page(text, path)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from wiki_memory.memory.context import MemoryContext
-from wiki_memory.recall import moments
+from wiki_memory.recall import moment_table
 
 if TYPE_CHECKING:
     from wiki_memory.index import SyncStats
@@ -29,7 +29,7 @@ class IndexUpkeep:
         index = self.context.require_index()
         index.embedder.for_bulk()
         stats = index.sync(self.context.store(), progress=progress, embed=embed, full=full)
-        moments.table(self.project)  # the shell hooks' table, so that no command pays for it
+        moment_table.table(self.project)  # the shell hooks' table, so that no command pays for it
         return stats
 
     def rebuild(self, *, embed: bool = True, progress: Progress | None = None) -> SyncStats | None:

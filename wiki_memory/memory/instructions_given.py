@@ -17,7 +17,7 @@ from pathlib import Path
 
 from wiki_memory.consolidate.distill.candidate import Candidate
 from wiki_memory.consolidate.distill.evidence import Evidence, relative_to_root
-from wiki_memory.consolidate.distill.manifests import _clean, _whole
+from wiki_memory.consolidate.distill.manifest_parsers import _clean, _whole
 from wiki_memory.memory.instruction_files import Section, Source, _kind_of, split_sections
 
 #: An absolute path in a section's text (`/Users/me/.codex/skills/x/SKILL.md`, `~/.codex/...`).

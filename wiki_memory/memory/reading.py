@@ -14,7 +14,7 @@ from wiki_memory.memory.page_problems import PageProblems
 from wiki_memory.memory.records import History, LinksView, PageRow, PageView
 from wiki_memory.memory.rules import InputError, check_ref, utf8
 from wiki_memory.memory.team import Teams
-from wiki_memory.pages import Page, render_page
+from wiki_memory.pages import Page, render_page, usage
 from wiki_memory.pages.drift import drift_note, drifted
 from wiki_memory.pages.size import head, limit_bytes
 from wiki_memory.recall import tier
@@ -117,7 +117,6 @@ class Reading:
         page = store.read(path, commit)
         if commit is not None:
             return PageView(page, commit)
-        from wiki_memory.consolidate import usage  # deferred: the consolidator, not loaded with Memory
 
         note = PENDING_NOTE if store.pending([path]) else None
         links, backlinks = self._links_of(path)

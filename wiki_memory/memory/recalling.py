@@ -13,6 +13,7 @@ from wiki_memory.config import load_settings
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.rules import InputError, utf8
+from wiki_memory.pages import usage
 from wiki_memory.recall import moments, run, seen
 from wiki_memory.recall import settings as recall_settings
 
@@ -131,10 +132,13 @@ class Recalling:
         block, its pages, and every page looked at with why it does or does not apply
         (`candidates`). With `session_id`, minus what that session was handed already on a
         command or for that error. Nothing is recorded."""
+        from wiki_memory.recall import moment_table, seen
+        from wiki_memory.recall import settings as recall_settings
+
         if (command is None) == (error is None):
             raise InputError("give a command or an error, not both")
         chosen = recall_settings.load(env)
-        table = moments.table(self.project)
+        table = moment_table.table(self.project)
         handed = seen.read(self.project, session_id) if session_id else set()
         root = str(self.project.root) if self.project.root else None
         candidates: list[dict[str, Any]] = []
@@ -167,7 +171,7 @@ class Recalling:
         tokens injected, the handed pages read afterwards (a later tool call naming the
         page), and of the pages handed, those marked helpful and those now marked wrong;
         with the project's totals."""
-        from wiki_memory.consolidate import usage  # deferred: the consolidator, not loaded with Memory
+        from wiki_memory.capture import journal
 
         if session_id is not None:
             paths = [journal.journal_file(self.project.journal_dir, session_id)]

@@ -18,7 +18,7 @@ from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.records import SearchReport
 from wiki_memory.memory.rules import InputError, check_query
 from wiki_memory.memory.team import Teams
-from wiki_memory.pages import HIDDEN
+from wiki_memory.pages import HIDDEN, usage
 from wiki_memory.recall import tier
 
 if TYPE_CHECKING:
@@ -79,7 +79,6 @@ class Searching:
 
         Wrong, superseded and archived pages are left out unless `status` asks for them
         (`status="any"`: every status); a result whose anchored code drifted carries a note."""
-        from wiki_memory.consolidate import usage  # deferred: the consolidator, not loaded with Memory
 
         query = check_query(query)
         statuses = [status] if isinstance(status, str) else list(status or [])

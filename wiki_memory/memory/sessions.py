@@ -67,7 +67,7 @@ class Sessions:
             handoff_body,
             handoff_page_path,
         )
-        from wiki_memory.consolidate.run import (
+        from wiki_memory.consolidate.session_sources import (
             load_session,  # deferred: the consolidator, not loaded with Memory
         )
 

@@ -23,10 +23,10 @@ from wiki_memory.memory.records import Actor, Marked, Superseded, Written
 from wiki_memory.memory.rules import VERDICTS, InputError, Scrubber, utf8
 from wiki_memory.memory.team import Teams
 from wiki_memory.memory.writing import OWNED, PERSON, with_sources, write_as
-from wiki_memory.pages import HIDDEN, Page
+from wiki_memory.pages import HIDDEN, Page, usage
 from wiki_memory.pages.anchors import clean_path, parse_anchors
 from wiki_memory.pages.drift import drifted, git_index
-from wiki_memory.pages.lifecycle import path_list
+from wiki_memory.pages.lifecycle_fields import path_list
 
 if TYPE_CHECKING:
     from wiki_memory.pages.drift import Drift
@@ -56,7 +56,6 @@ class StatusChanges:
     def mark(self, page: str, verdict: str, *, reason: str | None = None, actor: Actor = PERSON) -> Marked:
         """Mark a page helpful, wrong, stale, archived or active (one commit, unless it
         already reads so; `helpful` always counts)."""
-        from wiki_memory.consolidate import usage  # deferred: the consolidator, not loaded with Memory
 
         if verdict not in VERDICTS:
             raise InputError(f"unknown verdict {verdict!r}: one of {', '.join(VERDICTS)}")
@@ -109,6 +108,7 @@ class StatusChanges:
 
     def supersede(self, old: str, new: str, *, reason: str | None = None, actor: Actor = PERSON) -> Superseded:
         """`old` is replaced by `new`: both pages change, in one commit."""
+
         why = _reason(reason)
         store = self.context.store()
         with store.lock:

@@ -26,11 +26,11 @@ from wiki_memory.memory.page_problems import PageProblems
 from wiki_memory.memory.records import Review, ReviewAction
 from wiki_memory.pages import HIDDEN, STATUSES, handed_out
 from wiki_memory.pages.drift import drift_note, drifted
-from wiki_memory.pages.lifecycle import is_expired
+from wiki_memory.pages.lifecycle_fields import is_expired
 
 if TYPE_CHECKING:
     from wiki_memory.index import Index
-    from wiki_memory.index.lifecycle import LifecycleRow
+    from wiki_memory.index.page_lifecycle import LifecycleRow
 
 DURABLE = ("decision", "gotcha", "procedure", "fact", "preference", "note")
 FLAGS_FILE = "review-flags.jsonl"

@@ -51,7 +51,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
+    from importlib import import_module  # deferred: importlib only on a name's first use
 
     value = getattr(import_module(f"{__name__}.{module}"), name)
     globals()[name] = value

@@ -74,7 +74,7 @@ def _skeleton_of(ch: str) -> str:
     base letters with look-alikes mapped."""
     if ch.isascii():
         return _CONFUSABLE.get(ch, ch.lower()) if ch.isalnum() or ch in "|<" else ch
-    import unicodedata  # here: only text that is not ASCII needs it, and the hook path reads this
+    import unicodedata  # deferred: hook path: unicodedata only for text that is not ASCII
 
     category = unicodedata.category(ch)
     if category in ("Cf", "Mn", "Me") or ch == "\u00ad":

@@ -158,7 +158,9 @@ class Page:
         value = self.meta.get("title")
         if value not in (None, ""):
             return str(value)
-        from wiki_memory.pages.markdown import first_heading
+        from wiki_memory.pages.markdown import (  # deferred: markdown-it only for a title from a heading
+            first_heading,
+        )
 
         heading = first_heading(self.body)
         if heading:

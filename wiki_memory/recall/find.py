@@ -24,6 +24,7 @@ import re
 import time
 from collections import namedtuple
 
+from wiki_memory.index import readonly
 from wiki_memory.pages.status import handed_out
 from wiki_memory.recall import terms
 
@@ -81,14 +82,13 @@ class Query(namedtuple("Query", "words stems df weights total identifiers chunks
 
 
 def connect(index_path: os.PathLike[str] | str) -> sqlite3.Connection | None:
-    """A read-only connection to an index, or None when there is none (never creates one)."""
-    path = os.fspath(index_path)
-    if not os.path.isfile(path):
-        return None
+    """A read-only connection to an index, or None when there is none (never creates one)
+    or it cannot be read; raises `IndexSchemaMismatch` for an index of another schema version
+    (the hook logs it and hands nothing)."""
     try:
-        conn = _sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_MS / 1000, isolation_level=None)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
-        conn.execute("SELECT 1 FROM chunks_fts LIMIT 0")
+        conn = readonly.connect(index_path, BUSY_MS)
+        if conn is not None:
+            conn.execute("SELECT 1 FROM chunks_fts LIMIT 0")
     except _sqlite3.Error:
         return None
     return conn

@@ -36,8 +36,14 @@ import time
 from typing import Any
 
 from wiki_memory import logs
+from wiki_memory.config import Project, load_settings
+from wiki_memory.errors import WikiMemoryError
+from wiki_memory.index import Index, readonly
+from wiki_memory.index.embed import VECTOR_DTYPE, Embedder, EmbeddingFailed, from_blobs
+from wiki_memory.index.rerank import Reranker
 from wiki_memory.pages.status import handed_out
-from wiki_memory.recall import find, meaning
+from wiki_memory.recall import find, meaning, run
+from wiki_memory.recall.settings import FIELDS, RecallSettings
 
 NEAREST = 10  # pages meaning alone may bring to a recall, at most
 CHECK_EVERY = 1.0  # seconds between checks of the idle clock and the socket file
@@ -62,21 +68,16 @@ class Vectors:
     def current(self, kept: sqlite3.Connection | None = None) -> Vectors:
         """These vectors, read again if the index moved on (`kept`: an open connection to
         the index to ask, left open; else one is opened for the question)."""
-        conn = kept or sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=1.0)
+        conn = kept or readonly.connect(self.path, 1000)
+        if conn is None:
+            return self  # no index (yet): no vectors
         try:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-            generation = row[0] if row else None
+            generation = readonly.generation(conn)
             if generation == self.generation and self.matrix is not None:
                 return self
-            import numpy as np
+            import numpy as np  # deferred: numpy: recall/ stays light at the top
 
-            from wiki_memory.index.embed import VECTOR_DTYPE, from_blobs
-
-            found = conn.execute(
-                "SELECT c.page, v.vec, c.id, p.type, p.status FROM vectors v JOIN chunks c ON c.id = v.chunk "
-                "JOIN pages p ON p.path = c.page WHERE +v.model = ? ORDER BY v.chunk",
-                (self.model,),
-            ).fetchall()
+            found = readonly.vectors_of(conn, self.model)
         finally:
             if conn is not kept:
                 conn.close()
@@ -100,7 +101,7 @@ class Vectors:
         id), the `limit` closest pages."""
         if self.matrix is None or not len(self.matrix) or self.matrix.shape[1] != query.shape[0]:
             return {}
-        import numpy as np
+        import numpy as np  # deferred: as in current()
 
         sims = self.matrix @ query
         close = (sims >= floor) & self.open
@@ -147,10 +148,6 @@ class Helper:
         self.inode: int | None = None
 
     def load_model(self) -> bool:
-        from wiki_memory.config import load_settings
-        from wiki_memory.errors import WikiMemoryError
-        from wiki_memory.index.embed import Embedder, EmbeddingFailed
-
         try:
             settings = load_settings()
         except WikiMemoryError as e:  # a broken config.toml: the default model meanwhile
@@ -168,22 +165,18 @@ class Helper:
             log(self.home, f"no embedding model ({e}); exiting")
             return False
         self.embedder = embedder
-        from wiki_memory.index.rerank import Reranker
 
         # The hook waits on the helper a quarter of a second at most: a slow reranker costs
         # the prompt its recall, never the agent its time.
         reranker = Reranker(settings)
         self.reranker = reranker if reranker.enabled and reranker.for_recall else None
         # What a hook's first request needs, loaded now rather than while it waits.
-        import wiki_memory.recall.files
-        import wiki_memory.recall.run  # noqa: F401
 
         return True
 
     def connection(self, path: str) -> sqlite3.Connection | None:
         """A read-only connection to an index, kept between requests (its stemming tables
         too), opened again when the file was replaced (a rebuilt index)."""
-        from wiki_memory.recall import find
 
         try:
             inode = os.stat(path).st_ino
@@ -217,11 +210,9 @@ class Helper:
                 continue
             generation = None
             try:
-                row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-                generation = row[0] if row else None
+                generation = readonly.generation(conn)
                 if kept.embedded_at is not None and kept.embedded_at == generation:
                     continue
-                from wiki_memory.index import Index
 
                 with Index(path, embedder=self.embedder) as index:
                     left = index.embed_some(seconds)
@@ -258,8 +249,6 @@ class Helper:
         index kept open here, with the model loaded and the vectors in memory. Refused when
         the caller's settings name another model, or when the model fails (the caller then
         searches by itself, and says why)."""
-        from wiki_memory.config import Project
-        from wiki_memory.index import Index
 
         if request.get("model") != self.embedder.name:
             return {"ok": False, "error": f"the helper embeds with {self.embedder.name}"}
@@ -285,10 +274,6 @@ class Helper:
     def recall(self, request: dict[str, Any]) -> list[dict[str, Any]]:
         """A hook's whole recall (see `meaning.recall`), as `recall.run` does it in a hook,
         with the closeness in meaning computed here."""
-
-        from wiki_memory.config import Project
-        from wiki_memory.recall import run
-        from wiki_memory.recall.settings import FIELDS, RecallSettings
 
         project = Project.from_fields(request["project"])
         settings = RecallSettings(**{k: v for k, v in (request.get("settings") or {}).items() if k in FIELDS})
@@ -345,7 +330,7 @@ class Helper:
         for path in preload:
             try:
                 self.vectors(path)
-            except (sqlite3.Error, OSError) as e:
+            except (sqlite3.Error, OSError, readonly.IndexSchemaMismatch) as e:
                 log(self.home, f"preload {path}: {e}")
         # What is loaded by now (the model, its libraries, the vectors) lives as long as the
         # helper: out of the collector's sight, so that a collection during a request walks
@@ -426,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     fd = os.open(meaning.lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        import fcntl
+        import fcntl  # deferred: POSIX only (no fcntl on Windows)
 
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

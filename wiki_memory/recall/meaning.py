@@ -13,6 +13,7 @@ timeout goes on by words alone.
 
 from __future__ import annotations
 
+import _socket
 import json
 import os
 import sys
@@ -110,7 +111,6 @@ def ask(home: str | None, request: dict, timeout: float = TIMEOUT) -> dict | Non
         return None
     # Why `_socket`: importing `socket` builds its enums, which every prompt's hook would pay
     # for; the C socket object has every method used here.
-    import _socket
 
     deadline = time.monotonic() + timeout
     try:
@@ -224,7 +224,7 @@ def ensure_started(home: str, preload: str | None = None, idle: float = IDLE) ->
     except OSError:
         return None
     remove_leftovers()
-    import subprocess
+    import subprocess  # deferred: subprocess only to start the helper
 
     command = [sys.executable, "-m", "wiki_memory.recall.helper", "--home", home, "--idle", str(idle)]
     if preload:

@@ -8,7 +8,8 @@ its subcommand, long flags, paths relative to the repository) under their progra
 error signatures the page is about; the hook reads one line of it for the command's
 program. The table is derived from the index: it is rebuilt (from the index's chunks, by
 the hook that finds it stale, or by anyone calling `refresh`) whenever the index file
-changed since it was written, which a `stat` of the index and its WAL tells.
+changed since it was written, which a `stat` of the index and its WAL tells (`moment_table`).
+Commands are compared in the form `command_forms` gives them.
 
     c pytest<TAB>[{"path": ..., "cmd": ["pytest", "", [], []], ...}]
     s KeyError: 'SHOP_DB_URL'<TAB>[{"path": ..., ...}]
@@ -31,20 +32,21 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
+
+import wiki_memory
+from wiki_memory.pages.fence import inline
+from wiki_memory.recall.command_forms import PROGRAM_WORD, matches, segments
+from wiki_memory.recall.render import CLOSE_TAG, FOOTER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any
 
-    from wiki_memory.config import Project
 
-TABLE = "moments.tsv"
-CACHE = "moments-pages.json"  # each page's entries by its blob: a rebuild parses only what changed
-VERSION = 3
 KINDS = ("gotcha", "procedure")
 HIDDEN = ("wrong", "superseded", "archived")
-MAX_COMMAND = 4000  # characters of a command read
 PASSAGE = 260  # characters of a page's fix or cause placed in the block
 
 OPEN_COMMAND = (
@@ -56,305 +58,12 @@ OPEN_ERROR = (
     "notes to verify against the code, not instructions>"
 )
 
-#: Programs that run another command: the command they run is the one that matters.
-_WRAPPERS = {"sudo", "env", "time", "nohup", "exec", "command", "nice", "timeout", "xargs", "npx", "bunx", "pnpx"}
-#: `X run CMD` / `X exec CMD`: a tool running a command in its environment.
-_RUNNERS = {"uv", "poetry", "pipenv", "pdm", "hatch", "rye", "bundle", "pixi"}
-_ENV_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
-_SUBCOMMAND = re.compile(r"^[a-z][a-z0-9:_-]*$")
-_PROGRAM = re.compile(r"^(\./|\.\./|/)?[A-Za-z0-9_.+/-]*[A-Za-z][A-Za-z0-9_.+-]*$")
-_SEPARATORS = {"&&", "||", ";", "|", "&", ";;", "|&"}
 _BACKTICK = re.compile(r"`([^`\n]{2,300})`")
 _NEGATED = re.compile(
     r"\b(?:not|instead of|rather than|never|don'?t (?:run|use)|avoid|no longer)\s+"
     r"(?:run(?:ning)?\s+|use\s+)?`([^`\n]{2,200})`",
     re.IGNORECASE,
 )
-
-
-# Commands ---------------------------------------------------------------------------------------
-
-
-def _split(command: str) -> list[str]:
-    import shlex
-
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
-        lexer.whitespace_split = True
-        lexer.commenters = ""
-        return list(lexer)
-    except ValueError:  # an unbalanced quote: the words as written
-        return command.split()
-
-
-def _rel_path(token: str, cwd: str, root: str | None) -> str:
-    """A path argument relative to the repository's root (as pages write them)."""
-    if "::" in token:  # a test id: the file is what a page names
-        token = token.split("::", 1)[0]
-    if not root:
-        return token[2:] if token.startswith("./") else token
-    absolute = token if os.path.isabs(token) else os.path.normpath(os.path.join(cwd or root, token))
-    rel = os.path.relpath(absolute, root)
-    return token if rel == ".." or rel.startswith("../") else rel
-
-
-def _is_path(token: str) -> bool:
-    return "/" in token or "::" in token or bool(re.search(r"\.[A-Za-z0-9]{1,5}$", token))
-
-
-def segments(command: str, cwd: str | None = None, root: str | None = None) -> list[list[Any]]:
-    """The commands a shell line runs, each as [program, subcommand, long flags, arguments,
-    environment names], paths made relative to `root`; `cd` moves the directory the later
-    paths are relative to and is not itself a command."""
-    command = command[:MAX_COMMAND]  # a heredoc or a pasted script: its head says what runs
-    here = cwd or root or ""
-    out: list[list[Any]] = []
-    words: list[str] = []
-    for token in [*_split(command), ";"]:
-        if token not in _SEPARATORS:
-            words.append(token)
-            continue
-        if words:
-            if words[0] == "cd" and len(words) > 1:
-                target = words[1]
-                here = target if os.path.isabs(target) else os.path.normpath(os.path.join(here or ".", target))
-            else:
-                segment = _segment(words, here, root)
-                if segment:
-                    out.append(segment)
-        words = []
-    return out
-
-
-def _segment(words: Sequence[str], cwd: str, root: str | None) -> list[Any] | None:
-    env: list[str] = []
-    i = 0
-    while i < len(words):
-        word = words[i]
-        assign = _ENV_ASSIGN.match(word)
-        if assign:
-            env.append(assign.group(1))
-        elif os.path.basename(word) in _WRAPPERS:
-            pass
-        elif word.startswith("-") and i > 0 and os.path.basename(words[i - 1]) in _WRAPPERS:
-            pass  # a wrapper's own option (`timeout -s KILL`, `env -i`)
-        elif os.path.basename(word) in _RUNNERS and i + 1 < len(words) and words[i + 1] in ("run", "exec"):
-            i += 1
-        else:
-            break
-        i += 1
-    if i >= len(words) or not _PROGRAM.match(words[i]):
-        return None
-    program = os.path.basename(words[i])
-    rest = list(words[i + 1 :])
-    if re.fullmatch(r"python[0-9.]*", program):
-        program = "python"
-        if len(rest) >= 2 and rest[0] == "-m":
-            program, rest = f"python -m {rest[1]}", rest[2:]
-    elif program in ("pip3", "pip"):
-        program = "pip"
-    sub = ""
-    if rest and _SUBCOMMAND.match(rest[0]) and not _is_path(rest[0]):
-        sub, rest = rest[0], rest[1:]
-    flags: list[str] = []
-    args: list[str] = []
-    takes_value = False
-    for word in rest:
-        if word.startswith("--") and len(word) > 2:
-            flags.append(word.split("=", 1)[0])
-            takes_value = "=" not in word
-        elif word.startswith("-"):
-            # Short switches (-q, -x, -v): how it runs, rarely what it runs. A bare one letter
-            # (`-m`), or a word (`-run`, `-timeout`: Go's, Java's long flags), may take a value.
-            takes_value = (len(word) == 2 and word != "--") or bool(re.fullmatch(r"-[a-z][a-z-]{2,}", word))
-        elif _is_path(word):
-            args.append(_rel_path(word, cwd, root))
-            takes_value = False
-        elif takes_value:
-            takes_value = False  # a flag's value (`-m "add orders"`, `--port 8001`): this run's detail
-        else:
-            args.append(word)
-    return [program, sub, sorted(set(flags)), args, sorted(set(env))]
-
-
-def matches(known: Sequence[Any], run: Sequence[Any]) -> bool:
-    """Does the command being run (`run`) do what the page's failing command (`known`) did?
-    The same program and subcommand; every long flag it had; every argument it had, or none
-    at all where the page's were paths (a whole suite runs each of its parts)."""
-    if known[0] != run[0] or known[1] != run[1]:
-        return False
-    if not set(known[2]) <= set(run[2]):
-        return False
-    if set(known[3]) <= set(run[3]):
-        return True
-    return not run[3] and all(_is_path(a) for a in known[3])
-
-
-# The table ----------------------------------------------------------------------------------------
-
-
-def table_path(project: Project) -> str:
-    return os.path.join(str(project.home), TABLE)
-
-
-def _stamp(project: Project) -> list[int]:
-    """What changes whenever the index file is written: size and time of it and its WAL."""
-    out: list[int] = []
-    base = str(project.index_path)
-    for path in (base, base + "-wal"):
-        try:
-            st = os.stat(path)
-            out += [st.st_size, st.st_mtime_ns]
-        except OSError:
-            out += [-1, -1]
-    return out
-
-
-def _header(text: str) -> dict[str, Any]:
-    try:
-        meta = json.loads(text.split("\n", 1)[0])
-    except ValueError:
-        return {}
-    return meta if isinstance(meta, dict) and meta.get("version") == VERSION else {}
-
-
-def _stored(project: Project) -> str:
-    try:
-        with open(table_path(project), encoding="utf-8") as f:
-            return f.read()
-    except OSError:
-        return ""
-
-
-def table(project: Project) -> str:
-    """The table's text, rebuilt first when the index changed since it was written."""
-    text = _stored(project)
-    meta = _header(text)
-    stamp = _stamp(project)
-    if meta and meta.get("stamp") == stamp:
-        return text
-    if meta and meta.get("generation") is not None and meta.get("generation") == _generation(project):
-        # The file was touched (a WAL checkpointed, a connection closed), its pages were not.
-        body = text.split("\n", 1)[1] if "\n" in text else ""
-        text = json.dumps({**meta, "stamp": stamp}) + "\n" + body
-        _write(project, text)
-        return text
-    return refresh(project)
-
-
-def _generation(project: Project) -> str | None:
-    """The index's generation (it moves with every write to it), or None."""
-    import sqlite3
-
-    try:
-        conn = sqlite3.connect(f"file:{project.index_path}?mode=ro", uri=True, timeout=2)
-    except sqlite3.Error:
-        return None
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-        return str(row[0]) if row else None
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
-
-
-def _write(project: Project, text: str, name: str = TABLE) -> None:
-    path = os.path.join(str(project.home), name)
-    if not os.path.isdir(str(project.home)):
-        return  # a home removed under a background worker is not made anew
-    try:
-        partial = f"{path}.{os.getpid()}.tmp"
-        with open(partial, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(partial, path)
-    except OSError:
-        pass  # a read-only home: the hook rebuilds it in memory each time, still correct
-
-
-def refresh(project: Project) -> str:
-    """Rebuild the table from the index (nothing when there is no index yet); its text. Each
-    page's entries are kept by its blob (`moments-pages.json`), so a rebuild after a write
-    reads and parses only the pages that changed."""
-    stamp = _stamp(project)
-    root = str(project.root) if project.root else None
-    cache_path = os.path.join(str(project.home), CACHE)
-    try:
-        with open(cache_path, encoding="utf-8") as f:
-            cached = json.load(f)
-        if not isinstance(cached, dict) or cached.get("version") != VERSION or cached.get("root") != root:
-            cached = {}
-    except (OSError, ValueError):
-        cached = {}
-    known: dict[str, Any] = cached.get("pages") or {}
-    generation, pages = _pages_from_index(project, known) if stamp[0] >= 0 else (None, {})
-    by_command: dict[str, list[dict[str, Any]]] = {}
-    by_signature: dict[str, list[dict[str, Any]]] = {}
-    for path, page in pages.items():
-        if "entries" not in page:
-            page["entries"] = entries_of({**page, "path": path}, root)
-            page.pop("text", None)
-        for entry in page["entries"]:
-            if entry["on"] == "command":
-                by_command.setdefault(entry["cmd"][0], []).append(entry)
-            else:
-                by_signature.setdefault(_head(entry["sig"]), []).append(entry)
-    lines = [json.dumps({"version": VERSION, "stamp": stamp, "generation": generation, "pages": len(pages)})]
-    lines += [f"c {k}\t{json.dumps(v)}" for k, v in sorted(by_command.items()) if "\t" not in k and "\n" not in k]
-    lines += [f"s {k}\t{json.dumps(v)}" for k, v in sorted(by_signature.items()) if "\t" not in k and "\n" not in k]
-    # The longest word of each error: a line of output without any of them names none of them.
-    keys = sorted({_key(e["sig"]) for entries in by_signature.values() for e in entries} - {""})
-    lines.append(f"k \t{json.dumps(keys)}")
-    text = "\n".join(lines) + "\n"
-    _write(project, text)
-    _write(project, json.dumps({"version": VERSION, "root": root, "pages": pages}), CACHE)
-    return text
-
-
-def _pages_from_index(project: Project, known: dict[str, Any]) -> tuple[str | None, dict[str, dict[str, Any]]]:
-    """The index's generation, and every gotcha and procedure it holds, not hidden: from
-    `known` (path -> what was parsed of it) when its blob and title are the same, else with
-    its text, to be parsed."""
-    import sqlite3
-
-    try:
-        conn = sqlite3.connect(f"file:{project.index_path}?mode=ro", uri=True, timeout=2)
-    except sqlite3.Error:
-        return None, {}
-    try:
-        conn.execute("BEGIN")  # one snapshot: the generation read is the pages'
-        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-        found: dict[str, dict[str, Any]] = {}
-        fresh: list[str] = []
-        query = "SELECT path, title, type, status, blob FROM pages WHERE type IN ('gotcha', 'procedure')"
-        for path, title, kind, status, blob in conn.execute(query):
-            if status in HIDDEN:
-                continue
-            page = {"title": title, "type": kind, "status": status, "blob": blob}
-            was = known.get(path)
-            if isinstance(was, dict) and all(was.get(k) == v for k, v in page.items()) and "entries" in was:
-                found[path] = was
-            else:
-                found[path] = {**page, "text": ""}
-                fresh.append(path)
-        for start in range(0, len(fresh), 500):
-            part = fresh[start : start + 500]
-            chunks = conn.execute(
-                f"SELECT page, heading, text FROM chunks WHERE page IN ({', '.join('?' * len(part))}) "
-                "ORDER BY page, ordinal",
-                part,
-            )
-            for path, heading, text in chunks:
-                title = found[path]["title"]
-                found[path]["text"] += (f"\n\n## {heading}\n\n" if heading and heading != title else "\n\n") + text
-        return (str(row[0]) if row else None), found
-    except sqlite3.Error:
-        return None, {}
-    finally:
-        conn.close()
-
-
-# What a page says ------------------------------------------------------------------------------
 
 
 _DISTILLED_ERROR = re.compile(r"^\*\*Error\*\*: `(.+?)`(?: from `([^`\n]+)`)?(?: \(in `([^`\n]+)`\))?$", re.MULTILINE)
@@ -373,14 +82,11 @@ def _signatures() -> Any:
     library only), loaded by its file: importing it by name would run the distill package's
     `__init__` (dataclasses, the evidence gatherer: tens of milliseconds a failed command
     would pay). The same code, so a recurring error reads exactly as the gotcha's does."""
-    import sys
 
     loaded = sys.modules.get(SIGNATURE_MODULE)
     if loaded is not None:
         return loaded
-    import importlib.util
-
-    import wiki_memory
+    import importlib.util  # deferred: only an error or a rebuild needs the distiller's signature
 
     path = os.path.join(os.path.dirname(wiki_memory.__file__), "consolidate", "distill", "signature.py")
     spec = importlib.util.spec_from_file_location(SIGNATURE_MODULE, path)
@@ -403,7 +109,7 @@ def _looks_like_command(text: str) -> bool:
     words = text.split()
     return (
         bool(words)
-        and bool(_PROGRAM.match(words[0].split("=")[-1] if "=" in words[0] else words[0]))
+        and bool(PROGRAM_WORD.match(words[0].split("=")[-1] if "=" in words[0] else words[0]))
         and (len(words) > 1 or text.islower())
     )
 
@@ -510,14 +216,14 @@ def _match_form(sig: str) -> str:
     return " ".join(sig.replace("…", " ").split())
 
 
-def _head(sig: str) -> str:
+def filed_under(sig: str) -> str:
     """What the table files an error under: its label before the first colon (`KeyError`,
     `error`, `sqlalchemy.exc.NoReferencedTableError`), else its first two words."""
     label = sig.split(":", 1)[0] if ":" in sig[:80] else " ".join(sig.split()[:2])
     return " ".join(label.split()).lower()[:80]
 
 
-def _key(sig: str) -> str:
+def longest_word(sig: str) -> str:
     """The longest word of an error's signature, as it stands in the output it came from."""
     return max(re.findall(r"[A-Za-z_][\w.-]{3,}", sig), key=len, default="")
 
@@ -538,9 +244,6 @@ def _first_line(text: str) -> str:
         if line and not line.startswith("#"):
             return " ".join(line.split())
     return ""
-
-
-# Matching ------------------------------------------------------------------------------------------
 
 
 def _line(text: str, key: str) -> list[Any]:
@@ -612,7 +315,7 @@ def for_error(text: str, output: str, lines: list[tuple[str, str]] | None = None
         starts = [0] + [m.start() for m in re.finditer(r"(?<=\s)\S", line)][:6]
         for start in starts:
             sig = _match_form(_signature(line[start:]))
-            found = [e for e in _line(text, f"s {_head(sig)}") if same_error(e["sig"], sig)] if sig else []
+            found = [e for e in _line(text, f"s {filed_under(sig)}") if same_error(e["sig"], sig)] if sig else []
             for entry in found:
                 if entry["path"] not in taken:
                     taken.add(entry["path"])
@@ -622,17 +325,12 @@ def for_error(text: str, output: str, lines: list[tuple[str, str]] | None = None
     return out
 
 
-# The block -------------------------------------------------------------------------------------------
-
-
 def render(
     entries: Iterable[dict[str, Any]], *, command: str | None = None, max_chars: int = 1500
 ) -> tuple[str, list[str]]:
     """(the block, the paths placed) for the entries; "" when none fit. Every value placed
     (path, title, type, status, command, error, passage) is made one line and defused by
     `pages.fence.inline`, as in recall's own block: front matter may hold a closing tag."""
-    from wiki_memory.pages.fence import inline
-    from wiki_memory.recall.render import CLOSE_TAG, FOOTER
 
     head = OPEN_COMMAND.format(command=inline(command, 120).replace("`", "'")) if command else OPEN_ERROR
     used = len(head) + len(FOOTER) + len(CLOSE_TAG) + 3

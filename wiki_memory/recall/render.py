@@ -16,6 +16,8 @@ of the agents we serve (`</system-reminder>`, `<|im_start|>`, a line opening `Hu
 
 from __future__ import annotations
 
+from wiki_memory.pages.fence import fence_safe, inline
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -37,13 +39,11 @@ FOOTER = "Full pages: `wiki-memory show PATH`, or the MCP `read` tool."
 def defuse(text: str) -> str:
     """`text` with anything that could open or close one of our fences made inert: the one
     rule every context built from memory follows (`pages.fence.fence_safe`)."""
-    from wiki_memory.pages.fence import fence_safe
 
     return fence_safe(text)
 
 
 def _inline(value: object, limit: int) -> str:
-    from wiki_memory.pages.fence import inline
 
     return inline(value, limit)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections import namedtuple
 
-from wiki_memory.recall import find, gate, render, seen
+from wiki_memory.recall import chatter, find, render, seen
 from wiki_memory.recall.settings import RecallSettings
 
 TYPE_CHECKING = False
@@ -83,7 +83,7 @@ def for_prompt(
     it failed) orders the pages kept; never given in a hook's own process."""
     settings = settings or RecallSettings()
     nothing = Recall("prompt", prompt, "", ())
-    if not settings.enabled or not settings.prompts or gate.is_chatter(prompt):
+    if not settings.enabled or not settings.prompts or chatter.is_chatter(prompt):
         return nothing
     own = conn is None
     conn = find.connect(project.index_path) if conn is None else conn
@@ -122,7 +122,7 @@ def for_prompt(
     finally:
         if own:
             conn.close()
-    verdicts = judge(cands, query, settings, exclude, sims, general=gate.is_general_question(prompt))
+    verdicts = judge(cands, query, settings, exclude, sims, general=chatter.is_general_question(prompt))
     if rerank is not None:
         verdicts = reranked(verdicts, prompt, rerank)
     return _assemble("prompt", prompt, verdicts, settings, root=project.root)
@@ -152,7 +152,7 @@ def _ask_helper(
 ) -> tuple[dict[str, float], dict[str, tuple[float, int]]] | None:
     """The helper's answer (closeness of `pages`, and with `near` the pages at least that
     close by meaning alone), or None after starting it for the next prompt."""
-    from wiki_memory.recall import meaning
+    from wiki_memory.recall import meaning  # deferred: hook path: only with the helper (meaning) on
 
     # The wiki-memory home: a project lives in <home>/projects/<id>, its team tier in
     # <home>/projects/<id>/team: one helper serves both.
@@ -251,7 +251,7 @@ def for_file(
 ) -> Recall:
     """The pages about a file the agent reads or edits (anchored to it or naming its path),
     once per file per session (`conn`: as for `for_prompt`)."""
-    from wiki_memory.recall import files as file_pages
+    from wiki_memory.recall import files as file_pages  # deferred: hook path: only a file's recall needs it
 
     settings = settings or RecallSettings()
     rel = file_pages.relative(file, project.root, cwd)
@@ -315,7 +315,7 @@ def page_note(c: Candidate, root: os.PathLike[str] | str | None = None) -> str |
     """
     if c.anchors and root is not None:
         # Here, not at the top: only a page with anchors needs the git index read.
-        from wiki_memory.pages.drift import drift_note, drifted
+        from wiki_memory.pages.drift import drift_note, drifted  # deferred: hook path: hashlib only for anchored pages
 
         note = drift_note(drifted(root, c.anchors))
         if note:
@@ -342,7 +342,7 @@ def both_tiers(
     personal = one(project, exclude)
     if not settings.enabled or not project.has_team():
         return personal
-    from wiki_memory.recall import tier
+    from wiki_memory.recall import tier  # deferred: hook path: only a project with a team wiki
 
     team = project.team()
     team_exclude = {tier.bare(p) for p in exclude if tier.is_team(p)} | {p for p in exclude if p.startswith("file:")}

@@ -29,6 +29,8 @@ from __future__ import annotations
 import os
 from collections import namedtuple
 
+from wiki_memory import config
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -121,6 +123,5 @@ def from_section(section: Mapping[str, Any], env: Mapping[str, str] | None = Non
 
 def load(env: Mapping[str, str] | None = None) -> RecallSettings:
     """The settings in force for this process (config.toml's `[recall]` and the environment)."""
-    from wiki_memory import config
 
     return from_section(config.load_settings(env).section("recall"), env)[0]

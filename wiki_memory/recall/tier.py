@@ -17,10 +17,13 @@ is never handed, whatever the setting.
 from __future__ import annotations
 
 import _sqlite3
+import json
 import os
 from collections import namedtuple
 
+from wiki_memory import config
 from wiki_memory.config.settings import TeamSettings
+from wiki_memory.pages.fence import inline
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,7 +63,6 @@ def bare(path: str) -> str:
 
 def recall_mode(env: Mapping[str, str] | None = None) -> str:
     """`[team] recall`: "reviewed" (default) or "all"; an unknown value is the default."""
-    from wiki_memory import config
 
     try:
         value = config.load_settings(env).team.recall
@@ -179,7 +181,6 @@ def label(prov: Provenance | None) -> str:
 
 def load_context(team: Project) -> dict[str, Any] | None:
     """The team's SessionStart context (see `memory.team`), or None."""
-    import json
 
     try:
         with open(os.path.join(os.fspath(team.home), CONTEXT_FILE), "rb") as f:
@@ -196,7 +197,6 @@ def start_block(
     gotchas and decisions that share the most words with the work at hand (`terms`, the
     handoff's), else its newest; wrong pages never, unreviewed ones only under "all". Each
     line names the page (`team:<path>`) and its author. (text or None, the paths named)."""
-    from wiki_memory.pages.fence import inline
 
     ctx = load_context(team)
     if not ctx:

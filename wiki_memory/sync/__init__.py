@@ -8,8 +8,9 @@ dulwich's network clients and merge3 are imported only when a sync runs.
 from wiki_memory.store.records import machine_name
 from wiki_memory.sync.auto import maybe_auto_sync
 from wiki_memory.sync.remotes import Remote, add_remote, default_remote, list_remotes, remove_remote
+from wiki_memory.sync.report import SyncReport
 from wiki_memory.sync.rewritten import Adoption
-from wiki_memory.sync.run import SyncReport, sync, sync_state
+from wiki_memory.sync.run import sync, sync_state
 from wiki_memory.sync.transport import SyncError, UnreachableError
 
 __all__ = [

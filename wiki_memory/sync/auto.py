@@ -8,13 +8,17 @@ import traceback
 from typing import TYPE_CHECKING
 
 from wiki_memory import logs
+from wiki_memory.config import load_settings
+from wiki_memory.errors import WikiMemoryError
+from wiki_memory.sync.remotes import list_remotes
+from wiki_memory.sync.run import sync
 
 if TYPE_CHECKING:
     from wiki_memory.config import Project, Settings
     from wiki_memory.index import Index
     from wiki_memory.store import Store
     from wiki_memory.store.rewrite import Rules
-    from wiki_memory.sync.run import SyncReport
+    from wiki_memory.sync.report import SyncReport
 
 
 def _log(project: Project, message: str) -> None:
@@ -32,10 +36,6 @@ def maybe_auto_sync(
     configured (`find`: as `sync` takes it); the report, or None when it did not sync.
     Never raises: consolidation calls it after each commit."""
     try:
-        from wiki_memory.config import load_settings
-        from wiki_memory.sync.remotes import list_remotes
-        from wiki_memory.sync.run import sync
-
         settings = load_settings()
         if not auto_sync_enabled(settings) or not list_remotes(store):
             return None
@@ -54,8 +54,6 @@ def maybe_auto_sync(
         _log(project, summary)
         return report
     except Exception as e:  # noqa: BLE001
-        from wiki_memory.errors import WikiMemoryError
-
         detail = str(e) if isinstance(e, WikiMemoryError) else traceback.format_exc()
         _log(project, f"auto-sync failed (will retry after the next consolidation): {detail}")
         return None

@@ -57,7 +57,7 @@ class MergeResult:
 
 def merge_lines(base: list[bytes], ours: list[bytes], theirs: list[bytes]) -> list[bytes] | None:
     """A clean line merge, or None where the two sides changed the same lines."""
-    import merge3
+    import merge3  # deferred: merge3 only for a page edited on both sides
 
     out: list[bytes] = []
     for group in merge3.Merge3(base, ours, theirs).merge_groups():
@@ -83,7 +83,9 @@ def _split_front_matter(data: bytes) -> tuple[bytes, bytes] | None:
 
 
 def _meta(data: bytes, path: str) -> dict[str, Any] | None:
-    from wiki_memory.pages import parse_page
+    from wiki_memory.pages import (  # deferred: the page model loads PyYAML
+        parse_page,
+    )
 
     try:
         page = parse_page(data.decode("utf-8", errors="surrogateescape"), path)
@@ -164,7 +166,9 @@ def _merge_page(path: str, base: bytes | None, ours: bytes, theirs: bytes) -> by
     elif meta == t_meta:
         head = t_split[0]
     else:
-        from wiki_memory.pages.document import render_meta
+        from wiki_memory.pages.document import (  # deferred: the page model loads PyYAML
+            render_meta,
+        )
 
         head = b"---\n" + render_meta(meta).encode("utf-8") + b"---\n"
     return head + b"".join(body)
@@ -193,7 +197,11 @@ def conflict_copy(path: str, data: bytes, page_path: str) -> bytes:
     `conflict_of` naming the page) with its text unchanged; any other file as it was."""
     if not path.endswith(".md"):
         return data
-    from wiki_memory.pages import new_id, parse_page, render_page
+    from wiki_memory.pages import (  # deferred: the page model loads PyYAML
+        new_id,
+        parse_page,
+        render_page,
+    )
 
     try:
         page = parse_page(data.decode("utf-8"), path)

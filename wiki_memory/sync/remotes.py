@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 from wiki_memory.errors import ConflictError, NotFoundError, WikiMemoryError
 
@@ -42,8 +43,6 @@ class Remote:
 
 def local_path(url: str) -> Path | None:
     if url.startswith("file://"):
-        from urllib.parse import unquote, urlsplit
-
         return Path(unquote(urlsplit(url).path))
     if "://" in url or (_SCP_LIKE.match(url) and not url.startswith(("/", ".", "~"))):
         return None

@@ -13,10 +13,13 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dulwich.errors import GitProtocolError, NotGitRepository, SendPackError
 from dulwich.objects import ObjectID
 from dulwich.refs import Ref
 
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.store.litter import clean_after_dead_owner
+from wiki_memory.store.lock import WriterLock
 from wiki_memory.sync.remotes import Remote
 
 if TYPE_CHECKING:
@@ -42,7 +45,7 @@ def tracking_ref(remote: Remote) -> bytes:
 
 
 def _client(store: Store, remote: Remote, operation: str) -> tuple[Any, str]:
-    from dulwich.client import get_transport_and_path
+    from dulwich.client import get_transport_and_path  # deferred: dulwich's network clients: only a sync that talks
 
     path = remote.local_path
     if path is not None:
@@ -84,8 +87,6 @@ def _remote_lock(remote: Remote) -> AbstractContextManager[object]:
     path = remote.local_path
     if path is None:
         return nullcontext()
-    from wiki_memory.store.litter import clean_after_dead_owner
-    from wiki_memory.store.lock import WriterLock
 
     return WriterLock(path / "wiki-memory-push.lock", recover=lambda since: clean_after_dead_owner(path, None, since))
 
@@ -104,8 +105,7 @@ def _reason(exc: BaseException) -> str:
 
 
 def _network_errors() -> tuple[type[BaseException], ...]:
-    from dulwich.client import HTTPProxyUnauthorized, HTTPUnauthorized
-    from dulwich.errors import GitProtocolError, NotGitRepository
+    from dulwich.client import HTTPProxyUnauthorized, HTTPUnauthorized  # deferred: as get_transport_and_path
 
     errors: list[type[BaseException]] = [
         OSError,
@@ -115,7 +115,7 @@ def _network_errors() -> tuple[type[BaseException], ...]:
         HTTPProxyUnauthorized,
     ]
     try:
-        from urllib3.exceptions import HTTPError
+        from urllib3.exceptions import HTTPError  # deferred: urllib3 only when a sync talks to a remote
 
         errors.append(HTTPError)
     except ImportError:  # pragma: no cover - urllib3 comes with dulwich's HTTP client
@@ -204,8 +204,6 @@ def push(
 
     def generate_pack_data(have: Any, want: Any, *, ofs_delta: bool = False, progress: Any = None) -> Any:
         return store.repo.generate_pack_data(set(have), set(want), progress=progress, ofs_delta=ofs_delta)
-
-    from dulwich.errors import SendPackError
 
     try:
         with _remote_lock(remote):

@@ -28,6 +28,11 @@ from dataclasses import dataclass, field
 
 from wiki_memory.consolidate.distill.candidate import Candidate
 from wiki_memory.consolidate.distill.evidence import Evidence, gather
+from wiki_memory.consolidate.distill.gotchas import gotchas
+from wiki_memory.consolidate.distill.manifests import manifests
+from wiki_memory.consolidate.distill.procedures import procedures
+from wiki_memory.consolidate.distill.statements import statements
+from wiki_memory.consolidate.distill.versions import versions
 from wiki_memory.consolidate.extract import Summary
 
 
@@ -42,11 +47,6 @@ class Distilled:
 
 def distill(summary: Summary, root: str | None = None) -> Distilled:
     """The candidate pages of a summarised session (`root`: the project's code repository)."""
-    from wiki_memory.consolidate.distill.gotchas import gotchas
-    from wiki_memory.consolidate.distill.manifests import manifests
-    from wiki_memory.consolidate.distill.procedures import procedures
-    from wiki_memory.consolidate.distill.statements import statements
-    from wiki_memory.consolidate.distill.versions import versions
 
     evidence = gather(summary, root)
     found_gotchas, refused_gotchas = gotchas(evidence)

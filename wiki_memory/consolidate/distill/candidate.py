@@ -49,3 +49,11 @@ class Candidate:
         """The words that stand for it in a duplicate check: its title and its main fact."""
         main = self.facts.get("statement") or self.facts.get("signature") or self.facts.get("body") or ""
         return f"{self.title}\n{main}".strip()
+
+
+def proposed(evidence: Any, kind: str, *, date: str | None = None, **fields: Any) -> Candidate:
+    """A candidate of `kind` (of the page type `KINDS` gives it) found in what `evidence` read:
+    its source, and its date unless `date` says when the fact was stated or read."""
+    return Candidate(
+        kind=kind, type=KINDS[kind], source=evidence.source, date=evidence.date if date is None else date, **fields
+    )

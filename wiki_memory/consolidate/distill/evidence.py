@@ -7,6 +7,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import ntpath
 import os
 import re
 from collections.abc import Sequence
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 
 from wiki_memory.capture.prompts import classify_turns
 from wiki_memory.capture.shell import split_heredocs
-from wiki_memory.consolidate.commands import CommandRun, command_words, is_probe
+from wiki_memory.consolidate.command_runs import CommandRun
+from wiki_memory.consolidate.commands import command_words, is_probe
 from wiki_memory.consolidate.extract import Summary
 from wiki_memory.consolidate.oneline import clean, error_line
 from wiki_memory.consolidate.session import Answer, Prompt, Step, iso, time_key
@@ -141,6 +143,10 @@ def shell_creates(command: str) -> list[str]:
     return [f.strip("'\"") for f in whole + added if f.strip("'\"") in writes]
 
 
+#: How many later commands a failure's resolution may be looked for in.
+AHEAD = 6
+
+
 @dataclass(frozen=True)
 class Run:
     """One shell command of the session, as the distillers read it."""
@@ -163,6 +169,11 @@ class Run:
     @property
     def date(self) -> str:
         return iso(time_key(self.time))[:10] if time_key(self.time) else ""
+
+    @property
+    def program(self) -> str:
+        """The program it ran, by its file name in lower case (`/usr/bin/Make` -> `make`)."""
+        return os.path.basename(self.words[0]).lower() if self.words else ""
 
 
 @dataclass(frozen=True)
@@ -351,7 +362,6 @@ _WINDOWS = re.compile(r"^[A-Za-z]:[\\/]")
 def _windows_relative(path: str, base: str) -> str | None:
     """`path` relative to `base` when the session ran on Windows (`C:\\Users\\me\\app`), with
     forward slashes; None outside `base`."""
-    import ntpath
 
     full = path if _WINDOWS.match(path) else ntpath.join(base, path)
     try:

@@ -12,10 +12,10 @@ session, in one of the ways real agents resolve things:
 - the same line passing again once run outside the agent's sandbox (Codex's "failed in
   sandbox ... Denied"), or in the right directory after its `cd` failed.
 
-Traps of the environment, not of one command, make pages too: a file tool that takes only
-one spelling of a path (`C:\\x` not `/c/x`), an edit tool refused over where the file is and
-the file then written from the shell, one error on commands of different programs that never
-pass afterwards (a permission mode denying the shell).
+Traps of the environment, not of one command, make pages too (in `environment_gotchas`): a
+file tool that takes only one spelling of a path (`C:\\x` not `/c/x`), an edit tool refused over
+where the file is and the file then written from the shell, one error on commands of different
+programs that never pass afterwards (a permission mode denying the shell).
 
 The page holds the error's signature, the command, the fix (the files changed, anchored; or
 the command that worked instead, or the one run first), the agent's own explanation when its
@@ -45,8 +45,16 @@ import re
 from dataclasses import replace
 
 from wiki_memory.consolidate.commands import command_key, command_words, is_probe
-from wiki_memory.consolidate.distill.candidate import Candidate
-from wiki_memory.consolidate.distill.evidence import Evidence, Run, answer_between, one_line, segments, shell_writes
+from wiki_memory.consolidate.distill.candidate import Candidate, proposed
+from wiki_memory.consolidate.distill.environment_gotchas import environment_gotchas, file_tool_gotchas
+from wiki_memory.consolidate.distill.evidence import (
+    AHEAD,
+    Evidence,
+    Run,
+    answer_between,
+    one_line,
+    segments,
+)
 from wiki_memory.consolidate.distill.signature import (
     is_assertion,
     is_static_finding,
@@ -54,7 +62,7 @@ from wiki_memory.consolidate.distill.signature import (
     signature,
     words_of,
 )
-from wiki_memory.consolidate.session import Step
+from wiki_memory.consolidate.oneline import cut_at_word
 
 _CAUSAL = re.compile(
     r"\b(because|caused by|the cause|root cause|was missing|wasn't set|was not set|isn't set|is not set|"
@@ -77,10 +85,6 @@ _STATE = re.compile(
 _SANDBOXED = re.compile(r"^\[\w+ by the sandbox (\w+): exit code -?\d+\]$", re.M)
 _GENERIC = {"run", "test", "tests", "build", "install", "start", "dev", "exec", "-m", "python", "python3", "node",
             "bash", "sh", "sudo", "npx", ".", "./", "..", "-c", "-lc", "-l"}  # fmt: skip
-#: How many of the commands an environment's error stopped a gotcha lists.
-MAX_COMMANDS = 5
-#: How many later commands a failure's resolution may be looked for in.
-AHEAD = 6
 _RUNNER_NAMES = {
     "tests": "the tests",
     "build": "the build",
@@ -174,10 +178,6 @@ def _objects(run: Run) -> set[str]:
     return out
 
 
-def _program(run: Run) -> str:
-    return os.path.basename(run.words[0]).lower() if run.words else ""
-
-
 def _kin(a: str, b: str) -> bool:
     """Two names of one program (`python`/`python3`, `pip`/`pip3`, `docker-compose`/`docker`)."""
     if not a or not b or a == b:
@@ -197,10 +197,10 @@ def _related(failed: Run, later: Run) -> bool:
     # reads the file that `docfx docfx.json` timed out on, it does not do docfx's job.
     objects = _objects(failed)
     words = {os.path.basename(w.strip("'\"").rstrip("/")).lower() for w in later.words}
-    runs_it = any(_kin(_program(failed), w) and not re.search(r"\.[A-Za-z]", w[len(_program(failed)) :]) for w in words)
+    runs_it = any(_kin(failed.program, w) and not re.search(r"\.[A-Za-z]", w[len(failed.program) :]) for w in words)
     if runs_it and (any(("." in o or "/" in o) for o in objects & words) or (objects and objects <= words)):
         return True
-    return _kin(_program(failed), _program(later)) and len(failed.words) == 1 == len(later.words)
+    return _kin(failed.program, later.program) and len(failed.words) == 1 == len(later.words)
 
 
 def _other_settings(failed: Run, later: Run) -> Run | None:
@@ -271,7 +271,7 @@ def project_install(run: Run) -> bool:
 
 def _missing_lookup(run: Run) -> bool:
     """`which python3`, `command -v tree`: looking for a program, not doing the job."""
-    return _program(run) in ("which", "type", "where", "whereis", "command", "hash", "apropos")
+    return run.program in ("which", "type", "where", "whereis", "command", "hash", "apropos")
 
 
 def gotchas(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
@@ -311,48 +311,6 @@ def gotchas(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
     return out + file_tool_gotchas(evidence) + environment_gotchas(evidence, made), refused
 
 
-def environment_gotchas(evidence: Evidence, known: set[str]) -> list[Candidate]:
-    """The same error on commands of different programs, never passing: it comes from where
-    they ran, not from any of them (`Permission to use Bash has been auto-denied in dontAsk
-    mode.` on `tmux -V` and `chmod +x x`), a trap of the environment."""
-    by_sig: dict[str, list[Run]] = {}
-    for run in evidence.runs:
-        sig = signature(run.error) if not run.ok and run.error else ""
-        if sig and sig not in known and is_telling(sig) and not is_assertion(sig) and not is_static_finding(sig):
-            by_sig.setdefault(sig, []).append(run)
-    out: list[Candidate] = []
-    for sig, runs in by_sig.items():
-        programs = list(dict.fromkeys(_program(r) for r in runs if r.words))
-        if len(programs) < 2 or any(r.ok and _program(r) in programs for r in evidence.runs if r.index > runs[0].index):
-            continue  # one program's own failure, or the environment let it through after all
-        first = runs[0]
-        facts = {
-            "signature": sig,
-            "command": first.command,
-            "dir": first.directory,
-            "error": one_line(first.error, 300),
-            "commands": [r.command for r in runs][:MAX_COMMANDS],
-            "occurrence": {"date": first.date or evidence.date, "by": evidence.agent, "session": evidence.source,
-                           "fixed": False, "files": []},
-        }  # fmt: skip
-        names = ", ".join(f"`{p}`" for p in programs[:4])
-        out.append(
-            Candidate(
-                kind="gotcha",
-                type="gotcha",
-                title=f"{sig if len(sig) <= 110 else sig[:110].rsplit(' ', 1)[0] + ' …'} (on any command: {names})",
-                key=sig,
-                source=evidence.source,
-                date=evidence.date,
-                facts=facts,
-                reason=f"{len(runs)} commands of {len(programs)} programs failed with {sig[:60]!r} "
-                f"in {evidence.source}",
-                tags=("distilled", "environment"),
-            )
-        )
-    return out
-
-
 def _fixed(
     evidence: Evidence, run: Run, later: Run, first: list[Run], sig: str, *, instead_ok: bool = True
 ) -> tuple[Candidate | None, str | None]:
@@ -385,7 +343,7 @@ def _fixed(
     if not kept and instead and is_probe(later.command) and not missing_program(run) and not elsewhere:
         return None, "another command only looked around"
     what = _RUNNER_NAMES.get(run.purpose or "", f"`{run.words[0]}`" if run.words else "a command")
-    title = f"{sig if len(sig) <= 110 else sig[:110].rsplit(' ', 1)[0] + ' …'} when running {what}"
+    title = f"{cut_at_word(sig, 110)} when running {what}"
     facts = {
         "signature": sig,
         "error": one_line(run.error, 300),
@@ -412,142 +370,17 @@ def _fixed(
         how = f"passed after `{one_line(first[0].command, 80)}`"
     reason = f"failed with {sig[:60]!r}, then {how} in {evidence.source}"
     return (
-        Candidate(
-            kind="gotcha",
-            type="gotcha",
+        proposed(
+            evidence,
+            "gotcha",
             title=title,
             key=sig,
-            source=evidence.source,
-            date=evidence.date,
             facts=facts,
             anchors=tuple(kept),
             reason=reason,
             tags=("distilled",),
         ),
         None,
-    )
-
-
-# A path spelled with a drive: `C:\\x`, `C:/x` (Windows) or `/c/x`, `/mnt/c/x`, `/cygdrive/c/x`
-# (Git Bash, WSL, Cygwin).
-_WINDOWS_DRIVE = re.compile(r"^([A-Za-z]):[\\/]")
-_POSIX_DRIVE = re.compile(r"^/(?:mnt/|cygdrive/)?([A-Za-z])/")
-
-
-def _path_parts(path: str) -> list[str]:
-    return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
-
-
-def _head(path: str, tail: int) -> str:
-    """`path` without its last `tail` parts, as it was spelled."""
-    pieces = re.split(r"[\\/]+", path.rstrip("\\/"))
-    return ("\\" if _WINDOWS_DRIVE.match(path) else "/").join(pieces[: len(pieces) - tail])
-
-
-def path_spelling(failed: str, worked: str) -> str:
-    """How a path that a file tool refused and one it took name the same file in two spellings:
-    a drive written the Windows way and the POSIX way, or a relative path and an absolute one
-    ending with it. "" when they are not the same file so spelled (a wrong guess of a folder)."""
-    a, b = _path_parts(failed), _path_parts(worked)
-    common = 0
-    while common < min(len(a), len(b)) and a[-1 - common].lower() == b[-1 - common].lower():
-        common += 1
-    if common < 1 or failed == worked:
-        return ""
-    drive_a = _WINDOWS_DRIVE.match(failed) or _POSIX_DRIVE.match(failed)
-    drive_b = _WINDOWS_DRIVE.match(worked) or _POSIX_DRIVE.match(worked)
-    windows_a, windows_b = bool(_WINDOWS_DRIVE.match(failed)), bool(_WINDOWS_DRIVE.match(worked))
-    same_drive = drive_a and drive_b and drive_a.group(1).lower() == drive_b.group(1).lower()
-    if same_drive and windows_a != windows_b and common >= 2:
-        spelling = "Windows" if windows_b else "POSIX"
-        return f"the tool takes the {spelling} spelling `{_head(worked, common)}`…, not `{_head(failed, common)}`…"
-    if (
-        common == len(a)
-        and not failed.startswith(("/", "~"))
-        and not windows_a
-        and (worked.startswith("/") or windows_b)
-    ):
-        return "the tool takes an absolute path, not a relative one"
-    return ""
-
-
-def same_file(a: str, b: str) -> bool:
-    """Two spellings of one file: the same last two path parts (or the whole name, when one is
-    only a name), whatever the separators and the drive."""
-    x, y = _path_parts(a), _path_parts(b)
-    tail = min(2, len(x), len(y))
-    return tail > 0 and [p.lower() for p in x[-tail:]] == [p.lower() for p in y[-tail:]]
-
-
-# A file tool's error that is about where the file is, not what it holds ("File path must be
-# within one of the workspace directories", "Permission denied", "not allowed").
-_PLACE = re.compile(r"\b(path|director(y|ies)|workspace|folder|outside|permission|denied|not allowed)\b", re.I)
-
-
-def _edited_from_shell(evidence: Evidence, step: Step, path: str) -> Run | None:
-    """A later shell command that worked and wrote the file an edit tool refused (`powershell
-    -Command "(Get-Content f) -replace 'a','b' | Set-Content f"` for `replace f`)."""
-    for run in [r for r in evidence.runs if r.index > step.index][:AHEAD]:
-        if run.ok and any(same_file(path, w) for w in shell_writes(run.line or run.command)):
-            return run
-    return None
-
-
-def file_tool_gotchas(evidence: Evidence) -> list[Candidate]:
-    """A file tool (Read, Edit, Write) that refused a path, then took the same file spelled
-    another way (see `path_spelling`), or an edit tool refused over where the file is and a
-    shell command wrote it instead: a trap of the environment, with the way that works."""
-    out: list[Candidate] = []
-    seen: set[str] = set()
-    steps = [st for st in evidence.steps if st.kind in ("read", "edit") and st.input.strip()]
-    for i, step in enumerate(steps):
-        if not step.error or step.tool in seen:
-            continue
-        said = [line for line in re.sub(r"</?tool_use_error>", "", step.output).splitlines() if line.strip()]
-        error = one_line(said[0] if said else "", 200)  # (the tool's own line; what follows repeats it)
-        shell = _edited_from_shell(evidence, step, step.input.strip()) if step.kind == "edit" else None
-        if shell is not None and _PLACE.search(error):
-            seen.add(step.tool)
-            out.append(
-                _file_tool_gotcha(evidence, step, error, shell.command, "the shell wrote the file the tool would not")
-            )
-            continue
-        for later in steps[i + 1 : i + 1 + AHEAD]:
-            if later.error or later.tool != step.tool:
-                continue
-            how = path_spelling(step.input.strip(), later.input.strip())
-            if not how:
-                continue
-            seen.add(step.tool)
-            out.append(_file_tool_gotcha(evidence, step, error, f"{later.tool} {later.input.strip()}", how))
-            break
-    return out
-
-
-def _file_tool_gotcha(evidence: Evidence, step: Step, error: str, instead: str, how: str) -> Candidate:
-    sig = signature(error) or "refused the path"
-    title = f"{step.tool} fails with {sig!r} on paths like `{step.input.strip()}`"
-    key = f"{step.tool}: {sig}"
-    facts = {
-        "signature": key,
-        "error": error,
-        "command": f"{step.tool} {step.input.strip()}",
-        "instead": instead,
-        "differs": how,
-        "verified": instead,
-        "occurrence": {"date": evidence.date, "by": evidence.agent, "session": evidence.source,
-                       "fixed": True, "files": []},
-    }  # fmt: skip
-    return Candidate(
-        kind="gotcha",
-        type="gotcha",
-        title=title if len(title) <= 160 else title[:157] + "…",
-        key=key,
-        source=evidence.source,
-        date=evidence.date,
-        facts=facts,
-        reason=f"{step.tool} refused `{one_line(step.input, 60)}`, then {how} in {evidence.source}",
-        tags=("distilled",),
     )
 
 
@@ -569,13 +402,11 @@ def _hit(evidence: Evidence, run: Run, sig: str, *, fixed: bool) -> Candidate:
         "occurrence": {"date": run.date or evidence.date, "by": evidence.agent, "session": evidence.source,
                        "fixed": fixed, "files": []},
     }  # fmt: skip
-    return Candidate(
-        kind="gotcha-hit",
-        type="gotcha",
+    return proposed(
+        evidence,
+        "gotcha-hit",
         title=sig,
         key=sig,
-        source=evidence.source,
-        date=evidence.date,
         facts=facts,
         reason=f"the same error ({sig[:60]!r}) again in {evidence.source}",
         create=False,
@@ -588,19 +419,17 @@ def promote(hit: Candidate, occurrences: list[dict[str, object]]) -> Candidate:
     f = hit.facts
     sig = str(f["signature"])
     sessions = list(dict.fromkeys(str(o.get("session")) for o in occurrences))
-    title = f"{sig if len(sig) <= 110 else sig[:110].rsplit(' ', 1)[0] + ' …'} when running {f.get('what')}"
+    title = f"{cut_at_word(sig, 110)} when running {f.get('what')}"
     keep = ("date", "by", "session", "fixed", "files")
     facts = {
         **{k: v for k, v in f.items() if k not in ("recurs", "what")},
         "occurrences": [{k: o.get(k) for k in keep} for o in occurrences],
     }
-    return Candidate(
-        kind="gotcha",
-        type="gotcha",
+    return proposed(
+        hit,
+        "gotcha",
         title=title,
         key=sig,
-        source=hit.source,
-        date=hit.date,
         facts=facts,
         reason=f"the same error ({sig[:60]!r}) in {len(sessions)} sessions: {', '.join(sessions[:4])}",
         tags=("distilled", "recurring"),

@@ -23,14 +23,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wiki_memory.config import Project, Settings, load_settings, template
 from wiki_memory.config.settings import DistillSettings
+from wiki_memory.consolidate.distill import agent_cli
 from wiki_memory.consolidate.distill.candidate import Candidate
 from wiki_memory.consolidate.extract import Summary, clean
-from wiki_memory.consolidate.llm import LLMError
+from wiki_memory.consolidate.llm import LLMError, _json_object, complete_counted, digest, llm_config
+from wiki_memory.consolidate.state import log, state_dir
 from wiki_memory.errors import WikiMemoryError
 
 PROPOSED_TYPES = ("decision", "gotcha", "procedure", "preference", "fact")
@@ -75,7 +77,6 @@ def distill_config(settings: Settings) -> DistillLLM | None:
 
 
 def _spent_path(project: Project, session_id: str) -> Any:
-    from wiki_memory.consolidate.state import state_dir
 
     return state_dir(project) / f"{session_id}.distill.json"
 
@@ -97,7 +98,6 @@ def _add_spent(project: Project, session_id: str, tokens: int) -> None:
 def prompt_for(
     summary: Summary, candidates: Sequence[Candidate], nearest: Sequence[tuple[str, str]], chars: int
 ) -> str:
-    from wiki_memory.consolidate.llm import digest
 
     found = "\n".join(f"- [{c.type}] {c.title}" for c in candidates) or "(none)"
     pages = "\n".join(f"- {path}: {clean(text, 300)}" for path, text in nearest) or "(none)"
@@ -108,8 +108,7 @@ def prompt_for(
 
 def parse_answer(text: str, summary: Summary, nearest_paths: Sequence[str]) -> tuple[list[Candidate], list[Any]]:
     """(proposed candidates, flagged contradictions) from the model's JSON, or LLMError."""
-    from wiki_memory.capture.redact import redact_with_config as redact
-    from wiki_memory.consolidate.llm import _json_object
+    from wiki_memory.capture.redact import redact_with_config as redact  # deferred: patterns compile on import
 
     data = _json_object(text)
     pages, flags = data.get("pages", []), data.get("contradictions", [])
@@ -152,16 +151,11 @@ def parse_answer(text: str, summary: Summary, nearest_paths: Sequence[str]) -> t
 
 def _complete(config: DistillLLM, system: str, prompt: str, max_tokens: int) -> tuple[str, int]:
     if config.backend == "api":
-        from dataclasses import replace
-
-        from wiki_memory.consolidate.llm import complete_counted, llm_config
-
         api = llm_config(load_settings())
         if api is None:
             raise LLMError("[distill] llm = api needs [consolidate] provider and model")
         api = replace(api, max_tokens=max_tokens, timeout=min(api.timeout, config.timeout))
         return complete_counted(api, system, prompt)
-    from wiki_memory.consolidate.distill import agent_cli
 
     return agent_cli.run(
         config.backend, f"{system}\n\n{prompt}", program=config.program, model=config.model, timeout=config.timeout
@@ -178,7 +172,6 @@ def distill_with_llm(
 ) -> LLMOutcome | None:
     """The evidence's candidates with the model's proposals added; None when no LLM is
     configured (or `llm` is False). Never raises for the model's failures."""
-    from wiki_memory.consolidate.state import log
 
     if llm is False:
         return None

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wiki_memory.consolidate.distill.candidate import Candidate
+from wiki_memory.consolidate.distill.manifests import TOPICS
 from wiki_memory.pages import Page
 from wiki_memory.pages.anchors import Anchor
 
@@ -223,7 +224,6 @@ def tools_body(title: str, meta: Mapping[str, Any]) -> str:
 
 
 def fact_body(title: str, meta: Mapping[str, Any]) -> str:
-    from wiki_memory.consolidate.distill.manifests import TOPICS
 
     if meta.get("environment") == "tools":
         return tools_body(title, meta)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 
-from wiki_memory.consolidate.distill.candidate import Candidate
+from wiki_memory.consolidate.distill.candidate import Candidate, proposed
 from wiki_memory.consolidate.distill.evidence import Evidence, Run
 from wiki_memory.consolidate.distill.signature import signature
 
@@ -135,13 +135,11 @@ def procedures(evidence: Evidence) -> list[Candidate]:
             else f"a recorded {purpose} command failed in {evidence.source}"
         )
         out.append(
-            Candidate(
-                kind="procedure",
-                type="procedure",
+            proposed(
+                evidence,
+                "procedure",
                 title=title,
                 key=purpose,
-                source=evidence.source,
-                date=evidence.date,
                 facts={"purpose": purpose, "commands": commands, "failures": failures},
                 reason=reason,
                 create=any(not trivial(r) for r in good),  # nor does a failure, nor a default run

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import re
 
-from wiki_memory.consolidate.distill.candidate import Candidate
+from wiki_memory.consolidate.distill.candidate import Candidate, proposed
 from wiki_memory.consolidate.distill.evidence import Evidence
+from wiki_memory.consolidate.oneline import cut_at_word
 
 MAX_PROMPT_CHARS = 1500  # longer prompts are mostly pastes (specs, logs, files)
 
@@ -255,12 +256,11 @@ def statements(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
                 names, negated = choice[0] + [n for n in choice[1] if n not in choice[0]], choice[1]
             date = prompt.time[:10] if len(prompt.time) >= 10 else evidence.date
             out.append(
-                Candidate(
-                    kind=kind,
-                    type=kind,
-                    title=statement if len(statement) <= 120 else statement[:120].rsplit(" ", 1)[0] + " …",
+                proposed(
+                    evidence,
+                    kind,
+                    title=cut_at_word(statement, 120),
                     key=key,
-                    source=evidence.source,
                     date=date,
                     facts={
                         "statement": statement,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 
-from wiki_memory.consolidate.distill.candidate import Candidate
+from wiki_memory.consolidate.distill.candidate import Candidate, proposed
 from wiki_memory.consolidate.distill.evidence import Evidence, segments, shell_output
 
 TITLE = "Tool versions"
@@ -65,13 +65,11 @@ def versions(evidence: Evidence) -> list[Candidate]:
     if not found:
         return []
     return [
-        Candidate(
-            kind="fact",
-            type="fact",
+        proposed(
+            evidence,
+            "fact",
             title=TITLE,
             key="tools",
-            source=evidence.source,
-            date=evidence.date,
             facts={"environment": "tools", "tools": found},
             reason=f"{', '.join(f'`{c}`' for c in [v['command'] for v in found.values()][:3])} in {evidence.source}",
             tags=("distilled", "versions"),

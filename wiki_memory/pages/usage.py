@@ -3,7 +3,8 @@ git (`usage.jsonl` beside the wiki), so that the wiki's log stays a record of wh
 and not of who looked. Explicit marks are commits besides (`Memory.mark`).
 
 `record` appends one line and never raises (the SessionStart hook calls it); `counts` adds
-them up. Standard library only.
+them up. Standard library only; the counters live with the page model, below everything
+that counts (the SessionStart hook, `Memory`'s reads, searches and marks).
 """
 
 from __future__ import annotations
@@ -12,11 +13,18 @@ import json
 import os
 import time
 
-from wiki_memory.config import Project
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from pathlib import Path
+    from typing import Protocol
+
+    class Project(Protocol):
+        """A project as the counters see it (`config.Project`): where its files live."""
+
+        @property
+        def home(self) -> Path: ...
+
 
 USAGE_FILE = "usage.jsonl"
 TOTALS_FILE = "usage-totals.json"

@@ -57,7 +57,7 @@ def links_into(conn: sqlite3.Connection, statuses: Sequence[str]) -> list[tuple[
 
 def first_vectors(conn: sqlite3.Connection, model: str, paths: Sequence[str]) -> dict[str, Any]:
     """path -> the vector (float32 array) of the page's first chunk, for pages that have one."""
-    import numpy as np
+    import numpy as np  # deferred: numpy only where vectors are used: a search by words never loads it
 
     found: dict[str, Any] = {}
     for start in range(0, len(paths), 500):
