@@ -9,7 +9,7 @@ import click
 
 from wiki_memory.cli import App, main, pass_app
 from wiki_memory.cli.output import echo_json
-from wiki_memory.memory.team_share import PERSONAL, ShareProposal, ShareResult
+from wiki_memory.memory import PERSONAL, ShareProposal, ShareResult
 
 
 @main.command()

@@ -10,6 +10,8 @@ import sys
 
 from wiki_memory.config import Project
 from wiki_memory.consolidate.state import log
+from wiki_memory.memory import Memory
+from wiki_memory.recall import moments
 
 
 def project_from_arg(text: str) -> Project:
@@ -21,7 +23,6 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) < 2 or args[1] not in ("session", "pending") or (args[1] == "session" and len(args) != 3):
         print("usage: python -m wiki_memory.hook.worker PROJECT-JSON (session ID | pending)", file=sys.stderr)
         return 2
-    from wiki_memory.memory import Memory
 
     try:
         project = project_from_arg(args[0])
@@ -32,7 +33,6 @@ def main(argv: list[str] | None = None) -> int:
                 memory.consolidate_pending()
         # The gotchas and procedures it distilled, in the table the shell hooks read: here,
         # in the background, rather than in the first command hook after it.
-        from wiki_memory.recall import moments
 
         moments.table(project)
     except Exception as e:  # noqa: BLE001 - a background process has no one to tell but the log

@@ -34,10 +34,7 @@ from wiki_memory.mcp.scope import (
 )
 from wiki_memory.mcp.service import FALLBACK_AGENT, Workspaces
 from wiki_memory.mcp.transport import GRANT_KEY, PROJECT_KEY
-from wiki_memory.memory import Actor
-from wiki_memory.memory.access import Grant, Tokens
-from wiki_memory.memory.projects import named_project
-from wiki_memory.memory.reach import Reach
+from wiki_memory.memory import Actor, Grant, Reach, Tokens, named_project
 
 INSTRUCTIONS = """\
 wiki-memory is this project's long-term memory, shared by every coding agent that works on it \
@@ -324,7 +321,7 @@ def build_server(
         tokens=tokens,
     )
 
-    from wiki_memory.mcp import tools
+    from wiki_memory.mcp import tools  # deferred: tools registers on the server class this module defines
 
     for register in (
         tools.register_reading_tools,

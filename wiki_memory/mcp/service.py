@@ -34,6 +34,7 @@ from wiki_memory.mcp.models import (
     WriteOutput,
 )
 from wiki_memory.memory import Actor, Memory, PageView, Written
+from wiki_memory.pages import CORE_KEYS
 
 log = logging.getLogger("wiki_memory.mcp")
 
@@ -157,7 +158,6 @@ def _jsonable(value: Any) -> Any:
 
 
 def _page_output(ws: Workspace, view: PageView) -> PageOutput:
-    from wiki_memory.pages import CORE_KEYS
 
     page = view.page
     return PageOutput(

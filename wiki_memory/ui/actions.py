@@ -12,8 +12,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.memory import Actor
-from wiki_memory.memory.rules import InputError
+from wiki_memory.memory import Actor, InputError
 from wiki_memory.ui import render
 from wiki_memory.ui.app import Refused, status_of, viewer_of
 

@@ -21,6 +21,7 @@ from functools import cached_property, partial
 from typing import Any
 from urllib.parse import quote
 
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -89,7 +90,6 @@ class Viewer:
 
     @cached_property
     def templates(self) -> Any:
-        from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
         env = Environment(
             loader=PackageLoader("wiki_memory.ui", "templates"),
@@ -150,7 +150,7 @@ async def _error(request: Request, error: Exception) -> Response:
 
 def build_app(viewer: Viewer) -> Gate:
     """The viewer's ASGI app, behind its gate."""
-    from wiki_memory.ui import actions, views
+    from wiki_memory.ui import actions, views  # deferred: the routes' modules import this one (Viewer, viewer_of)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
