@@ -71,7 +71,7 @@ class App:
 # other command's module (tests/test_cli.py checks the table against the commands). A name
 # not listed loads every module.
 COMMAND_MODULES = {
-    **dict.fromkeys(("anchor", "mark", "review", "supersede"), "lifecycle"),
+    **dict.fromkeys(("anchor", "mark", "review", "supersede"), "review"),
     **dict.fromkeys(("consolidate", "demo", "handoff", "import"), "handoff"),
     **dict.fromkeys(("diff", "edit", "init", "list", "log", "mv", "path", "revert", "rm", "show"), "pages"),
     **dict.fromkeys(("status", "write"), "pages"),

@@ -1,5 +1,5 @@
 """Commands that share with the team tier: share, shared (and `handoff share`, in handoff.py;
-the pages worth sharing are listed by `review`, in lifecycle.py)."""
+the pages worth sharing are listed by `review`, in review.py)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """The viewer as an ASGI application: its routes, its templates, the project each request is
-about, and the gate in front of it all (`gate.py`).
+about, and the gate in front of it all (`auth.py`).
 
     app = build_app(Viewer(project, token="...", host="127.0.0.1", port=8766))
 
 The viewer lives under a secret path drawn per launch, `Viewer.base` (`/<prefix>`): every
-address it makes carries it, and its cookie is scoped to it (`gate.py` says why).
+address it makes carries it, and its cookie is scoped to it (`auth.py` says why).
 
 Every view reads and every action writes through the project's `Memory` (on the project's
 own thread, `workspaces.py`); this module only routes and renders.
@@ -33,7 +33,7 @@ from wiki_memory.config import Project
 from wiki_memory.errors import ConflictError, NotFoundError, WikiMemoryError
 from wiki_memory.memory import known_projects
 from wiki_memory.ui import render
-from wiki_memory.ui.gate import Gate, cookie_name
+from wiki_memory.ui.auth import Gate, cookie_name
 from wiki_memory.ui.workspaces import Workspace, Workspaces
 
 PROJECTS_TTL = 10.0  # seconds the list of the home's projects is kept
