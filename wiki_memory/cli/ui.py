@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from wiki_memory.cli import App, main, pass_app
-from wiki_memory.serving import check_bind
+from wiki_memory.serving.http import check_bind
 
 
 @main.command()

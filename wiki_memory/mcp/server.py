@@ -9,7 +9,6 @@ can fix come back as tool errors with one clear message; nothing is written.
 # No `from __future__ import annotations` here: the SDK evaluates every tool's annotations
 # when it registers the tool, and strings make the server's start-up noticeably slower.
 
-import asyncio
 import contextvars
 import inspect
 import os
@@ -24,7 +23,6 @@ from pydantic import ValidationError
 from wiki_memory import __version__
 from wiki_memory.config import Project, load_settings, resolve_project
 from wiki_memory.errors import NotFoundError, WikiMemoryError
-from wiki_memory.mcp import service
 from wiki_memory.mcp.scope import (
     NO_PROJECT,
     SESSION_ENV,
@@ -32,9 +30,10 @@ from wiki_memory.mcp.scope import (
     projects_from_roots,
     server_project_dir,
 )
-from wiki_memory.mcp.service import FALLBACK_AGENT, Workspaces
+from wiki_memory.mcp.service import FALLBACK_AGENT
 from wiki_memory.mcp.transport import GRANT_KEY, PROJECT_KEY
 from wiki_memory.memory import Actor, Grant, Reach, Tokens, named_project
+from wiki_memory.serving.workspaces import Workspaces
 
 INSTRUCTIONS = """\
 wiki-memory is this project's long-term memory, shared by every coding agent that works on it \
@@ -259,7 +258,7 @@ class MemoryServer(MCPServer):
         """Run `fn(workspace, ...)` on the project's workspace thread; errors become tool errors."""
         try:
             ws = self.workspaces.get(self.project_for(project, roots))
-            return await asyncio.wrap_future(ws.submit(fn, *args, **kwargs))
+            return await ws.run(fn, *args, **kwargs)
         except WikiMemoryError as e:
             raise ToolError(str(e)) from e
         except OSError as e:
@@ -284,7 +283,7 @@ class MemoryServer(MCPServer):
         except WikiMemoryError:
             return  # a broken .wiki-memory.toml: the first call reports it
         if project is not None:
-            self.workspaces.get(project).submit(service.Workspace.warm)
+            self.workspaces.get(project).warm()
 
     def close(self) -> None:
         self.workspaces.close()

@@ -16,7 +16,16 @@ from starlette.responses import JSONResponse
 from wiki_memory import __version__
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.memory import Admission, Tokens
-from wiki_memory.serving import DEFAULT_HOST, HostGate, bind, check_bind, is_loopback, shown_host, warn_short_token
+from wiki_memory.serving.http import (
+    DEFAULT_HOST,
+    HostGate,
+    bind,
+    check_bind,
+    is_loopback,
+    respond,
+    shown_host,
+    warn_short_token,
+)
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "check_bind", "http_app", "serve_http", "serve_stdio"]
 
@@ -74,21 +83,10 @@ class TokenGate:
         self.tokens.refuse(
             f"a caller from {client[0]}", f"{scope.get('method', '?')} {scope.get('path', '?')}", admission.reason
         )
-        body = json.dumps(
-            {"error": "unauthorized", "message": "this wiki-memory server needs Authorization: Bearer <token>"}
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"www-authenticate", b'Bearer realm="wiki-memory"'),
-                ],
-            }
+        body = {"error": "unauthorized", "message": "this wiki-memory server needs Authorization: Bearer <token>"}
+        await respond(
+            send, 401, json.dumps(body).encode(), headers=[(b"www-authenticate", b'Bearer realm="wiki-memory"')]
         )
-        await send({"type": "http.response.body", "body": body})
 
 
 class ProjectPaths:

@@ -7,7 +7,7 @@ The viewer lives under a secret path drawn per launch, `Viewer.base` (`/<prefix>
 address it makes carries it, and its cookie is scoped to it (`auth.py` says why).
 
 Every view reads and every action writes through the project's `Memory` (on the project's
-own thread, `workspaces.py`); this module only routes and renders.
+own thread, `serving/workspaces.py`); this module only routes and renders.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from wiki_memory import __version__
 from wiki_memory.config import Project
 from wiki_memory.errors import ConflictError, NotFoundError, WikiMemoryError
 from wiki_memory.memory import known_projects
+from wiki_memory.serving.workspaces import Workspace, Workspaces
 from wiki_memory.ui import render
 from wiki_memory.ui.auth import Gate, cookie_name
-from wiki_memory.ui.workspaces import Workspace, Workspaces
 
 PROJECTS_TTL = 10.0  # seconds the list of the home's projects is kept
 
@@ -54,7 +54,7 @@ class Viewer:
     port: int = 8766
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     prefix: str = field(default_factory=lambda: secrets.token_urlsafe(16))  # drawn per launch
-    workspaces: Workspaces = field(default_factory=Workspaces)
+    workspaces: Workspaces = field(default_factory=lambda: Workspaces(name="wiki-memory-ui", warm=True))
     _projects: tuple[float, list[Project]] = field(default_factory=lambda: (0.0, []))  # (when read, what)
 
     @property

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import uvicorn
 
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.serving import bind, check_bind, is_loopback, shown_host, warn_short_token
+from wiki_memory.serving.http import bind, check_bind, is_loopback, shown_host, warn_short_token
 from wiki_memory.ui.app import Viewer, build_app
 
 if TYPE_CHECKING:
