@@ -36,11 +36,14 @@ from wiki_memory.pages import PAGE_TYPES, STATUSES
 # is written by `handoff_write`, not `write`). Literal of a tuple is the Literal of its values;
 # a type checker reads them as plain strings, which the memory layer checks.
 if TYPE_CHECKING:
-    PageTypeArg = SearchTypeArg = StatusArg = VerdictArg = str
+    PageTypeArg = str
+    SearchTypeArg = str
+    StatusArg = str
+    VerdictArg = str
 else:
     PageTypeArg = Literal[tuple(t for t in PAGE_TYPES if t != "handoff")]
     SearchTypeArg = Literal[PAGE_TYPES]
-    StatusArg = Literal[(*STATUSES, "any")]
+    StatusArg = Literal[STATUSES + ("any",)]
     VerdictArg = Literal[VERDICTS]
 
 ProjectArg = Annotated[
