@@ -95,7 +95,12 @@ def _validation_message(name: str, error: ValidationError) -> str:
 
 
 class MemoryServer(MCPServer):
-    """The MCP server, plus what it needs to serve: where its project is and who calls it."""
+    """The MCP server, plus what it needs to serve: where its project is and who calls it.
+
+    `projects`: what it reaches besides its own project (and, with `roots`, its client's
+    roots): directories, project ids or names, or `all`; `[mcp] projects` in config.toml
+    adds to them. An HTTP server is built with `roots=False`, and with `tokens` when people
+    reach it with their own tokens (see `memory.access`)."""
 
     def __init__(
         self,
@@ -124,10 +129,27 @@ class MemoryServer(MCPServer):
         self.session_id = session_id or (
             next((self.env[k] for k in SESSION_ENV if self.env.get(k)), None) if session_from_env else None
         )
+        configured = load_settings(env).get("mcp", "projects", [])
+        if isinstance(configured, str):
+            configured = [configured]
+        if isinstance(configured, list):
+            projects = [*projects, *(str(c) for c in configured)]
         self.reach = Reach(projects, roots=roots)
         self.tokens = tokens  # an HTTP server's people; checked on each call made with one's token
         self.workspaces = Workspaces()
         self._arguments: dict[str, set[str]] | None = None  # tool -> its argument names
+        from wiki_memory.mcp import tools  # deferred: tools registers on the server class this module defines
+
+        for register in (
+            tools.register_reading_tools,
+            tools.register_log_tools,
+            tools.register_writing_tools,
+            tools.register_edit_tools,
+            tools.register_lifecycle_tools,
+            tools.register_handoff_tools,
+            tools.register_resources,
+        ):
+            register(self)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         known = await self._argument_names(name)
@@ -289,47 +311,5 @@ class MemoryServer(MCPServer):
         self.workspaces.close()
 
 
-def build_server(
-    *,
-    project_dir: str | None = None,
-    agent: str | None = None,
-    session_id: str | None = None,
-    env: dict[str, str] | None = None,
-    session_from_env: bool = True,
-    projects: Sequence[str] = (),
-    roots: bool = True,
-    tokens: Tokens | None = None,
-) -> MemoryServer:
-    """The wiki-memory MCP server, ready for `run_stdio_async` or the HTTP app.
-
-    `projects`: what it reaches besides its own project (and, with `roots`, its client's
-    roots): directories, project ids or names, or `all`; `[mcp] projects` in config.toml
-    adds to them. An HTTP server is built with `roots=False`, and with `tokens` when people
-    reach it with their own tokens (see `memory.access`)."""
-    configured = load_settings(env).get("mcp", "projects", [])
-    if isinstance(configured, str):
-        configured = [configured]
-    server = MemoryServer(
-        project_dir=project_dir,
-        agent=agent,
-        session_id=session_id,
-        env=env,
-        session_from_env=session_from_env,
-        projects=[*projects, *(str(c) for c in configured if isinstance(configured, list))],
-        roots=roots,
-        tokens=tokens,
-    )
-
-    from wiki_memory.mcp import tools  # deferred: tools registers on the server class this module defines
-
-    for register in (
-        tools.register_reading_tools,
-        tools.register_log_tools,
-        tools.register_writing_tools,
-        tools.register_edit_tools,
-        tools.register_lifecycle_tools,
-        tools.register_handoff_tools,
-        tools.register_resources,
-    ):
-        register(server)
-    return server
+#: The wiki-memory MCP server, ready for `run_stdio_async` or the HTTP app (its tools registered).
+build_server = MemoryServer
