@@ -17,6 +17,6 @@ def main() -> None:
         from wiki_memory.hook.main import main as hook_main
 
         sys.exit(hook_main(argv[1:]))
-    from wiki_memory.cli import main as cli_main
+    from wiki_memory.cli import main as cli_main  # deferred: click and the commands, never on the hook path
 
     cli_main()

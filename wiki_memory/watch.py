@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from wiki_memory import logs
 from wiki_memory.errors import PageError, WikiMemoryError
+from wiki_memory.pages import parse_page
 from wiki_memory.store import Author, Edit, Store, is_ignored, is_page_path
 
 if TYPE_CHECKING:
@@ -191,7 +192,6 @@ class Watcher:
         return edits
 
     def _check_pages(self, edits: list[Edit]) -> None:
-        from wiki_memory.pages import parse_page
 
         for edit in edits:
             for path in edit.paths:
@@ -230,8 +230,12 @@ class Watcher:
 
     def start(self) -> None:
         """Start following the folder, after committing what changed while nobody watched."""
-        from watchdog.events import FileSystemEventHandler
-        from watchdog.observers import Observer
+        from watchdog.events import (
+            FileSystemEventHandler,  # deferred: watchdog, only for a watcher that follows the editor (not --once)
+        )
+        from watchdog.observers import (
+            Observer,  # deferred: watchdog, only for a watcher that follows the editor (not --once)
+        )
 
         watcher = self
 

@@ -26,7 +26,7 @@ from starlette.testclient import TestClient
 
 from wiki_memory.memory import Actor, Memory
 from wiki_memory.ui.app import Viewer, build_app
-from wiki_memory.ui.gate import CSP
+from wiki_memory.ui.auth import CSP
 
 PORT = 8766
 BASE = f"http://127.0.0.1:{PORT}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import pkgutil
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -18,8 +19,7 @@ from wiki_memory.config import Project
 from wiki_memory.errors import WikiMemoryError, disk_full, is_disk_full
 
 if TYPE_CHECKING:
-    from wiki_memory.memory import Memory
-    from wiki_memory.memory.searching import Searching
+    from wiki_memory.memory import Memory, Searching
 
 
 @dataclass
@@ -34,7 +34,7 @@ class App:
     @property
     def memory(self) -> Memory:
         if self._memory is None:
-            from wiki_memory.memory import Memory  # on first use: `search` needs none of it
+            from wiki_memory.memory import Memory  # deferred: git and the index; `search` needs none of it
 
             self._memory = Memory.at(self.project_dir)
             if self._memory.project.warning:
@@ -52,7 +52,7 @@ class App:
         if self._memory is not None:
             return self._memory
         if self._searching is None:
-            from wiki_memory.memory.searching import Searching
+            from wiki_memory.memory import Searching  # deferred: the search front, only for the commands that search
 
             self._searching = Searching.at(self.project_dir)
             if self._searching.project.warning:
@@ -71,7 +71,7 @@ class App:
 # other command's module (tests/test_cli.py checks the table against the commands). A name
 # not listed loads every module.
 COMMAND_MODULES = {
-    **dict.fromkeys(("anchor", "mark", "review", "supersede"), "lifecycle"),
+    **dict.fromkeys(("anchor", "mark", "review", "supersede"), "review"),
     **dict.fromkeys(("consolidate", "demo", "handoff", "import"), "handoff"),
     **dict.fromkeys(("diff", "edit", "init", "list", "log", "mv", "path", "revert", "rm", "show"), "pages"),
     **dict.fromkeys(("status", "write"), "pages"),
@@ -97,7 +97,6 @@ def load_commands() -> None:
     global _all_loaded
     if not _all_loaded:
         _all_loaded = True
-        import pkgutil
 
         for found in pkgutil.iter_modules(__path__):
             importlib.import_module(f"wiki_memory.cli.{found.name}")

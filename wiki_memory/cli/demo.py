@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wiki_memory.config import resolve_project
+from wiki_memory.memory import state_dir
+
 CART = '''"""The shopping cart."""
 
 
@@ -244,8 +247,6 @@ def run_demo(root: Path, *, say: Callable[[str], None] = lambda line: None, wait
         say(f"   {event:<20} {detail}")
 
     # SessionEnd started `wiki-memory consolidate --session` in the background: wait for it.
-    from wiki_memory.config import resolve_project
-    from wiki_memory.consolidate.state import state_dir
 
     os.environ["WIKI_MEMORY_HOME"] = str(home)
     project = resolve_project(repo)

@@ -8,9 +8,11 @@ import sys
 import click
 
 from wiki_memory.cli import App, main, pass_app
+from wiki_memory.cli.demo import demo as run
+from wiki_memory.cli.inout import import_instructions_command, import_wiki_command
 from wiki_memory.cli.output import Progress, echo_json, read_stdin, say_redacted, warnings_to_stderr
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.memory import Actor
+from wiki_memory.memory import Actor, agent_name, default_transcripts, find_transcripts, import_transcripts
 
 
 @main.group(invoke_without_command=True)
@@ -199,7 +201,6 @@ TRANSCRIPT_AGENTS = ("claude-code", "codex", "gemini", "opencode")  # the agents
 
 def _transcript_agent(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """The canonical agent name for AGENT (aliases as `install` takes them: claude, ...)."""
-    from wiki_memory.capture.adapter import agent_name
 
     if value in ("instructions", "wiki"):
         return value  # not agents: instruction files, an export (`import instructions`, `import wiki`)
@@ -251,19 +252,13 @@ def import_(ctx: click.Context, agent: str, paths: tuple[str, ...], as_json: boo
     `import wiki PATH` brings in what `export --format markdown|json` wrote.
     """
     if agent == "instructions":
-        from wiki_memory.cli.inout import import_instructions_command
-
         import_instructions_command(ctx.obj, paths, as_json=as_json, dry_run=dry_run)
         return
     if agent == "wiki":
-        from wiki_memory.cli.inout import import_wiki_command
-
         import_wiki_command(ctx.obj, paths, as_json=as_json, dry_run=dry_run)
         return
     if dry_run:
         raise WikiMemoryError("--dry-run is for `import instructions` and `import wiki`")
-    from wiki_memory.consolidate.importer import default_transcripts, find_transcripts
-    from wiki_memory.memory import import_transcripts
 
     app: App = ctx.obj
     files = find_transcripts(paths, agent) if paths else default_transcripts(agent)
@@ -306,7 +301,6 @@ def demo(keep: bool, as_json: bool) -> None:
       wiki-memory demo
       wiki-memory demo --keep   # then browse the wiki it prints
     """
-    from wiki_memory.cli.demo import demo as run
 
     result = run(keep=keep, say=(lambda line: None) if as_json else click.echo)
     if as_json:

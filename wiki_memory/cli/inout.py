@@ -13,11 +13,24 @@ import click
 from wiki_memory.cli import App, main
 from wiki_memory.cli.output import echo_json
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.memory.instructions import import_instructions
-from wiki_memory.memory.instructions_export import TARGETS, export_block
+from wiki_memory.install import Change, installer
+from wiki_memory.install.mcp_client import McpClient
+from wiki_memory.memory import (
+    TARGETS,
+    export_block,
+    export_wiki,
+    import_instructions,
+    import_wiki,
+    parse_age,
+    project_summaries,
+    prune_sessions,
+    remove_block,
+    session_rows,
+    settings_in_force,
+)
 
 if TYPE_CHECKING:
-    from wiki_memory.install import Change, Context
+    from wiki_memory.install import Context
 
 
 def import_instructions_command(app: App, paths: tuple[str, ...], *, as_json: bool, dry_run: bool) -> None:
@@ -72,7 +85,6 @@ def export(
     if fmt is not None:
         if target is not None:
             raise WikiMemoryError("give a TARGET or --format, not both")
-        from wiki_memory.memory.portable import export_wiki
 
         done = export_wiki(app.memory, fmt, Path(out or "."))
         if as_json:
@@ -96,7 +108,6 @@ def export(
 
 def import_wiki_command(app: App, paths: tuple[str, ...], *, as_json: bool, dry_run: bool) -> None:
     """`wiki-memory import wiki PATH`: an export's pages into this project."""
-    from wiki_memory.memory.portable import import_wiki
 
     if len(paths) != 1:
         raise WikiMemoryError("import wiki takes one PATH: an export's folder or JSON file")
@@ -118,7 +129,6 @@ def projects(as_json: bool) -> None:
     Example:
       wiki-memory projects
     """
-    from wiki_memory.memory.catalog import project_summaries
 
     rows = project_summaries()
     if as_json:
@@ -151,7 +161,6 @@ def sessions(app: App, as_json: bool, limit: int | None) -> None:
     Example:
       wiki-memory sessions -n 10
     """
-    from wiki_memory.memory.catalog import session_rows
 
     rows = session_rows(app.memory)[:limit]
     if as_json:
@@ -175,7 +184,6 @@ def config(app: App, as_json: bool) -> None:
     Example:
       wiki-memory config
     """
-    from wiki_memory.memory.settings_view import settings_in_force
 
     rows = settings_in_force(app.project)
     if as_json:
@@ -201,7 +209,6 @@ def prune(app: App, age: str, dry_run: bool, as_json: bool) -> None:
     Example:
       wiki-memory prune --sessions-older-than 90d --dry-run
     """
-    from wiki_memory.memory.catalog import parse_age, prune_sessions
 
     result = prune_sessions(app.memory, parse_age(age), dry_run=dry_run)
     if as_json:
@@ -217,9 +224,7 @@ def prune(app: App, age: str, dry_run: bool, as_json: bool) -> None:
 def client_blocks(app: App, results: dict[str, list[Change]], ctx: Context, *, remove: bool = False) -> None:
     """At project scope, the memory block (`export`) in the instruction file each MCP-only
     client reads, added to what `install` reports (or taken out again by `uninstall`)."""
-    from wiki_memory.install import Change, installer
-    from wiki_memory.install.mcp_client import McpClient
-    from wiki_memory.memory.instructions_export import remove_block
+    from wiki_memory.install import Change
 
     if ctx.scope != "project":
         return

@@ -11,9 +11,15 @@ import click
 from wiki_memory.cli import App, main, pass_app
 from wiki_memory.cli.inout import client_blocks
 from wiki_memory.cli.output import echo_json
+from wiki_memory.config import find_code_root
+from wiki_memory.hook.main import main as hook_main
+from wiki_memory.install import Context, this_executable
+from wiki_memory.install import doctor as run_doctor
+from wiki_memory.install import install as do_install
+from wiki_memory.install import uninstall as do_uninstall
 
 if TYPE_CHECKING:
-    from wiki_memory.install import Change, Context
+    from wiki_memory.install import Change
 
 AGENT_HELP = (
     "claude-code, codex, gemini, cursor, opencode, or all (every agent found on this machine); "
@@ -35,12 +41,9 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print the ch
 def _context(
     app: App, scope: str, dry_run: bool, mcp: bool = True, codex: str | None = None, command: str | None = None
 ) -> Context:
-    from wiki_memory.install import Context, this_executable
 
     root = None
     if app.project_dir or scope == "project":
-        from wiki_memory.config import find_code_root
-
         start = Path(app.project_dir) if app.project_dir else Path.cwd()
         root = find_code_root(start) or start.absolute()
     return Context(
@@ -114,7 +117,6 @@ def install(
       wiki-memory install all --dry-run
       wiki-memory install cursor --scope project --no-mcp
     """
-    from wiki_memory.install import install as do_install
 
     ctx = _context(app, scope, dry_run, mcp=not no_mcp, codex=codex)
     results = do_install(agents, ctx)
@@ -139,7 +141,6 @@ def uninstall(app: App, agents: tuple[str, ...], scope: str, dry_run: bool, as_j
       wiki-memory uninstall claude-code
       wiki-memory uninstall all --scope project --dry-run
     """
-    from wiki_memory.install import uninstall as do_uninstall
 
     ctx = _context(app, scope, dry_run)
     results = do_uninstall(agents, ctx)
@@ -165,7 +166,6 @@ def doctor(app: App, agents: tuple[str, ...], scope: str, codex: str | None, as_
       wiki-memory doctor
       wiki-memory doctor codex --json
     """
-    from wiki_memory.install import doctor as run_doctor
 
     checks = run_doctor(agents, _context(app, scope, False, codex=codex))
     if as_json:
@@ -195,6 +195,5 @@ def hook(agent: str, event: str | None) -> None:
       echo '{"session_id":"s1","cwd":"'$PWD'","hook_event_name":"UserPromptSubmit","prompt":"hi"}' \\
         | wiki-memory hook claude-code
     """
-    from wiki_memory.hook.main import main as hook_main
 
     sys.exit(hook_main([agent] + ([event] if event else [])))

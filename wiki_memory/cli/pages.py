@@ -18,7 +18,7 @@ from wiki_memory.cli.output import echo_json, read_stdin, say_redacted
 from wiki_memory.config import template
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.memory import Actor, EditRequest, Written, project_paths, write_project_file
-from wiki_memory.pages import PAGE_TYPES, STATUSES
+from wiki_memory.pages import PAGE_TYPES, STATUSES, render_page
 
 WRITABLE_TYPES = tuple(t for t in PAGE_TYPES if t != "handoff")  # handoffs: `handoff write`
 
@@ -172,7 +172,6 @@ def show(app: App, page: str, rev: str | None, as_json: bool) -> None:
       wiki-memory show gotchas/jwt-refresh-must-happen-before-the-retry.md
       wiki-memory show "JWT refresh must happen before the retry" --rev HEAD~2
     """
-    from wiki_memory.pages import render_page
 
     view = app.memory.read(page, rev)
     found = view.page

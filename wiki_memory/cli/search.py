@@ -138,7 +138,7 @@ def _why(rank: int, r: Any) -> str:
 
 
 def _short(text: str, limit: int) -> str:
-    from wiki_memory.index import cut
+    from wiki_memory.memory import cut  # deferred: the index's snippet module, only for --explain
 
     return cut(" ".join(text.split()), limit)
 

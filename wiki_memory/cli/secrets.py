@@ -10,7 +10,7 @@ from wiki_memory.cli import App, main, pass_app
 from wiki_memory.cli.output import Progress, echo_json, read_stdin, warnings_to_stderr
 
 if TYPE_CHECKING:
-    from wiki_memory.memory.secrets import Forgotten
+    from wiki_memory.memory import Forgotten
 
 SHOWN = 100  # commits listed before "... and N more"
 

@@ -9,6 +9,8 @@ import click
 from wiki_memory.cli import App, main, pass_app
 from wiki_memory.cli.output import echo_json
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.install import instructions
+from wiki_memory.memory import Tokens
 
 
 @main.command()
@@ -79,8 +81,11 @@ def serve(
       wiki-memory serve --http --host 0.0.0.0 --projects all   # a team: people's tokens
       wiki-memory serve --projects ~/src/api               # calls may name that project too
     """
-    from wiki_memory.mcp.transport import DEFAULT_HOST, DEFAULT_PORT, check_bind
-    from wiki_memory.memory.access import Tokens
+    from wiki_memory.mcp.transport import (  # deferred: the MCP SDK, only when serving
+        DEFAULT_HOST,
+        DEFAULT_PORT,
+        check_bind,
+    )
 
     if not use_http and (host is not None or port is not None):
         raise click.UsageError("--host and --port are for --http")
@@ -88,8 +93,8 @@ def serve(
     if tokens is not None:
         check_bind(host or DEFAULT_HOST, token, people=tokens.any())  # refuse before paying for the imports
 
-    from wiki_memory.mcp.server import build_server
-    from wiki_memory.mcp.transport import serve_http, serve_stdio
+    from wiki_memory.mcp.server import build_server  # deferred: the MCP SDK, only when serving
+    from wiki_memory.mcp.transport import serve_http, serve_stdio  # deferred: the MCP SDK, only when serving
 
     server = build_server(
         project_dir=app.project_dir,
@@ -130,7 +135,6 @@ def install_instructions(
       wiki-memory install-instructions AGENTS.md CLAUDE.md
       wiki-memory install-instructions --remove CLAUDE.md
     """
-    from wiki_memory.install import instructions
 
     if print_only:
         click.echo(instructions.block(), nl=False)

@@ -1,5 +1,5 @@
 """Commands that share with the team tier: share, shared (and `handoff share`, in handoff.py;
-the pages worth sharing are listed by `review`, in lifecycle.py)."""
+the pages worth sharing are listed by `review`, in review.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import click
 
 from wiki_memory.cli import App, main, pass_app
 from wiki_memory.cli.output import echo_json
-from wiki_memory.memory.share_records import ShareProposal, ShareResult
-from wiki_memory.memory.team_share import PERSONAL
+from wiki_memory.memory import PERSONAL, ShareProposal, ShareResult
 
 
 @main.command()

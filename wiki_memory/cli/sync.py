@@ -16,10 +16,10 @@ import click
 from wiki_memory.cli import App, main, pass_app
 from wiki_memory.cli.output import Progress, echo_json
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.memory import Watcher
 
 if TYPE_CHECKING:
-    from wiki_memory.store import Edit
-    from wiki_memory.sync import SyncReport
+    from wiki_memory.memory import Edit, SyncReport
 
 
 def _edit_line(edit: Edit) -> str:
@@ -52,7 +52,6 @@ def watch(app: App, once: bool, quiet_period: float, as_json: bool) -> None:
       wiki-memory watch            # leave it running beside your editor
       wiki-memory watch --once     # commit what you changed, then exit
     """
-    from wiki_memory.watch import Watcher
 
     memory = app.memory
     store = memory.store()  # the watcher commits through it, as the person

@@ -6,7 +6,7 @@ import click
 
 from wiki_memory.cli import App, main, pass_app
 from wiki_memory.cli.output import echo_json
-from wiki_memory.memory.team import TeamStatus
+from wiki_memory.memory import TeamStatus
 
 
 @main.group(name="team")

@@ -6,8 +6,7 @@ import click
 
 from wiki_memory.cli import main
 from wiki_memory.cli.output import echo_json
-from wiki_memory.memory.access import Tokens
-from wiki_memory.memory.projects import named_project
+from wiki_memory.memory import Tokens, named_project
 
 
 @main.group(name="token")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from wiki_memory.cli import App, main, pass_app
+from wiki_memory.serving.http import check_bind
 
 
 @main.command()
@@ -41,9 +42,8 @@ def ui(app: App, port: int | None, host: str, token: str | None, no_open: bool) 
       wiki-memory ui --port 9000 --no-open
       wiki-memory --project ~/src/widgets ui
     """
-    from wiki_memory.serving import check_bind
 
     check_bind(host, token)  # refuse before paying for the imports
-    from wiki_memory.ui.server import run
+    from wiki_memory.ui.server import run  # deferred: Starlette, uvicorn and jinja2, only when the viewer starts
 
     run(app.project, host=host, port=port, token=token, open_browser=not no_open)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections import namedtuple
 from pathlib import Path
 
@@ -206,13 +207,14 @@ def _sha256(data: bytes) -> str:
     # Every hook resolves a project: CPython's built-in SHA-256 spares it hashlib's OpenSSL
     # start-up, a noticeable share of a hook's budget. Same digest; hashlib where the
     # built-in is missing.
+    # Each version's own module, by version: a failed import is work a hook would pay for.
     try:
-        from _sha256 import sha256  # CPython 3.10, 3.11
+        if sys.version_info >= (3, 12):
+            from _sha2 import sha256
+        else:
+            from _sha256 import sha256
     except ImportError:
-        try:
-            from _sha2 import sha256  # CPython 3.12+
-        except ImportError:
-            from hashlib import sha256
+        from hashlib import sha256
     return sha256(data).hexdigest()
 
 

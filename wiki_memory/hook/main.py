@@ -21,8 +21,11 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from typing import Any, BinaryIO
+
+    from wiki_memory.capture.observation import Observation
+    from wiki_memory.config import Project
 
 
 DISABLE_VAR = "WIKI_MEMORY_DISABLE"  # set (not "0"): every hook call records nothing and prints nothing
@@ -104,8 +107,6 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
     """Record one hook call; returns what to print (SessionStart's handoff, recalled pages) or None."""
     from wiki_memory import config
     from wiki_memory.capture import adapter as adapters
-    from wiki_memory.capture import journal, redact
-    from wiki_memory.capture.redact import redact_observation
     from wiki_memory.hook import startup
 
     try:
@@ -123,8 +124,7 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
     cwd = adapter.cwd(payload)
     project = config.resolve_project(cwd if cwd and os.path.isdir(cwd) else None, env)
     if observations:
-        redact.configure(config.load_settings(env).redact)
-        journal.append(project.journal_dir, [redact_observation(o) for o in observations])
+        journal_redacted(project, observations, env)
     kinds = {o.kind for o in observations}
     if "compact" in kinds:
         from wiki_memory.hook import compaction
@@ -179,6 +179,16 @@ def run(agent: str, event: str | None, raw: bytes, env: Mapping[str, str]) -> by
     if text:
         return (json.dumps(adapter.envelope(name, text)) + "\n").encode("utf-8")
     return None
+
+
+def journal_redacted(project: Project, observations: Sequence[Observation], env: Mapping[str, str]) -> None:
+    """Append `observations` to the session's journal, each redacted first (with the
+    `[redact]` settings in force): nothing reaches the journal unredacted."""
+    from wiki_memory import config
+    from wiki_memory.capture import journal, redact
+
+    redact.configure(config.load_settings(env).redact)
+    journal.append(project.journal_dir, [redact.redact_observation(o) for o in observations])
 
 
 def log(env: Mapping[str, str], agent: str, event: str | None, message: str, started: float) -> None:

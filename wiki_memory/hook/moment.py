@@ -114,19 +114,29 @@ def record_handed(
     env: Mapping[str, str],
 ) -> None:
     """The hand-over, in the session's journal (a `recall` observation, as prompts' are)."""
-    from wiki_memory import config
-    from wiki_memory.capture import journal, redact
+    from wiki_memory.hook.main import journal_redacted
+
+    observation = handed(adapter, event, session_id, cwd, trigger, pages, len(text), text=subject[:EXCERPT])
+    journal_redacted(project, [observation], env)
+
+
+def handed(
+    adapter: Adapter,
+    event: str,
+    session_id: str,
+    cwd: str | None,
+    trigger: str,
+    pages: Sequence[str],
+    chars: int,
+    *,
+    text: str | None = None,
+    files: tuple[str, ...] = (),
+) -> Observation:
+    """A hand-over as the journal records it: what brought it (`trigger`: session-start,
+    prompt, file, command, error), the pages and the characters handed."""
     from wiki_memory.capture.observation import Observation, utc_now
 
-    redact.configure(config.load_settings(env).redact)
-    observation = Observation(
-        "recall",
-        adapter.name,
-        session_id,
-        utc_now(),
-        cwd=cwd,
-        event=event,
-        text=subject[:EXCERPT],
-        meta={"trigger": trigger, "pages": list(pages), "chars": len(text)},
+    meta = {"trigger": trigger, "pages": list(pages), "chars": chars}
+    return Observation(
+        "recall", adapter.name, session_id, utc_now(), cwd=cwd, event=event, text=text, files=files, meta=meta
     )
-    journal.append(project.journal_dir, [redact.redact_observation(observation)])

@@ -115,32 +115,25 @@ def record(
     seen.add(project, session_id, [*handed, *looked])
     if not handed:
         return
-    from wiki_memory import config
-    from wiki_memory.capture import journal, redact
-    from wiki_memory.capture.observation import Observation, utc_now
+    from wiki_memory.hook.main import journal_redacted
+    from wiki_memory.hook.moment import handed as observation
 
-    redact.configure(config.load_settings(env).redact)
-    observations = []
-    for r in results:
-        if not r["pages"]:
-            continue
-        meta = {"trigger": r["trigger"], "pages": list(r["pages"]), "chars": len(r["text"])}
-        observations.append(
-            redact.redact_observation(
-                Observation(
-                    "recall",
-                    adapter.name,
-                    session_id,
-                    utc_now(),
-                    cwd=cwd,
-                    event=event,
-                    text=r["subject"][:EXCERPT] if r["trigger"] == "prompt" else None,
-                    files=(r["subject"],) if r["trigger"] == "file" else (),
-                    meta=meta,
-                )
-            )
+    observations = [
+        observation(
+            adapter,
+            event,
+            session_id,
+            cwd,
+            r["trigger"],
+            r["pages"],
+            len(r["text"]),
+            text=r["subject"][:EXCERPT] if r["trigger"] == "prompt" else None,
+            files=(r["subject"],) if r["trigger"] == "file" else (),
         )
-    journal.append(project.journal_dir, observations)
+        for r in results
+        if r["pages"]
+    ]
+    journal_redacted(project, observations, env)
 
 
 def record_start(

@@ -10,6 +10,7 @@ import sys
 
 from wiki_memory import logs
 from wiki_memory.config import Project
+from wiki_memory.memory import Memory
 
 
 def project_from_arg(text: str) -> Project:
@@ -21,7 +22,6 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) < 2 or args[1] not in ("session", "pending") or (args[1] == "session" and len(args) != 3):
         print("usage: python -m wiki_memory.hook.worker PROJECT-JSON (session ID | pending)", file=sys.stderr)
         return 2
-    from wiki_memory.memory import Memory
 
     try:
         project = project_from_arg(args[0])

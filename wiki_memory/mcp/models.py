@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from wiki_memory.pages import Page, render_page
+
 
 def _quote(text: str, limit: int = 60) -> str:
     text = " ".join(text.split())
@@ -110,7 +112,6 @@ class PageOutput(BaseModel):
         return {**{k: v for k, v in core.items() if v is not None}, **self.extra}
 
     def render(self) -> str:
-        from wiki_memory.pages import Page, render_page
 
         rendered = render_page(
             Page(self.path, self.front_matter(), self.body, has_front_matter=self.id is not None or bool(self.extra))

@@ -25,6 +25,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from wiki_memory.config import Project, resolve_project
+from wiki_memory.pages import slugify
 
 NO_PROJECT = (
     "no project for this call: pass `project` (the project's directory, an absolute path), "
@@ -87,7 +88,6 @@ def agent_from_client(name: str | None) -> str | None:
     for needle, agent in _CLIENT_AGENTS:
         if needle in lowered:
             return agent
-    from wiki_memory.pages import slugify
 
     return slugify(lowered, max_length=40)
 

@@ -9,7 +9,6 @@ can fix come back as tool errors with one clear message; nothing is written.
 # No `from __future__ import annotations` here: the SDK evaluates every tool's annotations
 # when it registers the tool, and strings make the server's start-up noticeably slower.
 
-import asyncio
 import contextvars
 import inspect
 import os
@@ -24,7 +23,6 @@ from pydantic import ValidationError
 from wiki_memory import __version__
 from wiki_memory.config import Project, load_settings, resolve_project
 from wiki_memory.errors import NotFoundError, WikiMemoryError
-from wiki_memory.mcp import service
 from wiki_memory.mcp.scope import (
     NO_PROJECT,
     SESSION_ENV,
@@ -32,12 +30,10 @@ from wiki_memory.mcp.scope import (
     projects_from_roots,
     server_project_dir,
 )
-from wiki_memory.mcp.service import FALLBACK_AGENT, Workspaces
+from wiki_memory.mcp.service import FALLBACK_AGENT
 from wiki_memory.mcp.transport import GRANT_KEY, PROJECT_KEY
-from wiki_memory.memory import Actor
-from wiki_memory.memory.access import Grant, Tokens
-from wiki_memory.memory.projects import named_project
-from wiki_memory.memory.reach import Reach
+from wiki_memory.memory import Actor, Grant, Reach, Tokens, named_project
+from wiki_memory.serving.workspaces import Workspaces
 
 INSTRUCTIONS = """\
 wiki-memory is this project's long-term memory, shared by every coding agent that works on it \
@@ -99,7 +95,12 @@ def _validation_message(name: str, error: ValidationError) -> str:
 
 
 class MemoryServer(MCPServer):
-    """The MCP server, plus what it needs to serve: where its project is and who calls it."""
+    """The MCP server, plus what it needs to serve: where its project is and who calls it.
+
+    `projects`: what it reaches besides its own project (and, with `roots`, its client's
+    roots): directories, project ids or names, or `all`; `[mcp] projects` in config.toml
+    adds to them. An HTTP server is built with `roots=False`, and with `tokens` when people
+    reach it with their own tokens (see `memory.access`)."""
 
     def __init__(
         self,
@@ -128,10 +129,27 @@ class MemoryServer(MCPServer):
         self.session_id = session_id or (
             next((self.env[k] for k in SESSION_ENV if self.env.get(k)), None) if session_from_env else None
         )
+        configured = load_settings(env).mcp.projects
+        if isinstance(configured, str):
+            configured = [configured]
+        if isinstance(configured, list):
+            projects = [*projects, *(str(c) for c in configured)]
         self.reach = Reach(projects, roots=roots)
         self.tokens = tokens  # an HTTP server's people; checked on each call made with one's token
         self.workspaces = Workspaces()
         self._arguments: dict[str, set[str]] | None = None  # tool -> its argument names
+        from wiki_memory.mcp import tools  # deferred: tools registers on the server class this module defines
+
+        for register in (
+            tools.register_reading_tools,
+            tools.register_log_tools,
+            tools.register_writing_tools,
+            tools.register_edit_tools,
+            tools.register_lifecycle_tools,
+            tools.register_handoff_tools,
+            tools.register_resources,
+        ):
+            register(self)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         known = await self._argument_names(name)
@@ -262,7 +280,7 @@ class MemoryServer(MCPServer):
         """Run `fn(workspace, ...)` on the project's workspace thread; errors become tool errors."""
         try:
             ws = self.workspaces.get(self.project_for(project, roots))
-            return await asyncio.wrap_future(ws.submit(fn, *args, **kwargs))
+            return await ws.run(fn, *args, **kwargs)
         except WikiMemoryError as e:
             raise ToolError(str(e)) from e
         except OSError as e:
@@ -287,51 +305,11 @@ class MemoryServer(MCPServer):
         except WikiMemoryError:
             return  # a broken .wiki-memory.toml: the first call reports it
         if project is not None:
-            self.workspaces.get(project).submit(service.Workspace.warm)
+            self.workspaces.get(project).warm()
 
     def close(self) -> None:
         self.workspaces.close()
 
 
-def build_server(
-    *,
-    project_dir: str | None = None,
-    agent: str | None = None,
-    session_id: str | None = None,
-    env: dict[str, str] | None = None,
-    session_from_env: bool = True,
-    projects: Sequence[str] = (),
-    roots: bool = True,
-    tokens: Tokens | None = None,
-) -> MemoryServer:
-    """The wiki-memory MCP server, ready for `run_stdio_async` or the HTTP app.
-
-    `projects`: what it reaches besides its own project (and, with `roots`, its client's
-    roots): directories, project ids or names, or `all`; `[mcp] projects` in config.toml
-    adds to them. An HTTP server is built with `roots=False`, and with `tokens` when people
-    reach it with their own tokens (see `memory.access`)."""
-    configured = load_settings(env).mcp.projects
-    server = MemoryServer(
-        project_dir=project_dir,
-        agent=agent,
-        session_id=session_id,
-        env=env,
-        session_from_env=session_from_env,
-        projects=[*projects, *configured],
-        roots=roots,
-        tokens=tokens,
-    )
-
-    from wiki_memory.mcp import tools
-
-    for register in (
-        tools.register_reading_tools,
-        tools.register_log_tools,
-        tools.register_writing_tools,
-        tools.register_edit_tools,
-        tools.register_lifecycle_tools,
-        tools.register_handoff_tools,
-        tools.register_resources,
-    ):
-        register(server)
-    return server
+#: The wiki-memory MCP server, ready for `run_stdio_async` or the HTTP app (its tools registered).
+build_server = MemoryServer

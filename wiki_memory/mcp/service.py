@@ -1,21 +1,12 @@
-"""The MCP tools' work: one `Workspace` per project (its `Memory`, opened once and kept, on a
-thread of its own), and functions that call one memory operation and turn what it returns
-into the tools' result models.
-
-A workspace does all its work on one thread: dulwich repositories and SQLite connections
-are not to be shared between threads, and one thread per project also serialises the calls
-that reach it. Writers in other processes are kept out by the store's cross-process lock.
-"""
+"""The MCP tools' work: functions that call one memory operation on a project's workspace
+(`serving.workspaces`: its `Memory` on a thread of its own) and turn what it returns into
+the tools' result models."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
-from wiki_memory import logs
-from wiki_memory.config import Project
 from wiki_memory.mcp.models import (
     CommitOut,
     DeleteOutput,
@@ -33,117 +24,19 @@ from wiki_memory.mcp.models import (
     SupersedeOutput,
     WriteOutput,
 )
-from wiki_memory.memory import Actor, EditRequest, Memory, PageView, Written
-
-log = logs.Log("mcp")
-
-T = TypeVar("T")
-P = ParamSpec("P")
+from wiki_memory.memory import Actor, EditRequest, PageView, Written
+from wiki_memory.pages import CORE_KEYS
+from wiki_memory.serving.workspaces import Workspace
 
 FALLBACK_AGENT = "mcp-client"  # a client that does not say its name
-VECTOR_SLICE_S = 1.0  # embedding between calls: the longest a call waits behind it
-
-
-class Workspace:
-    """One project open in the server: its memory, opened on first use, kept."""
-
-    def __init__(self, project: Project):
-        self.project = project
-        self.ref = ProjectRef(id=project.id, name=project.name, root=str(project.root) if project.root else None)
-        self.memory = Memory(project)
-        if project.warning:
-            log.warning("wiki-memory: %s", project.warning)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"wiki-memory-{project.id}")
-        self._closed = False
-        self._vectors_queued = False  # touched on the workspace thread only
-
-    def submit(self, fn: Callable[Concatenate[Workspace, P], T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
-        """Run `fn(self, *args, **kwargs)` on the workspace's thread."""
-        return self._executor.submit(self._run, lambda: fn(self, *args, **kwargs))
-
-    def _run(self, call: Callable[[], T]) -> T:
-        try:
-            return call()
-        finally:
-            self._queue_vectors()
-
-    def call(self, fn: Callable[Concatenate[Workspace, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """The same, waiting for the result (for callers that are not async)."""
-        return self.submit(fn, *args, **kwargs).result()
-
-    def _queue_vectors(self) -> None:
-        """After a call, queue a slice of embedding behind whatever is queued.
-
-        Why: a write embeds its chunks for a second at most and a search catches up a second's
-        worth, so a huge page or an import would make every search wait a second for a long
-        time; worked off in slices between calls, the backlog goes while the server is idle,
-        and a call waits for one slice at most."""
-        if self._closed or self._vectors_queued:
-            return
-        try:
-            if not self.memory.may_lack_vectors():
-                return
-        except Exception:  # noqa: BLE001 - the call's own error, if any, is what the caller hears about
-            return
-        self._vectors_queued = True
-        try:
-            self._executor.submit(self._vectors_slice)
-        except RuntimeError:  # shut down
-            self._vectors_queued = False
-
-    def _vectors_slice(self) -> None:
-        self._vectors_queued = False
-        if self._closed:
-            return
-        try:
-            more = self.memory.embed_some(VECTOR_SLICE_S)
-        except Exception:
-            log.debug("embedding between calls failed", exc_info=True)
-            return
-        if more:
-            self._queue_vectors()
-
-    def warm(self) -> None:
-        """Open what the first call will need while the client is still connecting."""
-        self.memory.warm()
-
-    def close(self) -> None:
-        def _close(ws: Workspace) -> None:
-            ws._closed = True
-            try:
-                ws.memory.close()
-            except Exception:
-                log.debug("closing %s failed", ws.project.id, exc_info=True)
-
-        try:
-            self.call(_close)
-        finally:
-            self._executor.shutdown(wait=False)
-
-
-class Workspaces:
-    """Every project this server process has touched, each opened once."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._open: dict[str, Workspace] = {}
-
-    def get(self, project: Project) -> Workspace:
-        key = str(project.wiki)
-        with self._lock:
-            ws = self._open.get(key)
-            if ws is None:
-                ws = self._open[key] = Workspace(project)
-            return ws
-
-    def close(self) -> None:
-        with self._lock:
-            open_, self._open = self._open, {}
-        for ws in open_.values():
-            ws.close()
 
 
 # The result models ---------------------------------------------------------------------
+
+
+def _ref(ws: Workspace) -> ProjectRef:
+    project = ws.project
+    return ProjectRef(id=project.id, name=project.name, root=str(project.root) if project.root else None)
 
 
 def _jsonable(value: Any) -> Any:
@@ -157,11 +50,10 @@ def _jsonable(value: Any) -> Any:
 
 
 def _page_output(ws: Workspace, view: PageView) -> PageOutput:
-    from wiki_memory.pages import CORE_KEYS
 
     page = view.page
     return PageOutput(
-        project=ws.ref,
+        project=_ref(ws),
         path=page.path,
         id=page.id,
         title=page.title,
@@ -183,7 +75,7 @@ def _page_output(ws: Workspace, view: PageView) -> PageOutput:
 
 def _write_output(ws: Workspace, written: Written) -> WriteOutput:
     return WriteOutput(
-        project=ws.ref,
+        project=_ref(ws),
         path=written.path,
         id=written.id,
         title=written.title,
@@ -230,7 +122,7 @@ def search(
         )
         for r in report.results
     ]
-    return SearchOutput(project=ws.ref, query=report.query, results=hits, note=report.note)
+    return SearchOutput(project=_ref(ws), query=report.query, results=hits, note=report.note)
 
 
 def read(ws: Workspace, page: str, rev: str | None = None) -> PageOutput:
@@ -240,7 +132,7 @@ def read(ws: Workspace, page: str, rev: str | None = None) -> PageOutput:
 def links(ws: Workspace, page: str) -> LinksOutput:
     view = ws.memory.links(page)
     out = [LinkOut(target=link.target, path=link.path) for link in view.links]
-    return LinksOutput(project=ws.ref, path=view.path, links=out, backlinks=view.backlinks)
+    return LinksOutput(project=_ref(ws), path=view.path, links=out, backlinks=view.backlinks)
 
 
 def write(
@@ -262,7 +154,7 @@ def edit(ws: Workspace, request: EditRequest) -> WriteOutput:
 
 def delete(ws: Workspace, actor: Actor, page: str) -> DeleteOutput:
     deleted = ws.memory.delete(page, actor=actor)
-    return DeleteOutput(project=ws.ref, path=deleted.path, commit=deleted.commit)
+    return DeleteOutput(project=_ref(ws), path=deleted.path, commit=deleted.commit)
 
 
 def recent(ws: Workspace, n: int = 10, type: str | None = None) -> RecentOutput:
@@ -280,7 +172,7 @@ def recent(ws: Workspace, n: int = 10, type: str | None = None) -> RecentOutput:
         )
         for p in ws.memory.recent(n, type)
     ]
-    return RecentOutput(project=ws.ref, pages=pages)
+    return RecentOutput(project=_ref(ws), pages=pages)
 
 
 def history(ws: Workspace, page: str | None = None, n: int = 20) -> HistoryOutput:
@@ -299,15 +191,15 @@ def history(ws: Workspace, page: str | None = None, n: int = 20) -> HistoryOutpu
         )
         for c in found.commits
     ]
-    return HistoryOutput(project=ws.ref, page=found.path, commits=commits)
+    return HistoryOutput(project=_ref(ws), page=found.path, commits=commits)
 
 
 def handoff(ws: Workspace) -> HandoffOutput:
     """Exactly what a session starting now would be handed (the SessionStart text)."""
     view = ws.memory.handoff()
     if view is None:
-        return HandoffOutput(project=ws.ref, text=None, handoffs=[])
-    return HandoffOutput(project=ws.ref, text=view.text, handoffs=[str(p) for p in view.handoffs])
+        return HandoffOutput(project=_ref(ws), text=None, handoffs=[])
+    return HandoffOutput(project=_ref(ws), text=view.text, handoffs=[str(p) for p in view.handoffs])
 
 
 def handoff_write(
@@ -328,7 +220,7 @@ def handoff_write(
 def feedback(ws: Workspace, actor: Actor, page: str, verdict: str, reason: str | None = None) -> FeedbackOutput:
     marked = ws.memory.mark(page, verdict, reason=reason, actor=actor)
     return FeedbackOutput(
-        project=ws.ref,
+        project=_ref(ws),
         path=marked.path,
         verdict=marked.verdict,
         status=marked.status,
@@ -339,7 +231,7 @@ def feedback(ws: Workspace, actor: Actor, page: str, verdict: str, reason: str |
 
 def supersede(ws: Workspace, actor: Actor, old: str, new: str, reason: str | None = None) -> SupersedeOutput:
     done = ws.memory.supersede(old, new, reason=reason, actor=actor)
-    return SupersedeOutput(project=ws.ref, old=done.old, new=done.new, commit=done.commit, reason=done.reason)
+    return SupersedeOutput(project=_ref(ws), old=done.old, new=done.new, commit=done.commit, reason=done.reason)
 
 
 def page_text(ws: Workspace, path: str) -> str:

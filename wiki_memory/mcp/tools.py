@@ -5,8 +5,7 @@ project's workspace thread."""
 # No `from __future__ import annotations` here: the SDK evaluates every tool's annotations
 # when it registers the tool, and strings make the server's start-up noticeably slower.
 
-import asyncio
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from mcp.server.mcpserver import Context, ListRoots, Resolve, UserMessage
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
@@ -30,10 +29,22 @@ from wiki_memory.mcp.models import (
     WriteOutput,
 )
 from wiki_memory.mcp.server import MemoryServer
-from wiki_memory.memory import EditRequest
+from wiki_memory.memory import VERDICTS, EditRequest
+from wiki_memory.pages import PAGE_TYPES, STATUSES
 
-PageTypeArg = Literal["decision", "gotcha", "procedure", "fact", "preference", "note", "session"]
-SearchTypeArg = Literal["decision", "gotcha", "procedure", "fact", "preference", "note", "session", "handoff"]
+# The choices a model is offered, from the page model and the memory layer's rules (a handoff
+# is written by `handoff_write`, not `write`). Literal of a tuple is the Literal of its values;
+# a type checker reads them as plain strings, which the memory layer checks.
+if TYPE_CHECKING:
+    PageTypeArg = str
+    SearchTypeArg = str
+    StatusArg = str
+    VerdictArg = str
+else:
+    PageTypeArg = Literal[tuple(t for t in PAGE_TYPES if t != "handoff")]
+    SearchTypeArg = Literal[PAGE_TYPES]
+    StatusArg = Literal[STATUSES + ("any",)]
+    VerdictArg = Literal[VERDICTS]
 
 ProjectArg = Annotated[
     str | None,
@@ -103,7 +114,7 @@ def register_reading_tools(server: MemoryServer) -> None:
             ),
         ] = None,
         status: Annotated[
-            Literal["active", "stale", "wrong", "superseded", "archived", "any"] | None,
+            StatusArg | None,
             Field(
                 description="Only pages of this status; `any` for every status. By default wrong, superseded and "
                 "archived pages are left out."
@@ -301,7 +312,7 @@ def register_lifecycle_tools(server: MemoryServer) -> None:
     async def feedback(
         page: PageArg,
         verdict: Annotated[
-            Literal["helpful", "wrong", "stale", "archived", "active"],
+            VerdictArg,
             Field(
                 description="helpful: it helped you (counted); wrong: it misled you, it is not true; stale: it may no "
                 "longer hold (the code moved on); archived: withdraw it; active: you checked it and it holds."
@@ -395,7 +406,7 @@ def register_resources(server: MemoryServer) -> None:
     async def page_resource(path: str, project: str | None = None) -> str:
         try:
             ws = server.workspaces.get(server.project_for(project))
-            return await asyncio.wrap_future(ws.submit(service.page_text, path))
+            return await ws.run(service.page_text, path)
         except NotFoundError as e:
             raise ResourceNotFoundError(str(e)) from e
         except WikiMemoryError as e:
@@ -410,7 +421,7 @@ def register_resources(server: MemoryServer) -> None:
     async def resume(project: str | None = None) -> list[UserMessage]:
         try:
             ws = server.workspaces.get(server.project_for(project))
-            out: HandoffOutput = await asyncio.wrap_future(ws.submit(service.handoff))
+            out: HandoffOutput = await ws.run(service.handoff)
         except WikiMemoryError as e:
             raise MCPError(code=INVALID_PARAMS, message=str(e)) from e
         if not out.text:

@@ -9,9 +9,23 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote
 
+import anyio
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from wiki_memory import __version__
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.memory.access import Admission, Tokens
-from wiki_memory.serving import DEFAULT_HOST, HostGate, bind, check_bind, is_loopback, shown_host, warn_short_token
+from wiki_memory.memory import Admission, Tokens
+from wiki_memory.serving.http import (
+    DEFAULT_HOST,
+    HostGate,
+    bind,
+    check_bind,
+    is_loopback,
+    respond,
+    shown_host,
+    warn_short_token,
+)
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "check_bind", "http_app", "serve_http", "serve_stdio"]
 
@@ -29,7 +43,6 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 def serve_stdio(server: Any) -> None:
     """Serve one client on stdin/stdout until it closes the pipe."""
-    import anyio
 
     server.warm_up()
     try:
@@ -70,21 +83,10 @@ class TokenGate:
         self.tokens.refuse(
             f"a caller from {client[0]}", f"{scope.get('method', '?')} {scope.get('path', '?')}", admission.reason
         )
-        body = json.dumps(
-            {"error": "unauthorized", "message": "this wiki-memory server needs Authorization: Bearer <token>"}
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"www-authenticate", b'Bearer realm="wiki-memory"'),
-                ],
-            }
+        body = {"error": "unauthorized", "message": "this wiki-memory server needs Authorization: Bearer <token>"}
+        await respond(
+            send, 401, json.dumps(body).encode(), headers=[(b"www-authenticate", b'Bearer realm="wiki-memory"')]
         )
-        await send({"type": "http.response.body", "body": body})
 
 
 class ProjectPaths:
@@ -109,10 +111,6 @@ def http_app(server: Any, *, host: str = DEFAULT_HOST, token: str | None = None)
     """The ASGI app: the MCP endpoint at `/mcp` (and `/mcp/<project>` for one project),
     `GET /health`, the token gate around them (the shared `token` and the people's tokens
     of `server.tokens`), and on a loopback address the Host gate around that."""
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse
-
-    from wiki_memory import __version__
 
     @server.custom_route("/health", methods=["GET"], include_in_schema=False)
     async def health(request: Request) -> JSONResponse:
@@ -140,7 +138,7 @@ def serve_http(
     announce: Callable[[str], None] | None = None,
 ) -> None:
     """Serve streamable HTTP until interrupted. Refuses a non-loopback host without a token."""
-    import uvicorn
+    import uvicorn  # deferred: the HTTP server, only for --http
 
     people = server.tokens is not None and server.tokens.any()
     check_bind(host, token, people=people)

@@ -6,9 +6,8 @@ handoff the next agent gets, the review list and the link graph. A front end lik
 and the MCP server: every view reads and every action writes through `Memory`.
 
 - `app`: the routes and templates; `views` (GET) and `actions` (POST, one commit each);
-- `gate`: the token, Host, Origin and CSRF checks and the security headers;
+- `auth`: who may use the viewer: the token, Host, Origin and CSRF checks and the security headers;
 - `render`: Markdown, snippets, diffs and times as HTML;
-- `workspaces`: each project's `Memory` on a thread of its own;
 - `server`: the launcher (`wiki-memory ui`).
 
 Templates and assets (CSS, a little JavaScript) ship in the package: no CDN, works offline.

@@ -12,8 +12,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.memory import Actor
-from wiki_memory.memory.rules import InputError
+from wiki_memory.memory import Actor, InputError
 from wiki_memory.ui import render
 from wiki_memory.ui.app import Refused, status_of, viewer_of
 
@@ -74,7 +73,7 @@ async def save(request: Request) -> Response:
     text = text if isinstance(text, str) else ""
     base = _field(form, "base")
     try:
-        written = await viewer.workspace(request).run(lambda memory: memory.save_text(path, text, base=base))
+        written = await viewer.workspace(request).run(lambda ws: ws.memory.save_text(path, text, base=base))
     except WikiMemoryError as e:
         # Nothing is lost: the form comes back with the person's text and the reason.
         status = status_of(e)
@@ -88,7 +87,7 @@ async def revert(request: Request) -> Response:
     viewer = viewer_of(request)
     await checked_form(request)
     rev = request.path_params["rev"]
-    undone, new = await viewer.workspace(request).run(lambda memory: memory.revert(rev))
+    undone, new = await viewer.workspace(request).run(lambda ws: ws.memory.revert(rev))
     return RedirectResponse(f"{viewer.base}/commit/{new}?reverted={undone}", status_code=303)
 
 
@@ -103,10 +102,10 @@ async def set_status(request: Request) -> Response:
     reason = _field(form, "reason")
     workspace = viewer.workspace(request)
     if successor is not None:
-        replaced = await workspace.run(record_supersede, path, successor, reason)
+        replaced = await workspace.run(lambda ws: record_supersede(ws.memory, path, successor, reason))
         shown, commit = replaced.old, replaced.commit
     elif verdict is not None:
-        marked = await workspace.run(record_verdict, path, verdict, reason)
+        marked = await workspace.run(lambda ws: record_verdict(ws.memory, path, verdict, reason))
         shown, commit = marked.path, marked.commit
     else:
         raise InputError("give a verdict, or the page that supersedes this one")

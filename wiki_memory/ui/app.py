@@ -1,13 +1,13 @@
 """The viewer as an ASGI application: its routes, its templates, the project each request is
-about, and the gate in front of it all (`gate.py`).
+about, and the gate in front of it all (`auth.py`).
 
     app = build_app(Viewer(project, token="...", host="127.0.0.1", port=8766))
 
 The viewer lives under a secret path drawn per launch, `Viewer.base` (`/<prefix>`): every
-address it makes carries it, and its cookie is scoped to it (`gate.py` says why).
+address it makes carries it, and its cookie is scoped to it (`auth.py` says why).
 
 Every view reads and every action writes through the project's `Memory` (on the project's
-own thread, `workspaces.py`); this module only routes and renders.
+own thread, `serving/workspaces.py`); this module only routes and renders.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from functools import cached_property, partial
 from typing import Any
 from urllib.parse import quote
 
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -31,9 +32,9 @@ from wiki_memory import __version__
 from wiki_memory.config import Project
 from wiki_memory.errors import ConflictError, NotFoundError, WikiMemoryError
 from wiki_memory.memory import known_projects
+from wiki_memory.serving.workspaces import Workspace, Workspaces
 from wiki_memory.ui import render
-from wiki_memory.ui.gate import Gate, cookie_name
-from wiki_memory.ui.workspaces import Workspace, Workspaces
+from wiki_memory.ui.auth import Gate, cookie_name
 
 PROJECTS_TTL = 10.0  # seconds the list of the home's projects is kept
 
@@ -53,7 +54,7 @@ class Viewer:
     port: int = 8766
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     prefix: str = field(default_factory=lambda: secrets.token_urlsafe(16))  # drawn per launch
-    workspaces: Workspaces = field(default_factory=Workspaces)
+    workspaces: Workspaces = field(default_factory=lambda: Workspaces(name="wiki-memory-ui", warm=True, log="ui"))
     _projects: tuple[float, list[Project]] = field(default_factory=lambda: (0.0, []))  # (when read, what)
 
     @property
@@ -89,7 +90,6 @@ class Viewer:
 
     @cached_property
     def templates(self) -> Any:
-        from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
         env = Environment(
             loader=PackageLoader("wiki_memory.ui", "templates"),
@@ -150,7 +150,7 @@ async def _error(request: Request, error: Exception) -> Response:
 
 def build_app(viewer: Viewer) -> Gate:
     """The viewer's ASGI app, behind its gate."""
-    from wiki_memory.ui import actions, views
+    from wiki_memory.ui import actions, views  # deferred: the routes' modules import this one (Viewer, viewer_of)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -10,7 +10,11 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
+
+from wiki_memory.memory import STOPWORDS
+from wiki_memory.pages.markdown import WIKI_LINK
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
@@ -42,7 +46,6 @@ def _with_query(url: str, params: Mapping[str, str | None]) -> str:
 
 @lru_cache(maxsize=1)
 def _markdown() -> Any:
-    from markdown_it import MarkdownIt
 
     # html: False means raw HTML in a page is text: a page is data, never markup to obey.
     md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
@@ -52,7 +55,6 @@ def _markdown() -> Any:
 
 
 def _wikilink_rule(state: Any, silent: bool) -> bool:
-    from wiki_memory.pages.markdown import WIKI_LINK
 
     src, pos = state.src, state.pos
     if not (src.startswith("[[", pos) or src.startswith("![[", pos)):
@@ -103,7 +105,6 @@ def _stem(word: str) -> str:
 
 def query_stems(query: str) -> set[str]:
     """The content words of a query, reduced to rough stems (`retries` -> `retri`)."""
-    from wiki_memory.index.query import STOPWORDS
 
     words = [w.lower() for w in _WORD.findall(query)]
     content = [w for w in words if w not in STOPWORDS] or words

@@ -18,8 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import uvicorn
+
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.serving import bind, check_bind, is_loopback, shown_host, warn_short_token
+from wiki_memory.serving.http import bind, check_bind, is_loopback, shown_host, warn_short_token
+from wiki_memory.ui.app import Viewer, build_app
 
 if TYPE_CHECKING:
     import socket
@@ -80,9 +83,6 @@ def run(
     say: Callable[[str], None] | None = None,
 ) -> None:
     """Serve the viewer until interrupted (refused on a non-loopback host without a token)."""
-    import uvicorn
-
-    from wiki_memory.ui.app import Viewer, build_app
 
     say = say or (lambda line: print(line, flush=True))
     check_bind(host, token)

@@ -11,8 +11,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from wiki_memory.errors import NotFoundError, PageError, WikiMemoryError
-from wiki_memory.memory import Memory
 from wiki_memory.pages import HIDDEN, PAGE_TYPES, STATUSES
+from wiki_memory.serving.workspaces import Workspace
 from wiki_memory.ui import render
 from wiki_memory.ui.actions import VERDICTS
 from wiki_memory.ui.app import viewer_of
@@ -32,7 +32,8 @@ async def home(request: Request) -> Response:
     viewer = viewer_of(request)
     who = _param(request, "who")
 
-    def work(memory: Memory) -> tuple[Any, list[Any]]:
+    def work(ws: Workspace) -> tuple[Any, list[Any]]:
+        memory = ws.memory
         if not memory.exists:
             return None, []
         # The handoff as it stands: rebuilding a stale one is the handoff page's job (~1 s).
@@ -50,7 +51,7 @@ async def search(request: Request) -> Response:
     report = None
     if query.strip():
         report = await viewer.workspace(request).run(
-            lambda memory: memory.search(query, k=SEARCH_K, **filters)  # type: ignore[arg-type]
+            lambda ws: ws.memory.search(query, k=SEARCH_K, **filters)  # type: ignore[arg-type]
         )
     return viewer.page(
         request, "search.html", q=query, report=report, filters=filters, types=PAGE_TYPES, statuses=(*STATUSES, "any")
@@ -62,7 +63,8 @@ async def page(request: Request) -> Response:
     ref = request.path_params["path"]
     rev = _param(request, "rev")
 
-    def work(memory: Memory) -> tuple[Any, Any, Any]:
+    def work(ws: Workspace) -> tuple[Any, Any, Any]:
+        memory = ws.memory
         try:
             view = memory.read(ref, rev)
         except PageError as e:
@@ -105,13 +107,13 @@ async def raw(request: Request) -> Response:
     viewer = viewer_of(request)
     ref = request.path_params["path"]
     rev = _param(request, "rev")
-    _path, data = await viewer.workspace(request).run(lambda memory: memory.raw_bytes(ref, rev))
+    _path, data = await viewer.workspace(request).run(lambda ws: ws.memory.raw_bytes(ref, rev))
     return Response(data, media_type="text/plain; charset=utf-8", headers={"X-Content-Type-Options": "nosniff"})
 
 
 async def edit_form(request: Request) -> Response:
     viewer = viewer_of(request)
-    source = await viewer.workspace(request).run(lambda memory: memory.page_source(request.path_params["path"]))
+    source = await viewer.workspace(request).run(lambda ws: ws.memory.page_source(request.path_params["path"]))
     if source.path != request.path_params["path"]:
         return RedirectResponse(render.edit_url(viewer.base, source.path), status_code=303)
     return viewer.page(request, "edit.html", path=source.path, text=source.text, blob=source.blob, error=None)
@@ -120,19 +122,19 @@ async def edit_form(request: Request) -> Response:
 async def history(request: Request) -> Response:
     viewer = viewer_of(request)
     ref = request.path_params["path"]
-    found = await viewer.workspace(request).run(lambda memory: memory.page_history(ref, HISTORY))
+    found = await viewer.workspace(request).run(lambda ws: ws.memory.page_history(ref, HISTORY))
     return viewer.page(request, "history.html", history=found)
 
 
 async def commit(request: Request) -> Response:
     viewer = viewer_of(request)
-    view = await viewer.workspace(request).run(lambda memory: memory.commit(request.path_params["rev"]))
+    view = await viewer.workspace(request).run(lambda ws: ws.memory.commit(request.path_params["rev"]))
     return viewer.page(request, "commit.html", view=view, reverted=_param(request, "reverted"))
 
 
 async def handoff(request: Request) -> Response:
     viewer = viewer_of(request)
-    found = await viewer.workspace(request).run(lambda memory: memory.handoff() if memory.exists else None)
+    found = await viewer.workspace(request).run(lambda ws: ws.memory.handoff() if ws.memory.exists else None)
     return viewer.page(request, "handoff.html", handoff=found)
 
 
@@ -143,7 +145,8 @@ async def review(request: Request) -> Response:
     and, with a team tier, personal pages worth sharing (`share_candidates`)."""
     viewer = viewer_of(request)
 
-    def work(memory: Memory) -> tuple[list[Any], Any, str | None, list[Any]]:
+    def work(ws: Workspace) -> tuple[list[Any], Any, str | None, list[Any]]:
+        memory = ws.memory
         items = memory.review_items()
         if not memory.exists:
             return items, None, None, []
@@ -173,7 +176,7 @@ async def review(request: Request) -> Response:
 async def graph(request: Request) -> Response:
     viewer = viewer_of(request)
     around = _param(request, "around")
-    found = await viewer.workspace(request).run(lambda memory: memory.graph(around, GRAPH_LIMIT))
+    found = await viewer.workspace(request).run(lambda ws: ws.memory.graph(around, GRAPH_LIMIT))
     index = {node.path: i for i, node in enumerate(found.nodes)}
     nodes = [
         {"path": n.path, "title": n.title, "type": n.type, "status": n.status, "degree": n.degree} for n in found.nodes
@@ -190,7 +193,7 @@ async def go(request: Request) -> Response:
     ref = _param(request, "ref")
     if ref is None:
         raise NotFoundError("give `ref`: a page's title, path or id")
-    path = await viewer.workspace(request).run(lambda memory: memory.find(ref))
+    path = await viewer.workspace(request).run(lambda ws: ws.memory.find(ref))
     return RedirectResponse(render.page_url(viewer.base, path), status_code=303)
 
 

@@ -39,10 +39,13 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
+from wiki_memory.serving.http import respond
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+HTML = b"text/html; charset=utf-8"
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -173,19 +176,7 @@ class Gate:
             f'<p><a href="{location}">Continue to the viewer</a></p>\n'
         ).encode()
         cookie = f"{self.cookie}={self.session.decode()}; HttpOnly; SameSite=Strict; Path={self.base}/"
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"text/html; charset=utf-8"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"set-cookie", cookie.encode("utf-8")),
-                    *SECURITY_HEADERS,
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await respond(send, 200, body, HTML, [(b"set-cookie", cookie.encode("utf-8")), *SECURITY_HEADERS])
 
 
 def session_value(secret: bytes, port: int) -> bytes:
@@ -213,28 +204,9 @@ def _same_origin(headers: dict[str, str], host: str) -> bool:
 
 
 async def _plain(send: Send, status: int, text: str) -> None:
-    body = (text + "\n").encode("utf-8")
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-                *SECURITY_HEADERS,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    await respond(send, status, (text + "\n").encode("utf-8"), b"text/plain; charset=utf-8", SECURITY_HEADERS)
 
 
 async def _redirect(send: Send, location: str, query: bytes) -> None:
     target = location + ("?" + query.decode("latin-1") if query else "")
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 308,
-            "headers": [(b"location", target.encode("latin-1")), (b"content-length", b"0"), *SECURITY_HEADERS],
-        }
-    )
-    await send({"type": "http.response.body", "body": b""})
+    await respond(send, 308, b"", b"text/plain", [(b"location", target.encode("latin-1")), *SECURITY_HEADERS])

@@ -20,7 +20,7 @@ import ipaddress
 import json
 import socket
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from wiki_memory.errors import WikiMemoryError
@@ -144,12 +144,18 @@ async def _refuse(scope: Scope, send: Send, status: int, reason: str) -> None:
     if scope["type"] == "websocket":
         await send({"type": "websocket.close", "code": 1008})
         return
-    body = json.dumps({"error": "refused", "message": reason}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }
-    )
+    await respond(send, status, json.dumps({"error": "refused", "message": reason}).encode())
+
+
+async def respond(
+    send: Callable[[Any], Awaitable[None]],
+    status: int,
+    body: bytes,
+    content_type: bytes = b"application/json",
+    headers: Sequence[tuple[bytes, bytes]] = (),
+) -> None:
+    """Answer an HTTP request from ASGI middleware, without the app behind it: a status, a
+    body and its headers."""
+    start = [(b"content-type", content_type), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": start})
     await send({"type": "http.response.body", "body": body})

@@ -1,4 +1,4 @@
-"""Commands on a page's lifecycle: mark, supersede, anchor, review."""
+"""Commands on a page's standing and its review: mark, supersede, anchor, review."""
 
 from __future__ import annotations
 
