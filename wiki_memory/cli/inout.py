@@ -224,8 +224,6 @@ def prune(app: App, age: str, dry_run: bool, as_json: bool) -> None:
 def client_blocks(app: App, results: dict[str, list[Change]], ctx: Context, *, remove: bool = False) -> None:
     """At project scope, the memory block (`export`) in the instruction file each MCP-only
     client reads, added to what `install` reports (or taken out again by `uninstall`)."""
-    from wiki_memory.install import Change
-
     if ctx.scope != "project":
         return
     for agent, changes in results.items():

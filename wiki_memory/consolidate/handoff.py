@@ -74,8 +74,7 @@ def _inline_entries(project: Project, pending: list[Path], session_id: str | Non
         handoff_text,
         session_page_path,
     )
-    from wiki_memory.consolidate.run import stamp_ms  # deferred: an unconsolidated session only
-    from wiki_memory.consolidate.session import time_key  # deferred: an unconsolidated session only
+    from wiki_memory.consolidate.session import stamp_ms, time_key  # deferred: an unconsolidated session only
     from wiki_memory.consolidate.session_sources import (  # deferred: an unconsolidated session only
         current_branch,
         load_session,

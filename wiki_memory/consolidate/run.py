@@ -31,7 +31,7 @@ from wiki_memory.consolidate.render import (
     session_page_path,
     title_words,
 )
-from wiki_memory.consolidate.session import Session, iso, key_candidates, time_key
+from wiki_memory.consolidate.session import Session, iso, key_candidates, stamp_ms, time_key
 from wiki_memory.consolidate.session_sources import load_session
 from wiki_memory.consolidate.state import log, pending_journals, settle_seconds, state_dir
 from wiki_memory.errors import NotFoundError, WikiMemoryError
@@ -121,15 +121,6 @@ class _SessionLock:
 def stamp(value: str | None) -> str:
     seconds = time_key(value)
     return iso(seconds) if seconds else (value or "")
-
-
-def stamp_ms(value: str | None) -> str:
-    """A time in UTC to the millisecond (`2026-11-30T08:41:02.123Z`): sessions that end in the
-    same second still have an order."""
-    seconds = time_key(value)
-    if not seconds:
-        return value or ""
-    return iso(seconds)[:-1] + f".{int(seconds * 1000) % 1000:03d}Z"
 
 
 # The front-matter keys `build_pages` sets on session and handoff pages. The store keeps keys

@@ -480,3 +480,12 @@ def merge_observations(journal: Sequence[Observation], transcript: Sequence[Obse
     rank = {"session-start": 0, "session-end": 2}
     merged.sort(key=lambda o: (time_key(o.time) or 0.0, rank.get(o.kind, 1), order[id(o)]))
     return merged
+
+
+def stamp_ms(value: str | None) -> str:
+    """A time in UTC to the millisecond (`2026-11-30T08:41:02.123Z`): sessions that end in the
+    same second still have an order."""
+    seconds = time_key(value)
+    if not seconds:
+        return value or ""
+    return iso(seconds)[:-1] + f".{int(seconds * 1000) % 1000:03d}Z"

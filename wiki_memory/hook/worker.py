@@ -11,6 +11,7 @@ import sys
 from wiki_memory import logs
 from wiki_memory.config import Project
 from wiki_memory.memory import Memory
+from wiki_memory.recall import moment_table
 
 
 def project_from_arg(text: str) -> Project:
@@ -32,8 +33,6 @@ def main(argv: list[str] | None = None) -> int:
                 memory.consolidate_pending()
         # The gotchas and procedures it distilled, in the table the shell hooks read: here,
         # in the background, rather than in the first command hook after it.
-        from wiki_memory.recall import moment_table
-
         moment_table.table(project)
     except Exception as e:  # noqa: BLE001 - a background process has no one to tell but the log
         logs.write("consolidate", f"background {args[1]} {args[2] if len(args) > 2 else ''}: {type(e).__name__}: {e}")

@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from wiki_memory.capture.adapter import AGENTS, agent_name
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.install import checks
 from wiki_memory.install.base import Change, Check, Context, Installer, register_check, this_executable
 
 __all__ = [
@@ -96,8 +97,6 @@ def uninstall(agents: list[str] | tuple[str, ...], ctx: Context) -> dict[str, li
 def doctor(agents: list[str] | tuple[str, ...], ctx: Context) -> list[Check]:
     """Checks of wiki-memory itself, then of each agent named; with none named, of each
     agent that is connected (`connected_agents`), or one line saying none is."""
-    from wiki_memory.install import checks
-
     found = checks.own_checks(ctx)
     names = resolve_agents(agents, ctx) if agents else connected_agents(ctx)
     if not names:

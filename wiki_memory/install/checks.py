@@ -10,8 +10,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from wiki_memory import logs
-from wiki_memory.config import load_settings
+from wiki_memory import config, logs
+from wiki_memory.config import load_settings, model_cache_dir
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.install.base import EXTRA_CHECKS, Check, Context
 
@@ -27,8 +27,6 @@ def own_checks(ctx: Context) -> list[Check]:
 
 def check_store(ctx: Context) -> Check:
     """Can we write the home (journals, logs) and this project's wiki?"""
-    from wiki_memory import config
-
     home = config.home(ctx.env)
     try:
         project = config.resolve_project(ctx.root, ctx.env)
@@ -57,8 +55,6 @@ def check_model(ctx: Context) -> Check:
         return Check(
             "wiki-memory", "embedding model", "fail", f"WIKI_MEMORY_EMBED_MODEL_PATH={configured} has no .onnx model"
         )
-    from wiki_memory.config import model_cache_dir
-
     caches = [
         model_cache_dir(ctx.env),
         str(Path(tempfile.gettempdir()) / "fastembed_cache"),

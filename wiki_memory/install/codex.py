@@ -18,6 +18,7 @@ from typing import Any
 
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.install.base import Change, Check, Context, Installer, hook_command, is_our_hook, server_entry
+from wiki_memory.install.codex_app_server import AppServer
 from wiki_memory.install.configfile import (
     JsonFile,
     TomlFile,
@@ -50,7 +51,7 @@ TRUST_BY_HAND = (
 
 
 def _super_table() -> Any:
-    import tomlkit
+    import tomlkit  # deferred: tomlkit loads only when a TOML config is written
 
     return tomlkit.table(is_super_table=True)
 
@@ -105,8 +106,6 @@ class CodexInstaller(Installer):
 
     def trust(self, ctx: Context) -> Change:
         """Trust our hooks through `codex app-server` and verify; a note when it cannot."""
-        from wiki_memory.install.codex_app_server import AppServer
-
         codex = self.binary(ctx)
         config_path = self.user_config(ctx)
         if codex is None:
@@ -214,8 +213,6 @@ class CodexInstaller(Installer):
 
     def check_trust(self, ctx: Context) -> Check:
         """Are our hooks trusted? Asked of `codex app-server` (hooks/list) when it is here."""
-        from wiki_memory.install.codex_app_server import AppServer
-
         codex = self.binary(ctx)
         if codex is None:
             return Check(

@@ -143,8 +143,8 @@ class TomlFile(ConfigFile):
     """A TOML configuration file (Codex's config.toml), edited with its comments and layout kept."""
 
     def parse(self, text: str) -> Any:
-        import tomlkit
-        from tomlkit.exceptions import ParseError
+        import tomlkit  # deferred: tomlkit loads only when a TOML config is written
+        from tomlkit.exceptions import ParseError  # deferred: tomlkit loads only when a TOML config is written
 
         try:
             return tomlkit.parse(text)
@@ -152,7 +152,7 @@ class TomlFile(ConfigFile):
             raise WikiMemoryError(f"{self.path} is not valid TOML ({e}); nothing was changed") from None
 
     def empty(self) -> Any:
-        import tomlkit
+        import tomlkit  # deferred: tomlkit loads only when a TOML config is written
 
         return tomlkit.document()
 
@@ -163,7 +163,7 @@ class TomlFile(ConfigFile):
         return not self.snapshot()
 
     def render(self) -> str:
-        import tomlkit
+        import tomlkit  # deferred: tomlkit loads only when a TOML config is written
 
         text = tomlkit.dumps(self.data)
         # Removing a table leaves the blank line that separated it: end as the file did.

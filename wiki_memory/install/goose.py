@@ -27,7 +27,7 @@ def _indent(line: str) -> int:
 
 
 def _load(text: str, where: Path) -> dict[str, Any]:
-    import yaml
+    import yaml  # deferred: PyYAML loads only for goose's config
 
     try:
         data = yaml.safe_load(text) if text.strip() else {}

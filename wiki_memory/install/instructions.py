@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wiki_memory.errors import WikiMemoryError
+from wiki_memory.install.configfile import write_atomic
 
 START = "<!-- wiki-memory:start -->"
 END = "<!-- wiki-memory:end -->"
@@ -96,6 +97,4 @@ def apply(change: Change) -> None:
     if change.new_text is None:
         change.path.unlink()
         return
-    from wiki_memory.install.configfile import write_atomic
-
     write_atomic(change.path, change.new_text)  # (through a symlinked AGENTS.md, to its file)

@@ -25,6 +25,7 @@ from typing import Any
 
 from wiki_memory.errors import WikiMemoryError
 from wiki_memory.install.base import Change
+from wiki_memory.install.configfile import backup, write_atomic
 
 
 class JsoncError(ValueError):
@@ -324,8 +325,6 @@ class JsoncFile:
         return check(self.text, str(self.path))
 
     def save(self, lines: list[str], dry_run: bool) -> Change:
-        from wiki_memory.install.configfile import backup, write_atomic
-
         if self.text == (self.original if self.original is not None else "{\n}\n"):
             return Change(self.path, "unchanged", lines)
         emptied = self.text.strip() in ("{\n}", "{}") and not loads(self.text)

@@ -16,9 +16,12 @@ _results: dict[tuple[Any, ...], tuple[str, str]] = {}
 
 
 async def _list_tools(command: str, args: list[str], cwd: str, env: dict[str, str], errlog: Any) -> list[str]:
-    import anyio
-    from mcp import Client, StdioServerParameters
-    from mcp.client.stdio import stdio_client
+    import anyio  # deferred: the MCP SDK and anyio load only when doctor probes a server
+    from mcp import (  # deferred: the MCP SDK and anyio load only when doctor probes a server
+        Client,
+        StdioServerParameters,
+    )
+    from mcp.client.stdio import stdio_client  # deferred: the MCP SDK and anyio load only when doctor probes a server
 
     params = StdioServerParameters(command=command, args=args, cwd=cwd, env=env)
     with anyio.fail_after(TIMEOUT_S):
@@ -28,7 +31,7 @@ async def _list_tools(command: str, args: list[str], cwd: str, env: dict[str, st
 
 def probe(command: str, args: list[str], cwd: str, env: dict[str, str]) -> tuple[str, str]:
     """(status, detail) of starting `command args` and listing its tools."""
-    import anyio
+    import anyio  # deferred: the MCP SDK and anyio load only when doctor probes a server
 
     key = (command, tuple(args), cwd, tuple(sorted(env.items())))
     if key in _results:

@@ -14,7 +14,7 @@ from wiki_memory.errors import WikiMemoryError
 from wiki_memory.memory.context import MemoryContext
 from wiki_memory.memory.rules import InputError, utf8
 from wiki_memory.pages import usage
-from wiki_memory.recall import moments, run, seen
+from wiki_memory.recall import moment_table, moments, run, seen
 from wiki_memory.recall import settings as recall_settings
 
 if TYPE_CHECKING:
@@ -132,9 +132,6 @@ class Recalling:
         block, its pages, and every page looked at with why it does or does not apply
         (`candidates`). With `session_id`, minus what that session was handed already on a
         command or for that error. Nothing is recorded."""
-        from wiki_memory.recall import moment_table, seen
-        from wiki_memory.recall import settings as recall_settings
-
         if (command is None) == (error is None):
             raise InputError("give a command or an error, not both")
         chosen = recall_settings.load(env)
@@ -171,8 +168,6 @@ class Recalling:
         tokens injected, the handed pages read afterwards (a later tool call naming the
         page), and of the pages handed, those marked helpful and those now marked wrong;
         with the project's totals."""
-        from wiki_memory.capture import journal
-
         if session_id is not None:
             paths = [journal.journal_file(self.project.journal_dir, session_id)]
             if not paths[0].is_file():
