@@ -476,3 +476,25 @@ def test_each_hook_event_loads_only_the_hook_path(code_repo):
     assert not wrong, "the hook loaded modules beyond HOOK_PATH:\n" + "\n".join(wrong)
     # The run went through recall, the moments table and the compaction, not around them.
     assert {"UserPromptSubmit", "PreToolUse", "PostToolUseFailure", "SessionStart"} <= set(printed), printed
+
+
+#: A module holds one concept a reader can take in whole; a function, one step of it.
+MODULE_LINES = 500
+FUNCTION_LINES = 80
+
+
+def test_no_module_or_function_grows_past_what_a_reader_takes_in():
+    """No module of the package over MODULE_LINES lines, no function over FUNCTION_LINES:
+    past them, split along a seam whose file or function name says what it holds."""
+    wrong = []
+    for _module, path in _modules():
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(PACKAGE.parent)
+        if text.count("\n") > MODULE_LINES:
+            wrong.append(f"{where}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > FUNCTION_LINES:
+                    wrong.append(f"{where}:{node.lineno}: {node.name}() is {length} lines")
+    assert not wrong, "too long to read whole:\n" + "\n".join(wrong)

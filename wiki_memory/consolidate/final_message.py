@@ -144,30 +144,37 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
         if bold and _NEXT_HEADING.match(bold) and len(bold) < 60:
             in_next = True
             continue
-        # Sentences end at `. ` before a capital (or a letter of another script), and after a
-        # full-width stop or question mark.
-        sentences = re.split(r"(?<=[.!?:])\s+(?=[A-Z`\"'(]|[^\x00-\x7f])|(?<=[\u3002\uff01\uff1f])", body)
-        for sentence in sentences:
-            sentence = sentence.strip()
-            if not sentence or _FILLER.match(sentence):
-                continue
-            if sentence.endswith(":") and re.match(
-                r"^(let me|here'?s|here is|i'll|i will|now)\b", sentence, re.IGNORECASE
-            ):
-                continue  # an introduction to what follows
-            if _NARRATION.match(sentence) and not sentence.endswith("?"):
-                continue  # the agent narrating its process, not reporting
-            if sentence.endswith(("?", "\uff1f")):
-                questions.append(sentence)
-            elif _handed(sentence) and not in_next:
-                steps.append(f"{HANDED_LABEL}{sentence}")
-                handing = sentence.endswith(":")
-            elif (in_next and _actionable(sentence)) or (_NEXT.match(sentence) and _actionable(sentence)):
-                steps.append(f"Stated next step: {sentence}")
-            elif in_next:
-                continue  # a fact listed under the next steps (a version, a label): not a step
-            elif _UNFINISHED.search(sentence):
-                steps.append(f"Reported as unfinished: {sentence}")
-            else:
-                statements.append(sentence)
+        handing = _file_sentences(body, in_next, handing, statements, questions, steps)
     return statements, questions, steps
+
+
+def _file_sentences(
+    body: str, in_next: bool, handing: bool, statements: list[str], questions: list[str], steps: list[str]
+) -> bool:
+    """Each sentence of one line of the final message into its list; whether the lines after
+    it are handed to the user (a handed step ending in a colon)."""
+    # Sentences end at `. ` before a capital (or a letter of another script), and after a
+    # full-width stop or question mark.
+    sentences = re.split(r"(?<=[.!?:])\s+(?=[A-Z`\"'(]|[^\x00-\x7f])|(?<=[\u3002\uff01\uff1f])", body)
+    for sentence in sentences:
+        sentence = sentence.strip()
+        if not sentence or _FILLER.match(sentence):
+            continue
+        if sentence.endswith(":") and re.match(r"^(let me|here'?s|here is|i'll|i will|now)\b", sentence, re.IGNORECASE):
+            continue  # an introduction to what follows
+        if _NARRATION.match(sentence) and not sentence.endswith("?"):
+            continue  # the agent narrating its process, not reporting
+        if sentence.endswith(("?", "\uff1f")):
+            questions.append(sentence)
+        elif _handed(sentence) and not in_next:
+            steps.append(f"{HANDED_LABEL}{sentence}")
+            handing = sentence.endswith(":")
+        elif (in_next and _actionable(sentence)) or (_NEXT.match(sentence) and _actionable(sentence)):
+            steps.append(f"Stated next step: {sentence}")
+        elif in_next:
+            continue  # a fact listed under the next steps (a version, a label): not a step
+        elif _UNFINISHED.search(sentence):
+            steps.append(f"Reported as unfinished: {sentence}")
+        else:
+            statements.append(sentence)
+    return handing

@@ -160,16 +160,7 @@ def import_instructions(
         seen_paths.add(page.path)
         writes.append(page)
         plans.append(PlannedPage(page.path, page.title, page.type, action, sources))
-    # Sections gone from a file that was read: their pages go stale, saying why.
-    kept = {p.path for p in plans}
-    for key, old in existing.items():
-        name = key.split("#", 1)[0]
-        if name not in read_names or old.path in kept or old.status != "active":
-            continue
-        kept.add(old.path)
-        reason = f"its section is gone from {name}"
-        writes.append(old.with_meta(status="stale", stale_reason=reason))
-        plans.append(PlannedPage(old.path, old.title, old.type, "stale", tuple(old.sources)))
+    writes += _gone_stale(existing, read_names, plans)
     commit = None
     if writes and not dry_run and store is not None:
         created, updated = sum(p.action == "created" for p in plans), sum(p.action == "updated" for p in plans)
@@ -184,6 +175,22 @@ def import_instructions(
         if commit:
             after_bulk_commit(memory)
     return InstructionImport(tuple(names), tuple(plans), commit, dry_run, tuple(dict.fromkeys(scrub.found)))
+
+
+def _gone_stale(existing: dict[str, Page], read_names: set[str], plans: list[PlannedPage]) -> list[Page]:
+    """Sections gone from a file that was read: their pages go stale, saying why (each added
+    to `plans` too)."""
+    stale: list[Page] = []
+    kept = {p.path for p in plans}
+    for key, old in existing.items():
+        name = key.split("#", 1)[0]
+        if name not in read_names or old.path in kept or old.status != "active":
+            continue
+        kept.add(old.path)
+        reason = f"its section is gone from {name}"
+        stale.append(old.with_meta(status="stale", stale_reason=reason))
+        plans.append(PlannedPage(old.path, old.title, old.type, "stale", tuple(old.sources)))
+    return stale
 
 
 def after_bulk_commit(memory: Memory) -> None:
