@@ -129,11 +129,7 @@ class MemoryServer(MCPServer):
         self.session_id = session_id or (
             next((self.env[k] for k in SESSION_ENV if self.env.get(k)), None) if session_from_env else None
         )
-        configured = load_settings(env).mcp.projects
-        if isinstance(configured, str):
-            configured = [configured]
-        if isinstance(configured, list):
-            projects = [*projects, *(str(c) for c in configured)]
+        projects = [*projects, *load_settings(env).mcp.projects]  # `[mcp] projects` adds to them
         self.reach = Reach(projects, roots=roots)
         self.tokens = tokens  # an HTTP server's people; checked on each call made with one's token
         self.workspaces = Workspaces()
