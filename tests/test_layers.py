@@ -29,6 +29,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "wiki_memory"
 
 BELOW_MEMORY = {
+    "lazy",
     "consolidate",
     "sync",
     "watch",
@@ -48,13 +49,14 @@ FRONT_END = {"memory", "pages", "logs", "config", "errors"}
 #: part -> the parts of ours it may import (besides itself).
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
+    "lazy": set(),
     "config": {"errors"},
     "pages": {"errors"},
     "capture": {"pages", "config", "errors"},
     # The logs redact what they write with capture's rules: every part above capture may log.
     "logs": {"capture", "config", "errors"},
     "store": {"pages", "config", "errors"},
-    "index": {"pages", "store", "config", "errors"},
+    "index": {"pages", "store", "lazy", "config", "errors"},
     "consolidate": {"pages", "store", "index", "capture", "logs", "config", "errors"},
     "sync": {"pages", "store", "index", "logs", "config", "errors"},
     "watch": {"pages", "store", "index", "logs", "config", "errors"},
@@ -97,6 +99,7 @@ HOOK_PATH = frozenset(
         "wiki_memory",
         "wiki_memory.entry",
         "wiki_memory.errors",
+        "wiki_memory.lazy",
         "wiki_memory.config",
         "wiki_memory.config.settings",
         "wiki_memory.logs",

@@ -91,6 +91,40 @@ def open_for_child(name: str, env: Mapping[str, str] | None = None) -> int | Non
         return None
 
 
+def start_detached(
+    name: str,
+    command: list[str],
+    cwd: str,
+    *,
+    env: dict[str, str] | None = None,
+    home_env: Mapping[str, str] | None = None,
+) -> int | None:
+    """Start `command` detached from the caller (its own session, no stdin or stdout), its
+    stderr appended to the log `name`; its pid, or None when it could not start (the reason
+    in that log). A hook's caller is never held up by, nor sees, what it started."""
+    import subprocess  # deferred: only the hook calls that start a process pay for subprocess
+
+    err = open_for_child(name, home_env)
+    try:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL if err is None else err,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as e:
+        write(name, f"could not start {' '.join(command[:4])} ...: {e}", home_env)
+        return None
+    finally:
+        if err is not None:
+            os.close(err)
+    return process.pid
+
+
 class Log:
     """The log `name` behind the few `logging.Logger` methods long-running front ends call
     (`log.debug("closing %s failed", id, exc_info=True)`): every level goes to the file; a

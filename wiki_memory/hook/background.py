@@ -31,28 +31,9 @@ def project_arg(project: Project) -> str:
 
 def spawn(project: Project, args: Sequence[str]) -> int | None:
     """Start `python -m wiki_memory.hook.worker PROJECT ARGS...` detached; returns its pid."""
-    import subprocess
-
     command = [sys.executable, "-m", "wiki_memory.hook.worker", project_arg(project), *args]
-    err = logs.open_for_child("consolidate")
-    try:
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL if err is None else err,
-            cwd=str(project.root) if project.root and project.root.is_dir() else "/",
-            env=dict(os.environ),
-            start_new_session=True,
-            close_fds=True,
-        )
-    except OSError as e:
-        logs.write("consolidate", f"could not start {' '.join(command[:4])} ...: {e}")
-        return None
-    finally:
-        if err is not None:
-            os.close(err)
-    return process.pid
+    cwd = str(project.root) if project.root and project.root.is_dir() else "/"
+    return logs.start_detached("consolidate", command, cwd, env=dict(os.environ))
 
 
 def start_session(project: Project, session_id: str) -> int | None:

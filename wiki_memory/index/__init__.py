@@ -9,7 +9,7 @@ idx.search("tests hang on the build server", k=8)
 
 from __future__ import annotations
 
-import importlib
+from wiki_memory import lazy
 
 TYPE_CHECKING = False  # no runtime `typing`: the hook path imports `index.readonly`
 if TYPE_CHECKING:
@@ -43,14 +43,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.names(__name__, _WHERE, globals())
 
 
 __all__ = [

@@ -4,8 +4,9 @@ Front ends (`cli`, `mcp`, `hook`, the web viewer) call it and nothing below it f
 operations; it calls `store`, `index`, `consolidate` and `sync`.
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from wiki_memory import lazy
 
 if TYPE_CHECKING:
     from wiki_memory.capture.adapter import agent_name
@@ -122,14 +123,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.names(__name__, _WHERE, globals())
 
 
 __all__ = [

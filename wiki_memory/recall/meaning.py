@@ -224,25 +224,7 @@ def ensure_started(home: str, preload: str | None = None, idle: float = IDLE) ->
     except OSError:
         return None
     remove_leftovers()
-    import subprocess  # deferred: subprocess only to start the helper
-
     command = [sys.executable, "-m", "wiki_memory.recall.helper", "--home", home, "--idle", str(idle)]
     if preload:
         command += ["--preload", preload]
-    err = logs.open_for_child("recall-helper", {"WIKI_MEMORY_HOME": home})
-    try:
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL if err is None else err,
-            cwd="/",
-            start_new_session=True,
-            close_fds=True,
-        )
-    except OSError:
-        return None
-    finally:
-        if err is not None:
-            os.close(err)
-    return process.pid
+    return logs.start_detached("recall-helper", command, "/", home_env={"WIKI_MEMORY_HOME": home})
