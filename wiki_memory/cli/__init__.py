@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -97,6 +96,8 @@ def load_commands() -> None:
     global _all_loaded
     if not _all_loaded:
         _all_loaded = True
+
+        import pkgutil  # deferred: only `--help` and shell completion list every module
 
         for found in pkgutil.iter_modules(__path__):
             importlib.import_module(f"wiki_memory.cli.{found.name}")

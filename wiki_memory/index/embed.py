@@ -28,7 +28,6 @@ from urllib.parse import urlsplit
 from wiki_memory.config import model_cache_dir
 from wiki_memory.config.settings import IndexSettings, Settings
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.index.http import post_json
 
 DEFAULT_MODEL = IndexSettings.model
 # fastembed's default batch of 256 takes gigabytes of memory on 200-word chunks.
@@ -317,6 +316,8 @@ class OpenAICompatible:
         body: dict[str, Any] = {"model": e.model, "input": list(texts), "encoding_format": "float"}
         if e.dimensions:
             body["dimensions"] = e.dimensions
+        from wiki_memory.index.http import post_json  # deferred: urllib and ssl load only for an embeddings endpoint
+
         answer = post_json(
             f"{e.base_url}/embeddings", body, api_key_env=e.api_key_env, timeout=e.timeout, error=EmbeddingFailed
         )

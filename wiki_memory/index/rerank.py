@@ -29,7 +29,6 @@ from typing import Any
 from wiki_memory.config import model_cache_dir
 from wiki_memory.config.settings import SearchSettings, Settings
 from wiki_memory.errors import WikiMemoryError
-from wiki_memory.index.http import post_json
 
 DEFAULT_TOP = SearchSettings.rerank_top  # candidates reranked: a cross-encoder reads each (query, passage) pair
 DEFAULT_TIMEOUT = SearchSettings.rerank_timeout  # seconds an endpoint may take for one query's candidates
@@ -146,6 +145,8 @@ class Reranker:
         """POST {url}/rerank; the scores in the documents' order."""
 
         body = {"model": self.model, "query": query, "documents": list(documents), "top_n": len(documents)}
+        from wiki_memory.index.http import post_json  # deferred: urllib and ssl load only for a reranking endpoint
+
         answer = post_json(
             f"{self.url}/rerank", body, api_key_env=self.api_key_env, timeout=self.timeout, error=RerankFailed
         )

@@ -10,7 +10,6 @@ from io import BytesIO
 
 from dulwich.diff_tree import CHANGE_RENAME, RenameDetector
 from dulwich.objects import Blob, Commit
-from dulwich.patch import write_blob_diff, write_tree_diff
 
 from wiki_memory.store.context import Context
 from wiki_memory.store.paths import normalize_path
@@ -135,6 +134,11 @@ class History:
 
     def diff(self, rev_a: str | None = None, rev_b: str | None = None, path: str | None = None) -> str:
         """A unified diff: no revision = uncommitted hand edits; one = since it; two = between."""
+        from dulwich.patch import (  # deferred: loads the email package; only diffs need it
+            write_blob_diff,
+            write_tree_diff,
+        )
+
         out = BytesIO()
         wanted = normalize_path(path, page=False) if path else None
         if rev_a is None:

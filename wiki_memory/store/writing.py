@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-import merge3
-
 from wiki_memory.errors import ConflictError, NotFoundError, PageError, PathError
 from wiki_memory.pages import Page, now_iso, parse_page, render_page, slugify
 from wiki_memory.store.commits import Committer
@@ -214,6 +212,8 @@ class Writer:
         base = self.reader.data(new_blob).splitlines(True)
         ours = self.reader.data(current).splitlines(True)
         theirs = wanted.splitlines(True) if wanted else []
+        import merge3  # deferred: only a person's edit merged under an agent's needs it
+
         merged = merge3.Merge3(base, ours, theirs)
         if any(group[0] == "conflict" for group in merged.merge_groups()):
             raise ConflictError(
