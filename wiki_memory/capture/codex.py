@@ -182,6 +182,9 @@ def _texts(content: Any, kinds: tuple[str, ...]) -> str:
     )
 
 
+_REFUSED = re.compile(r"(exec command|patch) rejected by user\b", re.IGNORECASE)
+
+
 def _unwrap(output: Any) -> tuple[str, int | None]:
     """(text, exit code) of a call's output, in any of the shapes Codex has written: text,
     content blocks, `{"output", "metadata": {"exit_code"}}` (as an object or as JSON text)."""
@@ -345,12 +348,15 @@ class _Rollout:
         """One answered call, normalised as the hook normalises it; the exit code Codex
         recorded beside the output (its hooks carry none) settles whether it failed."""
         text, code = _unwrap(output)
+        # Codex answers a call the user refused with its own words and no exit code: the
+        # command never ran, so it neither passed nor changed anything.
+        refused = _REFUSED.match(text.strip()) is not None
         facts = tool_facts(
             name,
             data,
             text,
             self.cwd,
-            failed=True if call_id in self.failed_patches else None,
+            failed=True if call_id in self.failed_patches or refused else None,
             exit_code=self.exit_codes.get(call_id, code),
         )
         return self.obs("tool", time, **facts.observation_fields(name, {"tool_use_id": call_id}))

@@ -39,7 +39,11 @@ def did_work(summary: Summary) -> bool:
     session = summary.session
     last = max([s.seq for s in session.steps if not s.no_result] + [a.seq for a in session.answers], default=0)
     # A run declined, or whose result never came because the session stopped, is not known
-    # to have done anything; one the session went on past (a background run) is.
+    # to have done anything; one the session went on past (a background run) is. But a
+    # session whose calls the user refused was stopped on its way to work (its request is
+    # still open, and what the user would not let run is worth knowing): it counts.
+    if any(run.step.rejected and not run.step.not_permitted for run in summary.commands):
+        return True
     return any(
         not run.step.rejected and not (run.step.no_result and run.step.seq >= last) and not changes_nothing(run.command)
         for run in summary.commands

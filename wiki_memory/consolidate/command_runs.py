@@ -15,12 +15,13 @@ from wiki_memory.consolidate.commands import (
     command_key,
     command_words,
     covers,
+    exit_one_means_no,
     is_probe,
     program_family,
     purpose_words,
     stage_commands,
 )
-from wiki_memory.consolidate.oneline import clean, error_line
+from wiki_memory.consolidate.oneline import ERROR_WORDS, clean, error_line, error_rank
 from wiki_memory.consolidate.session import Step
 
 
@@ -33,6 +34,7 @@ class CommandRun:
     ok: bool
     error: str  # the telling line of its output when it failed
     fixed_by: int | None = None  # the index of the later run that resolved it
+    found_nothing: bool = False  # it passed by answering "no" (exit 1 of a search or a test)
 
     @property
     def outcome(self) -> str:
@@ -120,19 +122,24 @@ def cannot_run(run: CommandRun) -> bool:
         return False
     if run.step.exit_code in (126, 127):
         return True
+    return bool(missing_program(run))
+
+
+def missing_program(run: CommandRun) -> str:
+    """The program the shell said it could not run (`bash: tree: command not found`, `zsh:
+    command not found: tree`, `./x.sh: Permission denied`, `'tree' is not recognized`), or "".
+    Not `ls: cannot access 'f': No such file or directory` (ls ran; its operand was missing)."""
     words = command_words(run.command)
-    if not words:
-        return False
-    # The shell names the program it could not run: `bash: tree: command not found`, `zsh:
-    # command not found: tree`, `./x.sh: Permission denied`, `'tree' is not recognized`. Not
-    # `ls: cannot access 'f': No such file or directory` (ls ran; its operand was missing).
-    program = re.escape(os.path.basename(words[0]))
+    if run.ok or not words:
+        return ""
+    name = os.path.basename(words[0])
+    program = re.escape(name)
     said = re.compile(
         rf"(^|[\s:'\"/]){program}:\s*({_CANNOT_RUN})\s*$|command not found:\s*{program}\b|"
         rf"'{program}' is not recognized as",
         re.IGNORECASE,
     )
-    return any(said.search(line.strip()) for line in run.step.output.splitlines()[:6])
+    return name if any(said.search(line.strip()) for line in run.step.output.splitlines()[:6]) else ""
 
 
 # A command left running (Codex's `exec_command`, a background Bash), and a later call that
@@ -162,9 +169,10 @@ def _said(step: Step) -> str:
 
 
 def said_nothing(step: Step) -> bool:
-    """Did the command exit 1 without a word (`grep x f`, `cmd | grep x`, `pacman -Ss x`
-    that found nothing)? Exit status 1 with no output is a search's or a test's "no": an
-    answer, not a failure, which always says what went wrong."""
+    """Did the command answer "no" with exit status 1: without a word (`grep x f`, `pacman
+    -Ss x` that found nothing), or as a line ending in a search or a test whose status 1 is
+    "no" (`ls d | grep x`, `pgrep a; pgrep b`), whatever earlier commands printed? An answer,
+    not a failure, which always says what went wrong."""
     if step.exit_code not in (1, None) or not step.error:
         return False
     lines = [line.strip() for line in step.output.splitlines() if line.strip()]
@@ -173,7 +181,10 @@ def said_nothing(step: Step) -> bool:
     lines = [line for line in lines if not _FRAME_LINE.match(line) and not " ".join(line.split()).endswith(command)]
     codes = re.findall(r"(?im)^(?:exit code|exit status)[: ]\s*(-?\d+)\s*$", step.output)
     code = step.exit_code if step.exit_code is not None else (int(codes[-1]) if codes else None)
-    return code == 1 and not lines
+    # A line ending in a search says "no" by status 1 even after earlier commands printed,
+    # unless one of them said why it failed (`git ls-remote x | grep y`: "Could not resolve host").
+    complaint = any(error_rank(line) < 9 or ERROR_WORDS.search(line) for line in lines)
+    return code == 1 and (not lines or (exit_one_means_no(step.input) and not complaint))
 
 
 def _runs(steps: Iterable[Step]) -> list[CommandRun]:
@@ -194,7 +205,8 @@ def _runs(steps: Iterable[Step]) -> list[CommandRun]:
         ok = (not s.error or said_nothing(s)) and not s.no_result
         still = RUNNING.search(s.output) if ok else None
         said = "" if ok else _said(s)
-        runs.append(CommandRun(s, command, ok, "" if ok else error_line(said) or clean(said or s.output, 200)))
+        error = "" if ok else error_line(said) or clean(said or s.output, 200)
+        runs.append(CommandRun(s, command, ok, error, found_nothing=ok and s.error))
         if still:
             running[still.group(1) or still.group(2)] = (command, len(runs) - 1)
     # A run whose result another call collected is not a run of its own.

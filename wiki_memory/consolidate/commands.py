@@ -164,7 +164,16 @@ def _stage_words(segment: str) -> list[str]:
         words = words[1:]
     if len(words) >= 3 and re.match(r"^python[\d.]*$", words[0]) and words[1] == "-m":
         words = words[2:]
+    if words and _POWERSHELL.fullmatch(os.path.basename(words[0])):
+        # `powershell.exe -NoProfile -Command (Get-Content x).Length`: the command is the script.
+        script = next((n for n, w in enumerate(words) if w.lower() in ("-command", "-c")), None)
+        if script is not None and script + 1 < len(words):
+            inner = " ".join(words[script + 1 :]).strip()
+            return _stage_words(re.sub(r"^\((.*)\)(\.\w+)?$", r"\1", inner))
     return words
+
+
+_POWERSHELL = re.compile(r"(powershell|pwsh)(\.exe)?", re.IGNORECASE)
 
 
 def _without_redirections(words: list[str]) -> list[str]:
@@ -206,6 +215,46 @@ def is_probe(command: str) -> bool:
     return program in _PROBES
 
 
+# PowerShell names a cmdlet by its verb, and these verbs only read (its approved verbs: Get,
+# Test, Select, Measure, Find, Resolve, Show, Read, Compare, Format, Where, Sort).
+_PS_LOOKS = re.compile(r"(get|test|select|measure|find|resolve|show|read|compare|format|where|sort)-[a-z]+", re.I)
+
+# Programs whose exit status 1 is an answer, "no" (no line matched, no such process, the files
+# differ, the test is false, no such program), where a failure is 2 or more.
+_EXIT_ONE_IS_NO = {
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "pgrep",
+    "pidof",
+    "which",
+    "diff",
+    "cmp",
+    "test",
+    "[",
+    "findstr",
+}
+
+
+def exit_one_means_no(command: str) -> bool:
+    """Does the line end in a command whose exit status 1 means "no" (`ls d | grep x`,
+    `pgrep -f app`, `git diff --quiet`)? The line's status is its last command's."""
+    pieces = segments(split_heredocs(command.strip())[0])
+    words = _stage_words(pieces[-1][1:]) if pieces and pieces[-1][1:] else []
+    if not words:
+        return False
+    program = os.path.basename(words[0])
+    if program == "git":
+        return len(words) > 1 and (
+            words[1] == "grep" or (words[1] == "diff" and ("--quiet" in words or "--exit-code" in words))
+        )
+    if program == "command":
+        return "-v" in words[1:2]
+    return program in _EXIT_ONE_IS_NO
+
+
 def is_verification(command: str) -> bool:
     """Does the command check the work (a test run, a build, a type checker, a linter)?"""
     return bool(_VERIFY.search(" ".join(command_words(command))))
@@ -216,8 +265,27 @@ _READ_ONLY = re.compile(
     r"^(--?(version|help|v|h|V)|info|show|view|list|ls|search|status|outdated|doctor|whoami|version|help|get|"
     r"describe|inspect|cat|log|logs|ps|top|audit|why|explain|query|read|config|env|which|where|print)$"
 )
-_WEB_READERS = {"curl", "wget", "http", "https", "xh", "ping", "dig", "nslookup", "host", "whois", "traceroute"}
-_WRITES_OUT = re.compile(r"\s(-o|-O|--output|-X\s*(POST|PUT|PATCH|DELETE)|-d|--data\S*|-F|-T)\b")
+_WEB_READERS = {
+    "curl",
+    "wget",
+    "http",
+    "https",
+    "xh",
+    "ping",
+    "dig",
+    "nslookup",
+    "host",
+    "whois",
+    "traceroute",
+    "invoke-webrequest",
+    "invoke-restmethod",
+    "iwr",
+    "irm",
+}
+_WRITES_OUT = re.compile(
+    r"\s(-o|-O|--output|-X\s*(POST|PUT|PATCH|DELETE)|-d|--data\S*|-F|-T|-OutFile|-Method\s+(Post|Put|Patch|Delete))\b",
+    re.IGNORECASE,
+)
 
 
 def only_looks(command: str) -> bool:
@@ -228,7 +296,9 @@ def only_looks(command: str) -> bool:
     words = purpose_words(command)
     if not words:
         return True
-    if words[0] in _WEB_READERS:
+    if _PS_LOOKS.fullmatch(words[0]):
+        return True  # a cmdlet whose verb only reads; its failures are not noise (a timeout)
+    if words[0].lower() in _WEB_READERS:
         return not _WRITES_OUT.search(" " + command)
     operands = [w for w in words[1:] if not w.startswith("-")]
     flags = [w for w in words[1:] if w.startswith("-")]

@@ -7,7 +7,7 @@ import os
 import re
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\[[0-9;]{1,8}m")
-_ERROR_WORDS = re.compile(
+ERROR_WORDS = re.compile(
     r"error|fail|exception|traceback|fatal|denied|not found|no such|cannot|can't|unable|refused|timed? ?out|"
     r"assert|panic|segmentation|undefined|invalid|exit code|exited with|✗|✘",
     re.IGNORECASE,
@@ -107,7 +107,7 @@ def error_line(output: str) -> str:
         if error_rank(lines[best]) != 1:
             best = _root_cause(lines, best)
         return clean(lines[best], 200)
-    weak = [line for line in lines if _ERROR_WORDS.search(line)]
+    weak = [line for line in lines if ERROR_WORDS.search(line)]
     if not weak and exits and exits[-1] in _EXIT_MEANING:
         return f"exit code {exits[-1]}: {_EXIT_MEANING[exits[-1]]}"
     return clean((weak or lines)[-1], 200)

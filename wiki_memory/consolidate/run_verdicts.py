@@ -9,8 +9,16 @@ from __future__ import annotations
 import os
 import re
 
-from wiki_memory.consolidate.command_runs import RUNNING, CommandRun
-from wiki_memory.consolidate.commands import command_key, command_words, is_probe, is_verification, only_looks, shown
+from wiki_memory.consolidate.command_runs import RUNNING, CommandRun, missing_program
+from wiki_memory.consolidate.commands import (
+    command_key,
+    command_words,
+    is_probe,
+    is_verification,
+    only_looks,
+    program_family,
+    shown,
+)
 from wiki_memory.consolidate.findings import Findings
 from wiki_memory.consolidate.oneline import clean, error_line, relative
 from wiki_memory.consolidate.session import Step
@@ -30,7 +38,15 @@ def fixed_failures(runs: list[CommandRun], steps: list[Step], cwd: str | None, f
         changes = [s for s in steps[run.step.index + 1 : run.fixed_by] if changes_files(s)]
         after = f" after changes to {', '.join(changed[:5])}" if changed else ""
         later_cmd = by_index[run.fixed_by].command if run.fixed_by in by_index else steps[run.fixed_by].input
-        again = "then passed" if later_cmd.strip() == run.command.strip() else f"then `{shown(later_cmd, 120)}` passed"
+        later = by_index.get(run.fixed_by)
+        # A search that then ran and found nothing got past the failure; it did not "pass".
+        passed = "ran and found nothing" if later is not None and later.found_nothing else "passed"
+        same = later_cmd.strip() == run.command.strip()
+        again = (
+            f"then {'ran again and found nothing' if passed != 'passed' else 'passed'}"
+            if same
+            else f"then `{shown(later_cmd, 120)}` {passed}"
+        )
         line = f"`{shown(run.command, 120)}` failed at first ({run.error or run.outcome}), {again}{after}."
         found.add("stories", line, run.step, *changes, steps[run.fixed_by])
         # A look that failed and then worked (`pactl info` as root, then as the user) changed
@@ -68,6 +84,12 @@ def last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], foun
             continue
         if run.step.no_result:
             continue  # the session stopped while it ran: reported as a mid-task end
+        if only_looks(run.command) and _ABSENT.search(run.error):
+            continue  # a look for something that is not there (a 404, no such file): an answer
+        gone_without = _went_without(run, runs)
+        if gone_without:
+            found.add("stories", gone_without, run.step)
+            continue
         if already_absent(run):
             # A removal that found nothing to remove: the state it was run for holds.
             found.add("done", f"`{shown(run.command, 160)}`: already gone ({run.error}).", run.step)
@@ -108,6 +130,26 @@ def last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], foun
             f"`{' '.join(program)}` passed on its last run for {len(group)} targets{named}.",
             *(r.step for r in group[-3:]),
         )
+
+
+# What a look says when what it looked for is not there.
+_ABSENT = re.compile(
+    r"\b404\b|not found|cannot find|can't find|could not find|does not exist|doesn't exist|no such", re.IGNORECASE
+)
+
+
+def _went_without(run: CommandRun, runs: list[CommandRun]) -> str:
+    """A program that could not run at all (`bash` on a Windows box, a tool not installed)
+    and that the session never ran again, going on with other commands that worked: what it
+    learned of its environment, not work left failing. "" when that is not so."""
+    missing = missing_program(run)
+    family = program_family(missing) if missing else ""
+    later = [r for r in runs if r.step.index > run.step.index]
+    if not family or not any(r.ok for r in later):
+        return ""
+    if any(program_family((command_words(r.command) or [""])[0]) == family for r in later):
+        return ""
+    return f"`{family}` could not run here ({run.error or run.outcome}); the session went on without it."
 
 
 # What a tool says when the change it was asked for was there already: nothing was done.

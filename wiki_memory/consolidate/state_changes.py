@@ -106,5 +106,7 @@ def already_absent(run: CommandRun) -> bool:
         or program.lower().startswith(("remove-", "uninstall-"))
         or any(w in _REMOVE_VERBS for w in words[1:4] if not w.startswith("-"))
     )
-    removes = removes or (len(words) > 1 and bool(re.match(r"^-R\w*$", words[1])))
+    # pacman's remove is an option (`pacman -Rns x`); elsewhere `-R` is recursion.
+    pacman = program in ("pacman", "yay", "paru", "pikaur")
+    removes = removes or (pacman and len(words) > 1 and bool(re.match(r"^-R\w*$", words[1])))
     return removes and bool(_ABSENT.search(run.error))

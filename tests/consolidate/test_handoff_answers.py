@@ -1,0 +1,203 @@
+"""Runs that answered rather than failed, and failures the session went on without: a search
+whose status 1 means "no", a look for something that is not there, a program that could not
+run and was never needed again, a call the user refused. None of them is work left failing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import consolidate_session, git
+from hooked import Hooked
+from journals import codex_rollout
+
+from wiki_memory.capture.adapter import load
+from wiki_memory.config import resolve_project
+from wiki_memory.consolidate.command_runs import judge_runs
+from wiki_memory.consolidate.commands import command_words, exit_one_means_no, only_looks
+from wiki_memory.consolidate.extract import summarize
+from wiki_memory.consolidate.session import build_session
+
+
+@pytest.fixture
+def project(code_repo: Path):
+    git(code_repo, "checkout", "-q", "-b", "main")
+    return resolve_project(code_repo)
+
+
+def consolidated(project, sid: str) -> tuple[str, str]:
+    """The handoff and the session page of a recorded session."""
+    outcome = consolidate_session(project, sid)
+    assert outcome.status == "committed", outcome
+    session_page, handoff = outcome.pages[0], outcome.pages[1]
+    return (project.wiki / handoff).read_text(encoding="utf-8"), (project.wiki / session_page).read_text("utf-8")
+
+
+def section(text: str, name: str) -> str:
+    if f"## {name}\n" not in text:
+        return ""
+    body = text.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0].strip()
+    return "" if body == "None recorded." else body
+
+
+@pytest.mark.parametrize(
+    "command, answers",
+    [
+        ("ls ~/Library/LaunchAgents | grep -iv whisper", True),
+        ("pgrep -la whisper 2>/dev/null; pgrep -la openwhisper 2>/dev/null", True),
+        ("git grep -n TODO", True),
+        ("git diff --quiet", True),
+        ("command -v uv", True),
+        ("git diff", False),
+        ("grep -c x f | wc -l", False),
+        ("pytest -q", False),
+        ("find / -name x", False),
+    ],
+)
+def test_a_line_ending_in_a_search_or_test_answers_no_by_status_1(command, answers):
+    assert exit_one_means_no(command) is answers
+
+
+def test_a_search_pipeline_that_exits_1_after_printing_is_an_answer(project, code_repo):
+    s = Hooked(code_repo, "answer-grep-0001")
+    s.start()
+    s.prompt("Is any other dictation app running?")
+    # The earlier commands printed; the last one found nothing: the line's status is its.
+    s.bash("pgrep -la whisper 2>/dev/null; pgrep -la openwhisper 2>/dev/null", "9621 whisper-server", exit_code=1)
+    s.bash("ls ~/Library/LaunchAgents | grep -iv voicemode", "krisp.plist\ncom.adobe.plist", exit_code=1)
+    s.stop("Only whisper-server (9621) is running; krisp has a launch agent.")
+    handoff, _page = consolidated(project, "answer-grep-0001")
+    left = section(handoff, "Failed or abandoned approaches") + section(handoff, "Open items / next steps")
+    assert left == "" or ("pgrep" not in left and "grep -iv" not in left)
+    assert [r.ok for r in judge_runs(build_session_of(project, "answer-grep-0001").steps)] == [True, True]
+
+
+def test_an_error_before_the_search_is_still_a_failure_and_a_rerun_found_nothing(project, code_repo):
+    s = Hooked(code_repo, "answer-remote-0001")
+    s.start()
+    s.prompt("Does a remote branch for the docs feature exist?")
+    line = "git ls-remote --heads origin | grep -E 'refs/heads/[0-9]+-docs$'"
+    s.bash(line, exit_code=1, stderr="fatal: unable to access 'https://github.com/o/r.git/': Could not resolve host")
+    s.bash(line, exit_code=1)
+    s.stop("No remote branch for the docs feature exists.")
+    handoff, _page = consolidated(project, "answer-remote-0001")
+    runs = judge_runs(build_session_of(project, "answer-remote-0001").steps)
+    assert [r.ok for r in runs] == [False, True] and runs[1].found_nothing and runs[0].fixed_by is not None
+    assert "then ran again and found nothing" in handoff
+    assert "then passed" not in handoff
+    assert section(handoff, "Failed or abandoned approaches") == ""
+
+
+def build_session_of(project, sid: str):
+    from wiki_memory.capture import journal
+    from wiki_memory.consolidate.session_sources import load_session
+
+    return load_session(journal.journal_file(project.journal_dir, sid))
+
+
+def test_a_look_for_something_absent_is_no_failure_and_nothing_gone(project, code_repo):
+    s = Hooked(code_repo, "answer-absent-0001")
+    s.start()
+    s.prompt("Collect what the grant application needs from this repository")
+    s.bash(
+        "powershell.exe -NoProfile -Command (Invoke-WebRequest -UseBasicParsing https://example.org/x.py).Content",
+        exit_code=1,
+        stderr="Invoke-WebRequest : 404: Not Found",
+    )
+    s.bash(
+        "Get-Content C:\\Users\\k\\.codex\\history.jsonl -Tail 5",
+        exit_code=1,
+        stderr="Get-Content : Cannot find path 'C:\\Users\\k\\.codex\\history.jsonl' because it does not exist.",
+    )
+    s.bash(
+        "Get-ChildItem -Recurse -File .\\skills\\data\\specs",
+        exit_code=1,
+        stderr="Get-ChildItem : Cannot find path 'C:\\r\\skills\\data\\' because it does not exist.",
+    )
+    s.bash("Get-ChildItem -Recurse -File -Include Cargo.toml", exit_code=124, stderr="command timed out after 10937 ms")
+    s.bash("Get-Content package.json", '{"name": "app"}')
+    s.stop("The repository is a Next.js app.")
+    handoff, _page = consolidated(project, "answer-absent-0001")
+    failed = section(handoff, "Failed or abandoned approaches")
+    assert "404" not in handoff and "history.jsonl" not in handoff
+    assert "already gone" not in handoff and "specs" not in handoff  # a look removes nothing
+    # A look that failed for another reason than absence is still a failure.
+    assert "timed out" in failed
+
+
+def test_a_program_that_could_not_run_and_was_not_needed_again_is_a_story(project, code_repo):
+    s = Hooked(code_repo, "answer-nobash-0001")
+    s.start()
+    s.prompt("Export this session into the project root")
+    s.bash(
+        "bash --version",
+        exit_code=1,
+        stderr="bash : The term 'bash' is not recognized as the name of a cmdlet, function, script file, "
+        "or operable program.",
+    )
+    s.bash("Copy-Item $latest.FullName .\\codex-session.jsonl", "")
+    s.stop("The session is exported to codex-session.jsonl.")
+    handoff, page = consolidated(project, "answer-nobash-0001")
+    assert "bash" not in section(handoff, "Failed or abandoned approaches")
+    assert "`bash` could not run here" in page
+
+
+def test_a_program_that_could_not_run_and_is_tried_again_stays_failed(project, code_repo):
+    s = Hooked(code_repo, "answer-nobash-0002")
+    s.start()
+    s.prompt("Install the dependencies")
+    s.bash("uv sync", exit_code=127, stderr="bash: uv: command not found")
+    s.bash("ls", "README.md")
+    s.bash("uv sync --frozen", exit_code=127, stderr="bash: uv: command not found")
+    s.stop("uv is not installed here.")
+    handoff, _page = consolidated(project, "answer-nobash-0002")
+    assert "`uv sync" in section(handoff, "Failed or abandoned approaches")
+
+
+def test_a_codex_call_the_user_refused_neither_passed_nor_changed_anything(tmp_path):
+    rollout = codex_rollout(
+        tmp_path / "sessions",
+        tmp_path,
+        [
+            ({"command": ["bash", "-lc", "git clone https://github.com/o/spec-kit"]}, "Cloning into 'spec-kit'..."),
+            ({"command": ["bash", "-lc", "git clone https://github.com/o/codex"]}, "exec command rejected by user"),
+        ],
+        prompt="Study spec-kit and tell me how to run it on Windows",
+        answer="",
+        session_id="0199aaaa-0000-7000-8000-000000000001",
+    )
+    session = build_session(load("codex").read_transcript(rollout))
+    runs = judge_runs(session.steps)
+    assert [(r.ok, r.step.rejected) for r in runs] == [(True, False), (False, True)]
+    summary = summarize(session)
+    assert not any("o/codex" in line for line in summary.done)
+    assert any("declined to run `git clone https://github.com/o/codex`" in line for line in summary.failed)
+    assert json.loads(rollout.read_text().splitlines()[-2])["payload"]["output"] == "exec command rejected by user"
+
+
+def test_a_session_whose_calls_the_user_refused_keeps_its_request_handed(project, code_repo):
+    s = Hooked(code_repo, "answer-work-0001")
+    s.start()
+    s.prompt("Add a health endpoint to the API")
+    s.edit("api.py")
+    s.stop("The /health endpoint is added to api.py.")
+    consolidated(project, "answer-work-0001")
+    t = Hooked(code_repo, "answer-refused-0001")
+    t.start()
+    t.prompt("Generate the spec from requirements.md with /specify")
+    t.tool(
+        "Bash",
+        {"command": "cat .codex/prompts/specify.md"},
+        error="The user doesn't want to proceed with this tool use.",
+    )
+    t.stop("")
+    handoff, _page = consolidated(project, "answer-refused-0001")
+    assert "Generate the spec from requirements.md" in handoff.split("\n## ", 1)[0] + section(handoff, "Goal")
+
+
+def test_powershell_command_runs_its_script():
+    assert command_words("powershell.exe -NoProfile -Command (Get-Content x.md).Length") == ["Get-Content", "x.md"]
+    assert only_looks("powershell.exe -NoLogo -Command Get-Content -Raw 'a.md'")
+    assert only_looks("Invoke-WebRequest https://example.org")
+    assert not only_looks("Invoke-WebRequest https://example.org -OutFile x.zip")
