@@ -135,6 +135,10 @@ def section_of(heading: str) -> str:
     return "other"
 
 
+# "… 16 more in handoffs/x.md": where the items left out of a long list are, not an item.
+MORE = re.compile(r"^… \d+ more in \S+$")
+
+
 def parse_handoff(text: str) -> list[Block]:
     """The handoff blocks of a SessionStart text, newest first, each with its goal, its items
     by section and its files; the text after the handoffs (preferences, notes) is left out."""
@@ -163,7 +167,7 @@ def parse_handoff(text: str) -> list[Block]:
             item = re.sub(r"^(?:[-*]|\d+\.)\s+", "", stripped)
             if section == "files":
                 current.files.extend(_files(item))
-            elif section in OWN or section == "requests":
+            elif (section in OWN or section == "requests") and not MORE.match(item):
                 current.items.append((section, item))
             continue
         heading = HEADING.match(stripped)

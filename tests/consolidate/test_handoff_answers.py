@@ -201,3 +201,82 @@ def test_powershell_command_runs_its_script():
     assert only_looks("powershell.exe -NoLogo -Command Get-Content -Raw 'a.md'")
     assert only_looks("Invoke-WebRequest https://example.org")
     assert not only_looks("Invoke-WebRequest https://example.org -OutFile x.zip")
+
+
+# -- the final message: what it leaves open, and what it only advises ----------------------------
+
+
+def test_contingent_advice_rules_and_hedged_steps_are_not_next_steps(project, code_repo):
+    s = Hooked(code_repo, "final-steps-0001")
+    s.start()
+    s.prompt("Address the review comments on the PR")
+    s.edit("docs/wrappers.md")
+    s.bash("git add docs/wrappers.md && git commit -m 'docs: fix wrappers'", "[main 503e717] docs: fix wrappers")
+    s.stop(
+        "## All PR Comments Addressed\n\nCommits: 1 (`503e717`)\n\nNext steps:\n1. Push changes: `git push`\n"
+        "   - If push is rejected (non-fast-forward): Run `/reconcile` to resolve. Do NOT use `git pull --rebase`.\n"
+        "2. Wait for CI to pass\n3. Request re-review if needed"
+    )
+    handoff = handoff_of(project, "final-steps-0001")
+    open_items = section(handoff, "Open items / next steps")
+    assert "Wait for CI to pass" in open_items
+    assert "/reconcile" not in handoff and "pull --rebase" not in handoff and "re-review" not in handoff
+    assert "`git add docs/wrappers.md && git commit -m 'docs: fix wrappers'` succeeded." in section(handoff, "Done")
+
+
+def test_a_closing_formula_leaves_no_question_a_real_one_does(project, code_repo):
+    s = Hooked(code_repo, "final-ask-0001")
+    s.start()
+    s.prompt("Prepare the release notes")
+    s.edit("CHANGELOG.md")
+    s.stop("The notes are in CHANGELOG.md. Should 2.1 be called a major release? What else would you like me to do?")
+    open_items = section(handoff_of(project, "final-ask-0001"), "Open items / next steps")
+    assert "Question left for the user: Should 2.1 be called a major release?" in open_items
+    assert "What else" not in open_items
+
+
+def test_a_question_the_user_answered_with_a_command_is_not_left_open(project, code_repo):
+    s = Hooked(code_repo, "final-answered-0001")
+    s.start()
+    s.prompt("Pick up objective 8036 where we left off")
+    s.bash("gh issue view 8036", "node 1.7: in_progress, plan #8124")
+    s.stop("Node 1.7 is in progress with plan #8124. Ready to implement plan #8124. Want me to go ahead?")
+    s.prompt(
+        "<command-message>plan-save</command-message>\n<command-name>/plan-save</command-name>\n"
+        "<command-args></command-args>"
+    )
+    s.edit("src/prompts.py")
+    handoff = handoff_of(project, "final-answered-0001")
+    assert "Want me to go ahead" not in section(handoff, "Open items / next steps")
+
+
+def test_staging_alone_is_not_work_done(project, code_repo):
+    s = Hooked(code_repo, "final-stage-0001")
+    s.start()
+    s.prompt("Commit the converters")
+    s.bash("git add -A && git status -s", "A  opk/convert.py")
+    s.bash("git restore --staged .", "")
+    s.stop("Staged, then unstaged everything.")
+    assert "git add -A" not in section(handoff_of(project, "final-stage-0001"), "Done")
+
+
+def test_an_answer_that_puts_options_to_the_user_is_no_report(project, code_repo):
+    s = Hooked(code_repo, "turn-options-0001")
+    s.start()
+    s.prompt("Clarifie la spec")
+    s.edit("specs/spec.md")
+    s.stop(
+        "Merci. J'ai intégré le statut public dans la spec.\n\nQuestion 2/5.\n\n| Option | Description |\n"
+        "|--------|-------------|\n| A | Statuts libres |\n| B | Liste fermée |\n\n"
+        "You can reply with the option letter."
+    )
+    s.prompt("B")
+    s.edit("specs/spec.md")
+    s.stop("La spec est complète.")
+    done = section(handoff_of(project, "turn-options-0001"), "Done")
+    assert "Question 2/5" not in done and "Reported:" not in done
+    assert "Final report: La spec est complète." in done
+
+
+def handoff_of(project, sid: str) -> str:
+    return consolidated(project, sid)[0]

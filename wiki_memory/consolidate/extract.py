@@ -32,11 +32,11 @@ from itertools import pairwise
 from wiki_memory.capture.observation import PlanItem
 from wiki_memory.consolidate.command_runs import CommandRun, judge_runs
 from wiki_memory.consolidate.commands import is_probe, shown
-from wiki_memory.consolidate.final_message import HANDED_LABEL, split_final
+from wiki_memory.consolidate.final_message import HANDED_LABEL, offers_choices, split_final
 from wiki_memory.consolidate.findings import Findings
 from wiki_memory.consolidate.oneline import clean, error_line, relative
 from wiki_memory.consolidate.run_verdicts import fixed_failures, last_runs, refusal, reverts
-from wiki_memory.consolidate.session import Answer, Prompt, Session, Step, is_trivial_prompt, step_ref
+from wiki_memory.consolidate.session import Answer, Prompt, Session, Step, Turn, is_trivial_prompt, step_ref
 from wiki_memory.consolidate.state_changes import change_stage, changes_files
 
 __all__ = ["CommandRun", "Summary", "clean", "error_line", "plan_lines", "relative", "summarize"]
@@ -120,7 +120,7 @@ def summarize(session: Session) -> Summary:
         found.add(
             "done",
             f"Changed {len(files)} file{'s' if len(files) != 1 else ''} ({', '.join(files[:6])}"
-            f"{', …' if len(files) > 6 else ''}); no test or build run was recorded afterwards.",
+            f"{', …' if len(files) > 6 else ''}).",
             *[s for s in steps if changes_files(s)][:8],
         )
     evidence = {line: tuple(refs) for line, refs in found.refs.items()}
@@ -367,12 +367,24 @@ def _turn_reports(session: Session, found: Findings) -> None:
         if not any(start < seq < end for seq in changed):
             continue
         answer = next((a for a in reversed(session.answers) if start < a.seq < end), None)
-        if answer is None:
-            continue
+        if answer is None or offers_choices(answer.text):
+            continue  # no answer, or one that put options to the user: a question, answered next
         statements, _questions, _steps = split_final(answer.text)
         report = clean(" ".join(statements), 300)
         if report:
             found.add("done", f"Reported: {report}", answer)
+
+
+# The harness's own commands: typed to manage the session, they answer nothing the agent asked.
+_SESSION_COMMANDS = {"/exit", "/quit", "/clear", "/compact", "/cost", "/model", "/status", "/resume", "/help"}
+
+
+def _answers_back(turn: Turn) -> bool:
+    """Is the turn the user's move after an answer (their words, or a command of their
+    project's), not a bare word or a command that only manages the session?"""
+    if turn.kind == "command":
+        return turn.command.split()[0] not in _SESSION_COMMANDS if turn.command else False
+    return turn.kind in ("user", "expansion") and bool(turn.words) and not _bare_word(turn.words)
 
 
 def _final_message(session: Session, found: Findings) -> str:
@@ -388,6 +400,10 @@ def _final_message(session: Session, found: Findings) -> str:
         answer = session.answers[-1]
         if report:
             found.add("done", f"Final report: {report}", answer)
+        if any(t.prompt.seq > answer.seq and _answers_back(t) for t in session.turns):
+            # The user spoke after it (a slash command, "go on"): its questions and the steps it
+            # offered got their answer then, and are not left open.
+            return final
         for q in questions[:4]:
             found.add("open", f"Question left for the user: {q}", answer)
         handed = [line.removeprefix(HANDED_LABEL) for line in next_steps if line.startswith(HANDED_LABEL)]

@@ -5,6 +5,7 @@ Standard library only."""
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from wiki_memory.consolidate.oneline import clean
 
@@ -86,6 +87,31 @@ def _actionable(sentence: str) -> bool:
 
 HANDED_LABEL = "Left to the user: "
 
+# A closing formula asking for the user's next request ("What else would you like me to do?"):
+# it leaves nothing open.
+_ASKS_FOR_MORE = re.compile(
+    r"^(is there )?(anything|something) else\b|^what else\b|^what(['\u2019]s| is) next\?$|"
+    r"^what would you like (me )?to do( next)?\?$|^how (else )?can i help\b",
+    re.IGNORECASE,
+)
+# A lead-in that makes what follows hold only in a case ("If push is rejected:", "When CI fails:").
+_CONDITION = re.compile(r"^(if|when|whenever|in case|should|unless|otherwise)\b", re.IGNORECASE)
+# A step hedged to a case that may not come: "Request re-review if needed".
+_IF_NEEDED = re.compile(r"\b(if|when|as) (needed|necessary|required|applicable|desired|wanted)$", re.IGNORECASE)
+# A rule, not a step: "Do NOT use `git pull --rebase`", "Never force-push".
+_RULE_NOT_STEP = re.compile(r"^(do not|don['\u2019]t|never|avoid)\b", re.IGNORECASE)
+
+
+# An option offered to choose from: `| A | Free text |`, `A) Free text`, `- **B**: A closed list`.
+_OPTION = re.compile(r"^\s*(?:[-*]\s+)?(?:\|\s*)?(?:\*\*)?\(?([A-F])\)?(?:\*\*)?\s*(?:[|).:]|\s[-\u2013\u2014])\s*\S")
+
+
+def offers_choices(text: str) -> bool:
+    """Does the message put options to the user (A, B, C ... one a line), asking them to choose?
+    Then it is a question, whether or not a sentence ends in a question mark."""
+    letters = [m.group(1) for m in map(_OPTION.match, text.splitlines()) if m]
+    return any(a == "A" and b == "B" for a, b in pairwise(letters))
+
 
 def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
     """The final message as (statements, questions, open lines), one line each; an open line
@@ -156,16 +182,25 @@ def _file_sentences(
     # Sentences end at `. ` before a capital (or a letter of another script), and after a
     # full-width stop or question mark.
     sentences = re.split(r"(?<=[.!?:])\s+(?=[A-Z`\"'(]|[^\x00-\x7f])|(?<=[\u3002\uff01\uff1f])", body)
+    contingent = False  # after "If the push is rejected:", what follows holds only in that case
     for sentence in sentences:
         sentence = sentence.strip()
         if not sentence or _FILLER.match(sentence):
+            continue
+        if _CONDITION.match(sentence) and sentence.endswith(":"):
+            contingent = True
+            continue
+        if contingent or _RULE_NOT_STEP.match(sentence) or _IF_NEEDED.search(sentence.rstrip(".")):
+            # Advice for a case that may never come ("Request re-review if needed"), or a rule
+            # ("Do NOT use git pull --rebase"): neither a step left to do nor a report.
             continue
         if sentence.endswith(":") and re.match(r"^(let me|here'?s|here is|i'll|i will|now)\b", sentence, re.IGNORECASE):
             continue  # an introduction to what follows
         if _NARRATION.match(sentence) and not sentence.endswith("?"):
             continue  # the agent narrating its process, not reporting
         if sentence.endswith(("?", "\uff1f")):
-            questions.append(sentence)
+            if not _ASKS_FOR_MORE.match(sentence):
+                questions.append(sentence)
         elif _handed(sentence) and not in_next:
             steps.append(f"{HANDED_LABEL}{sentence}")
             handing = sentence.endswith(":")

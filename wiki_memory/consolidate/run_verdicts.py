@@ -22,7 +22,14 @@ from wiki_memory.consolidate.commands import (
 from wiki_memory.consolidate.findings import Findings
 from wiki_memory.consolidate.oneline import clean, error_line, relative
 from wiki_memory.consolidate.session import Step
-from wiki_memory.consolidate.state_changes import already_absent, change_stage, changes_files, is_undo, undo_targets
+from wiki_memory.consolidate.state_changes import (
+    already_absent,
+    change_stage,
+    changes_files,
+    is_undo,
+    only_stages,
+    undo_targets,
+)
 
 
 def fixed_failures(runs: list[CommandRun], steps: list[Step], cwd: str | None, found: Findings) -> set[tuple[str, ...]]:
@@ -169,7 +176,7 @@ def _state_changes(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]],
         command = " ".join(run.command.split())
         if not run.ok or run.step.rejected or command in seen or command_key(run.command) in reported_fixed:
             continue
-        if not change_stage(run.command) or RUNNING.search(run.step.output):
+        if not change_stage(run.command) or only_stages(run.command) or RUNNING.search(run.step.output):
             continue
         seen.add(command)
         same = _NO_CHANGE.search(run.step.output)

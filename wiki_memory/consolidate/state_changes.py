@@ -63,23 +63,33 @@ _OPTION_VERB = re.compile(r"^-(S[yuwcd]*|R\w*|U\w*)$")
 def change_stage(command: str) -> tuple[str, ...]:
     """The words of the first stage of the line that changes the system's state when it
     succeeds (see `CHANGE_VERBS`), or () when the line only looks, checks or edits files."""
-    for words in stage_commands(command):
-        program = os.path.basename(words[0])
-        if program in _CHANGE_PROGRAMS or _PS_CHANGE.fullmatch(program):
-            return words
-        if program == "git":
-            sub = words[1] if len(words) > 1 else ""
-            creates = sub in ("checkout", "switch") and any(w in ("-b", "-B", "-c", "-C") for w in words[2:])
-            if sub in CHANGE_VERBS or creates:
-                return words
-            continue
-        if len(words) > 1 and _OPTION_VERB.match(words[1]) and program in ("pacman", "yay", "paru", "pikaur"):
-            return words
-        # The verb among the first words (`npm install -g x`, `docker compose up`, `op account add`).
-        head = [w for w in words[1:4] if not w.startswith("-")]
-        if any(w in CHANGE_VERBS or re.fullmatch(r"(set|add|create|remove|delete)-[a-z-]+", w) for w in head):
-            return words
-    return ()
+    return next(iter(_change_stages(command)), ())
+
+
+def only_stages(command: str) -> bool:
+    """Does the line change nothing but git's index (`git add -A && git status`)? Staging
+    prepares a commit: the commit, or its absence, is what happened."""
+    stages = _change_stages(command)
+    return bool(stages) and all(words[:2] == ("git", "add") for words in stages)
+
+
+def _change_stages(command: str) -> list[tuple[str, ...]]:
+    return [words for words in stage_commands(command) if _changes_state(words)]
+
+
+def _changes_state(words: tuple[str, ...]) -> bool:
+    program = os.path.basename(words[0])
+    if program in _CHANGE_PROGRAMS or _PS_CHANGE.fullmatch(program):
+        return True
+    if program == "git":
+        sub = words[1] if len(words) > 1 else ""
+        creates = sub in ("checkout", "switch") and any(w in ("-b", "-B", "-c", "-C") for w in words[2:])
+        return sub in CHANGE_VERBS or creates
+    if len(words) > 1 and _OPTION_VERB.match(words[1]) and program in ("pacman", "yay", "paru", "pikaur"):
+        return True
+    # The verb among the first words (`npm install -g x`, `docker compose up`, `op account add`).
+    head = [w for w in words[1:4] if not w.startswith("-")]
+    return any(w in CHANGE_VERBS or re.fullmatch(r"(set|add|create|remove|delete)-[a-z-]+", w) for w in head)
 
 
 # What a tool says when what it was asked to remove is not there.
