@@ -51,7 +51,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "scripts" / "data" / "sessions"
-PARTS = ("smoke", "tune", "holdout")
+PARTS = ("smoke", "tune", "holdout", "holdout2")
 ITEM_KINDS = ("done", "failed", "open", "resolved_problems")
 FACT_KINDS = ("gotcha", "procedure", "preference", "decision", "fact")
 #: the session files: `../corpus/files` next to the checkout (or next to its worktrees' folder).
@@ -135,10 +135,6 @@ def section_of(heading: str) -> str:
     return "other"
 
 
-# "… 16 more in handoffs/x.md": where the items left out of a long list are, not an item.
-MORE = re.compile(r"^… \d+ more in \S+$")
-
-
 def parse_handoff(text: str) -> list[Block]:
     """The handoff blocks of a SessionStart text, newest first, each with its goal, its items
     by section and its files; the text after the handoffs (preferences, notes) is left out."""
@@ -167,7 +163,7 @@ def parse_handoff(text: str) -> list[Block]:
             item = re.sub(r"^(?:[-*]|\d+\.)\s+", "", stripped)
             if section == "files":
                 current.files.extend(_files(item))
-            elif (section in OWN or section == "requests") and not MORE.match(item):
+            elif section in OWN or section == "requests":
                 current.items.append((section, item))
             continue
         heading = HEADING.match(stripped)

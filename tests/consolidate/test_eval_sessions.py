@@ -60,10 +60,11 @@ def test_label_files_follow_the_schema(part):
 def test_parts_share_no_repository_and_every_session_has_its_source():
     tune = {label["repo"] for label in LABELS["tune"]}
     holdout = {label["repo"] for label in LABELS["holdout"]}
-    assert not tune & holdout
-    assert not (tune | holdout) & RESERVED
+    holdout2 = {label["repo"] for label in LABELS["holdout2"]}
+    assert not tune & holdout and not tune & holdout2 and not holdout & holdout2
+    assert not (tune | holdout | holdout2) & RESERVED
     by_id = {entry["id"]: entry for entry in MANIFEST}
-    for part in ("tune", "holdout"):
+    for part in ("tune", "holdout", "holdout2"):
         for label in LABELS[part]:
             entry = by_id.get(label["id"])
             assert entry is not None, f"{label['id']} has no manifest entry"

@@ -280,3 +280,13 @@ def test_an_answer_that_puts_options_to_the_user_is_no_report(project, code_repo
 
 def handoff_of(project, sid: str) -> str:
     return consolidated(project, sid)[0]
+
+
+def test_the_view_of_a_long_list_counts_only_real_items():
+    from wiki_memory.consolidate.render import handoff_text
+
+    done = "\n".join(f"- `npm install pkg{n}` succeeded." for n in range(25)) + "\n- … 60 more"
+    body = f"## Goal\n\nInstall the packages\n\n## Done\n\n{done}\n"
+    text = handoff_text({"session_page": "sessions/x.md"}, body, "handoffs/x.md")
+    assert "- … 15 more in handoffs/x.md (60 more were not kept)" in text
+    assert "- … 16 more" not in text

@@ -303,6 +303,9 @@ def handoff_header(meta: Mapping[str, Any], path: str) -> str:
     return line
 
 
+_CUT = re.compile(r"^… (\d+) more$")
+
+
 def handoff_text(meta: Mapping[str, Any], body: str, path: str, *, compact: bool = False, max_items: int = 10) -> str:
     """A handoff page as plain text: a header, then its sections as short labelled lists."""
     out = [handoff_header(meta, path)]
@@ -344,11 +347,17 @@ def handoff_text(meta: Mapping[str, Any], body: str, path: str, *, compact: bool
                 out.append("Related memory: " + ", ".join(links[:8]))
             continue
         items = bullets + ([prose] if prose and not bullets else [])
+        # The page's own "… N more" (a list cut when it was written) is a count, not an item.
+        cut = next((int(m.group(1)) for m in (_CUT.match(item) for item in items) if m), 0)
+        items = [item for item in items if not _CUT.match(item)]
         if not items:
             continue
         shown = [f"- {clean(item, width)}" for item in items[:limit]]
         if len(items) > limit:
-            shown.append(f"- … {len(items) - limit} more in {path}")
+            kept = f" ({cut} more were not kept)" if cut else ""
+            shown.append(f"- … {len(items) - limit} more in {path}{kept}")
+        elif cut:
+            shown.append(f"- … {cut} more were not kept")
         out.append(f"{label}:\n" + "\n".join(shown))
     return "\n\n".join(out)
 
