@@ -290,3 +290,22 @@ def test_the_view_of_a_long_list_counts_only_real_items():
     text = handoff_text({"session_page": "sessions/x.md"}, body, "handoffs/x.md")
     assert "- … 15 more in handoffs/x.md (60 more were not kept)" in text
     assert "- … 16 more" not in text
+
+
+@pytest.mark.parametrize(
+    "command, checks",
+    [
+        ("pytest -q", True),
+        ("uv run pytest tests/", True),
+        ("python -m pytest x", True),
+        ("make fast-ci", True),
+        ("cat pytest.ini", False),
+        ("which pytest", False),
+        ("head -n 20 /opt/homebrew/bin/pytest", False),
+        ('python3 -c "import pytest; print(pytest.__version__)"', False),
+    ],
+)
+def test_a_look_or_inline_code_naming_a_checker_is_no_check(command, checks):
+    from wiki_memory.consolidate.commands import is_verification
+
+    assert is_verification(command) is checks

@@ -256,8 +256,15 @@ def exit_one_means_no(command: str) -> bool:
 
 
 def is_verification(command: str) -> bool:
-    """Does the command check the work (a test run, a build, a type checker, a linter)?"""
-    return bool(_VERIFY.search(" ".join(command_words(command))))
+    """Does the command check the work (a test run, a build, a type checker, a linter)? A
+    look that names a checker (`cat pytest.ini`, `which pytest`) or code run inline
+    (`python3 -c "import pytest"`) is not one."""
+    words = command_words(command)
+    if not words or is_probe(command):
+        return False
+    if program_family(words[0]) in _INTERPRETERS and len(words) > 1 and words[1] in ("-c", "-e"):
+        return False
+    return bool(_VERIFY.search(" ".join(words)))
 
 
 # A subcommand that only reads (`brew info`, `npm view`, `gh issue list`, `kubectl get`).
