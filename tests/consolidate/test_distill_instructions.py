@@ -120,3 +120,42 @@ def test_a_claude_md_read_whole_becomes_pages_and_a_cut_read_does_not(code_repo:
     blob = git(code_repo, "hash-object", "CLAUDE.md").strip()
     assert {"path": "CLAUDE.md", "blob": blob} in page.meta["anchors"]
     assert not list(project.wiki.rglob("deploy*.md"))  # read cut short: not the file's word
+
+
+def older_rollout(folder: Path, cwd: Path, given: str) -> Path:
+    """A rollout of Codex before 0.5: the project's doc handed inside `<user_instructions>`."""
+
+    def wrap(kind: str, payload: dict, second: int) -> dict:
+        return {"timestamp": f"2025-10-14T21:34:{second:02d}.000Z", "type": kind, "payload": payload}
+
+    sid = "0199e4a1-0000-7000-8000-00000000a0b1"
+    records = [
+        wrap("session_meta", {"id": sid, "cwd": str(cwd), "cli_version": "0.46.0"}, 0),
+        wrap("response_item", {"type": "message", "role": "user",
+             "content": [{"type": "input_text", "text": given}]}, 1),
+        wrap("event_msg", {"type": "user_message", "message": "what does this crate do?"}, 2),
+        wrap("event_msg", {"type": "task_complete", "last_agent_message": "It parses invoices."}, 3),
+    ]  # fmt: skip
+    path = folder / f"rollout-2025-10-14T21-34-00-{sid}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+def test_an_older_codex_hands_the_project_doc_in_user_instructions(tmp_path: Path):
+    app = tmp_path / "app"
+    doc = AGENTS.format(skills="~/.codex/skills")
+    mine = "# My rules\n\n## Tone\n- Always answer in French.\n"
+    for given, titles in (
+        (f"<user_instructions>\n\n{doc}\n\n</user_instructions>", ["Build and Test", "Style"]),
+        # The user's own file first, then the project's: only the project's is the project's.
+        (
+            f"<user_instructions>\n\n{mine}\n\n--- project-doc ---\n\n{doc}\n\n</user_instructions>",
+            ["Build and Test", "Style"],
+        ),
+    ):
+        session = build_session(read_rollout(older_rollout(tmp_path / "r", app, given)))
+        assert [p.text for p in session.prompts] == ["what does this crate do?"]
+        candidates = given_instructions(gather(summarize(session)))
+        assert sorted(c.title for c in candidates) == titles
+        assert all(c.facts.get("file", "AGENTS.md").endswith("AGENTS.md") for c in candidates)

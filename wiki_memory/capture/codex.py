@@ -158,10 +158,19 @@ def _environment_cwd(content: Any) -> str | None:
     return match.group(1).strip() if match else None
 
 
-def _instructions_given(text: str) -> tuple[str, str] | None:
+def _instructions_given(text: str, cwd: str | None = None) -> tuple[str, str] | None:
     """(the file's path, its text) of the turn in which Codex hands the model a project's
-    `AGENTS.md` (`# AGENTS.md instructions for DIR` then the file between tags), else None."""
-
+    `AGENTS.md` (`# AGENTS.md instructions for DIR` then the file between tags; before
+    version 0.5, `<user_instructions>` holding the user's own file, then `--- project-doc ---`
+    and the project's, or the project's alone), else None."""
+    older = re.match(r"<user_instructions>\s*(.*?)\s*(</user_instructions>|$)", text.lstrip(), re.S)
+    if older is not None:
+        body = older.group(1)
+        # The user's own instructions (~/.codex) come first: only the project's doc is its.
+        body = body.split("--- project-doc ---", 1)[1] if "--- project-doc ---" in body else body
+        if not body.strip() or not cwd:
+            return None
+        return f"{cwd.rstrip('/')}/AGENTS.md", body.strip()
     match = re.match(
         r"# (AGENTS(?:\.override)?\.md) instructions for (\S[^\n]*)\n+<INSTRUCTIONS>\n?(.*?)</INSTRUCTIONS>",
         text.lstrip(),
@@ -272,7 +281,7 @@ class _Rollout:
     def prompt(self, text: str, time: str) -> None:
         from wiki_memory.capture.prompts import is_meta_prompt  # deferred: prompts loads dataclasses
 
-        given = _instructions_given(text)
+        given = _instructions_given(text, self.cwd)
         if given is not None:
             # The project's AGENTS.md as Codex handed it to the model: kept as what the
             # session was given (the distiller reads its sections), never as a prompt.
@@ -310,7 +319,7 @@ class _Rollout:
             text = _texts(p.get("content"), ("input_text", "text")) if p.get("role") == "user" else ""
             if p.get("role") == "user" and not self.have["event_user"] and not self.have["item_user"]:
                 self.prompt(text, time)
-            elif text and _instructions_given(text) is not None:
+            elif text and _instructions_given(text, self.cwd) is not None:
                 self.prompt(text, time)  # only ever recorded here, not as an event
             elif p.get("role") == "assistant":
                 text = _texts(p.get("content"), ("output_text", "text")).strip()
