@@ -309,3 +309,27 @@ def test_a_look_or_inline_code_naming_a_checker_is_no_check(command, checks):
     from wiki_memory.consolidate.commands import is_verification
 
     assert is_verification(command) is checks
+
+
+def test_codex_runs_its_sandbox_killed_or_the_user_aborted_did_not_pass(tmp_path):
+    rollout = codex_rollout(
+        tmp_path / "sessions",
+        tmp_path,
+        [
+            ({"command": ["bash", "-lc", "pytest tests/unit"]}, "failed in sandbox: sandbox error: command was killed"),
+            ({"command": ["bash", "-lc", "pytest --version"]}, "pytest 7.4.4"),
+            ({"command": ["bash", "-lc", "cargo test --manifest-path x/Cargo.toml"]}, "aborted by user after 33.4s"),
+        ],
+        prompt="Fix the failing unit tests",
+        answer="",
+        session_id="0199aaaa-0000-7000-8000-000000000002",
+    )
+    session = build_session(load("codex").read_transcript(rollout))
+    runs = judge_runs(session.steps)
+    assert [r.ok for r in runs] == [False, True, False]
+    assert runs[2].step.interrupted
+    # A look at the test runner's version does not do the job the killed run was for.
+    assert runs[0].fixed_by is None
+    summary = summarize(session)
+    assert not any("then `pytest --version` passed" in line for line in summary.done)
+    assert any("`pytest tests/unit` failed" in line for line in summary.failed)

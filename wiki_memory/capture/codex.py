@@ -192,6 +192,8 @@ def _texts(content: Any, kinds: tuple[str, ...]) -> str:
 
 
 _REFUSED = re.compile(r"(exec command|patch) rejected by user\b", re.IGNORECASE)
+_ABORTED = re.compile(r"aborted by user\b", re.IGNORECASE)
+_SANDBOX = re.compile(r"failed in sandbox\b", re.IGNORECASE)
 
 
 def _unwrap(output: Any) -> tuple[str, int | None]:
@@ -359,16 +361,21 @@ class _Rollout:
         text, code = _unwrap(output)
         # Codex answers a call the user refused with its own words and no exit code: the
         # command never ran, so it neither passed nor changed anything.
-        refused = _REFUSED.match(text.strip()) is not None
+        # So is one its sandbox stopped (`failed in sandbox: ... killed by a signal`) or the
+        # user stopped while it ran (`aborted by user after 33.4s`): neither passed.
+        said = text.strip()
+        refused = _REFUSED.match(said) is not None
+        aborted = _ABORTED.match(said) is not None
         facts = tool_facts(
             name,
             data,
             text,
             self.cwd,
-            failed=True if call_id in self.failed_patches or refused else None,
+            failed=True if call_id in self.failed_patches or refused or aborted or _SANDBOX.match(said) else None,
             exit_code=self.exit_codes.get(call_id, code),
         )
-        return self.obs("tool", time, **facts.observation_fields(name, {"tool_use_id": call_id}))
+        meta = {"tool_use_id": call_id, **({"interrupted": True} if aborted else {})}
+        return self.obs("tool", time, **facts.observation_fields(name, meta))
 
     def finish(self) -> list[Observation]:
         """Everything read, in order, after the session-start that names the model and branch."""

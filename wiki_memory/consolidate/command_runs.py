@@ -17,6 +17,7 @@ from wiki_memory.consolidate.commands import (
     covers,
     exit_one_means_no,
     is_probe,
+    only_looks,
     program_family,
     purpose_words,
     stage_commands,
@@ -222,19 +223,26 @@ def _resolve(runs: list[CommandRun]) -> list[tuple[int, int, str]]:
     """(failed run, resolving run, how) by position in `runs`: the first later run that did
     the same job and passed; a rerun of the same command is preferred to another way."""
     # Where each command (its key) passed, in order: a rerun is looked up, not searched for.
+    # A look (`pytest --version`) resolves only a look: it does no job a failed run was for.
+    looks = [only_looks(r.command) for r in runs]
     passed_at: dict[tuple[str, ...], list[int]] = {}
+    look_passed_at: dict[tuple[str, ...], list[int]] = {}
     for m, r in enumerate(runs):
         if r.ok and not r.step.rejected:
-            passed_at.setdefault(command_key(r.command), []).append(m)
+            (look_passed_at if looks[m] else passed_at).setdefault(command_key(r.command), []).append(m)
+            if looks[m]:
+                continue
+            look_passed_at.setdefault(command_key(r.command), []).append(m)
     found: list[tuple[int, int, str]] = []
     for n, run in enumerate(runs):
         if run.ok or run.step.rejected:
             continue
         key = command_key(run.command)
+        passed = look_passed_at if looks[n] else passed_at
         rerun = min(
             (
                 positions[bisect_right(positions, n)]
-                for later_key, positions in ((key[:size], passed_at.get(key[:size], [])) for size in range(1, 4))
+                for later_key, positions in ((key[:size], passed.get(key[:size], [])) for size in range(1, 4))
                 if positions and positions[-1] > n and covers(later_key, key)
             ),
             default=None,
@@ -245,7 +253,7 @@ def _resolve(runs: list[CommandRun]) -> list[tuple[int, int, str]]:
         first_ok = next((m for m in range(n + 1, len(runs)) if runs[m].ok), len(runs))
         for m in range(n + 1, min(len(runs), n + 1 + OTHER_WAY_WINDOW, rerun if rerun is not None else len(runs))):
             later = runs[m]
-            if not later.ok or later.step.rejected:
+            if not later.ok or later.step.rejected or (looks[m] and not looks[n]):
                 continue
             how = _same_job(run, later, m <= first_ok, could_not_run)
             if how:
