@@ -159,3 +159,22 @@ def test_an_older_codex_hands_the_project_doc_in_user_instructions(tmp_path: Pat
         candidates = given_instructions(gather(summarize(session)))
         assert sorted(c.title for c in candidates) == titles
         assert all(c.facts.get("file", "AGENTS.md").endswith("AGENTS.md") for c in candidates)
+
+
+CODEX_SKILLS = """## Skills
+A skill is a set of local instructions to follow that is stored in a `SKILL.md` file. Below is the list of skills.
+### Available skills
+- skill-installer: Install Codex skills. (file: C:/Users/al/GitHub/calc/.codex/skills/.system/skill-installer/SKILL.md)
+### How to use skills
+- Discovery: The list above is the skills available in this session.
+- Trigger rules: If the user names a skill, you must use that skill for that turn.
+"""
+
+
+def test_the_skills_list_codex_appends_is_never_the_projects(tmp_path: Path):
+    app = "C:\\\\Users\\\\al\\\\GitHub\\\\calc"
+    for doc, titles in ((CODEX_SKILLS, []), (AGENTS.split("## Skills")[0] + CODEX_SKILLS, ["Build and Test", "Style"])):
+        given = f"# AGENTS.md instructions for {app}\n\n<INSTRUCTIONS>\n{doc}</INSTRUCTIONS>"
+        path = older_rollout(tmp_path / "r", Path("/work/calc"), given)
+        candidates = given_instructions(gather(summarize(build_session(read_rollout(path)))))
+        assert sorted(c.title for c in candidates) == titles

@@ -176,9 +176,15 @@ def _instructions_given(text: str, cwd: str | None = None) -> tuple[str, str] | 
         text.lstrip(),
         re.S,
     )
-    if match is None or not match.group(3).strip():
+    body = _SKILLS_BLOCK.sub("", match.group(3)) if match else ""
+    if match is None or not body.strip():
         return None
-    return f"{match.group(2).strip().rstrip('/')}/{match.group(1)}", match.group(3).strip()
+    return f"{match.group(2).strip().rstrip('/')}/{match.group(1)}", body.strip()
+
+
+# The skills list Codex itself appends to the project's AGENTS.md in the same block ("## Skills",
+# then its own fixed words "A skill is a set of local instructions ...", to the block's end).
+_SKILLS_BLOCK = re.compile(r"(?ms)^#+\s*Skills\s*\n+A skill is a set of local instructions\b.*\Z")
 
 
 def _texts(content: Any, kinds: tuple[str, ...]) -> str:

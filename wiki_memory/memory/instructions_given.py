@@ -21,7 +21,7 @@ from wiki_memory.consolidate.distill.manifest_parsers import _clean, _whole
 from wiki_memory.memory.instruction_files import Section, Source, _kind_of, split_sections
 
 #: An absolute path in a section's text (`/Users/me/.codex/skills/x/SKILL.md`, `~/.codex/...`).
-_ABSOLUTE = re.compile(r"(?:(?<=[\s(`'\"])|^)(~?/[\w.-]+/[\w./-]+)")
+_ABSOLUTE = re.compile(r"(?:(?<=[\s(`'\"])|^)(~?/[\w.-]+/[\w./-]+|[A-Za-z]:[\\/][\w.-]+[\\/][\w./\\-]+)")
 GIVEN_TOOL = "instructions"
 
 
