@@ -92,7 +92,7 @@ def test_a_turn_that_is_only_a_paste_is_named_never_quoted(project, code_repo):
     s.bash("pytest tests/test_checkout.py", "1 failed")
     s.stop("The total is off by one.")
     goal = goal_section(project, "paste-only-0001")
-    assert goal == "Opened with a pasted terminal screen (its prompt: “fix the failing checkout test”)"
+    assert goal == "Pasted a terminal screen (its prompt: “fix the failing checkout test”)"
 
 
 def test_a_pasted_summary_is_named_and_the_request_before_it_is_the_goal(project, code_repo):
@@ -114,7 +114,7 @@ def test_a_pasted_summary_is_named_and_the_request_before_it_is_the_goal(project
     t.prompt(SUMMARY)
     t.stop("Noted.")
     later = goal_section(project, "paste-doc-0002")
-    assert "Opened with a pasted document of 24 lines headed “Summary”" in later
+    assert "Pasted a document of 24 lines headed “Summary”" in later
     assert "Installed and configured" not in later
 
 
@@ -142,4 +142,4 @@ def test_a_pasted_screen_is_told_by_its_shape_in_any_agents_glyphs():
     )
     split = pasted(codex)
     assert split.own == "why?"
-    assert split.what == "a pasted terminal screen (its prompt: “run the tests”)"
+    assert split.what == "terminal screen (its prompt: “run the tests”)"

@@ -260,8 +260,9 @@ PASTED_DOCUMENT_LINES = 15
 @dataclass(frozen=True)
 class Pasted:
     """A user turn split into what the user wrote and what they pasted. `own`: the user's
-    words around the paste ("" when none); `what`: the pasted material named in a few words
-    ("" when nothing was pasted)."""
+    words around the paste ("" when none); `what`: the pasted material named in a few words,
+    without an article ("terminal screen", "document of 40 lines headed “Summary”"; "" when
+    nothing was pasted)."""
 
     own: str
     what: str = ""
@@ -332,7 +333,7 @@ def pasted(text: str) -> Pasted:
     if span is not None:
         start, end = span
         typed = next((m.group(1) for m in map(_PROMPT_LINE.match, lines[start : end + 1]) if m), "")
-        what = "a pasted terminal screen" + (f" (its prompt: “{' '.join(typed.split())[:200]}”)" if typed else "")
+        what = "terminal screen" + (f" (its prompt: “{' '.join(typed.split())[:200]}”)" if typed else "")
     else:
         span = _document_span(lines, text)
         if span is None:
@@ -341,7 +342,7 @@ def pasted(text: str) -> Pasted:
         body = [line for line in lines[start : end + 1] if line.strip()]
         heading = next((line for line in body if _HEADING.match(line) and not _FENCE.match(line)), "")
         title = re.sub(r"^\s*#+\s*|[*:]+\s*$|^\s*\*+", "", heading).strip()[:80]
-        what = f"a pasted document of {len(body)} lines" + (f" headed “{title}”" if title else "")
+        what = f"document of {len(body)} lines" + (f" headed “{title}”" if title else "")
     own = "\n\n".join(p for p in (_paragraph(lines[:start]), _paragraph(lines[end + 1 :])) if p)
     return Pasted(own, what)
 

@@ -8,6 +8,12 @@ argument is only identifiers (`8371`, `--pr 8160`) is the goal as what it is, "R
 (a terminal screen, a long document) is named, never quoted: the user's sentence around it is
 the request (`capture.prompts.pasted`).
 
+A session opened by a command with no words of the user's says only what ran. What the work
+was would have to come from one tool's output (the title of the issue `gh` or `erk` fetched)
+or from the agent's first plan item, a step rather than the purpose: neither is the user's
+request, and the handoff's Done and Open items already say what was worked on, each traced to
+its event.
+
 Standard library only, like `extract`.
 """
 
@@ -78,13 +84,14 @@ def _request(session: Session, turns: list[Turn], n: int) -> str:
 
 
 def _own_words(words: str) -> str:
-    """The user's words without what they pasted, the paste named ("…, with a pasted terminal
-    screen"); only the paste's name when they wrote nothing around it."""
+    """The user's words without what they pasted, the paste named ("fix this (with a pasted
+    terminal screen)"); only the paste, named, when they wrote nothing around it ("Pasted a
+    document of 40 lines headed “Summary”")."""
     split = pasted(words)
     if not split.what:
         return words
     own = split.own if split.own and not is_trivial_prompt(split.own) else ""
-    return f"{own} (with {split.what})" if own else f"Opened with {split.what}"
+    return f"{own} (with a pasted {split.what})" if own else f"Pasted a {split.what}"
 
 
 def _asked_back(session: Session, start: int, end: int) -> bool:
