@@ -143,3 +143,18 @@ def test_the_goal_of_a_command_run_names_the_command_turn_as_its_evidence(projec
 )
 def test_an_argument_is_a_request_in_words_only_when_it_has_prose(args, words):
     assert in_words(args) is words
+
+
+def test_a_custom_prompt_filled_with_identifiers_is_the_goal_as_a_run(project, code_repo):
+    custom = (
+        "## User Input\n\n```text\n8371 --dry-run\n```\n\n"
+        "You **MUST** consider the user input before proceeding (if not empty).\n\n## Outline\n\n"
+        "1. Load the plan named by the input.\n2. Check out its branch.\n"
+        "3. Implement each step.\n4. Run the tests.\n5. Report what changed.\n"
+    )
+    s = Hooked(code_repo, "slotid-0001")
+    s.start()
+    s.prompt(custom)
+    s.edit("src/fetch.py")
+    s.stop("Implemented the plan.")
+    assert goal_of(handoff_of(project, "slotid-0001")) == "Ran a custom command prompt: 8371 --dry-run"

@@ -60,7 +60,7 @@ class Summary:
     """What the session pages and the handoff say, each line backed by evidence."""
 
     session: Session
-    goal: str  # the first request in the user's own words ("" when none)
+    goal: str  # the first request: the user's own words, else the command run ("" when none)
     requests: tuple[str, ...]
     done: tuple[str, ...]
     failed: tuple[str, ...]

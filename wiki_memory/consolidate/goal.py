@@ -77,9 +77,12 @@ def _request(session: Session, turns: list[Turn], n: int) -> str:
         upto = next((t.prompt.seq for t in turns[n + 1 :] if t.kind in ("user", "command")), None)
         seqs = [s.seq for s in session.steps] + [a.seq for a in session.answers]
         worked = any(turn.prompt.seq < seq and (upto is None or seq < upto) for seq in seqs)
-        return f"Ran {turn.command}{' ' + turn.words if turn.words else ''}" if worked else ""
+        return " ".join(["Ran", turn.command, *turn.words.split()]) if worked else ""
     if not turn.words or is_trivial_prompt(turn.words):
         return ""
+    if turn.kind == "expansion" and not in_words(turn.words):
+        # A template filled with identifiers only: the run is the request, as for a command.
+        return " ".join(["Ran", f"{turn.command or 'a custom command prompt'}:", *turn.words.split()])
     return _own_words(turn.words)
 
 

@@ -86,7 +86,7 @@ def goal_line(summary: Summary) -> str:
     session ran named as such (their text is never the goal)."""
     goal = clean(summary.goal, 1000)
     # A goal that is a command run ("Ran /erk:plan-implement 8371") names it already.
-    others = [name for name in summary.invoked if not re.match(rf"Ran {re.escape(name)}(\s|$)", goal)]
+    others = [name for name in summary.invoked if not re.match(rf"Ran {re.escape(name)}(\s|:|$)", goal)]
     if not others:
         return goal
     ran = ", ".join(others)
