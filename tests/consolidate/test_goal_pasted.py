@@ -40,7 +40,7 @@ BOXED = """✦ I will check the boot configuration first.
 # An earlier session's summary, as a user pastes it to carry on.
 SUMMARY = (
     "## Summary\n\n"
-    + "\n".join(f"- Installed and configured package number {i} for the shop service" for i in range(20))
+    + "\n".join(f"- Installed and configured package number {i} for the shop service" for i in range(24))
     + "\n\n## Next Steps\n\n1. Run the database migrations\n2. Deploy the service to staging\n"
 )
 
@@ -103,7 +103,7 @@ def test_a_pasted_summary_is_named_and_the_request_before_it_is_the_goal(project
     s.stop("Ran the migrations.")
     goal = goal_section(project, "paste-doc-0001")
     assert goal == (
-        "carry on from where yesterday's session stopped: (with a pasted document of 24 lines headed “Summary”)"
+        "carry on from where yesterday's session stopped: (with a pasted document of 28 lines headed “Summary”)"
     )
     # A later turn that is only a paste is a later request by its name, not its text.
     t = Hooked(code_repo, "paste-doc-0002")
@@ -114,7 +114,7 @@ def test_a_pasted_summary_is_named_and_the_request_before_it_is_the_goal(project
     t.prompt(SUMMARY)
     t.stop("Noted.")
     later = goal_section(project, "paste-doc-0002")
-    assert "Pasted a document of 24 lines headed “Summary”" in later
+    assert "Pasted a document of 28 lines headed “Summary”" in later
     assert "Installed and configured" not in later
 
 
@@ -133,6 +133,9 @@ def test_a_request_the_user_laid_out_is_whole_not_a_paste():
     typed = "plan for today:\n→ fix the login\n→ write the tests\n✓ deploy"
     assert pasted(typed).what == ""
     assert pasted("• fix the login\n• write the tests\n• deploy to staging").what == ""
+    # A long request in prose, however long, is the user's.
+    prose = "\n".join(f"Line {i}: the checkout total must include the tax of the shipping country." for i in range(40))
+    assert pasted(prose).what == ""
 
 
 def test_a_pasted_screen_is_told_by_its_shape_in_any_agents_glyphs():

@@ -253,8 +253,8 @@ _BOX_CHARS = re.compile(r"[\u2500-\u259f]")
 _PROMPT_LINE = re.compile(r"^\s*(?:>|\u276f|\u203a|\$)\s+(\S.*)$")
 _CUT_MARK = re.compile(r"^\[\.\.\. [\d,]+ more characters cut \.\.\.\]$")
 #: A turn this long, laid out as a document, is more than a typed request.
-PASTED_DOCUMENT_CHARS = 1200
-PASTED_DOCUMENT_LINES = 15
+PASTED_DOCUMENT_CHARS = 1500
+PASTED_DOCUMENT_LINES = 20
 
 
 @dataclass(frozen=True)
