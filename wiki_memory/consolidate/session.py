@@ -7,10 +7,12 @@ consolidated yet, on the hook path.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 
 from wiki_memory.capture.observation import Observation, PlanItem
@@ -258,14 +260,14 @@ class Session:
 
     @property
     def turns(self) -> list[Turn]:
-        """Every user turn read for what it is (see `read_turns`); read once per set of prompts."""
+        """Every user turn read for what it is (see `read_turns`); read once per set of events."""
         cached = self.__dict__.get("_turns")
         size = (len(self.prompts), len(self.steps), len(self.answers))
         if cached is None or cached[0] != size:
             done = sorted([s.seq for s in self.steps] + [a.seq for a in self.answers])
             # Whether the agent made a call or answered between a turn and the one before it.
-            after_work = [
-                n > 0 and any(self.prompts[n - 1].seq < seq < p.seq for seq in done) for n, p in enumerate(self.prompts)
+            after_work = [False] + [
+                (i := bisect_right(done, a.seq)) < len(done) and done[i] < b.seq for a, b in pairwise(self.prompts)
             ]
             cached = (size, read_turns(self.prompts, after_work))
             self.__dict__["_turns"] = cached
