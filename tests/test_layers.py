@@ -147,6 +147,7 @@ HOOK_PATH = frozenset(
         "wiki_memory.consolidate.context",
         "wiki_memory.consolidate.extract",
         "wiki_memory.consolidate.final_message",
+        "wiki_memory.consolidate.goal",
         "wiki_memory.consolidate.handoff",
         "wiki_memory.consolidate.oneline",
         "wiki_memory.consolidate.render",

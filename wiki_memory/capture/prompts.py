@@ -206,14 +206,19 @@ def classify(text: str) -> PromptKind:
     return PromptKind(USER, words=text.strip())
 
 
-def classify_turns(texts: Sequence[str], times: Sequence[float] | None = None) -> list[PromptKind]:
+def classify_turns(
+    texts: Sequence[str], times: Sequence[float] | None = None, after_work: Sequence[bool] | None = None
+) -> list[PromptKind]:
     """What each user turn of a session is, in order. The turn right after a slash command's
     record is its expansion when it came at once (within `EXPANSION_SECONDS`, when `times` are
-    given) or reads as an instruction document."""
+    given) or reads as an instruction document, and never when the agent had made a call or
+    answered in between (`after_work`, when given): the user's reply to what the command did."""
     out: list[PromptKind] = []
     pending = ""  # the command whose expansion may come next
     for i, text in enumerate(texts):
         kind = classify(text)
+        if after_work is not None and i < len(after_work) and after_work[i]:
+            pending = ""
         if pending and kind.kind in (USER, PERSONA):
             at_once = times is not None and i > 0 and 0 <= times[i] - times[i - 1] <= EXPANSION_SECONDS
             if at_once or kind.kind == PERSONA or is_instructions(text) or _laid_out(text):
@@ -230,3 +235,126 @@ EXPANSION_SECONDS = 3.0
 def users_words(texts: Sequence[str], times: Sequence[float] | None = None) -> list[str]:
     """The user's own words of each turn ("" for a persona, an expansion, plumbing)."""
     return [k.words for k in classify_turns(texts, times)]
+
+
+# Pasted material ------------------------------------------------------------------------------
+#
+# A user turn may carry text the user pasted rather than wrote: a terminal screen (an agent's
+# own screen, with its banner, boxes and turn markers), or a long document (an earlier
+# session's summary, a log). Recognised by shape: glyphs a person does not type at the start of
+# a line, box and block characters, Markdown layout far longer than a typed request.
+
+# A line drawn by a terminal program: it opens with a symbol glyph (`●`, `⎿`, `✦`, U+276F,
+# U+203A, `│`), from the technical, box-drawing, block, geometric, dingbat blocks (not arrows or maths,
+# which people type as bullets).
+_GLYPH_LINE = re.compile(r"^\s*[\u2300-\u23ff\u2500-\u27bf\u203a\u2022](?:\s|$)")
+_BOX_CHARS = re.compile(r"[\u2500-\u259f]")
+# A prompt line of a pasted transcript: the words someone typed at an agent's or a shell's prompt.
+_PROMPT_LINE = re.compile(r"^\s*(?:>|\u276f|\u203a|\$)\s+(\S.*)$")
+_CUT_MARK = re.compile(r"^\[\.\.\. [\d,]+ more characters cut \.\.\.\]$")
+#: A turn this long, laid out as a document, is more than a typed request.
+PASTED_DOCUMENT_CHARS = 1500
+PASTED_DOCUMENT_LINES = 20
+
+
+@dataclass(frozen=True)
+class Pasted:
+    """A user turn split into what the user wrote and what they pasted. `own`: the user's
+    words around the paste ("" when none); `what`: the pasted material named in a few words,
+    without an article ("terminal screen", "document of 40 lines headed “Summary”"; "" when
+    nothing was pasted)."""
+
+    own: str
+    what: str = ""
+
+
+def _terminal_line(line: str) -> bool:
+    return bool(_GLYPH_LINE.match(line)) or len(_BOX_CHARS.findall(line)) >= 3
+
+
+def _terminal_span(lines: list[str]) -> tuple[int, int] | None:
+    """The first and last line of a pasted terminal screen, when the lines hold one: at least
+    three lines drawn by a terminal program, or one drawn with box or block characters (a
+    banner, a box) and another."""
+    drawn = [i for i, line in enumerate(lines) if _terminal_line(line)]
+    boxed = sum(1 for i in drawn if len(_BOX_CHARS.findall(lines[i])) >= 3)
+    if len(drawn) < 3 and not (boxed and len(drawn) >= 2):
+        return None
+    if all(lines[i].lstrip().startswith("\u2022") for i in drawn):
+        return None  # a list a person wrote with bullets
+    start, end = drawn[0], drawn[-1]
+    # The prompt typed in the pasted screen comes just before its first drawn line.
+    while True:
+        prev = start - 1
+        while prev >= 0 and not lines[prev].strip():
+            prev -= 1
+        if prev < 0 or not _PROMPT_LINE.match(lines[prev]):
+            break
+        start = prev
+    # What the last drawn line prints goes on indented below it; the clipping mark ends the paste.
+    while end + 1 < len(lines) and (
+        not lines[end + 1].strip() or lines[end + 1][:1].isspace() or _CUT_MARK.match(lines[end + 1].strip())
+    ):
+        end += 1
+    return start, end
+
+
+def _document_span(lines: list[str], text: str) -> tuple[int, int] | None:
+    """The first and last line of a long laid-out document (headings, lists, code) in the
+    turn, when it is far longer than a typed request."""
+    filled = [line for line in lines if line.strip()]
+    if len(text) < PASTED_DOCUMENT_CHARS or len(filled) < PASTED_DOCUMENT_LINES:
+        return None
+    structured = [
+        i for i, line in enumerate(lines) if _HEADING.match(line) or _BULLET.match(line) or _FENCE.match(line)
+    ]
+    headings = sum(1 for i in structured if _HEADING.match(lines[i]))
+    bullets = sum(1 for i in structured if _BULLET.match(lines[i]))
+    if headings < 2 and bullets < 5:
+        return None
+    start, end = structured[0], structured[-1]
+    # The last item's paragraph runs on; the prose before the first and after it is the user's.
+    while end + 1 < len(lines) and lines[end + 1].strip():
+        end += 1
+    return start, end
+
+
+def _paragraph(lines: list[str]) -> str:
+    return "\n".join(lines).strip()
+
+
+def pasted(text: str) -> Pasted:
+    """The user's own words of a turn and what it pasted (see `Pasted`): the text before and
+    after a pasted terminal screen or long document is the user's; the paste is named, by the
+    prompt typed in a pasted screen or the first heading of a pasted document."""
+    text = text or ""
+    lines = text.splitlines()
+    span = _terminal_span(lines)
+    if span is not None:
+        start, end = span
+        typed = next((m.group(1) for m in map(_PROMPT_LINE.match, lines[start : end + 1]) if m), "")
+        what = "terminal screen" + (f" (its prompt: “{' '.join(typed.split())[:200]}”)" if typed else "")
+    else:
+        span = _document_span(lines, text)
+        if span is None:
+            return Pasted(text.strip())
+        start, end = span
+        body = [line for line in lines[start : end + 1] if line.strip()]
+        heading = next((line for line in body if _HEADING.match(line) and not _FENCE.match(line)), "")
+        title = re.sub(r"^\s*#+\s*|[*:]+\s*$|^\s*\*+", "", heading).strip()[:80]
+        what = f"document of {len(body)} lines" + (f" headed “{title}”" if title else "")
+    own = "\n\n".join(p for p in (_paragraph(lines[:start]), _paragraph(lines[end + 1 :])) if p)
+    return Pasted(own, what)
+
+
+# A word of prose: letters only (an apostrophe inside, punctuation after), not a number, a flag,
+# an issue reference, a path or an identifier joined by `-`, `_`, `.` or `/`.
+_PLAIN_WORD = re.compile(r"[(\"'“]?[^\W\d_]+(?:['\u2019][^\W\d_]+)?[.,;:!?)\"'”]*")
+
+
+def in_words(text: str) -> bool:
+    """Is a slash command's argument a request in words (`Build a template for ...`), not
+    only identifiers, numbers and flags (`8371`, `--pr 8160`, `#12`, `src/app.py`)?"""
+    plain = [t for t in (text or "").split() if _PLAIN_WORD.fullmatch(t)]
+    # Languages written without spaces (Japanese, Chinese) put a request in one "word".
+    return len(plain) >= 2 or any(len(t) >= 2 and not t.isascii() for t in plain)

@@ -34,9 +34,10 @@ from wiki_memory.consolidate.command_runs import CommandRun, judge_runs
 from wiki_memory.consolidate.commands import is_probe, shown
 from wiki_memory.consolidate.final_message import HANDED_LABEL, offers_choices, split_final
 from wiki_memory.consolidate.findings import Findings
+from wiki_memory.consolidate.goal import goal_and_requests
 from wiki_memory.consolidate.oneline import clean, error_line, relative
 from wiki_memory.consolidate.run_verdicts import fixed_failures, last_runs, refusal, reverts
-from wiki_memory.consolidate.session import Answer, Prompt, Session, Step, Turn, is_trivial_prompt, step_ref
+from wiki_memory.consolidate.session import Answer, Prompt, Session, Step, Turn, step_ref
 from wiki_memory.consolidate.state_changes import change_stage, changes_files
 
 __all__ = ["CommandRun", "Summary", "clean", "error_line", "plan_lines", "relative", "summarize"]
@@ -59,7 +60,7 @@ class Summary:
     """What the session pages and the handoff say, each line backed by evidence."""
 
     session: Session
-    goal: str  # the first request in the user's own words ("" when none)
+    goal: str  # the first request: the user's own words, else the command run ("" when none)
     requests: tuple[str, ...]
     done: tuple[str, ...]
     failed: tuple[str, ...]
@@ -86,7 +87,7 @@ class Summary:
 def summarize(session: Session) -> Summary:
     """The extractive summary of a session."""
     cwd, steps = session.cwd, session.steps
-    goal, requests, invoked = _goal_and_requests(session)
+    goal, requests, invoked, goal_ref = goal_and_requests(session)
     runs = judge_runs(steps)
     found = Findings()
     _plan_items(session.plan, steps, found)
@@ -124,9 +125,8 @@ def summarize(session: Session) -> Summary:
             *[s for s in steps if changes_files(s)][:8],
         )
     evidence = {line: tuple(refs) for line, refs in found.refs.items()}
-    goal_turn = next((t for t in session.turns if goal.startswith(t.words)), None) if goal else None
-    if goal_turn is not None:
-        evidence["goal"] = (goal_turn.prompt.ref,)
+    if goal_ref:
+        evidence["goal"] = (goal_ref,)
     changed_by: dict[str, list[str]] = {}
     for s in steps:
         if changes_files(s):
@@ -154,49 +154,6 @@ def summarize(session: Session) -> Summary:
         memory=_dedupe(memory["written"] + memory["read"]),
         mid_task=mid_task,
     )
-
-
-def _goal_and_requests(session: Session) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-    """The first request in the user's own words (a slash command's arguments count; its
-    expansion, a persona prompt and plumbing never do), the later ones, and what the session
-    ran that was not the user's words (`/tasks`, "a persona prompt"), named."""
-    turns = session.turns
-    own = [t for t in turns if t.words and not is_trivial_prompt(t.words)]
-    goal = own[0].words if own else ""
-    later = own[1:]
-    if len(own) > 1 and _asked_back(session, own[0].prompt.seq, own[1].prompt.seq):
-        # The agent asked what the first request meant and the user said: the request is
-        # both, in the user's words ("please update manually" + "I meant you, Gemini CLI").
-        goal, later = f"{own[0].words} (then: {own[1].words})", own[2:]
-    requests = tuple(dict.fromkeys(t.words for t in later if t.words != goal))
-    invoked: list[str] = []
-    for n, turn in enumerate(turns):
-        name = ""
-        if turn.kind == "command":
-            after = turns[n + 1].prompt.text.lstrip() if n + 1 < len(turns) else ""
-            if turn.failed or not after.startswith("<local-command-stdout>"):
-                name = turn.command  # a built-in that only printed something is housekeeping
-        elif turn.kind == "expansion" and not turn.command:
-            name = "a custom command prompt"
-        elif turn.kind == "persona":
-            name = "a persona prompt"
-        if name and name not in invoked:
-            invoked.append(name)
-    return goal, requests, tuple(invoked)
-
-
-def _asked_back(session: Session, start: int, end: int) -> bool:
-    """Did the agent's answer between two prompts end its turn on a question to the user,
-    having only looked around (a request for clarification, not an offer after trying)?"""
-    answers = [a for a in session.answers if start < a.seq < end]
-    tried = any(
-        start < s.seq < end and (s.kind == "edit" or (s.kind == "command" and not is_probe(s.input)))
-        for s in session.steps
-    )
-    if not answers or tried:
-        return False
-    _statements, questions, _steps = split_final(answers[-1].text)
-    return bool(questions)
 
 
 def _failed_commands(session: Session, found: Findings) -> None:

@@ -85,9 +85,11 @@ def goal_line(summary: Summary) -> str:
     """The goal in the user's words, with the slash commands and persona or custom prompts the
     session ran named as such (their text is never the goal)."""
     goal = clean(summary.goal, 1000)
-    if not summary.invoked:
+    # A goal that is a command run ("Ran /erk:plan-implement 8371") names it already.
+    others = [name for name in summary.invoked if not re.match(rf"Ran {re.escape(name)}(\s|:|$)", goal)]
+    if not others:
         return goal
-    ran = ", ".join(summary.invoked)
+    ran = ", ".join(others)
     return f"{goal} (the session ran {ran})" if goal else f"The session ran {ran}; no request in the user's own words."
 
 

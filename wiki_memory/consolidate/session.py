@@ -7,10 +7,12 @@ consolidated yet, on the hook path.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 
 from wiki_memory.capture.observation import Observation, PlanItem
@@ -167,9 +169,10 @@ class Turn:
 _LOCAL_OUTPUT = re.compile(r"^\s*<local-command-(stdout|stderr)>(.*?)(</local-command-\1>|$)", re.DOTALL)
 
 
-def read_turns(prompts: Sequence[Prompt]) -> list[Turn]:
-    """What each user turn is (see `Turn`), in order."""
-    kinds = classify_turns([p.text for p in prompts], [time_key(p.time) for p in prompts])
+def read_turns(prompts: Sequence[Prompt], after_work: Sequence[bool] | None = None) -> list[Turn]:
+    """What each user turn is (see `Turn`), in order; `after_work`: for each, whether the agent
+    made a call or answered since the turn before it."""
+    kinds = classify_turns([p.text for p in prompts], [time_key(p.time) for p in prompts], after_work)
     turns: list[Turn] = []
     for n, (prompt, kind) in enumerate(zip(prompts, kinds, strict=True)):
         words = kind.words
@@ -257,10 +260,16 @@ class Session:
 
     @property
     def turns(self) -> list[Turn]:
-        """Every user turn read for what it is (see `read_turns`); read once per set of prompts."""
+        """Every user turn read for what it is (see `read_turns`); read once per set of events."""
         cached = self.__dict__.get("_turns")
-        if cached is None or cached[0] != len(self.prompts):
-            cached = (len(self.prompts), read_turns(self.prompts))
+        size = (len(self.prompts), len(self.steps), len(self.answers))
+        if cached is None or cached[0] != size:
+            done = sorted([s.seq for s in self.steps] + [a.seq for a in self.answers])
+            # Whether the agent made a call or answered between a turn and the one before it.
+            after_work = [False] + [
+                (i := bisect_right(done, a.seq)) < len(done) and done[i] < b.seq for a, b in pairwise(self.prompts)
+            ]
+            cached = (size, read_turns(self.prompts, after_work))
             self.__dict__["_turns"] = cached
         return list(cached[1])
 
