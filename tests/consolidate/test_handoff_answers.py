@@ -301,6 +301,8 @@ def test_the_view_of_a_long_list_counts_only_real_items():
         ("make fast-ci", True),
         ("cat pytest.ini", False),
         ("which pytest", False),
+        ("python3 -m pytest --version", False),
+        ("cargo --version", False),
         ("head -n 20 /opt/homebrew/bin/pytest", False),
         ('python3 -c "import pytest; print(pytest.__version__)"', False),
     ],

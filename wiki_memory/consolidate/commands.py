@@ -260,8 +260,8 @@ def is_verification(command: str) -> bool:
     look that names a checker (`cat pytest.ini`, `which pytest`) or code run inline
     (`python3 -c "import pytest"`) is not one."""
     words = command_words(command)
-    if not words or is_probe(command):
-        return False
+    if not words or is_probe(command) or only_looks(command):
+        return False  # `pytest --version` looks at the checker; it checks nothing
     if program_family(words[0]) in _INTERPRETERS and len(words) > 1 and words[1] in ("-c", "-e"):
         return False
     return bool(_VERIFY.search(" ".join(words)))
