@@ -335,3 +335,11 @@ def test_codex_runs_its_sandbox_killed_or_the_user_aborted_did_not_pass(tmp_path
     summary = summarize(session)
     assert not any("then `pytest --version` passed" in line for line in summary.done)
     assert any("`pytest tests/unit` failed" in line for line in summary.failed)
+
+
+def test_commands_inside_a_shell_block_are_read_as_commands():
+    from wiki_memory.capture.shell import edited_files
+
+    line = 'if [ -d .erk/ctx/ ]; then git rm -rf .erk/ctx/ && git commit -m "x"; else echo "none"; fi'
+    assert edited_files(line, "/repo") == (".erk/ctx",)
+    assert command_words("for f in *.py; do ruff check $f; done") == ["ruff", "check", "$f"]

@@ -72,7 +72,18 @@ def segments(command: str) -> list[str]:
             current.append(ch)
         i += 1
     parts.append(sep + "".join(current).strip())
-    return parts
+    # The shell's own words around commands (`if [ -d d ]; then git rm -r d; fi`): the command
+    # is what follows `then`, `do`, `else`; `fi`, `done` close the block and run nothing.
+    out = []
+    for part in parts:
+        text = _KEYWORDS.sub("", part[1:])
+        if text not in _CLOSERS:
+            out.append(part[0] + text)
+    return out
+
+
+_KEYWORDS = re.compile(r"^(?:(?:then|else|do|if|elif|while|until|!|\{)\s+)+")
+_CLOSERS = {"fi", "done", "esac", "}"}
 
 
 def split_heredocs(command: str) -> tuple[str, list[str]]:
