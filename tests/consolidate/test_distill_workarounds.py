@@ -203,6 +203,19 @@ def test_a_program_powershell_does_not_know_then_another_command_is_a_gotcha(pro
     assert "What differs" not in body  # another program: the fix line says it all
 
 
+def test_an_unrelated_command_after_a_missing_program_is_not_its_fix(project):
+    bad = 'bash -lc "bash ~/.claude/skills/apply-grant/export-session.sh ."'
+    missing = POWERSHELL_MISSING.replace("tail", "bash")
+    s = Session(project, "s-pwsh-bash", agent="gemini", cwd="C:\\Users\\k\\app").start()
+    s.prompt("Export this session and collect the project's facts")
+    s.tool("run_shell_command", bad, report(bad, missing, 1), error=True)
+    s.tool("run_shell_command", "Get-Content package.json", report("Get-Content package.json", '{"name": "app"}', 0))
+    s.stop("Exported.").end().write()
+    consolidate_session(project, "s-pwsh-bash")
+    fixes = [meta.get("fix") or {} for meta, _ in pages(project, "gotchas").values()]
+    assert all(f.get("instead") != "Get-Content package.json" for f in fixes)
+
+
 def test_reading_the_file_a_command_failed_on_is_not_its_fix(project):
     s = Session(project, "s-docfx-01", agent="codex").start().prompt("Regenerate the API docs")
     s.tool("shell", "docfx docfx.json", "Unhandled exception. System.TimeoutException: The operation has timed out.\n"

@@ -44,7 +44,7 @@ import os
 import re
 from dataclasses import replace
 
-from wiki_memory.consolidate.commands import command_key, command_words, is_probe
+from wiki_memory.consolidate.commands import command_key, command_words, is_probe, only_looks
 from wiki_memory.consolidate.distill.candidate import Candidate, proposed
 from wiki_memory.consolidate.distill.environment_gotchas import environment_gotchas, file_tool_gotchas
 from wiki_memory.consolidate.distill.evidence import (
@@ -233,6 +233,15 @@ def _same_line(a: Run, b: Run) -> bool:
     return (a.command, a.directory, a.env) == (b.command, b.directory, b.env)
 
 
+def _same_kind(run: Run, later: Run) -> bool:
+    """Could `later` do the job of `run` another way: both looks, or both on an operand in common?"""
+    if only_looks(run.command) and only_looks(later.command):
+        return True
+    ours = {os.path.basename(w.rstrip("/")) for w in run.words[1:] if not w.startswith("-")}
+    theirs = {os.path.basename(w.rstrip("/")) for w in later.words[1:] if not w.startswith("-")}
+    return bool(ours & theirs)
+
+
 def resolution(evidence: Evidence, run: Run) -> tuple[Run, list[Run]] | None:
     """(the later run that passed for the same purpose, the commands run in between that
     changed what it needed) for a failure, or None when it was never resolved."""
@@ -248,9 +257,17 @@ def resolution(evidence: Evidence, run: Run) -> tuple[Run, list[Run]] | None:
             return later, between
         elif later.ok and (other := _other_settings(run, later)) is not None:
             return other, between
-        elif missing_program(run) and later.ok and not _missing_lookup(later) and later is later_runs[0]:
+        elif (
+            missing_program(run)
+            and later.ok
+            and not _missing_lookup(later)
+            and later is later_runs[0]
+            and _same_kind(run, later)
+        ):
             # The program was not there and the very next command did the job another way
-            # (`find` when `tree` is missing): only right after, nothing in between.
+            # (`find` when `tree` is missing): only right after, nothing in between, and a
+            # look for a look or work on the same operands (`Get-Content package.json` issued
+            # beside a missing `bash x.sh` did not do its job).
             return later, []
     return None
 
