@@ -95,6 +95,20 @@ def test_a_version_a_program_reported_is_kept_per_program_and_updated_in_place(p
     assert "2.32.0" not in body
 
 
+def test_a_version_asked_through_an_interpreter_names_the_command_as_run(project):
+    s = Session(project, "s-vers-0003", agent="codex").start().prompt("Which pytest is this?")
+    s.tool("shell", "python3 -m pytest --version", "pytest 7.4.4\n")
+    s.stop("pytest 7.4.4 under python3.").end().write()
+    consolidate_session(project, "s-vers-0003")
+    [(meta, body)] = pages(project, "facts").values()
+    assert meta["tools"]["pytest"] == {
+        "version": "7.4.4",
+        "command": "python3 -m pytest --version",
+        "date": meta["tools"]["pytest"]["date"],
+    }
+    assert "(`python3 -m pytest --version`" in body
+
+
 def test_version_of_reads_only_a_version_shaped_first_line():
     assert version_of("git version 2.43.0\n") == "2.43.0"
     assert version_of("v20.11.1") == "20.11.1"

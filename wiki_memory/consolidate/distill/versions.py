@@ -58,7 +58,10 @@ def versions(evidence: Evidence) -> list[Candidate]:
             continue
         version = version_of(run.output)
         if version:
-            found[program] = {"version": version, "command": " ".join(words), "date": run.date or evidence.date}
+            # The command as run: `python3 -m pytest --version` answers for the pytest of that
+            # python3, not for the `pytest` on PATH.
+            asked = " ".join((run.line or run.command).split())
+            found[program] = {"version": version, "command": asked, "date": run.date or evidence.date}
             installed = installed_by(evidence, program, run.index)
             if installed:
                 found[program]["installed"] = installed
