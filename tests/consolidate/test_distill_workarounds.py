@@ -227,6 +227,16 @@ def test_reading_the_file_a_command_failed_on_is_not_its_fix(project):
     assert all(not f.get("instead") and f.get("verified") != "nl -ba docfx.json" for f in fixes)
 
 
+def test_a_script_run_after_cd_to_an_unknown_or_other_place_is_no_procedure_here(project):
+    s = Session(project, "s-cd-away-1").start().prompt("Rebuild the app bundle")
+    s.bash("cd ~/Code/otherapp && bash scripts/bundle-app.sh build/app App.app 0.14", "Bundled App.app\n")
+    s.bash("cd $APP_DIR && bash scripts/sign.sh App.app", "Signed\n")
+    s.stop("Bundled and signed.").end().write()
+    consolidate_session(project, "s-cd-away-1")
+    bodies = "".join(body for _, body in pages(project, "procedures").values())
+    assert "bundle-app.sh" not in bodies and "sign.sh" not in bodies
+
+
 def test_the_projects_own_scripts_that_worked_are_a_procedure_not_ones_the_session_wrote(project):
     root = project.root
     s = Session(project, "s-scripts-1").start().prompt("Sync the logs and rebuild the journals")

@@ -254,19 +254,28 @@ def _where_and_setup(command: str, cwd: str | None, root: str | None) -> tuple[s
     here = os.path.normpath(cwd) if cwd else (root or "")
     setup: list[str] = []
     parts = segments(command) or [command]
+    unknown = False  # a `cd` to where the record cannot say (`cd $DIR`, `cd -`)
     for part in parts[:-1]:
         if part.startswith("cd "):
             target = part[3:].strip().strip("'\"")
+            home = _HOME.match(here)
+            if target.startswith("~/") and home:
+                target = home.group(1) + target[1:]  # the home the session's directory is under
             if target and not target.startswith(("~", "$", "-")):
                 here = os.path.normpath(os.path.join(here, target))
+            elif target:
+                unknown = True
         elif part.startswith("export "):
             setup.extend(a for a in part[7:].split() if _ASSIGN.match(a))
         elif _SETUP.match(part):
             setup.append(part)  # an activated virtualenv, a chosen Node: what it needs set up
     base = os.path.normpath(root) if root else here
     rel = os.path.relpath(here, base) if here and base else "."
-    outside = rel == ".." or rel.startswith("../") or os.path.isabs(rel)
+    outside = unknown or rel == ".." or rel.startswith("../") or os.path.isabs(rel)
     return parts[-1], ("." if rel in ("", ".") else rel), tuple(dict.fromkeys(setup)), outside
+
+
+_HOME = re.compile(r"^(/Users/[^/]+|/home/[^/]+)(?=/|$)")
 
 
 # Gemini CLI's report of a shell command: its fields (`Command:`, `Directory:`, `Output:`,
