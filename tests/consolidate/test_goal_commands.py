@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import consolidate_session, git
+from handoffs import handoff_of
 from hooked import Hooked
 
 from wiki_memory.capture.prompts import in_words
@@ -21,12 +22,6 @@ from wiki_memory.config import resolve_project
 def project(code_repo: Path):
     git(code_repo, "checkout", "-q", "-b", "main")
     return resolve_project(code_repo)
-
-
-def handoff_of(project, sid: str) -> str:
-    outcome = consolidate_session(project, sid)
-    assert outcome.status == "committed", outcome
-    return (project.wiki / outcome.pages[1]).read_text(encoding="utf-8")
 
 
 def goal_of(handoff: str) -> str:

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import consolidate_session, git
+from conftest import git
+from handoffs import consolidated, handoff_of, section, steps_of
 from hooked import Hooked
 from journals import codex_rollout
 
@@ -24,21 +25,6 @@ from wiki_memory.consolidate.session import build_session
 def project(code_repo: Path):
     git(code_repo, "checkout", "-q", "-b", "main")
     return resolve_project(code_repo)
-
-
-def consolidated(project, sid: str) -> tuple[str, str]:
-    """The handoff and the session page of a recorded session."""
-    outcome = consolidate_session(project, sid)
-    assert outcome.status == "committed", outcome
-    session_page, handoff = outcome.pages[0], outcome.pages[1]
-    return (project.wiki / handoff).read_text(encoding="utf-8"), (project.wiki / session_page).read_text("utf-8")
-
-
-def section(text: str, name: str) -> str:
-    if f"## {name}\n" not in text:
-        return ""
-    body = text.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0].strip()
-    return "" if body == "None recorded." else body
 
 
 @pytest.mark.parametrize(
@@ -70,7 +56,7 @@ def test_a_search_pipeline_that_exits_1_after_printing_is_an_answer(project, cod
     handoff, _page = consolidated(project, "answer-grep-0001")
     left = section(handoff, "Failed or abandoned approaches") + section(handoff, "Open items / next steps")
     assert left == "" or ("pgrep" not in left and "grep -iv" not in left)
-    assert [r.ok for r in judge_runs(build_session_of(project, "answer-grep-0001").steps)] == [True, True]
+    assert [r.ok for r in judge_runs(steps_of(project, "answer-grep-0001"))] == [True, True]
 
 
 def test_an_error_before_the_search_is_still_a_failure_and_a_rerun_found_nothing(project, code_repo):
@@ -82,18 +68,11 @@ def test_an_error_before_the_search_is_still_a_failure_and_a_rerun_found_nothing
     s.bash(line, exit_code=1)
     s.stop("No remote branch for the docs feature exists.")
     handoff, _page = consolidated(project, "answer-remote-0001")
-    runs = judge_runs(build_session_of(project, "answer-remote-0001").steps)
+    runs = judge_runs(steps_of(project, "answer-remote-0001"))
     assert [r.ok for r in runs] == [False, True] and runs[1].found_nothing and runs[0].fixed_by is not None
     assert "then ran again and found nothing" in handoff
     assert "then passed" not in handoff
     assert section(handoff, "Failed or abandoned approaches") == ""
-
-
-def build_session_of(project, sid: str):
-    from wiki_memory.capture import journal
-    from wiki_memory.consolidate.session_sources import load_session
-
-    return load_session(journal.journal_file(project.journal_dir, sid))
 
 
 def test_a_look_for_something_absent_is_no_failure_and_nothing_gone(project, code_repo):
@@ -276,10 +255,6 @@ def test_an_answer_that_puts_options_to_the_user_is_no_report(project, code_repo
     done = section(handoff_of(project, "turn-options-0001"), "Done")
     assert "Question 2/5" not in done and "Reported:" not in done
     assert "Final report: La spec est complète." in done
-
-
-def handoff_of(project, sid: str) -> str:
-    return consolidated(project, sid)[0]
 
 
 def test_the_view_of_a_long_list_counts_only_real_items():

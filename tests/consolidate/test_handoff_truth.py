@@ -9,38 +9,20 @@ from pathlib import Path
 
 import pytest
 from conftest import consolidate_session, git
+from handoffs import handoff_of, section, steps_of
 from hooked import Hooked
 
-from wiki_memory.capture import journal
 from wiki_memory.capture.toolcalls import tool_facts
 from wiki_memory.config import resolve_project
 from wiki_memory.consolidate import repostate
 from wiki_memory.consolidate.command_runs import judge_runs, resolutions
 from wiki_memory.consolidate.oneline import error_line
-from wiki_memory.consolidate.session_sources import load_session
 
 
 @pytest.fixture
 def project(code_repo: Path):
     git(code_repo, "checkout", "-q", "-b", "main")
     return resolve_project(code_repo)
-
-
-def handoff_of(project, sid: str) -> str:
-    outcome = consolidate_session(project, sid)
-    assert outcome.status == "committed", outcome
-    return (project.wiki / outcome.pages[1]).read_text(encoding="utf-8")
-
-
-def section(text: str, name: str) -> str:
-    if f"## {name}\n" not in text:
-        return ""
-    body = text.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0].strip()
-    return "" if body == "None recorded." else body
-
-
-def steps_of(project, sid: str):
-    return load_session(journal.journal_file(project.journal_dir, sid)).steps
 
 
 # -- resolution: a failure got past by another command is not "Failed" ---------------------------
