@@ -171,8 +171,12 @@ def test_a_session_whose_calls_the_user_refused_keeps_its_request_handed(project
         error="The user doesn't want to proceed with this tool use.",
     )
     t.stop("")
-    handoff, _page = consolidated(project, "answer-refused-0001")
-    assert "Generate the spec from requirements.md" in handoff.split("\n## ", 1)[0] + section(handoff, "Goal")
+    consolidated(project, "answer-refused-0001")
+    # What the next session is handed: the refused session comes first, its request in full.
+    text = Hooked(code_repo, "answer-next-0001").start()
+    assert "session answerre" in text.split("\n")[1]
+    assert "Goal: Generate the spec from requirements.md" in text
+    assert "Since then, sessions that changed nothing" not in text
 
 
 def test_powershell_command_runs_its_script():

@@ -79,7 +79,7 @@ _CANNOT_RUN = r"command not found|not found|No such file or directory|Permission
 _FIX_STEPS = {"chmod", "chown", "ln", "sed", "perl", "mv", "cp", "rm", "touch", "mkdir", "tee", "patch"}
 
 
-def _operands(words: tuple[str, ...]) -> set[str]:
+def operands(words: tuple[str, ...]) -> set[str]:
     """Non-option words after the program, paths by their last part (`src/x.py` is `x.py`)."""
     return {os.path.basename(w.rstrip("/")) or w for w in words[1:] if not w.startswith("-")}
 
@@ -100,9 +100,9 @@ def _same_job(earlier: CommandRun, later: CommandRun, immediate: bool, could_not
         return ""
     # A later run naming a subcommand the first did not (`docfx build docfx.json` after `docfx
     # docfx.json`) does one part of the job, or another one: not the same job.
-    extra = _operands(b) - _operands(a)
+    extra = operands(b) - operands(a)
     narrower = any(re.fullmatch(r"[a-z][\w-]*", w) for w in extra)
-    if a[0] == b[0] and _operands(a) and _operands(a) <= _operands(b) and not narrower:
+    if a[0] == b[0] and operands(a) and operands(a) <= operands(b) and not narrower:
         return "same program"  # `git checkout -b B` then `git checkout B`; `python x.py` then `python src/x.py`
     if could_not_run:
         # The program could not run: another one did its job. A look around is replaced by
@@ -111,7 +111,7 @@ def _same_job(earlier: CommandRun, later: CommandRun, immediate: bool, could_not
         probe = is_probe(earlier.command)
         if probe and is_probe(later.command) and immediate:
             return "another program"
-        if not probe and not is_probe(later.command) and _operands(a) & _operands(b):
+        if not probe and not is_probe(later.command) and operands(a) & operands(b):
             return "another program"
     return ""
 
@@ -229,10 +229,9 @@ def _resolve(runs: list[CommandRun]) -> list[tuple[int, int, str]]:
     look_passed_at: dict[tuple[str, ...], list[int]] = {}
     for m, r in enumerate(runs):
         if r.ok and not r.step.rejected:
-            (look_passed_at if looks[m] else passed_at).setdefault(command_key(r.command), []).append(m)
-            if looks[m]:
-                continue
             look_passed_at.setdefault(command_key(r.command), []).append(m)
+            if not looks[m]:
+                passed_at.setdefault(command_key(r.command), []).append(m)
     found: list[tuple[int, int, str]] = []
     for n, run in enumerate(runs):
         if run.ok or run.step.rejected:

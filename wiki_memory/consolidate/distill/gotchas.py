@@ -44,6 +44,7 @@ import os
 import re
 from dataclasses import replace
 
+from wiki_memory.consolidate.command_runs import operands
 from wiki_memory.consolidate.commands import command_key, command_words, is_probe, only_looks
 from wiki_memory.consolidate.distill.candidate import Candidate, proposed
 from wiki_memory.consolidate.distill.environment_gotchas import environment_gotchas, file_tool_gotchas
@@ -237,9 +238,7 @@ def _same_kind(run: Run, later: Run) -> bool:
     """Could `later` do the job of `run` another way: both looks, or both on an operand in common?"""
     if only_looks(run.command) and only_looks(later.command):
         return True
-    ours = {os.path.basename(w.rstrip("/")) for w in run.words[1:] if not w.startswith("-")}
-    theirs = {os.path.basename(w.rstrip("/")) for w in later.words[1:] if not w.startswith("-")}
-    return bool(ours & theirs)
+    return bool(operands(run.words) & operands(later.words))
 
 
 def resolution(evidence: Evidence, run: Run) -> tuple[Run, list[Run]] | None:
