@@ -156,6 +156,7 @@ HOOK_PATH = frozenset(
         "wiki_memory.consolidate.run_verdicts",
         "wiki_memory.consolidate.session_sources",
         "wiki_memory.consolidate.state_changes",
+        "wiki_memory.consolidate.uncommitted",
         "wiki_memory.consolidate.session",
         "wiki_memory.consolidate.state",
         "wiki_memory.consolidate.distill.signature",  # by its file, without its package (CROSSINGS)

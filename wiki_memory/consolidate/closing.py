@@ -8,8 +8,9 @@ finished is no longer open: it is dropped from the earlier handoff as it is hand
 
 What a session finished is kept in its handoff page's front matter (`finished`), as keys:
 `file:<path>` (changed, and a test or build passed after the last change), `cmd:<words>`
-(the command's last run passed), `plan:<text>` (a plan item completed). An item closes when
-one of its own keys (see `item_keys`) is among a later session's.
+(the command's last run passed), `plan:<text>` (a plan item completed), `git:commit` (a
+commit made). An item closes when one of its own keys (see `item_keys`) is among a later
+session's.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from wiki_memory.consolidate.command_runs import RUNNING
 from wiki_memory.consolidate.commands import command_key, is_probe, is_verification, only_looks
 from wiki_memory.consolidate.extract import Summary
 from wiki_memory.consolidate.oneline import relative
+from wiki_memory.consolidate.uncommitted import LABEL as UNCOMMITTED
+from wiki_memory.consolidate.uncommitted import committed
 
 
 def changes_nothing(command: str) -> bool:
@@ -72,6 +75,8 @@ def finished(summary: Summary) -> list[str]:
             passed = run.ok and not RUNNING.search(run.step.output)
             last_by_key[_cmd(run.command)] = passed or run.fixed_by is not None
     keys.update((k, None) for k, ok in last_by_key.items() if ok)
+    if any(committed(run) for run in summary.commands):
+        keys[COMMITTED] = None
     # A file is finished when a check passed after its last change and no check failed since.
     checks = [r for r in summary.commands if is_verification(r.command)]
     last_change: dict[str, int] = {}
@@ -86,6 +91,7 @@ def finished(summary: Summary) -> list[str]:
 
 
 MAX_FINISHED = 200  # keys kept in a handoff page's front matter
+COMMITTED = "git:commit"  # the session made a commit
 
 _PLAN_ITEM = re.compile(r"^\[(pending|in progress)\]\s+(.*)$")
 _BACKTICKED = re.compile(r"`([^`]+)`")
@@ -96,6 +102,8 @@ def item_keys(item: str) -> set[str]:
     """The keys that would close a handoff item: its plan text, the commands it names in
     backticks, and (for a plan item or a stated next step) the files it names."""
     keys: set[str] = set()
+    if item.startswith(UNCOMMITTED):
+        return {COMMITTED}  # a later session's commit closes it (not a `git status` it names)
     plan = _PLAN_ITEM.match(item)
     if plan:
         keys.add("plan:" + _norm(plan.group(2)))

@@ -57,9 +57,12 @@ def start_state(project: Project, session_id: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def changed_since_start(project: Project, session_id: str, last_event: float) -> list[str] | None:
-    """The files whose state changed since the session started (None: no state recorded, or
-    the session ended too long ago to tell its changes from later work)."""
+def changed_since_start(
+    project: Project, session_id: str, last_event: float
+) -> tuple[list[str], list[str] | None] | None:
+    """The files whose state changed since the session started, and those of them `git status`
+    still lists (uncommitted; None when too many were dirty to list). None: no state recorded,
+    or the session ended too long ago to tell its changes from later work."""
     before = start_state(project, session_id)
     if before is None or project.root is None:
         return None
@@ -70,7 +73,9 @@ def changed_since_start(project: Project, session_id: str, last_event: float) ->
     if after is None:
         return None
     try:
-        return changed_files(root, before, after)
+        changed = changed_files(root, before, after)
     except Exception as e:  # noqa: BLE001 - the comparison is a bonus; the journal still names the files
         log(f"session {session_id}: repository state not compared ({type(e).__name__}: {e})")
         return None
+    dirty = after.get("files")
+    return changed, [p for p in changed if p in dirty] if isinstance(dirty, dict) else None

@@ -315,9 +315,12 @@ def _consolidate_journal(
             changed_since_start,
         )
 
-        changed = changed_since_start(project, session.session_id, time_key(session.end))
-        if changed is not None and project.root is not None:
+        compared = changed_since_start(project, session.session_id, time_key(session.end))
+        if compared is not None and project.root is not None:
+            changed, still_dirty = compared
             session.repo_changed = tuple(os.path.join(str(project.root), p) for p in changed)
+            if still_dirty is not None:
+                session.repo_uncommitted = tuple(os.path.join(str(project.root), p) for p in still_dirty)
         summary = summarize(session)
         base = {
             "session_id": session.session_id,

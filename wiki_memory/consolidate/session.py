@@ -50,6 +50,13 @@ def is_trivial_prompt(text: str) -> bool:
     return bool(_GREETING.match(text))
 
 
+# What a tool's result says when the user refused the call.
+_REFUSED = re.compile(
+    r"user (doesn't|does not|did not|didn't) want to proceed|rejected by (the )?user|user rejected|user denied",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class Step:
     """One tool call of a session, with what came of it."""
@@ -71,18 +78,7 @@ class Step:
         """The user refused the call (a permission prompt answered no, a rejected plan)."""
         if self.meta.get("rejected"):
             return True
-        return (
-            bool(
-                self.error
-                and re.search(
-                    r"user (doesn't|does not|did not|didn't) want to proceed|"
-                    r"rejected by (the )?user|user rejected|user denied",
-                    self.output,
-                    re.IGNORECASE,
-                )
-            )
-            or self.not_permitted
-        )
+        return bool(self.error and _REFUSED.search(self.output)) or self.not_permitted
 
     @property
     def not_permitted(self) -> bool:
@@ -243,8 +239,9 @@ class Session:
 
     page_key: str | None = None  # names its pages; the short id unless that is taken
     # Files (absolute paths) whose state in the code repository changed between the session's
-    # start and its consolidation, whichever tool changed them; None when not compared.
+    # start and its consolidation (any tool), and those still uncommitted; None: not compared.
     repo_changed: tuple[str, ...] | None = None
+    repo_uncommitted: tuple[str, ...] | None = None
 
     @property
     def short_id(self) -> str:

@@ -1,0 +1,138 @@
+"""Changes a session left uncommitted are handed as open: from the recorded events (no commit
+after a file's last change) and, for a live session, from the repository's own state."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from conftest import git
+from handoffs import handoff_of, section
+from hooked import Hooked
+
+from wiki_memory.config import resolve_project
+from wiki_memory.consolidate import repostate
+from wiki_memory.consolidate.closing import closed, item_keys
+from wiki_memory.consolidate.uncommitted import LABEL
+from wiki_memory.memory import Memory
+
+
+@pytest.fixture
+def project(code_repo):
+    git(code_repo, "checkout", "-q", "-b", "main")
+    return resolve_project(code_repo)
+
+
+def _commit_all(repo, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", message)
+
+
+def _uncommitted_line(handoff: str) -> str:
+    return next((line for line in section(handoff, "Open items / next steps").splitlines() if LABEL in line), "")
+
+
+def test_files_changed_and_never_committed_are_open(project, code_repo):
+    s = Hooked(code_repo, "uncommitted-0001")
+    s.prompt("Add the export command")
+    s.bash("git status --short", "")  # git answered there: a repository
+    s.edit("cli.py").edit("export.py")
+    s.bash("python -m pytest -q", "3 passed")
+    s.stop("Added the export command; tests pass.")
+    line = _uncommitted_line(handoff_of(project, "uncommitted-0001"))
+    assert "all 2 changed files" in line and "no `git commit`" in line
+
+
+def test_only_files_changed_after_the_last_commit_are_open(project, code_repo):
+    s = Hooked(code_repo, "uncommitted-0002")
+    s.prompt("Fix the parser, then tidy the docs")
+    s.edit("parser.py")
+    s.bash('git commit -am "fix parser"', "[main 1a2b3c4] fix parser\n 1 file changed, 2 insertions(+)")
+    s.edit("docs/usage.md")
+    s.stop("Fixed the parser and committed it; the docs are tidied.")
+    line = _uncommitted_line(handoff_of(project, "uncommitted-0002"))
+    assert "docs/usage.md" in line and "parser.py" not in line
+    assert "after the session's last `git commit`" in line
+
+
+def test_a_commit_is_seen_by_gits_summary_line_even_when_the_command_failed_after_it(project, code_repo):
+    # A post-commit hook failed: the command exits 1, but git made the commit and said so.
+    s = Hooked(code_repo, "uncommitted-0003")
+    s.prompt("Commit the fix")
+    s.edit("parser.py")
+    s.bash(
+        'git commit -am "fix parser"',
+        "[main 9f8e7d6] fix parser\n 1 file changed",
+        exit_code=1,
+        stderr="post-commit hook: notify failed",
+    )
+    s.stop("Committed; the post-commit notification failed.")
+    assert _uncommitted_line(handoff_of(project, "uncommitted-0003")) == ""
+
+
+def test_changes_set_aside_or_outside_a_repository_are_not_claimed(project, code_repo, tmp_path):
+    s = Hooked(code_repo, "uncommitted-0004")
+    s.prompt("Try a change, then shelve it")
+    s.bash("git status", "On branch main")
+    s.edit("parser.py")
+    s.bash("git stash", "Saved working directory and index state WIP on main")
+    s.stop("Stashed the experiment.")
+    assert _uncommitted_line(handoff_of(project, "uncommitted-0004")) == ""
+
+    plain = tmp_path / "plain"  # no repository: no git command ever answered there
+    plain.mkdir()
+    elsewhere = resolve_project(plain)
+    s = Hooked(plain, "uncommitted-0005")
+    s.prompt("Write the notes")
+    s.edit("notes.md")
+    s.stop("Wrote the notes.")
+    assert _uncommitted_line(handoff_of(elsewhere, "uncommitted-0005")) == ""
+
+
+def test_a_live_session_is_judged_by_what_git_status_still_lists(project, code_repo):
+    (code_repo / "app.py").write_text("print('hi')\n")
+    (code_repo / "lib.py").write_text("x = 1\n")
+    _commit_all(code_repo, "start")
+    s = Hooked(code_repo, "uncommitted-live-1")
+    s.start()  # records the repository's state in a background process: wait for it
+    deadline = time.monotonic() + 60
+    while repostate.start_state(project, "uncommitted-live-1") is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert repostate.start_state(project, "uncommitted-live-1") is not None
+    s.prompt("Change both modules, commit the library")
+    (code_repo / "app.py").write_text("print('hello')\n")
+    (code_repo / "lib.py").write_text("x = 2\n")
+    s.edit("app.py").edit("lib.py")
+    # Committed by a tool whose output the events do not show as a commit: only the state knows.
+    git(code_repo, "add", "lib.py")
+    git(code_repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "lib")
+    s.bash("make release-lib", "done")
+    s.stop("Changed both; the library is released.")
+    line = _uncommitted_line(handoff_of(project, "uncommitted-live-1"))
+    assert "app.py" in line and "lib.py" not in line and "`git status` still listed" in line
+
+
+def test_a_later_commit_closes_the_item_and_a_later_status_does_not():
+    item = f"{LABEL}: all 2 changed files (under Files touched); the session made no `git commit`."
+    assert closed([item], ["cmd:git status"]) == []
+    assert closed([item], ["git:commit"]) == [item]
+    assert item_keys(item) == {"git:commit"}
+
+
+def test_a_later_session_that_commits_drops_the_item_from_the_handoff(project, code_repo):
+    s = Hooked(code_repo, "uncommitted-0006")
+    s.prompt("Add the export command")
+    s.bash("git status --short", "")
+    s.edit("export.py")
+    s.stop("Added the export command.")
+    assert _uncommitted_line(handoff_of(project, "uncommitted-0006"))
+
+    later = Hooked(code_repo, "uncommitted-0007")
+    later.prompt("Commit it")
+    later.bash('git commit -am "export"', "[main 2b3c4d5] export\n 1 file changed")
+    later.stop("Committed.")
+    handoff_of(project, "uncommitted-0007")
+    with Memory(project) as memory:
+        handed = memory.handoff().text
+    assert "Add the export command" in handed  # the earlier session is still handed, shorter
+    assert LABEL not in handed

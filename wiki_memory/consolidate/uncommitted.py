@@ -1,0 +1,102 @@
+"""Changes a session left uncommitted: the files it changed in its git repository after its
+last commit (or with no commit at all), as the next session should know before it starts.
+
+Two ways to know, the first where it can be had:
+
+- the repository's own state: a live session's start state was recorded, and at
+  consolidation `git status` still lists the changed file (`Session.repo_uncommitted`);
+- the recorded events: no commit after the file's last change. A commit is seen by its
+  shape, whichever command made it: git's summary line (`[main 548dd49] message`) in the
+  output (a wrapper such as `gt create`, a commit whose post-commit hook failed), or a
+  `git commit` that succeeded. Changes set aside after the last change (`git stash`,
+  `git checkout -- f`) are not claimed: where they went is not known.
+
+Only files inside the working directory count (not `~/.config/x` or a plan file elsewhere),
+and only in a git repository: the session named its branch, or git itself answered there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+from wiki_memory.consolidate.command_runs import CommandRun
+from wiki_memory.consolidate.commands import stage_commands
+from wiki_memory.consolidate.oneline import relative
+from wiki_memory.consolidate.session import Session, Step
+from wiki_memory.consolidate.state_changes import changes_files, is_undo
+
+#: The first words of an open item about uncommitted changes (`closing.item_keys` knows it).
+LABEL = "Not committed when the session ended"
+# git's summary of a commit it made: `[main 548dd49] feat: x`, `[main (root-commit) 1a2b3c4] x`.
+_COMMIT_LINE = re.compile(r"^\[(?:detached HEAD|[^\]\s]+)(?: \([\w -]+\))? [0-9a-f]{7,40}\] \S", re.MULTILINE)
+# git subcommands whose answer shows the working directory is a repository.
+_ANSWERS_IN_REPO = {"status", "diff", "log", "add", "commit", "branch", "show", "rev-parse", "stash", "restore"}
+
+
+def _git_stages(run: CommandRun) -> list[tuple[str, ...]]:
+    return [w for w in stage_commands(run.command) if os.path.basename(w[0]) == "git" and len(w) > 1]
+
+
+def committed(run: CommandRun) -> bool:
+    """Did the run make a commit (git said so, or a `git commit` succeeded)?"""
+    if run.step.rejected:
+        return False
+    if _COMMIT_LINE.search(run.step.output or ""):
+        return True
+    return run.ok and any(w[1] == "commit" and "--dry-run" not in w for w in _git_stages(run))
+
+
+def _sets_aside(run: CommandRun) -> bool:
+    return run.ok and any(is_undo(list(w)) for w in _git_stages(run))
+
+
+def _in_repository(session: Session, runs: Sequence[CommandRun]) -> bool:
+    if session.branch:
+        return True
+    return any(run.ok and any(w[1] in _ANSWERS_IN_REPO and "-C" not in w for w in _git_stages(run)) for run in runs)
+
+
+def _inside(name: str) -> bool:
+    return not (os.path.isabs(name) or name.startswith(("~", "../")) or name == "..")
+
+
+def uncommitted(session: Session, runs: Sequence[CommandRun], files: Sequence[str]) -> tuple[list[str], list[Step]]:
+    """The changed files (of `files`, relative to the working directory) left uncommitted,
+    and the steps that last changed them (the evidence); ([], []) when none or not known."""
+    inside = [f for f in files if _inside(f)]
+    if not inside:
+        return [], []
+    last_change: dict[str, Step] = {}
+    for step in session.steps:
+        if changes_files(step):
+            for f in step.files:
+                last_change[relative(f, session.cwd)] = step
+    if session.repo_uncommitted is not None:
+        dirty = {relative(p, session.cwd) for p in session.repo_uncommitted}
+        left = [f for f in inside if f in dirty]
+        return left, [last_change[f] for f in left if f in last_change]
+    if not _in_repository(session, runs):
+        return [], []
+    last_commit = max((r.step.index for r in runs if committed(r)), default=-1)
+    if any(_sets_aside(r) and r.step.index > last_commit for r in runs):
+        return [], []
+    left = [f for f in inside if f in last_change and last_change[f].index > last_commit]
+    return left, [last_change[f] for f in left]
+
+
+def open_item(left: Sequence[str], files: Sequence[str], committed_before: bool, from_state: bool) -> str:
+    """The open item's line: the files left (all of `files`, the session's changed files, are
+    not listed again: the handoff lists them under "Files touched"), and how it is known."""
+    if len(left) > 1 and set(left) == set(files):
+        what = f"all {len(left)} changed files (under Files touched)"
+    else:
+        what = ", ".join(left[:6]) + (f" and {len(left) - 6} more" if len(left) > 6 else "")
+    if from_state:
+        how = "`git status` still listed them"
+    elif committed_before:
+        how = "changed after the session's last `git commit`"
+    else:
+        how = "the session made no `git commit`"
+    return f"{LABEL}: {what}; {how}."
