@@ -157,6 +157,7 @@ HOOK_PATH = frozenset(
         "wiki_memory.consolidate.session_sources",
         "wiki_memory.consolidate.state_changes",
         "wiki_memory.consolidate.uncommitted",
+        "wiki_memory.consolidate.agent_reports",
         "wiki_memory.consolidate.session",
         "wiki_memory.consolidate.state",
         "wiki_memory.consolidate.distill.signature",  # by its file, without its package (CROSSINGS)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from wiki_memory.capture.observation import PlanItem
+from wiki_memory.consolidate.agent_reports import agent_reports
 from wiki_memory.consolidate.command_runs import CommandRun, judge_runs
 from wiki_memory.consolidate.commands import is_probe, shown
 from wiki_memory.consolidate.final_message import HANDED_LABEL, offers_choices, split_final
@@ -97,6 +98,7 @@ def summarize(session: Session) -> Summary:
     edits = _edits(steps, cwd, found)
     reverts(runs, found)
     _other_calls(steps, found)
+    agent_reports(steps, runs, found)
     _failed_commands(session, found)
     _failed_replies(session, found)
     _turn_reports(session, found)

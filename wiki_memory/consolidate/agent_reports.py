@@ -1,0 +1,73 @@
+"""What sub-agents reported: a check the agent delegated (a Task "Run the tests", a Codex
+spawned agent) ran in the sub-agent, so the session's own events hold only its report.
+
+A report counts when its first statement is a verdict, recognised by its shape ("pytest
+passed: 114 tests", "make fast-ci: FAILED - 2 code style issues found", "Prettier passed",
+"No linting violations found"), not when it opens with research or a plan. It is handed as the
+sub-agent's word ("Sub-agent "Run erkbot tests" reported: ..."), never as the session's own
+claim. Of the reports of one job (the same description, but for "run", "re-run", "verify"),
+the last counts; a failure is failed only if no check passed after it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from wiki_memory.consolidate.command_runs import CommandRun
+from wiki_memory.consolidate.commands import is_verification
+from wiki_memory.consolidate.findings import Findings
+from wiki_memory.consolidate.oneline import clean
+from wiki_memory.consolidate.session import Step
+
+PREFIX = "Sub-agent"
+_VERDICT = re.compile(
+    r"\b(pass(ed|es|ing)?|fail(ed|s|ing|ures?)?|succeeded|successful(ly)?|correctly formatted|"
+    r"no \w+( \w+)? (violations|issues|errors|problems) found|all (checks|tests) pass\w*)\b",
+    re.IGNORECASE,
+)
+_FAILS = re.compile(r"\bfail(ed|s|ing|ures?)?\b|\berrors? found\b", re.IGNORECASE)
+_NO_FAILS = re.compile(r"\b(0|no) (failures|failed|errors)\b", re.IGNORECASE)
+# Words that say how a job was run, not which job it is ("Re-run erk-slack-bot tests").
+_HOW = {"run", "re-run", "rerun", "verify", "re-verify", "reverify", "check", "recheck", "again", "the", "and"}
+
+
+def _first_statement(output: str) -> str:
+    """The report's first line that is not a heading, in plain words."""
+    for raw in output.strip().splitlines()[:12]:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        return clean(re.sub(r"^[-*>\s]+|\*\*|`", "", line).strip(), 200)
+    return ""
+
+
+def _job(description: str) -> tuple[str, ...]:
+    return tuple(w for w in re.findall(r"[\w.-]+", description.casefold()) if w not in _HOW)
+
+
+def _verdict(step: Step) -> tuple[str, bool] | None:
+    """(statement, passed) when the report opens with a verdict; None otherwise."""
+    if step.error or step.rejected or not step.output.strip() or re.match(r"\s*(api error|\{)", step.output, re.I):
+        return None  # no report: an error, or a background launch's receipt
+    statement = _first_statement(step.output)
+    if not statement or not _VERDICT.search(statement):
+        return None
+    return statement, not _FAILS.search(statement) or bool(_NO_FAILS.search(statement))
+
+
+def agent_reports(steps: Sequence[Step], runs: Sequence[CommandRun], found: Findings) -> None:
+    """Each delegated job's last report with a verdict: passed as done, failed as failed."""
+    reports = [(s, v) for s in steps if s.kind == "agent" and (v := _verdict(s)) is not None]
+    for n, (step, (statement, passed)) in enumerate(reports):
+        if any(_job(later.input) == _job(step.input) for later, _ in reports[n + 1 :]):
+            continue
+        line = f'{PREFIX} "{clean(step.input, 80)}" reported: {statement}'
+        if passed:
+            found.add("done", line, step)
+            continue
+        checked_since = any(r.ok and is_verification(r.command) and r.step.index > step.index for r in runs) or any(
+            ok and later.index > step.index for later, (_, ok) in reports
+        )
+        if not checked_since:
+            found.add("failed", line, step)
