@@ -51,7 +51,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "scripts" / "data" / "sessions"
-PARTS = ("smoke", "tune", "holdout", "holdout2")
+PARTS = ("smoke", "tune", "holdout", "holdout2", "holdout3")
 ITEM_KINDS = ("done", "failed", "open", "resolved_problems")
 FACT_KINDS = ("gotcha", "procedure", "preference", "decision", "fact")
 #: the session files: `../corpus/files` next to the checkout (or next to its worktrees' folder).
@@ -715,6 +715,10 @@ def score_session(
     found, total = facts_found(label, pages)
     score.add(page_score)
     score.lines.extend(page_score.lines)
+    for fact in label.get("facts") or ():
+        if not any(matches(fact.get("match") or (), text) for text in pages.values()):
+            where = f"file {fact['file']}" if fact.get("source") == "file" and fact.get("file") else "event"
+            score.lines.append(f"missed fact ({fact.get('kind') or 'fact'}, {where}): {fact.get('text')}")
     score.found.update(found)
     score.total.update(total)
     return score

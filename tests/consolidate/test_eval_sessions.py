@@ -4,6 +4,7 @@ and `scripts/eval_sessions.py` counts right, wrong, invented and missed as its d
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -58,13 +59,13 @@ def test_label_files_follow_the_schema(part):
 
 
 def test_parts_share_no_repository_and_every_session_has_its_source():
-    tune = {label["repo"] for label in LABELS["tune"]}
-    holdout = {label["repo"] for label in LABELS["holdout"]}
-    holdout2 = {label["repo"] for label in LABELS["holdout2"]}
-    assert not tune & holdout and not tune & holdout2 and not holdout & holdout2
-    assert not (tune | holdout | holdout2) & RESERVED
+    parts = ("tune", "holdout", "holdout2", "holdout3")
+    repos = {part: {label["repo"] for label in LABELS[part]} for part in parts}
+    for a, b in itertools.combinations(parts, 2):
+        assert not repos[a] & repos[b], (a, b)
+    assert not set().union(*repos.values()) & RESERVED
     by_id = {entry["id"]: entry for entry in MANIFEST}
-    for part in ("tune", "holdout", "holdout2"):
+    for part in parts:
         for label in LABELS[part]:
             entry = by_id.get(label["id"])
             assert entry is not None, f"{label['id']} has no manifest entry"
