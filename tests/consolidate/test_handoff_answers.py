@@ -322,3 +322,17 @@ def test_commands_inside_a_shell_block_are_read_as_commands():
     line = 'if [ -d .erk/ctx/ ]; then git rm -rf .erk/ctx/ && git commit -m "x"; else echo "none"; fi'
     assert edited_files(line, "/repo") == (".erk/ctx",)
     assert command_words("for f in *.py; do ruff check $f; done") == ["ruff", "check", "$f"]
+
+
+def test_an_answer_that_is_only_a_tool_call_written_out_reports_nothing(project, code_repo):
+    # Old Codex models sometimes wrote a tool call's arguments as their answer text.
+    s = Hooked(code_repo, "json-answer-1")
+    s.prompt("Search for AI platforms")
+    s.edit("notes.md")
+    s.stop('{"query":"AI platforms defense"}')
+    s.prompt("and what did you find?")
+    s.bash("mkdir -p _ai_plats", "")
+    s.stop('Nothing yet: the search returned no results.\n{"query":"AI platforms"}')
+    handoff = handoff_of(project, "json-answer-1")
+    assert '"query"' not in handoff
+    assert "Final report: Nothing yet: the search returned no results." in section(handoff, "Done")

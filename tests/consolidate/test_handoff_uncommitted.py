@@ -40,7 +40,7 @@ def test_files_changed_and_never_committed_are_open(project, code_repo):
     s.bash("python -m pytest -q", "3 passed")
     s.stop("Added the export command; tests pass.")
     line = _uncommitted_line(handoff_of(project, "uncommitted-0001"))
-    assert "all 2 changed files" in line and "no `git commit`" in line
+    assert "the session's changes (2 files, under Files touched)" in line and "no `git commit`" in line
 
 
 def test_only_files_changed_after_the_last_commit_are_open(project, code_repo):
@@ -113,7 +113,7 @@ def test_a_live_session_is_judged_by_what_git_status_still_lists(project, code_r
 
 
 def test_a_later_commit_closes_the_item_and_a_later_status_does_not():
-    item = f"{LABEL}: all 2 changed files (under Files touched); the session made no `git commit`."
+    item = f"{LABEL}: the session's changes (2 files, under Files touched); the session made no `git commit`."
     assert closed([item], ["cmd:git status"]) == []
     assert closed([item], ["git:commit"]) == [item]
     assert item_keys(item) == {"git:commit"}

@@ -4,6 +4,7 @@ Standard library only."""
 
 from __future__ import annotations
 
+import json
 import re
 from itertools import pairwise
 
@@ -113,6 +114,17 @@ def offers_choices(text: str) -> bool:
     return any(a == "A" and b == "B" for a, b in pairwise(letters))
 
 
+def _is_data(line: str) -> bool:
+    """Is the line a JSON object or array (a tool call written out as text), not words?"""
+    if not (line.startswith("{") and line.endswith("}")) and not (line.startswith("[") and line.endswith("]")):
+        return False
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
 def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
     """The final message as (statements, questions, open lines), one line each; an open line
     is labelled a stated next step or something reported as unfinished."""
@@ -140,7 +152,7 @@ def split_final(text: str) -> tuple[list[str], list[str], list[str]]:
         if not line or _RULE.match(line):
             after_blank = True
             continue
-        if _DRAWN.search(line) or _table_header(raw_lines, n):
+        if _DRAWN.search(line) or _table_header(raw_lines, n) or _is_data(line):
             continue
         if line.startswith("|") and line.endswith("|"):
             line = " | ".join(c.strip() for c in line.strip("|").split("|") if c.strip()) + "."

@@ -89,8 +89,8 @@ def uncommitted(session: Session, runs: Sequence[CommandRun], files: Sequence[st
 def open_item(left: Sequence[str], files: Sequence[str], committed_before: bool, from_state: bool) -> str:
     """The open item's line: the files left (all of `files`, the session's changed files, are
     not listed again: the handoff lists them under "Files touched"), and how it is known."""
-    if len(left) > 1 and set(left) == set(files):
-        what = f"all {len(left)} changed files (under Files touched)"
+    if set(left) == set(files):
+        what = f"the session's changes ({len(left)} file{'s' if len(left) != 1 else ''}, under Files touched)"
     else:
         what = ", ".join(left[:6]) + (f" and {len(left) - 6} more" if len(left) > 6 else "")
     if from_state:
