@@ -110,3 +110,44 @@ def test_a_cut_reading_keeps_what_was_whole():
     topics = parse("package.json", cut)
     assert "`pnpm run build`: `next build`" in topics["scripts"]
     assert parse("package.json", "not json at all") == {}
+
+
+README = """# Empire of Bits
+
+[![build](https://ci.example/badge.svg)](https://ci.example)
+<p align="center"><img src="logo.png"></p>
+
+**Empire of Bits** is an interoperable arcade gaming ecosystem on [Solana](https://solana.com),
+live at empireofbits.xyz.
+
+## Install
+
+Run `npm install`.
+"""
+
+
+def test_the_projects_readme_says_what_the_project_is_in_its_own_words(project):
+    root = project.root
+    (root / "README.md").write_text(README)
+    (root / "docs").mkdir()
+    (root / "docs" / "README.md").write_text("# Docs\n\nHow the documentation folder is laid out, page by page.\n")
+    s = Session(project, "s-readme-001").start().prompt("What is this project?")
+    s.tool("Read", f"{root}/README.md", numbered(README))
+    s.bash("cat docs/README.md", (root / "docs" / "README.md").read_text())
+    s.stop("It is an arcade gaming ecosystem on Solana.").end().write()
+    consolidate_session(project, "s-readme-001")
+
+    facts = sorted(p.name for p in (project.wiki / "facts").glob("*.md"))
+    assert facts == ["facts-from-readme-md.md"]  # a folder's README is not the project's
+    page = (project.wiki / "facts" / "facts-from-readme-md.md").read_text(encoding="utf-8")
+    assert "## What the project is" in page
+    assert "- Empire of Bits is an interoperable arcade gaming ecosystem on Solana, live at empireofbits.xyz." in page
+    assert "badge" not in page and "npm install" not in page
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["# Tool\n\n<p align=center><img src=x></p>\n", "# Tool\n\n- a list\n- only\n", "[![ci](b.svg)](c)\n\nWIP\n"],
+)
+def test_a_readme_without_prose_states_nothing(text):
+    assert parse("README.md", text) == {}

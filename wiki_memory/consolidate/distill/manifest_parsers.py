@@ -401,6 +401,42 @@ def _licence(text: str) -> Topics:
     return {"stack": ["Licence: " + " — ".join(head)]} if head and any(_LICENCE.search(h) for h in head) else {}
 
 
+# A README line that is no prose: a badge, an image, HTML, a table, a rule, a quote, a list.
+_NOT_PROSE = re.compile(r"^(\[!\[|!\[|<|\||---|===|>|[-*+] |\d+\. |```)")
+MAX_ABOUT = 400
+
+
+def _readme(text: str) -> Topics:
+    """The project's README: its title and its first paragraph of prose, in its own words."""
+    title = ""
+    paragraph: list[str] = []
+    in_fence = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("```"):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        heading = re.match(r"^#\s+(.+?)\s*#*$", line)
+        if heading and not title and not paragraph:
+            title = re.sub(r"[*_`]|<[^>]+>", "", heading.group(1)).strip()
+            continue
+        if not line or line.startswith("#") or _NOT_PROSE.match(line):
+            if paragraph:
+                break
+            continue
+        paragraph.append(line)
+    about = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", " ".join(paragraph))  # a link's words, not its target
+    about = re.sub(r"\*\*|__", "", about).strip()
+    if len(about) > MAX_ABOUT:
+        cut = about[:MAX_ABOUT].rsplit(". ", 1)[0]
+        about = cut + ("." if not cut.endswith(".") else "") + " …"
+    if len(about) < 20 or not re.search(r"[^\W\d_]{3,}", about):
+        return {}
+    return {"about": [f"{title}: {about}" if title and title.lower() not in about.lower()[:80] else about]}
+
+
 def _global_json(text: str) -> Topics:
     sdk = _json_sections(text).get("sdk")
     return {"stack": [f".NET SDK {sdk['version']}"]} if isinstance(sdk, dict) and sdk.get("version") else {}
@@ -442,6 +478,8 @@ def parser_for(path: str) -> Callable[[str], Topics] | None:
         return _msbuild_props
     if name in ("license", "license.md", "license.txt", "licence", "licence.md", "copying"):
         return _licence
+    if name in ("readme.md", "readme", "readme.rst", "readme.txt") and "/" not in path.replace("\\", "/"):
+        return _readme  # the project's own README, not a package's or a folder's
     folder = path.replace("\\", "/").lower()
     if re.search(r"(^|/)\.github/workflows/[^/]+\.ya?ml$", folder):
         return _workflow

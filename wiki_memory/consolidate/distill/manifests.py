@@ -1,8 +1,9 @@
 """Facts the agent read from the project's manifests and configs: what `package.json`,
 `pyproject.toml`, `Cargo.toml`, `go.mod`, a Makefile, a compose file, a Dockerfile, a version
-file ... said when the session read it (a Read tool's result, or `cat`/`sed -n`/`head` of
-one file). One `fact` page per file ("Facts from package.json"), in three topics: stack and
-versions, scripts and make targets, ports; updated in place when a later session reads the
+file, the project's README ... said when the session read it (a Read tool's result, or
+`cat`/`sed -n`/`head` of one file). One `fact` page per file ("Facts from package.json"), in
+four topics: what the project is (a README's title and first paragraph), stack and versions,
+scripts and make targets, ports; updated in place when a later session reads the
 file again, and anchored to the file, so drift flags the page when the file changes.
 
 Only what the file says is kept, in its own words (a script's command, a version range);
@@ -21,7 +22,12 @@ from wiki_memory.consolidate.distill.candidate import Candidate, proposed
 from wiki_memory.consolidate.distill.evidence import Evidence, relative_to_root, step_cwd
 from wiki_memory.consolidate.distill.manifest_parsers import Topics, _clean, _whole, parse, parser_for
 
-TOPICS = {"stack": "Stack and versions", "scripts": "Scripts and make targets", "ports": "Ports"}
+TOPICS = {
+    "about": "What the project is",
+    "stack": "Stack and versions",
+    "scripts": "Scripts and make targets",
+    "ports": "Ports",
+}
 # Where a manifest is not the project's own (a dependency's, a fixture, a build's output;
 # in `.git`, only the hooks are the project's).
 _NOT_OURS = re.compile(
