@@ -421,14 +421,13 @@ def _readme(text: str) -> Topics:
         heading = re.match(r"^#\s+(.+?)\s*#*$", line)
         if heading and not title and not paragraph:
             title = re.sub(r"[*_`]|<[^>]+>", "", heading.group(1)).strip()
-            continue
-        if not line or line.startswith("#") or _NOT_PROSE.match(line):
+        elif not line or line.startswith("#") or _NOT_PROSE.match(line):
             if paragraph:
                 break
-            continue
-        paragraph.append(line)
-    about = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", " ".join(paragraph))  # a link's words, not its target
-    about = re.sub(r"\*\*|__", "", about).strip()
+        else:
+            paragraph.append(line)
+    # A link's words, not its target; no bold.
+    about = re.sub(r"\[([^\]]+)\]\([^)]*\)|\*\*|__", lambda m: m.group(1) or "", " ".join(paragraph)).strip()
     if len(about) > MAX_ABOUT:
         cut = about[:MAX_ABOUT].rsplit(". ", 1)[0]
         about = cut + ("." if not cut.endswith(".") else "") + " …"
