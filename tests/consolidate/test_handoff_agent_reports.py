@@ -30,12 +30,12 @@ def test_the_last_report_of_a_delegated_check_is_done_in_the_sub_agents_words(pr
     s.edit("tests/test_config.py")
     _task(s, "Run bot tests", "## Test Results\n\npytest failed: 1 issue found\n\n- test_missing_fields")
     s.edit("tests/test_config.py", "x", "y")
-    _task(s, "Re-run bot tests", "pytest passed: 23 tests in 0.77s\n\nAll tests passed successfully")
+    _task(s, "Re-run bot tests", f"pytest passed: 23 tests in {code_repo}/tests\n\nAll tests passed successfully")
     _task(s, "Explore the loader", "Now I have a complete picture of the loader.\n\nIt reads .env first.")
     s.stop("Tests added; all pass.")
     handoff = handoff_of(project, "agent-report-1")
     done, failed = section(handoff, "Done"), section(handoff, "Failed or abandoned approaches")
-    assert 'Sub-agent "Re-run bot tests" reported: pytest passed: 23 tests in 0.77s' in done
+    assert 'Sub-agent "Re-run bot tests" reported: pytest passed: 23 tests in tests' in done  # relative
     assert "1 issue found" not in handoff  # the failure the re-run got past
     assert "Explore the loader" not in handoff  # research, no verdict
     assert "Sub-agent" not in failed

@@ -70,6 +70,17 @@ def test_a_commit_is_seen_by_gits_summary_line_even_when_the_command_failed_afte
     assert _uncommitted_line(handoff_of(project, "uncommitted-0003")) == ""
 
 
+def test_a_tool_that_commits_for_the_user_ends_the_claim_for_what_came_before(project, code_repo):
+    s = Hooked(code_repo, "uncommitted-0008")
+    s.prompt("Implement the plan and submit it")
+    s.edit("parser.py")
+    s.bash("erk pr submit", "Submitted PR #8371")  # commits and pushes without git's summary line
+    s.edit("NOTES.md")
+    s.stop("Submitted; notes updated.")
+    line = _uncommitted_line(handoff_of(project, "uncommitted-0008"))
+    assert "NOTES.md" in line and "parser.py" not in line
+
+
 def test_changes_set_aside_or_outside_a_repository_are_not_claimed(project, code_repo, tmp_path):
     s = Hooked(code_repo, "uncommitted-0004")
     s.prompt("Try a change, then shelve it")

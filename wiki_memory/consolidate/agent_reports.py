@@ -56,12 +56,15 @@ def _verdict(step: Step) -> tuple[str, bool] | None:
     return statement, not _FAILS.search(statement) or bool(_NO_FAILS.search(statement))
 
 
-def agent_reports(steps: Sequence[Step], runs: Sequence[CommandRun], found: Findings) -> None:
-    """Each delegated job's last report with a verdict: passed as done, failed as failed."""
+def agent_reports(steps: Sequence[Step], runs: Sequence[CommandRun], found: Findings, cwd: str | None) -> None:
+    """Each delegated job's last report with a verdict: passed as done, failed as failed
+    (paths under the working directory `cwd` shown relative to it)."""
     reports = [(s, v) for s in steps if s.kind == "agent" and (v := _verdict(s)) is not None]
     for n, (step, (statement, passed)) in enumerate(reports):
         if any(_job(later.input) == _job(step.input) for later, _ in reports[n + 1 :]):
             continue
+        if cwd and len(cwd) > 1:
+            statement = statement.replace(cwd.rstrip("/") + "/", "")
         line = f'{PREFIX} "{clean(step.input, 80)}" reported: {statement}'
         if passed:
             found.add("done", line, step)

@@ -98,7 +98,7 @@ def summarize(session: Session) -> Summary:
     edits = _edits(steps, cwd, found)
     reverts(runs, found)
     _other_calls(steps, found)
-    agent_reports(steps, runs, found)
+    agent_reports(steps, runs, found, cwd)
     _failed_commands(session, found)
     _failed_replies(session, found)
     _turn_reports(session, found)

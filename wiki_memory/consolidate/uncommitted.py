@@ -8,8 +8,10 @@ Two ways to know, the first where it can be had:
 - the recorded events: no commit after the file's last change. A commit is seen by its
   shape, whichever command made it: git's summary line (`[main 548dd49] message`) in the
   output (a wrapper such as `gt create`, a commit whose post-commit hook failed), or a
-  `git commit` that succeeded. Changes set aside after the last change (`git stash`,
-  `git checkout -- f`) are not claimed: where they went is not known.
+  `git commit` that succeeded; a tool that commits or pushes for the user (`gt submit`,
+  `erk pr submit`, `git push`) may have committed what came before it. Changes set aside after
+  the last change (`git stash`, `git checkout -- f`) are not claimed: where they went is not
+  known.
 
 Only files inside the working directory count (not `~/.config/x` or a plan file elsewhere),
 and only in a git repository: the session named its branch, or git itself answered there.
@@ -32,6 +34,8 @@ LABEL = "Not committed when the session ended"
 # git's summary of a commit it made: `[main 548dd49] feat: x`, `[main (root-commit) 1a2b3c4] x`.
 _COMMIT_LINE = re.compile(r"^\[(?:detached HEAD|[^\]\s]+)(?: \([\w -]+\))? [0-9a-f]{7,40}\] \S", re.MULTILINE)
 # git subcommands whose answer shows the working directory is a repository.
+# The verbs of tools that commit or publish commits (`git push`, `gt submit`, `erk pr submit`).
+_COMMITTING = {"commit", "push", "submit", "ship", "land"}
 _ANSWERS_IN_REPO = {"status", "diff", "log", "add", "commit", "branch", "show", "rev-parse", "stash", "restore"}
 
 
@@ -46,6 +50,18 @@ def committed(run: CommandRun) -> bool:
     if _COMMIT_LINE.search(run.step.output or ""):
         return True
     return run.ok and any(w[1] == "commit" and "--dry-run" not in w for w in _git_stages(run))
+
+
+def _may_commit(run: CommandRun) -> bool:
+    """Did a tool that commits or pushes on the user's behalf succeed (`gt submit`, `erk pr
+    submit`, `git push`)? What it committed is not shown: nothing before it is claimed."""
+    if not run.ok or run.step.rejected:
+        return False
+    for words in stage_commands(run.command):
+        verbs = [w for w in words[1:4] if not w.startswith("-")]
+        if any(v in _COMMITTING for v in verbs):
+            return True
+    return False
 
 
 def _sets_aside(run: CommandRun) -> bool:
@@ -79,7 +95,7 @@ def uncommitted(session: Session, runs: Sequence[CommandRun], files: Sequence[st
         return left, [last_change[f] for f in left if f in last_change]
     if not _in_repository(session, runs):
         return [], []
-    last_commit = max((r.step.index for r in runs if committed(r)), default=-1)
+    last_commit = max((r.step.index for r in runs if committed(r) or _may_commit(r)), default=-1)
     if any(_sets_aside(r) and r.step.index > last_commit for r in runs):
         return [], []
     left = [f for f in inside if f in last_change and last_change[f].index > last_commit]
