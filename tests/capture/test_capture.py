@@ -204,6 +204,11 @@ def test_codex_output_header_is_cut_and_its_exit_code_read():
     assert command_output("Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess.") == ("Success.", 0)
     # Output that merely mentions "Output:" keeps it.
     assert command_output("Build Output:\nok") == ("Build Output:\nok", None)
+    # The line Codex writes before an output it cut is its framing, not the output.
+    assert command_output("Total output lines: 245\n\n# TinyCalc\n\nA calculator.") == (
+        "# TinyCalc\n\nA calculator.",
+        None,
+    )
     shell = tool_facts("exec_command", {"cmd": "make"}, header + "E   boom\n", None)
     assert shell.error and shell.exit_code == 3 and shell.output == "E   boom\n"
     # An exit code the agent reported beside the output settles it, whatever the output says.

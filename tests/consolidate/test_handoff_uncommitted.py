@@ -70,6 +70,39 @@ def test_a_commit_is_seen_by_gits_summary_line_even_when_the_command_failed_afte
     assert _uncommitted_line(handoff_of(project, "uncommitted-0003")) == ""
 
 
+def test_gits_summary_line_counts_inside_a_sandbox_report_too(project, code_repo):
+    # Codex: the commit was made, then its sandbox stopped the command; git's words follow "stdout: ".
+    s = Hooked(code_repo, "uncommitted-0009")
+    s.prompt("Commit the converters")
+    s.edit("convert.py")
+    s.bash(
+        'git add -A && git commit -m "feat: converters"',
+        exit_code=128,
+        stderr="failed in sandbox LinuxSeccomp with execution error: sandbox denied exec error, exit code: 128, "
+        "stdout: [main 548dd49] feat: converters\n 3 files changed",
+    )
+    s.stop("Committed; the push is yours.")
+    assert _uncommitted_line(handoff_of(project, "uncommitted-0009")) == ""
+
+
+def test_a_fallback_answer_is_no_repository_and_an_empty_folder_no_change(project, code_repo, tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    s = Hooked(plain, "uncommitted-0010")
+    s.prompt("Update the status notes")
+    s.bash('git status 2>/dev/null || echo "not a repository"', "not a repository")
+    s.edit("SESSION_STATUS.md")
+    s.stop("Updated the notes.")
+    assert _uncommitted_line(handoff_of(resolve_project(plain), "uncommitted-0010")) == ""
+
+    s = Hooked(code_repo, "uncommitted-0011")
+    s.prompt("Prepare a folder for the research")
+    s.bash("git status", "On branch main")
+    s.bash("mkdir -p _ai_plats", "")
+    s.stop("The folder is ready.")
+    assert _uncommitted_line(handoff_of(project, "uncommitted-0011")) == ""
+
+
 def test_a_tool_that_commits_for_the_user_ends_the_claim_for_what_came_before(project, code_repo):
     s = Hooked(code_repo, "uncommitted-0008")
     s.prompt("Implement the plan and submit it")

@@ -10,10 +10,11 @@ import re
 # Compiled on first use (see `_regex`): most hook calls need none of them.
 _PATTERNS = {
     "exit-code": (r"(?:Process exited with code|Exit code:?|exit code:?|exited with code|Exit Code:)\s*(-?\d+)", 0),
-    # The lines Codex writes before a command's output ("Exit code: 0\nWall time: 1 s\nOutput:\n").
+    # The lines Codex writes before a command's output ("Exit code: 0\nWall time: 1 s\nOutput:\n"),
+    # or before an output it cut ("Total output lines: 245\n\n").
     "codex-header": (
         r"\A(?:(?:Chunk ID|Wall time|Process exited with code|Process running with session ID|Exit code|"
-        r"Original token count|Total output lines)\b[^\n]*\n)*Output:\n",
+        r"Original token count|Total output lines)\b[^\n]*\n)*Output:\n|\ATotal output lines: \d+\n\n",
         0,
     ),
     # Lines that say a command failed even when no exit code is given (Codex's shell output).

@@ -32,7 +32,8 @@ from wiki_memory.consolidate.state_changes import changes_files, is_undo
 #: The first words of an open item about uncommitted changes (`closing.item_keys` knows it).
 LABEL = "Not committed when the session ended"
 # git's summary of a commit it made: `[main 548dd49] feat: x`, `[main (root-commit) 1a2b3c4] x`.
-_COMMIT_LINE = re.compile(r"^\[(?:detached HEAD|[^\]\s]+)(?: \([\w -]+\))? [0-9a-f]{7,40}\] \S", re.MULTILINE)
+# Anywhere a line of output may start, also after a wrapper's "stdout: " (Codex's sandbox report).
+_COMMIT_LINE = re.compile(r"(?:^|stdout: )\[(?:detached HEAD|[^\]\s]+)(?: \([\w -]+\))? [0-9a-f]{7,40}\] \S", re.M)
 # git subcommands whose answer shows the working directory is a repository.
 # The verbs of tools that commit or publish commits (`git push`, `gt submit`, `erk pr submit`).
 _COMMITTING = {"commit", "push", "submit", "ship", "land"}
@@ -71,7 +72,17 @@ def _sets_aside(run: CommandRun) -> bool:
 def _in_repository(session: Session, runs: Sequence[CommandRun]) -> bool:
     if session.branch:
         return True
-    return any(run.ok and any(w[1] in _ANSWERS_IN_REPO and "-C" not in w for w in _git_stages(run)) for run in runs)
+    # git answered there: not a line with a fallback (`git status || echo "no repository"`).
+    return any(
+        run.ok and "||" not in run.command and any(w[1] in _ANSWERS_IN_REPO and "-C" not in w for w in _git_stages(run))
+        for run in runs
+    )
+
+
+def _only_made_folders(step: Step) -> bool:
+    """`mkdir -p d`: an empty folder, which git does not keep."""
+    stages = stage_commands(step.input) if step.kind == "command" else ()
+    return bool(stages) and all(os.path.basename(w[0]) == "mkdir" for w in stages)
 
 
 def _inside(name: str) -> bool:
@@ -98,7 +109,11 @@ def uncommitted(session: Session, runs: Sequence[CommandRun], files: Sequence[st
     last_commit = max((r.step.index for r in runs if committed(r) or _may_commit(r)), default=-1)
     if any(_sets_aside(r) and r.step.index > last_commit for r in runs):
         return [], []
-    left = [f for f in inside if f in last_change and last_change[f].index > last_commit]
+    left = [
+        f
+        for f in inside
+        if f in last_change and last_change[f].index > last_commit and not _only_made_folders(last_change[f])
+    ]
     return left, [last_change[f] for f in left]
 
 
