@@ -147,7 +147,18 @@ def test_the_projects_readme_says_what_the_project_is_in_its_own_words(project):
 
 @pytest.mark.parametrize(
     "text",
-    ["# Tool\n\n<p align=center><img src=x></p>\n", "# Tool\n\n- a list\n- only\n", "[![ci](b.svg)](c)\n\nWIP\n"],
+    [
+        "# Tool\n\n<p align=center><img src=x></p>\n",
+        "# Tool\n\n- a list\n- only\n",
+        "[![ci](b.svg)](c)\n\nWIP\n",
+        "A README with no title: what comes first may be a shell's noise, not the project's words.\n",
+    ],
 )
-def test_a_readme_without_prose_states_nothing(text):
+def test_a_readme_without_a_title_and_prose_states_nothing(text):
     assert parse("README.md", text) == {}
+
+
+def test_what_comes_before_a_readmes_title_is_not_its_prose():
+    noisy = "wsl: Failed to translate 'E:\\tools\\bin'\nwsl: Failed to translate 'E:\\x'\n\n"
+    text = noisy + '<h1 align="center">Recruit Clerk</h1>\n\n```\nnpm i\n```\n\nScreens resumes for recruiters.\n'
+    assert parse("README.md", text) == {"about": ["Recruit Clerk: Screens resumes for recruiters."]}

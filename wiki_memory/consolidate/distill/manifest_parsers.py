@@ -407,24 +407,22 @@ MAX_ABOUT = 400
 
 
 def _readme(text: str) -> Topics:
-    """The project's README: its title and its first paragraph of prose, in its own words."""
-    title = ""
+    """The project's README: its title and the first paragraph of prose after it, in its own
+    words (a README with no `# Title` or `<h1>` states nothing: what precedes one may be noise)."""
+    title, in_fence = "", False
     paragraph: list[str] = []
-    in_fence = False
     for raw in text.splitlines():
         line = raw.strip()
-        if line.startswith("```"):
-            in_fence = not in_fence
+        in_fence = in_fence != line.startswith("```")
+        heading = re.match(r"^(?:#\s+(.+?)\s*#*|<h1[^>]*>(.+?)</h1>)$", line)
+        if in_fence or line.startswith("```"):
             continue
-        if in_fence:
-            continue
-        heading = re.match(r"^#\s+(.+?)\s*#*$", line)
-        if heading and not title and not paragraph:
-            title = re.sub(r"[*_`]|<[^>]+>", "", heading.group(1)).strip()
+        if heading and not title:
+            title = re.sub(r"[*_`]|<[^>]+>", "", heading.group(1) or heading.group(2)).strip()
         elif not line or line.startswith("#") or _NOT_PROSE.match(line):
             if paragraph:
                 break
-        else:
+        elif title:
             paragraph.append(line)
     # A link's words, not its target; no bold.
     about = re.sub(r"\[([^\]]+)\]\([^)]*\)|\*\*|__", lambda m: m.group(1) or "", " ".join(paragraph)).strip()
@@ -433,7 +431,7 @@ def _readme(text: str) -> Topics:
         about = cut + ("." if not cut.endswith(".") else "") + " …"
     if len(about) < 20 or not re.search(r"[^\W\d_]{3,}", about):
         return {}
-    return {"about": [f"{title}: {about}" if title and title.lower() not in about.lower()[:80] else about]}
+    return {"about": [f"{title}: {about}" if title.lower() not in about.lower()[:80] else about]}
 
 
 def _global_json(text: str) -> Topics:
