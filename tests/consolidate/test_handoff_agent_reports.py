@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 from conftest import git
-from handoffs import handoff_of, section
+from handoffs import handoff_of, section, steps_of
 from hooked import Hooked
 
 from wiki_memory.config import resolve_project
+from wiki_memory.consolidate.agent_reports import _commands_asked
 
 
 @pytest.fixture
@@ -56,3 +57,42 @@ def test_a_failing_report_is_failed_unless_a_check_passed_after_it(project, code
     s.bash("make fast-ci", "All checks passed")
     s.stop("Fixed the formatting; CI passes.")
     assert "Sub-agent" not in section(handoff_of(project, "agent-report-3"), "Failed or abandoned approaches")
+
+
+def test_a_check_a_sub_agent_ran_and_passed_is_a_procedure(project, code_repo):
+    prompt = "Run the bot's tests and report results:\n\ncd packages/bot && uv run pytest tests/ -v\n\nGive counts."
+    s = Hooked(code_repo, "agent-report-4")
+    s.prompt("Add tests for the bot")
+    s.edit("packages/bot/tests/test_cli.py")
+    s.tool(
+        "Task",
+        {"description": "Run bot tests", "prompt": prompt, "subagent_type": "devrun"},
+        {"status": "completed", "content": [{"type": "text", "text": "pytest passed: 114 tests in 3.39s"}]},
+    )
+    s.tool(
+        "Task",
+        {"description": "Run lint", "prompt": "Run `ruff check packages/bot` and report.", "subagent_type": "devrun"},
+        {"status": "completed", "content": [{"type": "text", "text": "ruff check failed: 2 errors found"}]},
+    )
+    s.stop("Tests added and passing.")
+    assert steps_of(project, "agent-report-4")[1].meta["asked"] == prompt  # what the sub-agent was asked
+    handoff_of(project, "agent-report-4")
+    tests_page = (project.wiki / "procedures" / "how-to-run-the-tests.md").read_text(encoding="utf-8")
+    assert "uv run pytest tests/ -v" in tests_page and "packages/bot" in tests_page
+    assert not (project.wiki / "procedures" / "how-to-lint-the-code.md").exists()  # it failed
+
+
+@pytest.mark.parametrize(
+    "prompt, commands",
+    [
+        ("Run the suite:\n\ncd /w/erk/packages/bot && uv run pytest tests/ -v\n\nReport counts.",
+         ["cd /w/erk/packages/bot && uv run pytest tests/ -v"]),
+        ("Run `make fast-ci` and report the failures.", ["make fast-ci"]),
+        ("Run prettier on the changed doc: prettier --check docs/a.md", ["prettier --check docs/a.md"]),
+        ("Verify it parses and lint it:\n1. python -c 'import ast'\n2. ruff check src/x.py", ["ruff check src/x.py"]),
+        ("Explore the codebase and tell me how the tests run.", []),
+        ("pytest is flaky here, check it", []),
+    ],
+)  # fmt: skip
+def test_the_checks_a_prompt_asks_for_are_read_by_their_shape(prompt, commands):
+    assert _commands_asked(prompt) == commands

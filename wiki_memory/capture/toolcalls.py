@@ -89,15 +89,19 @@ if TYPE_CHECKING:
         plan: tuple[PlanItem, ...]
         exit_code: int | None = None
         workdir: str | None = None
+        asked: str | None = None
 
 else:
-    _ToolFacts = namedtuple("ToolFacts", "input output error files plan exit_code workdir", defaults=(None, None))
+    _ToolFacts = namedtuple(
+        "ToolFacts", "input output error files plan exit_code workdir asked", defaults=(None, None, None)
+    )
 
 
 class ToolFacts(_ToolFacts):
     """The normalised facts of one tool call: input and output (str or None), error (bool),
     files (tuple of paths), plan (tuple of PlanItem), exit_code (int or None), workdir (the
-    directory the call said its command runs in, str or None)."""
+    directory the call said its command runs in, str or None), asked (what a sub-agent was
+    asked to do, its prompt's start: the command it was to run is there)."""
 
     __slots__ = ()
 
@@ -109,6 +113,8 @@ class ToolFacts(_ToolFacts):
             meta["exit_code"] = self.exit_code
         if self.workdir:
             meta["workdir"] = self.workdir
+        if self.asked:
+            meta["asked"] = self.asked
         return {
             "tool": tool,
             "input": self.input,
@@ -427,7 +433,19 @@ def tool_facts(
         plan_items(tool, tool_input, tool_response) if not error else (),
         code,
         call_workdir(tool, tool_input),
+        _asked(tool, tool_input),
     )
+
+
+ASKED_LIMIT = 600  # characters of a sub-agent's prompt kept
+
+
+def _asked(tool: str, tool_input: Any) -> str | None:
+    """The start of the prompt a sub-agent was given (Task, spawn_agent)."""
+    if tool.lower() not in AGENT_TOOLS or not isinstance(tool_input, dict):
+        return None
+    prompt = tool_input.get("prompt") or tool_input.get("message")
+    return clip(prompt.strip(), ASKED_LIMIT) if isinstance(prompt, str) and prompt.strip() else None
 
 
 def _output(tool: str, response: Any) -> tuple[str, bool, int | None]:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from wiki_memory.consolidate.command_runs import CommandRun
-from wiki_memory.consolidate.commands import is_verification
+from wiki_memory.consolidate.commands import command_words, is_verification
 from wiki_memory.consolidate.findings import Findings
 from wiki_memory.consolidate.oneline import clean
 from wiki_memory.consolidate.session import Step
@@ -28,6 +29,12 @@ _VERDICT = re.compile(
 )
 _FAILS = re.compile(r"\bfail(ed|s|ing|ures?)?\b|\berrors? found\b", re.IGNORECASE)
 _NO_FAILS = re.compile(r"\b(0|no) (failures|failed|errors)\b", re.IGNORECASE)
+# A line of a prompt, a span in backticks, or what follows a colon, that may be a command:
+# it starts as commands do (a program, a path, `cd`, a variable), not as a sentence.
+_SPAN = re.compile(r"`([^`\n]+)`")
+_LIST_MARK = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+_SHAPED = re.compile(r"\s--?\w|/|&&|\|")
+_COMMAND_START = re.compile(r"^(?:[a-z0-9_.~/][\w.+/~-]*|[A-Z_][A-Z0-9_]*=\S*)(?:\s|$)")
 # Words that say how a job was run, not which job it is ("Re-run erk-slack-bot tests").
 _HOW = {"run", "re-run", "rerun", "verify", "re-verify", "reverify", "check", "recheck", "again", "the", "and"}
 
@@ -74,3 +81,33 @@ def agent_reports(steps: Sequence[Step], runs: Sequence[CommandRun], found: Find
         )
         if not checked_since:
             found.add("failed", line, step)
+
+
+def _commands_asked(prompt: str) -> list[str]:
+    """The checks a sub-agent's prompt asks it to run: a line, a span in backticks or what
+    follows a colon that reads as a test, lint, type-check or build command."""
+    lines = [_LIST_MARK.sub("", line.strip()) for line in prompt.splitlines()]
+    # Outside backticks, a command shows its shape: an option, a path or an operator.
+    bare = [c for c in [*lines, *(line.rsplit(": ", 1)[1] for line in lines if ": " in line)] if _SHAPED.search(c)]
+    found: list[str] = []
+    for raw in [*_SPAN.findall(prompt), *bare]:
+        line = raw.strip().removeprefix("$ ").strip()
+        if not _COMMAND_START.match(line) or len(line) > 200 or line.endswith((".", ":", "?")):
+            continue
+        if command_words(line) and is_verification(line) and line not in found:
+            found.append(line)
+    return found
+
+
+def delegated_checks(steps: Sequence[Step]) -> list[CommandRun]:
+    """The checks sub-agents were asked to run and reported passed, as runs of their commands
+    (each the last report of its job): how the project is checked, for the distiller."""
+    reports = [(s, v) for s in steps if s.kind == "agent" and (v := _verdict(s)) is not None]
+    out: list[CommandRun] = []
+    for n, (step, (statement, passed)) in enumerate(reports):
+        if not passed or any(_job(later.input) == _job(step.input) for later, _ in reports[n + 1 :]):
+            continue
+        for command in _commands_asked(str(step.meta.get("asked") or "")):
+            run = replace(step, kind="command", tool="Bash", input=command, output=statement, meta={"delegated": True})
+            out.append(CommandRun(run, command, ok=True, error=""))
+    return out

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from wiki_memory.capture.prompts import classify_turns
 from wiki_memory.capture.shell import split_heredocs
+from wiki_memory.consolidate.agent_reports import delegated_checks
 from wiki_memory.consolidate.command_runs import CommandRun
 from wiki_memory.consolidate.commands import command_words, is_probe
 from wiki_memory.consolidate.extract import Summary
@@ -404,7 +405,10 @@ def gather(summary: Summary, root: str | None = None) -> Evidence:
         root = cwd
     else:
         root = os.path.normpath(root)
-    runs = tuple(_run(r, s.cwd, root) for r in summary.commands)
+    # The checks sub-agents ran for the session count as its runs (their reports said passed).
+    delegated = delegated_checks(s.steps)
+    commands = sorted([*summary.commands, *delegated], key=lambda r: r.step.index) if delegated else summary.commands
+    runs = tuple(_run(r, s.cwd, root) for r in commands)
     edits: list[Edit] = []
     reads: set[str] = set()
     for step in s.steps:
