@@ -359,3 +359,17 @@ def test_a_script_named_by_its_absolute_path_inside_the_project_is_one_of_its_sc
     consolidate_session(project, "s-scripts-4")
     [(meta, _body)] = pages(project, "procedures").values()
     assert [c["command"] for c in meta["commands"]] == [publish]
+
+
+def test_a_command_the_capture_kept_only_in_part_is_no_way_to_do_anything(project):
+    # A long patch passed to the shell: the journal keeps its start and a cut mark, so what
+    # ran is not known, and neither the failure nor the "fix" may become a page.
+    cut = "\n[... 2,325 more characters cut ...]"
+    s = Session(project, "s-cut-0001").start().prompt("Forward the Ollama URL into the container")
+    s.bash("python3 tools/gen.py --config big.toml --mode all" + cut, "Error: ai-webui: command not found", error=True)
+    s.edit("src/worker.rs")
+    s.bash("python3 tools/gen.py --config big.toml --mode all" + cut, "generated 3 files")
+    s.stop("Done.").end().write()
+    consolidate_session(project, "s-cut-0001")
+    assert pages(project, "gotchas") == {}
+    assert not any("characters cut" in body for _meta, body in pages(project, "procedures").values())

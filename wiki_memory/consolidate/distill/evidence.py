@@ -177,6 +177,10 @@ class Run:
         return os.path.basename(self.words[0]).lower() if self.words else ""
 
 
+#: The capture's mark where it cut a long text (`toolcalls.clip`).
+CUT_MARK = re.compile(r"\[\.\.\. [\d,]+ more characters cut \.\.\.\]")
+
+
 @dataclass(frozen=True)
 class Edit:
     index: int
@@ -407,8 +411,10 @@ def gather(summary: Summary, root: str | None = None) -> Evidence:
         root = os.path.normpath(root)
     # The checks sub-agents ran for the session count as its runs (their reports said passed).
     delegated = delegated_checks(s.steps)
-    commands = sorted([*summary.commands, *delegated], key=lambda r: r.step.index) if delegated else summary.commands
-    runs = tuple(_run(r, s.cwd, root) for r in commands)
+    commands = sorted([*summary.commands, *delegated], key=lambda r: r.step.index)
+    # A command the capture kept only in part (a patch passed to the shell) is not known: no
+    # distiller may offer it as a way to do anything.
+    runs = tuple(_run(r, s.cwd, root) for r in commands if not CUT_MARK.search(r.command))
     edits: list[Edit] = []
     reads: set[str] = set()
     for step in s.steps:
