@@ -162,3 +162,47 @@ def test_what_comes_before_a_readmes_title_is_not_its_prose():
     noisy = "wsl: Failed to translate 'E:\\tools\\bin'\nwsl: Failed to translate 'E:\\x'\n\n"
     text = noisy + '<h1 align="center">Recruit Clerk</h1>\n\n```\nnpm i\n```\n\nScreens resumes for recruiters.\n'
     assert parse("README.md", text) == {"about": ["Recruit Clerk: Screens resumes for recruiters."]}
+
+
+PYTEST_INI = """[pytest]
+testpaths = tests
+pythonpath = . src
+addopts = --strict-markers --maxfail=5
+markers =
+    unit: fast tests
+    integration: needs the database
+"""
+
+
+@pytest.mark.parametrize(
+    "name,text",
+    [
+        ("pytest.ini", PYTEST_INI),
+        ("tox.ini", "[tox]\nenvlist = py311, lint\n\n" + PYTEST_INI),
+        ("setup.cfg", "[metadata]\nname = shop\n\n" + PYTEST_INI.replace("[pytest]", "[tool:pytest]")),
+        (
+            "pyproject.toml",
+            '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = [".", "src"]\n'
+            'addopts = "--strict-markers --maxfail=5"\n'
+            'markers = ["unit: fast tests", "integration: needs the database"]\n',
+        ),
+    ],
+)
+def test_pytests_settings_are_the_test_configuration_wherever_they_live(name, text):
+    tests = parse(name, text)["tests"]
+    assert "pytest testpaths: `tests`" in tests and "pytest pythonpath: `. src`" in tests
+    assert "pytest addopts: `--strict-markers --maxfail=5`" in tests
+    assert "pytest markers: unit, integration" in tests
+    if name == "tox.ini":
+        assert tests[0] == "tox environments: py311, lint"
+
+
+def test_the_test_configuration_is_a_section_of_the_files_fact_page(project):
+    root = project.root
+    (root / "pytest.ini").write_text(PYTEST_INI)
+    s = Session(project, "s-pytest-001").start().prompt("Why do the imports fail in tests?")
+    s.bash("cat pytest.ini", PYTEST_INI)
+    s.stop("pytest.ini puts . and src on the path.").end().write()
+    consolidate_session(project, "s-pytest-001")
+    page = (project.wiki / "facts" / "facts-from-pytest-ini.md").read_text(encoding="utf-8")
+    assert "## Test configuration" in page and "- pytest pythonpath: `. src`" in page

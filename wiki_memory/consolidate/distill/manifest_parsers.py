@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from wiki_memory.consolidate.distill.doc_parsers import pytest_ini, pytest_options, readme, tox_ini
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -155,7 +157,12 @@ def _pyproject(text: str) -> Topics:
         stack.append("Configured tools: " + ", ".join(tools[:MAX_ITEMS]))
     scripts = project.get("scripts") or poetry.get("scripts") or {}
     lines = [f"`{k}` runs `{v}`" for k, v in list(scripts.items())[:MAX_ITEMS]] if isinstance(scripts, dict) else []
-    return {"stack": stack, "scripts": lines, "ports": []}
+    return {
+        "stack": stack,
+        "scripts": lines,
+        "ports": [],
+        "tests": pytest_options(_table(_table(tool, "pytest"), "ini_options")),
+    }
 
 
 def _setup_cfg(text: str) -> Topics:
@@ -178,7 +185,8 @@ def _setup_cfg(text: str) -> Topics:
             if "=" in line:
                 name, target = (p.strip() for p in line.split("=", 1))
                 scripts.append(f"`{name}` runs `{target}`")
-    return {"stack": stack, "scripts": scripts[:MAX_ITEMS], "ports": []}
+    tests = pytest_options(dict(parser["tool:pytest"])) if parser.has_section("tool:pytest") else []
+    return {"stack": stack, "scripts": scripts[:MAX_ITEMS], "ports": [], "tests": tests}
 
 
 def _cargo(text: str) -> Topics:
@@ -401,39 +409,6 @@ def _licence(text: str) -> Topics:
     return {"stack": ["Licence: " + " — ".join(head)]} if head and any(_LICENCE.search(h) for h in head) else {}
 
 
-# A README line that is no prose: a badge, an image, HTML, a table, a rule, a quote, a list.
-_NOT_PROSE = re.compile(r"^(\[!\[|!\[|<|\||---|===|>|[-*+] |\d+\. |```)")
-MAX_ABOUT = 400
-
-
-def _readme(text: str) -> Topics:
-    """The project's README: its title and the first paragraph of prose after it, in its own
-    words (a README with no `# Title` or `<h1>` states nothing: what precedes one may be noise)."""
-    title, in_fence = "", False
-    paragraph: list[str] = []
-    for raw in text.splitlines():
-        line = raw.strip()
-        in_fence = in_fence != line.startswith("```")
-        heading = re.match(r"^(?:#\s+(.+?)\s*#*|<h1[^>]*>(.+?)</h1>)$", line)
-        if in_fence or line.startswith("```"):
-            continue
-        if heading and not title:
-            title = re.sub(r"[*_`]|<[^>]+>", "", heading.group(1) or heading.group(2)).strip()
-        elif not line or line.startswith("#") or _NOT_PROSE.match(line):
-            if paragraph:
-                break
-        elif title:
-            paragraph.append(line)
-    # A link's words, not its target; no bold.
-    about = re.sub(r"\[([^\]]+)\]\([^)]*\)|\*\*|__", lambda m: m.group(1) or "", " ".join(paragraph)).strip()
-    if len(about) > MAX_ABOUT:
-        cut = about[:MAX_ABOUT].rsplit(". ", 1)[0]
-        about = cut + ("." if not cut.endswith(".") else "") + " …"
-    if len(about) < 20 or not re.search(r"[^\W\d_]{3,}", about):
-        return {}
-    return {"about": [f"{title}: {about}" if title.lower() not in about.lower()[:80] else about]}
-
-
 def _global_json(text: str) -> Topics:
     sdk = _json_sections(text).get("sdk")
     return {"stack": [f".NET SDK {sdk['version']}"]} if isinstance(sdk, dict) and sdk.get("version") else {}
@@ -462,6 +437,8 @@ PARSERS: dict[str, Callable[[str], Topics]] = {
     "tsconfig.json": _tsconfig,
     "requirements.txt": _requirements,
     "global.json": _global_json,
+    "pytest.ini": pytest_ini,
+    "tox.ini": tox_ini,
 }
 
 
@@ -476,7 +453,7 @@ def parser_for(path: str) -> Callable[[str], Topics] | None:
     if name in ("license", "license.md", "license.txt", "licence", "licence.md", "copying"):
         return _licence
     if name in ("readme.md", "readme", "readme.rst", "readme.txt") and "/" not in path.replace("\\", "/"):
-        return _readme  # the project's own README, not a package's or a folder's
+        return readme  # the project's own README, not a package's or a folder's
     folder = path.replace("\\", "/").lower()
     if re.search(r"(^|/)\.github/workflows/[^/]+\.ya?ml$", folder):
         return _workflow

@@ -2,8 +2,8 @@
 `pyproject.toml`, `Cargo.toml`, `go.mod`, a Makefile, a compose file, a Dockerfile, a version
 file, the project's README ... said when the session read it (a Read tool's result, or
 `cat`/`sed -n`/`head` of one file). One `fact` page per file ("Facts from package.json"), in
-four topics: what the project is (a README's title and first paragraph), stack and versions,
-scripts and make targets, ports; updated in place when a later session reads the
+five topics: what the project is (a README's title and first paragraph), stack and versions,
+scripts and make targets, ports, test configuration (pytest's settings); updated in place when a later session reads the
 file again, and anchored to the file, so drift flags the page when the file changes.
 
 Only what the file says is kept, in its own words (a script's command, a version range);
@@ -27,6 +27,7 @@ TOPICS = {
     "stack": "Stack and versions",
     "scripts": "Scripts and make targets",
     "ports": "Ports",
+    "tests": "Test configuration",
 }
 # Where a manifest is not the project's own (a dependency's, a fixture, a build's output;
 # in `.git`, only the hooks are the project's).
