@@ -55,34 +55,29 @@ def test_only_files_changed_after_the_last_commit_are_open(project, code_repo):
     assert "after the session's last `git commit`" in line
 
 
-def test_a_commit_is_seen_by_gits_summary_line_even_when_the_command_failed_after_it(project, code_repo):
-    # A post-commit hook failed: the command exits 1, but git made the commit and said so.
-    s = Hooked(code_repo, "uncommitted-0003")
+@pytest.mark.parametrize(
+    "stdout, stderr, exit_code",
+    [
+        # A post-commit hook failed: the command exits 1, but git made the commit and said so.
+        ("[main 9f8e7d6] fix parser\n 1 file changed", "post-commit hook: notify failed", 1),
+        # Codex: the commit was made, then its sandbox stopped the command; git's words follow "stdout: ".
+        (
+            "",
+            "failed in sandbox LinuxSeccomp with execution error: sandbox denied exec error, exit code: 128, "
+            "stdout: [main 548dd49] fix parser\n 1 file changed",
+            128,
+        ),
+    ],
+)
+def test_a_commit_is_seen_by_gits_summary_line_even_when_the_command_failed_after_it(
+    project, code_repo, stdout, stderr, exit_code
+):
+    s = Hooked(code_repo, f"uncommitted-commit-{exit_code}")
     s.prompt("Commit the fix")
     s.edit("parser.py")
-    s.bash(
-        'git commit -am "fix parser"',
-        "[main 9f8e7d6] fix parser\n 1 file changed",
-        exit_code=1,
-        stderr="post-commit hook: notify failed",
-    )
-    s.stop("Committed; the post-commit notification failed.")
-    assert _uncommitted_line(handoff_of(project, "uncommitted-0003")) == ""
-
-
-def test_gits_summary_line_counts_inside_a_sandbox_report_too(project, code_repo):
-    # Codex: the commit was made, then its sandbox stopped the command; git's words follow "stdout: ".
-    s = Hooked(code_repo, "uncommitted-0009")
-    s.prompt("Commit the converters")
-    s.edit("convert.py")
-    s.bash(
-        'git add -A && git commit -m "feat: converters"',
-        exit_code=128,
-        stderr="failed in sandbox LinuxSeccomp with execution error: sandbox denied exec error, exit code: 128, "
-        "stdout: [main 548dd49] feat: converters\n 3 files changed",
-    )
-    s.stop("Committed; the push is yours.")
-    assert _uncommitted_line(handoff_of(project, "uncommitted-0009")) == ""
+    s.bash('git add -A && git commit -m "fix parser"', stdout, exit_code=exit_code, stderr=stderr)
+    s.stop("Committed.")
+    assert _uncommitted_line(handoff_of(project, f"uncommitted-commit-{exit_code}")) == ""
 
 
 def test_a_fallback_answer_is_no_repository_and_an_empty_folder_no_change(project, code_repo, tmp_path):

@@ -63,13 +63,21 @@ def _verdict(step: Step) -> tuple[str, bool] | None:
     return statement, not _FAILS.search(statement) or bool(_NO_FAILS.search(statement))
 
 
+def _reports(steps: Sequence[Step]) -> list[tuple[Step, str, bool]]:
+    """Every report with a verdict: (its step, its statement, whether it passed)."""
+    return [(s, *v) for s in steps if s.kind == "agent" and (v := _verdict(s)) is not None]
+
+
+def _last_of_each_job(reports: list[tuple[Step, str, bool]]) -> list[tuple[Step, str, bool]]:
+    jobs = [_job(step.input) for step, _, _ in reports]
+    return [r for n, r in enumerate(reports) if jobs[n] not in jobs[n + 1 :]]
+
+
 def agent_reports(steps: Sequence[Step], runs: Sequence[CommandRun], found: Findings, cwd: str | None) -> None:
     """Each delegated job's last report with a verdict: passed as done, failed as failed
     (paths under the working directory `cwd` shown relative to it)."""
-    reports = [(s, v) for s in steps if s.kind == "agent" and (v := _verdict(s)) is not None]
-    for n, (step, (statement, passed)) in enumerate(reports):
-        if any(_job(later.input) == _job(step.input) for later, _ in reports[n + 1 :]):
-            continue
+    reports = _reports(steps)
+    for step, statement, passed in _last_of_each_job(reports):
         if cwd and len(cwd) > 1:
             statement = statement.replace(cwd.rstrip("/") + "/", "")
         line = f'{PREFIX} "{clean(step.input, 80)}" reported: {statement}'
@@ -77,7 +85,7 @@ def agent_reports(steps: Sequence[Step], runs: Sequence[CommandRun], found: Find
             found.add("done", line, step)
             continue
         checked_since = any(r.ok and is_verification(r.command) and r.step.index > step.index for r in runs) or any(
-            ok and later.index > step.index for later, (_, ok) in reports
+            ok and later.index > step.index for later, _, ok in reports
         )
         if not checked_since:
             found.add("failed", line, step)
@@ -102,12 +110,9 @@ def _commands_asked(prompt: str) -> list[str]:
 def delegated_checks(steps: Sequence[Step]) -> list[CommandRun]:
     """The checks sub-agents were asked to run and reported passed, as runs of their commands
     (each the last report of its job): how the project is checked, for the distiller."""
-    reports = [(s, v) for s in steps if s.kind == "agent" and (v := _verdict(s)) is not None]
     out: list[CommandRun] = []
-    for n, (step, (statement, passed)) in enumerate(reports):
-        if not passed or any(_job(later.input) == _job(step.input) for later, _ in reports[n + 1 :]):
-            continue
-        for command in _commands_asked(str(step.meta.get("asked") or "")):
+    for step, statement, passed in _last_of_each_job(_reports(steps)):
+        for command in _commands_asked(str(step.meta.get("asked") or "")) if passed else ():
             run = replace(step, kind="command", tool="Bash", input=command, output=statement, meta={"delegated": True})
             out.append(CommandRun(run, command, ok=True, error=""))
     return out
