@@ -175,3 +175,15 @@ def test_a_later_session_that_commits_drops_the_item_from_the_handoff(project, c
         handed = memory.handoff().text
     assert "Add the export command" in handed  # the earlier session is still handed, shorter
     assert LABEL not in handed
+
+
+def test_a_file_the_repositorys_ignore_rules_keep_out_is_not_claimed(project, code_repo):
+    (code_repo / ".gitignore").write_text(".serena/\n")
+    _commit_all(code_repo, "ignore the tool's notes")
+    s = Hooked(code_repo, "uncommitted-0012")
+    s.prompt("Summarise the model for the next agent, and fix the parser")
+    s.bash("git status", "On branch main")
+    s.edit(".serena/MODEL_INPUT.md").edit("parser.py")
+    s.stop("Summary written; parser fixed.")
+    line = _uncommitted_line(handoff_of(project, "uncommitted-0012"))
+    assert "parser.py" in line and ".serena" not in line

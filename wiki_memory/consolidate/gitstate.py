@@ -79,6 +79,15 @@ def snapshot(root: Path) -> dict[str, Any] | None:
     return {"head": head, "files": _hashes(root, dirty), "time": time.time()}
 
 
+def ignored(root: Path, paths: Sequence[str]) -> list[str]:
+    """Of `paths` (relative to `root`), those git's ignore rules keep out of the repository
+    (a file already tracked is not: it is committed whatever the rules say)."""
+    if not paths or not (root / ".git").exists():
+        return []
+    out = _git(root, "check-ignore", "--stdin", data="".join(f"{p}\n" for p in paths))
+    return [line for line in (out or "").splitlines() if line]  # (status 1: none is ignored)
+
+
 def _tree_blobs(root: Path, head: Any, paths: Sequence[str]) -> dict[str, str]:
     """The blob id of each path in commit `head` (absent paths are left out)."""
     if not head or not paths:

@@ -19,10 +19,20 @@ from typing import Any
 
 from wiki_memory.capture.journal import journal_file
 from wiki_memory.config import Project, replace_file
-from wiki_memory.consolidate.gitstate import changed_files, snapshot
+from wiki_memory.consolidate.gitstate import changed_files, ignored, snapshot
+from wiki_memory.consolidate.session import Session
 from wiki_memory.consolidate.state import log, state_dir
+from wiki_memory.consolidate.state_changes import changes_files
 
-__all__ = ["changed_files", "changed_since_start", "record_start", "snapshot", "start_path", "start_state"]
+__all__ = [
+    "changed_files",
+    "changed_since_start",
+    "ignored_changes",
+    "record_start",
+    "snapshot",
+    "start_path",
+    "start_state",
+]
 
 # A state is compared only this soon after the session's last event (seconds).
 FRESH_FOR = 15 * 60
@@ -79,3 +89,24 @@ def changed_since_start(
         return None
     dirty = after.get("files")
     return changed, [p for p in changed if p in dirty] if isinstance(dirty, dict) else None
+
+
+def ignored_changes(project: Project, session: Session) -> tuple[str, ...]:
+    """The files the session changed that the code repository's ignore rules keep out of it
+    (absolute paths): generated files, local notes. Read now, from the repository as it is."""
+    if project.root is None:
+        return ()
+    root = Path(project.root).resolve()
+    inside: dict[str, None] = {}
+    for step in session.steps:
+        for f in step.files if changes_files(step) else ():
+            path = Path(f if Path(f).is_absolute() else Path(session.cwd or root) / f)
+            try:
+                inside[path.resolve().relative_to(root).as_posix()] = None
+            except (ValueError, OSError):
+                continue  # outside the repository
+    try:
+        return tuple(str(root / p) for p in ignored(root, list(inside)))
+    except Exception as e:  # noqa: BLE001 - a bonus: without it, an ignored file is claimed uncommitted
+        log(f"session {session.session_id}: ignore rules not read ({type(e).__name__}: {e})")
+        return ()

@@ -313,9 +313,11 @@ def _consolidate_journal(
         session = load_session(path)
         from wiki_memory.consolidate.repostate import (  # deferred: git and subprocess: not for the hook path
             changed_since_start,
+            ignored_changes,
         )
 
         compared = changed_since_start(project, session.session_id, time_key(session.end))
+        session.repo_ignored = ignored_changes(project, session)
         if compared is not None and project.root is not None:
             changed, still_dirty = compared
             session.repo_changed = tuple(os.path.join(str(project.root), p) for p in changed)

@@ -242,6 +242,7 @@ class Session:
     # start and its consolidation (any tool), and those still uncommitted; None: not compared.
     repo_changed: tuple[str, ...] | None = None
     repo_uncommitted: tuple[str, ...] | None = None
+    repo_ignored: tuple[str, ...] = ()  # files it changed that the repository's ignore rules keep out
 
     @property
     def short_id(self) -> str:

@@ -14,7 +14,9 @@ Two ways to know, the first where it can be had:
   known.
 
 Only files inside the working directory count (not `~/.config/x` or a plan file elsewhere),
-and only in a git repository: the session named its branch, or git itself answered there.
+not the files the repository's ignore rules keep out (`Session.repo_ignored`, read at
+consolidation), and only in a git repository: the session named its branch, or git itself
+answered there.
 """
 
 from __future__ import annotations
@@ -92,7 +94,8 @@ def _inside(name: str) -> bool:
 def uncommitted(session: Session, runs: Sequence[CommandRun], files: Sequence[str]) -> tuple[list[str], list[Step]]:
     """The changed files (of `files`, relative to the working directory) left uncommitted,
     and the steps that last changed them (the evidence); ([], []) when none or not known."""
-    inside = [f for f in files if _inside(f)]
+    ignored = {relative(p, session.cwd) for p in session.repo_ignored}
+    inside = [f for f in files if _inside(f) and f not in ignored]
     if not inside:
         return [], []
     last_change: dict[str, Step] = {}
