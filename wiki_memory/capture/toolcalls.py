@@ -153,6 +153,10 @@ def _runs_commands(tool: str) -> bool:
 # Text --------------------------------------------------------------------------------------
 
 
+#: The mark `clip` leaves where it cut: what follows was not kept.
+CUT_MARK = re.compile(r"\[\.\.\. [\d,]+ more characters cut \.\.\.\]")
+
+
 def clip(text: str | None, limit: int = PROMPT_LIMIT) -> str | None:
     """`text` cut to `limit` characters, the cut marked; redacted with a margin before the
     cut (as `excerpt` is), so a secret the cut would halve is whole when redaction sees it."""

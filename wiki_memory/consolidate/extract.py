@@ -40,7 +40,7 @@ from wiki_memory.consolidate.oneline import clean, error_line, relative
 from wiki_memory.consolidate.run_verdicts import fixed_failures, last_runs, refusal, reverts
 from wiki_memory.consolidate.session import Answer, Prompt, Session, Step, Turn, step_ref
 from wiki_memory.consolidate.state_changes import change_stage, changes_files
-from wiki_memory.consolidate.uncommitted import committed, open_item, uncommitted
+from wiki_memory.consolidate.uncommitted import uncommitted_item
 
 __all__ = ["CommandRun", "Summary", "clean", "error_line", "plan_lines", "relative", "summarize"]
 
@@ -127,12 +127,9 @@ def summarize(session: Session) -> Summary:
             f"{', …' if len(files) > 6 else ''}).",
             *[s for s in steps if changes_files(s)][:8],
         )
-    left, last_changes = uncommitted(session, runs, files)
-    if left:
-        made = any(committed(r) for r in runs)
-        from_state = session.repo_uncommitted is not None
-        state = ["repository state at the end (`git status`)"] if from_state else []
-        found.add("open", open_item(left, files, made, from_state), *last_changes[-8:], *state)
+    item = uncommitted_item(session, runs, files)
+    if item:
+        found.add("open", item[0], *item[1])
     evidence = {line: tuple(refs) for line, refs in found.refs.items()}
     if goal_ref:
         evidence["goal"] = (goal_ref,)

@@ -100,9 +100,8 @@ def ignored_changes(project: Project, session: Session) -> tuple[str, ...]:
     inside: dict[str, None] = {}
     for step in session.steps:
         for f in step.files if changes_files(step) else ():
-            path = Path(f if Path(f).is_absolute() else Path(session.cwd or root) / f)
-            try:
-                inside[path.resolve().relative_to(root).as_posix()] = None
+            try:  # (an absolute `f` is itself)
+                inside[Path(session.cwd or root, f).resolve().relative_to(root).as_posix()] = None
             except (ValueError, OSError):
                 continue  # outside the repository
     try:

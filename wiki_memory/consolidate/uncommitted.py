@@ -36,9 +36,9 @@ LABEL = "Not committed when the session ended"
 # git's summary of a commit it made: `[main 548dd49] feat: x`, `[main (root-commit) 1a2b3c4] x`.
 # Anywhere a line of output may start, also after a wrapper's "stdout: " (Codex's sandbox report).
 _COMMIT_LINE = re.compile(r"(?:^|stdout: )\[(?:detached HEAD|[^\]\s]+)(?: \([\w -]+\))? [0-9a-f]{7,40}\] \S", re.M)
-# git subcommands whose answer shows the working directory is a repository.
 # The verbs of tools that commit or publish commits (`git push`, `gt submit`, `erk pr submit`).
 _COMMITTING = {"commit", "push", "submit", "ship", "land"}
+# git subcommands whose answer shows the working directory is a repository.
 _ANSWERS_IN_REPO = {"status", "diff", "log", "add", "commit", "branch", "show", "rev-parse", "stash", "restore"}
 
 
@@ -91,7 +91,7 @@ def _inside(name: str) -> bool:
     return not (os.path.isabs(name) or name.startswith(("~", "../")) or name == "..")
 
 
-def uncommitted(session: Session, runs: Sequence[CommandRun], files: Sequence[str]) -> tuple[list[str], list[Step]]:
+def _uncommitted(session: Session, runs: Sequence[CommandRun], files: Sequence[str]) -> tuple[list[str], list[Step]]:
     """The changed files (of `files`, relative to the working directory) left uncommitted,
     and the steps that last changed them (the evidence); ([], []) when none or not known."""
     ignored = {relative(p, session.cwd) for p in session.repo_ignored}
@@ -120,17 +120,25 @@ def uncommitted(session: Session, runs: Sequence[CommandRun], files: Sequence[st
     return left, [last_change[f] for f in left]
 
 
-def open_item(left: Sequence[str], files: Sequence[str], committed_before: bool, from_state: bool) -> str:
-    """The open item's line: the files left (all of `files`, the session's changed files, are
-    not listed again: the handoff lists them under "Files touched"), and how it is known."""
+def uncommitted_item(
+    session: Session, runs: Sequence[CommandRun], files: Sequence[str]
+) -> tuple[str, tuple[Step | str, ...]] | None:
+    """The open item about the changes of `files` (the session's changed files, relative to
+    its working directory) left uncommitted, and what it came from; None when none is known
+    to be. All of `files` are not listed again: the handoff lists them under "Files touched"."""
+    left, last_changes = _uncommitted(session, runs, files)
+    if not left:
+        return None
+    from_state = session.repo_uncommitted is not None
+    state = ("repository state at the end (`git status`)",) if from_state else ()
     if set(left) == set(files):
         what = f"the session's changes ({len(left)} file{'s' if len(left) != 1 else ''}, under Files touched)"
     else:
         what = ", ".join(left[:6]) + (f" and {len(left) - 6} more" if len(left) > 6 else "")
     if from_state:
         how = "`git status` still listed them"
-    elif committed_before:
+    elif any(committed(r) for r in runs):
         how = "changed after the session's last `git commit`"
     else:
         how = "the session made no `git commit`"
-    return f"{LABEL}: {what}; {how}."
+    return f"{LABEL}: {what}; {how}.", (*last_changes[-8:], *state)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from wiki_memory.capture.prompts import classify_turns
 from wiki_memory.capture.shell import split_heredocs
+from wiki_memory.capture.toolcalls import CUT_MARK
 from wiki_memory.consolidate.agent_reports import delegated_checks
 from wiki_memory.consolidate.command_runs import CommandRun
 from wiki_memory.consolidate.commands import command_words, is_probe
@@ -175,10 +176,6 @@ class Run:
     def program(self) -> str:
         """The program it ran, by its file name in lower case (`/usr/bin/Make` -> `make`)."""
         return os.path.basename(self.words[0]).lower() if self.words else ""
-
-
-#: The capture's mark where it cut a long text (`toolcalls.clip`).
-CUT_MARK = re.compile(r"\[\.\.\. [\d,]+ more characters cut \.\.\.\]")
 
 
 @dataclass(frozen=True)

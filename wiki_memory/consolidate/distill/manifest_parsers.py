@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from wiki_memory.consolidate.distill.doc_parsers import pytest_ini, pytest_options, readme, tox_ini
+from wiki_memory.consolidate.distill.doc_parsers import Topics, pytest_ini, pytest_options, readme, tox_ini
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -28,9 +28,6 @@ MAX_ITEMS = 12
 # A Read tool's line numbers (`     1→`, `1\t`) and the capture's cut marker.
 _LINE_NO = re.compile(r"^\s*\d+(→|\t)", re.M)
 _CUT = re.compile(r"^\[\.\.\. [\d,]+ (characters omitted|more characters cut) \.\.\.\]$", re.M)
-
-
-Topics = dict[str, list[str]]
 
 
 def _clean(text: str) -> str:

@@ -3,8 +3,9 @@
 file, the project's README ... said when the session read it (a Read tool's result, or
 `cat`/`sed -n`/`head` of one file). One `fact` page per file ("Facts from package.json"), in
 five topics: what the project is (a README's title and first paragraph), stack and versions,
-scripts and make targets, ports, test configuration (pytest's settings); updated in place when a later session reads the
-file again, and anchored to the file, so drift flags the page when the file changes.
+scripts and make targets, ports, test configuration (pytest's settings); updated in place
+when a later session reads the file again, and anchored to the file, so drift flags the page
+when the file changes.
 
 Only what the file says is kept, in its own words (a script's command, a version range);
 nothing is inferred. The recorded output may be cut in the middle (the capture keeps a
