@@ -66,6 +66,22 @@ CASES = [
         "(tail:String) [], CommandNotFoundException\n    + FullyQualifiedErrorId : CommandNotFoundException\n",
         "tail : The term 'tail' is not recognized as the name of a cmdlet, function, script file, or operable program",
     ),
+    # PowerShell's record: the message wraps at the console's width, and may run into its
+    # `At line:` position; the category lines after it are not the error.
+    (
+        "bash : The term 'bash' is not recognized as the name of a cmdlet, function, script file, or operable "
+        "program. Check \nthe spelling of the name, or if a path was included, verify that the path is correct.\n"
+        "At line:1 char:1\n+ bash --version\n+ ~~~~\n    + CategoryInfo          : ObjectNotFound: (bash:String) [], "
+        "CommandNotFoundException\n    + FullyQualifiedErrorId : CommandNotFoundException\n",
+        "bash : The term 'bash' is not recognized as the name of a cmdlet, function, script file, or operable program. "
+        "Check the spelling of the name, or if a path was …",
+    ),
+    (
+        "Program 'rg.exe' failed to run: Access is deniedAt line:2 char:1\r\n+ rg --files -g README.md\r\n"
+        "+ ~~~~~~~~~~~~~~~~~~~~~~.\r\n    + CategoryInfo          : ResourceUnavailable: (:) [], "
+        "ApplicationFailedException\r\n    + FullyQualifiedErrorId : NativeCommandFailed\r\n",
+        "Program 'rg.exe' failed to run: Access is denied",
+    ),
     # git
     ("fatal: a branch named 'feature' already exists", "fatal: a branch named 'feature' already exists"),
     (

@@ -17,10 +17,11 @@ _PATTERNS = {
         r"Original token count|Total output lines)\b[^\n]*\n)*Output:\n|\ATotal output lines: \d+\n\n",
         0,
     ),
-    # Lines that say a command failed even when no exit code is given (Codex's shell output).
+    # Lines that say a command failed even when no exit code is given (Codex's shell output;
+    # its `execution error: ...` when the command could not be started at all).
     "failure": (
         r"^(?:Traceback \(most recent call last\):|fatal: |error(?:\[E\d+\])?: |Error: |ERROR[: ]|FAILED\b|"
-        r"npm ERR!|E\s{3}\w|panic: |Segmentation fault)"
+        r"npm ERR!|E\s{3}\w|panic: |Segmentation fault|execution error: )"
         r"|: command not found$|: No such file or directory$|: Permission denied$|: cannot access '"
         r"|^=+ .*\b\d+ (?:failed|errors?)\b.* =+$|\bAssertionError\b",
         re.M,

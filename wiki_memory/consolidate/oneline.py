@@ -98,11 +98,14 @@ def error_line(output: str) -> str:
     lines = [line for line in lines if not _PLACEHOLDER.match(line)]
     exits = [m.group(1) for m in (_EXIT_LINE.match(line) for line in lines) if m]
     lines = [line for line in lines if line and not _EXIT_LINE.match(line)]
+    said, lines = powershell_errors(lines)
     if not lines:
         meaning = _EXIT_MEANING.get(exits[-1]) if exits else None
         return f"exit code {exits[-1]}: {meaning}" if meaning else ""
     ranked = sorted(range(len(lines)), key=lambda i: (error_rank(lines[i]), i))
     best = ranked[0]
+    if said and error_rank(lines[best]) > 1:
+        return clean(said[0], 200)  # (a crash or an exception above it still says more)
     if error_rank(lines[best]) < 9:
         if error_rank(lines[best]) != 1:
             best = _root_cause(lines, best)
@@ -111,6 +114,40 @@ def error_line(output: str) -> str:
     if not weak and exits and exits[-1] in _EXIT_MEANING:
         return f"exit code {exits[-1]}: {_EXIT_MEANING[exits[-1]]}"
     return clean((weak or lines)[-1], 200)
+
+
+# PowerShell's error record: the message, then where it happened (`At line:2 char:1`, `At
+# C:\x\run.ps1:3 char:5`, sometimes glued to the message's end), the command under `+ ` and
+# `~~~` marks, then `+ CategoryInfo : ...` and `+ FullyQualifiedErrorId : ...`. Only the message
+# says what went wrong; its last lines (`NativeCommandFailed`) name a category.
+_PS_AT = re.compile(r"At (?:line|\S.*?):\d+ char:\d+$")
+_PS_MARK = re.compile(r"^\+ ")
+
+
+def powershell_errors(lines: list[str]) -> tuple[list[str], list[str]]:
+    """(the messages of the PowerShell error records among `lines`, the lines without the
+    records' position and category lines)."""
+    said: list[str] = []
+    kept: list[str] = []
+    for line in lines:
+        at = _PS_AT.search(line)
+        if at is None:
+            if not (_PS_MARK.match(line) and said):
+                kept.append(line)
+            continue
+        message = line[: at.start()].strip()
+        if message:
+            kept.append(message)
+        start = len(kept) - 1
+        # The console wraps a long message: it starts at the line that names an error, at most
+        # two lines up (`bash : The term 'bash' is not recognized ... Check` / `the spelling ...`).
+        for i in range(len(kept) - 1, max(len(kept) - 4, -1), -1):
+            if error_rank(kept[i]) < 9:
+                start = i
+                break
+        if start >= 0:
+            said.append(" ".join(kept[start:]))
+    return said, kept
 
 
 def _root_cause(lines: list[str], best: int) -> int:
