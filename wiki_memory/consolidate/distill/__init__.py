@@ -8,6 +8,8 @@
 - `gotchas`: a failure resolved in the session (edits, through a tool or the shell, then the
   same command passing; another command line doing the job; a command run first), and
   errors that recur (`signature`: the error as it reads on any run).
+- `missing_programs`: a program the machine does not have or will not start, unresolved (a
+  trait of the environment, a page at first sight).
 - `statements`: preferences and decisions in the user's own words, in the user's language.
 - `manifests`: what the project's manifests and configs the session read say (stack and
   versions, scripts and make targets, ports, CI workflows, git hooks, licence), one `fact`
@@ -30,6 +32,7 @@ from wiki_memory.consolidate.distill.candidate import Candidate
 from wiki_memory.consolidate.distill.evidence import Evidence, gather
 from wiki_memory.consolidate.distill.gotchas import gotchas
 from wiki_memory.consolidate.distill.manifests import manifests
+from wiki_memory.consolidate.distill.missing_programs import missing_programs
 from wiki_memory.consolidate.distill.procedures import procedures
 from wiki_memory.consolidate.distill.statements import statements
 from wiki_memory.consolidate.distill.versions import versions
@@ -50,6 +53,10 @@ def distill(summary: Summary, root: str | None = None) -> Distilled:
 
     evidence = gather(summary, root)
     found_gotchas, refused_gotchas = gotchas(evidence)
+    missing = missing_programs(evidence)
+    # Its failure has a page of its own now: no recurring-error page of the same line beside it.
+    said = {c.facts["signature"] for c in missing}
+    found_gotchas = [c for c in found_gotchas if c.facts.get("signature") not in said] + missing
     found_statements, refused_statements = statements(evidence)
     candidates = [*procedures(evidence), *found_gotchas, *found_statements, *manifests(evidence)]
     candidates += versions(evidence)

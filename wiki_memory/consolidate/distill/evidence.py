@@ -11,7 +11,7 @@ import ntpath
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from wiki_memory.capture.prompts import classify_turns
 from wiki_memory.capture.shell import split_heredocs
@@ -395,6 +395,17 @@ def relative_to_root(path: str, evidence: Evidence) -> str | None:
     return None if rel.startswith("..") else rel
 
 
+def _known_part(run: CommandRun) -> CommandRun:
+    """`run` with its command cut before the capture's cut mark, at a line's end (its first
+    line, when the mark falls in it), and `…` for the rest."""
+    cut = CUT_MARK.search(run.command)
+    if cut is None:
+        return run
+    head = run.command[: cut.start()]
+    head = head.split("\n", 1)[0] if "\n" in head else head
+    return replace(run, command=head.rstrip() + " …")
+
+
 def gather(summary: Summary, root: str | None = None) -> Evidence:
     """The evidence of a summarised session; `root` is the project's code repository (the
     session's working directory when not given)."""
@@ -410,8 +421,9 @@ def gather(summary: Summary, root: str | None = None) -> Evidence:
     delegated = delegated_checks(s.steps)
     commands = sorted([*summary.commands, *delegated], key=lambda r: r.step.index)
     # A command the capture kept only in part (a patch passed to the shell) is not known: no
-    # distiller may offer it as a way to do anything.
-    runs = tuple(_run(r, s.cwd, root) for r in commands if not CUT_MARK.search(r.command))
+    # distiller may offer it as a way to do anything. Its failure still says what failed
+    # (`python: command not found` under a long heredoc), so a failed one is kept, cut short.
+    runs = tuple(_run(_known_part(r), s.cwd, root) for r in commands if not r.ok or not CUT_MARK.search(r.command))
     edits: list[Edit] = []
     reads: set[str] = set()
     for step in s.steps:

@@ -60,6 +60,7 @@ from wiki_memory.consolidate.distill.signature import (
     is_assertion,
     is_static_finding,
     is_telling,
+    missing_name,
     signature,
     words_of,
 )
@@ -74,8 +75,14 @@ _CAUSAL = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*])|\n+")
 _NOT_A_GOTCHA = {"git", "gh", "cd", "ls", "cat", "brew", "apt", "apt-get", "curl"}
 _INSTALLS = re.compile(r"^(pip3?|npm|pnpm|yarn|bun|cargo|go|apt|apt-get|brew|gem|poetry|uv) (install|add|get|i)\b")
-# A program that is not there, or cannot be run (the shell's words, or its exit code).
-_MISSING = re.compile(r"command not found|: not found$|not recognized as (an internal|the name)|exit code 127", re.I)
+# A program that is not there, or cannot be run: the shell's words (dash's `sh: 1: tree: not
+# found`, not a web call's `404: Not Found`), its exit code, or Codex's report that it could not
+# start the program (`execution error: Io(Os { code: 2, kind: NotFound ...`).
+_MISSING = re.compile(
+    r"command not found|^\S+: (?:\d+: )?\S+: not found$|not recognized as (an internal|the name)|exit code 127|"
+    r"^execution error: .*\b(NotFound|os error 2)\b",
+    re.I,
+)
 _DENIED = re.compile(r"permission denied|not executable|exit code 126", re.I)
 # Commands run between a failure and its rerun that change what it needs.
 _STATE = re.compile(
@@ -145,6 +152,11 @@ def not_a_run(run: Run) -> bool:
     return (
         is_probe(run.command) or program in _NOT_A_GOTCHA or bool(_INSTALLS.match(" ".join(run.words))) or run.outside
     )
+
+
+def names_in(run: Run) -> set[str]:
+    """The file names the command line holds, in lower case, without `.exe`."""
+    return {re.sub(r"\.exe$", "", os.path.basename(w.strip("'\"")).lower()) for w in run.command.split()}
 
 
 def missing_program(run: Run) -> bool:
@@ -344,7 +356,10 @@ def _fixed(
     edits = evidence.edits_between(run.index, later.index)
     changed = list(dict.fromkeys(f for e in edits for f in e.files))
     new = evidence.new_files_before(later.index)
-    kept = [f for f in changed if f not in new]
+    # No edit of the project gives the machine a program it lacks (one a Makefile or script
+    # named, yes: editing them to use another is the fix).
+    own = missing_program(run) and missing_name(run.error).lower() in names_in(run)
+    kept = [f for f in changed if f not in new and not own]
     instead = "" if _same_line(run, later) or not instead_ok else later.command
     if changed and not kept and not instead:
         return None, "the fix changed only files the session had just made"

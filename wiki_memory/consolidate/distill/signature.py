@@ -9,6 +9,7 @@ day, machine or checkout reads the same; and what kind of error it is.
 
 from __future__ import annotations
 
+import os
 import re
 
 from wiki_memory.consolidate.oneline import error_rank
@@ -104,3 +105,26 @@ def is_static_finding(error: str) -> bool:
 def words_of(sig: str) -> set[str]:
     """The identifiers of a signature (for an explanation that names them)."""
     return {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_.]{2,}", sig or "")}
+
+
+# The name the shell says it could not find or start, in its own words: bash's and zsh's
+# `command not found`, dash's `sh: 1: rg: not found`, PowerShell's `The term 'bash' is not
+# recognized` and `Program 'rg.exe' failed to run`, cmd's `'rg' is not recognized as an internal`.
+_NAMED = (
+    re.compile(r"(?:^|: )(?:line \d+: )?(?P<name>[^\s:]+): command not found"),
+    re.compile(r"command not found: (?P<name>\S+)$"),
+    re.compile(r"^\S+: (?:\d+: )?(?P<name>[^\s:]+): not found$"),
+    re.compile(r"The term '(?P<name>[^']+)' is not recognized"),
+    re.compile(r"^'(?P<name>[^']+)' is not recognized as an internal"),
+    re.compile(r"^Program '(?P<name>[^']+)' failed to run"),
+)
+
+
+def missing_name(error: str) -> str:
+    """The program an error line says could not be found or started, by its file name without
+    `.exe` (`rg` for `Program 'rg.exe' failed to run`); "" when it names none."""
+    for shape in _NAMED:
+        m = shape.search(error or "")
+        if m:
+            return re.sub(r"\.exe$", "", os.path.basename(m.group("name")), flags=re.I)
+    return ""
