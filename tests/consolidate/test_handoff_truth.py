@@ -92,6 +92,22 @@ def test_other_work_passing_does_not_resolve_a_failure(project, code_repo):
     assert resolutions(steps_of(project, "res-none-0001")) == []
 
 
+def test_a_write_through_the_shell_that_failed_then_done_by_the_edit_tool_is_not_failed(project, code_repo):
+    (code_repo / "docs").mkdir()
+    (code_repo / "docs" / "spec.md").write_text("# Spec\n")
+    s = Hooked(code_repo, "res-write-0001")
+    s.start()
+    s.prompt("Add the acceptance section to the spec and the notes")
+    read_only = "cp: cannot create regular file 'docs/spec.md': Read-only file system"
+    s.bash("cp /tmp/spec.md docs/spec.md", exit_code=1, stderr=read_only)
+    s.bash("python3 tools/notes.py > notes.md", exit_code=1, stderr="bash: notes.md: Read-only file system")
+    s.edit("docs/spec.md", "# Spec", "# Spec\n## Acceptance")
+    s.stop("Added the acceptance section.")
+    failed = section(handoff_of(project, "res-write-0001"), "Failed or abandoned approaches")
+    assert "docs/spec.md" not in failed  # the edit tool wrote it afterwards
+    assert "`python3 tools/notes.py > notes.md` failed" in failed  # nothing wrote that one
+
+
 def test_git_checkout_of_a_branch_is_not_a_revert(project, code_repo):
     s = Hooked(code_repo, "res-git-0001")
     s.start()

@@ -94,7 +94,7 @@ def summarize(session: Session) -> Summary:
     found = Findings()
     _plan_items(session.plan, steps, found)
     reported_fixed = fixed_failures(runs, steps, cwd, found)
-    last_runs(runs, reported_fixed, found)
+    last_runs(runs, reported_fixed, found, steps)
     edits = _edits(steps, cwd, found)
     reverts(runs, found)
     _other_calls(steps, found)

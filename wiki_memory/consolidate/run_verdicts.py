@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 
 from wiki_memory.consolidate.command_runs import RUNNING, CommandRun, missing_program
 from wiki_memory.consolidate.commands import (
@@ -64,9 +65,12 @@ def fixed_failures(runs: list[CommandRun], steps: list[Step], cwd: str | None, f
     return reported_fixed
 
 
-def last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], found: Findings) -> None:
+def last_runs(
+    runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], found: Findings, steps: Sequence[Step] = ()
+) -> None:
     """Each command by its last run: declined, failed (and open: the state the session
-    left), or a verification that passed (unless already told as a fix)."""
+    left), or a verification that passed (unless already told as a fix). `steps`: the
+    session's, to see a failed write done by a later step."""
     last_by_key: dict[tuple[str, ...], CommandRun] = {}
     counts: dict[tuple[str, ...], int] = {}
     failures: dict[tuple[str, ...], list[Step]] = {}
@@ -97,6 +101,8 @@ def last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], foun
         if gone_without:
             found.add("stories", gone_without, run.step)
             continue
+        if _written_later(run, steps):
+            continue  # it was to write files, and a later step wrote them: the job got done
         if already_absent(run):
             # A removal that found nothing to remove: the state it was run for holds.
             found.add("done", f"`{shown(run.command, 160)}`: already gone ({run.error}).", run.step)
@@ -143,6 +149,16 @@ def last_runs(runs: list[CommandRun], reported_fixed: set[tuple[str, ...]], foun
 _ABSENT = re.compile(
     r"\b404\b|not found|cannot find|can't find|could not find|does not exist|doesn't exist|no such", re.IGNORECASE
 )
+
+
+def _written_later(run: CommandRun, steps: Sequence[Step]) -> bool:
+    """A command meant to write files (a patch through the shell, a heredoc into a file) that
+    failed, and every one of those files was written by a later step that worked."""
+    if is_verification(run.command):
+        return False  # a check's job is to pass, not the log it wrote (`pytest | tee log`)
+    meant = set(run.step.files)
+    later = {f for s in steps if s.index > run.step.index and changes_files(s) for f in s.files}
+    return bool(meant) and meant <= later
 
 
 def _went_without(run: CommandRun, runs: list[CommandRun]) -> str:
