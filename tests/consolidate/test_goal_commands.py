@@ -153,3 +153,52 @@ def test_a_custom_prompt_filled_with_identifiers_is_the_goal_as_a_run(project, c
     s.edit("src/fetch.py")
     s.stop("Implemented the plan.")
     assert goal_of(handoff_of(project, "slotid-0001")) == "Ran a custom command prompt: 8371 --dry-run"
+
+
+def read(s: Hooked, path: str, text: str) -> None:
+    """A Read call as Claude Code reports it (its text with line numbers)."""
+    numbered = "\n".join(f"{n:>6}→{line}" for n, line in enumerate(text.splitlines(), 1))
+    s.tool("Read", {"file_path": str(s.cwd / path)}, {"type": "text", "file": {"content": numbered}})
+
+
+PLAN = "# Plan: Add retries to the fetcher\n\n## Context\n\nThe fetcher gives up after one timeout.\n"
+
+
+def test_the_plan_a_command_had_the_agent_read_names_the_work_with_its_evidence(project, code_repo):
+    s = Hooked(code_repo, "cmdplan-0001")
+    s.start()
+    s.prompt(recorded("/erk:plan-implement", "8371"))
+    s.bash("erk exec setup-impl --issue 8371", '{"success": true}')
+    read(s, ".impl/plan.md", PLAN)
+    s.edit("src/fetch.py")
+    s.stop("Implemented the plan.")
+    goal = "Ran /erk:plan-implement 8371 (the plan it read: “Add retries to the fetcher”)"
+    assert goal_of(handoff_of(project, "cmdplan-0001")) == goal
+    result = CliRunner().invoke(main, ["--project", str(code_repo), "handoff", "--explain", "--json"])
+    assert result.exit_code == 0, result.output
+    (handed,) = json.loads(result.output)["handoffs"]
+    item = next(i for i in handed["items"] if i["section"] == "Goal")
+    lines = Path(handed["journal"]).read_text(encoding="utf-8").splitlines()
+    events = [json.loads(lines[int(ref.split()[-1]) - 1]) for ref in item["evidence"]]
+    assert [e["kind"] for e in events] == ["prompt", "tool"]
+    assert events[1]["tool"] == "Read" and events[1]["input"].endswith(".impl/plan.md")
+
+
+def test_only_a_plan_file_read_before_the_first_change_names_the_work(project, code_repo):
+    s = Hooked(code_repo, "cmdplan-0002")
+    s.start()
+    s.prompt(recorded("/erk:plan-implement"))
+    read(s, "README.md", "# Widgets\n\nA widget store.\n")  # the project's title, not the task
+    s.edit("src/fetch.py")
+    read(s, "docs/plans/next.md", "# Rewrite the fetcher in Rust\n")  # read after the work began
+    s.stop("Done.")
+    assert goal_of(handoff_of(project, "cmdplan-0002")) == "Ran /erk:plan-implement"
+    # A shell that printed the plan (Codex reads with `cat` and `sed -n`) names it too.
+    t = Hooked(code_repo, "cmdplan-0003")
+    t.start()
+    t.prompt(recorded("/speckit.implement"))
+    t.bash("sed -n '1,200p' specs/001-retries/plan.md", "# Implementation Plan: Fetcher retries\n\n**Branch**: x\n")
+    t.edit("src/fetch.py")
+    t.stop("Done.")
+    goal = "Ran /speckit.implement (the plan it read: “Implementation Plan: Fetcher retries”)"
+    assert goal_of(handoff_of(project, "cmdplan-0003")) == goal

@@ -404,3 +404,23 @@ CHANGE_VERBS = {
     "mount",
     "umount",
 }
+
+
+# A command that prints one file whole or from its start.
+_PRINTS_FILE = {"cat", "bat", "batcat", "head", "nl", "more", "less", "type", "get-content", "gc"}
+
+
+def printed_file(command: str) -> str | None:
+    """The one file a command prints from its start (`cat package.json`, `sed -n '1,200p' go.mod`,
+    `cat .git/hooks/pre-commit 2>/dev/null | head -50 || echo "none"`)."""
+    command = re.sub(r"\s*\|\|\s*(?:echo|true|:|printf)\b.*$", "", command.strip(), flags=re.S)
+    command = re.sub(r"\s*\|\s*head(?:\s+-n?\s*\d+|\s+-\d+)?\s*$", "", command)
+    command = re.sub(r"\s+2>\s*/dev/null\b", "", command)
+    words = command_words(command)
+    if not words:
+        return None
+    program = os.path.basename(words[0]).lower()
+    args = [w for w in words[1:] if not w.startswith("-") and not re.fullmatch(r"\d+", w)]
+    if program == "sed" and len(args) == 2 and re.fullmatch(r"1,\d+p", args[0].strip("'\"")):
+        return args[1]
+    return args[0] if program in _PRINTS_FILE and len(args) == 1 else None

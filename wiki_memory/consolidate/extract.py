@@ -89,7 +89,7 @@ class Summary:
 def summarize(session: Session) -> Summary:
     """The extractive summary of a session."""
     cwd, steps = session.cwd, session.steps
-    goal, requests, invoked, goal_ref = goal_and_requests(session)
+    goal, requests, invoked, goal_refs = goal_and_requests(session)
     runs = judge_runs(steps)
     found = Findings()
     _plan_items(session.plan, steps, found)
@@ -131,8 +131,8 @@ def summarize(session: Session) -> Summary:
     if item:
         found.add("open", item[0], *item[1])
     evidence = {line: tuple(refs) for line, refs in found.refs.items()}
-    if goal_ref:
-        evidence["goal"] = (goal_ref,)
+    if goal_refs:
+        evidence["goal"] = goal_refs
     changed_by: dict[str, list[str]] = {}
     for s in steps:
         if changes_files(s):

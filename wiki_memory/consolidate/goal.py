@@ -8,26 +8,31 @@ argument is only identifiers (`8371`, `--pr 8160`) is the goal as what it is, "R
 (a terminal screen, a long document) is named, never quoted: the user's sentence around it is
 the request (`capture.prompts.pasted`).
 
-A session opened by a command with no words of the user's says only what ran. What the work
-was would have to come from one tool's output (the title of the issue `gh` or `erk` fetched)
-or from the agent's first plan item, a step rather than the purpose: neither is the user's
-request, and the handoff's Done and Open items already say what was worked on, each traced to
-its event.
+A session opened by a command with no words of the user's says what ran, and the title of the
+plan file it then read, when it read one before changing anything ("Ran /erk:plan-implement
+8491 (the plan it read: “Add a print statement to the first Python file”)"): a plan is what
+the user had approved as the task (Claude Code's plan mode, a spec kit's plan.md), in words,
+where the command only pointed at it. Not one tool's output (the title of the issue `gh`
+fetched) nor the agent's first plan item, a step rather than the purpose: neither is the
+user's.
 
 Standard library only, like `extract`.
 """
 
 from __future__ import annotations
 
+import re
+
 from wiki_memory.capture.prompts import in_words, pasted
-from wiki_memory.consolidate.commands import is_probe
+from wiki_memory.consolidate.commands import is_probe, printed_file
 from wiki_memory.consolidate.final_message import split_final
-from wiki_memory.consolidate.session import Session, Turn, is_trivial_prompt
+from wiki_memory.consolidate.session import Session, Step, Turn, is_trivial_prompt, step_ref
 
 
-def goal_and_requests(session: Session) -> tuple[str, tuple[str, ...], tuple[str, ...], str]:
+def goal_and_requests(session: Session) -> tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """The first request of the session, the later ones, what the session ran that was not the
-    user's words (`/tasks`, "a persona prompt"), named, and where the first request was recorded.
+    user's words (`/tasks`, "a persona prompt"), named, and where the first request was recorded
+    (with the plan file read, when the goal names it).
 
     A request is the user's own words (a slash command's arguments when they are words; never
     its expansion, a persona prompt or plumbing; never what the user pasted, only the words
@@ -35,7 +40,10 @@ def goal_and_requests(session: Session) -> tuple[str, tuple[str, ...], tuple[str
     words of the user's, the command itself ("Ran /erk:plan-implement 8371")."""
     turns = session.turns
     asks = [(turn, text) for n, turn in enumerate(turns) if (text := _request(session, turns, n))]
-    goal, goal_ref = (asks[0][1], asks[0][0].prompt.ref) if asks else ("", "")
+    goal, goal_refs = asks[0][1] if asks else "", tuple(a[0].prompt.ref for a in asks[:1])
+    if asks and asks[0][0].kind == "command" and not in_words(asks[0][0].words):
+        plan = plan_read(session, turns, turns.index(asks[0][0]))
+        goal_refs += (step_ref(plan[0]),) if plan else ()
     later = asks[1:]
     if len(asks) > 1 and _asked_back(session, asks[0][0].prompt.seq, asks[1][0].prompt.seq):
         # The agent asked what the first request meant and the user said: the request is
@@ -54,7 +62,7 @@ def goal_and_requests(session: Session) -> tuple[str, tuple[str, ...], tuple[str
             name = "a persona prompt"
         if name and name not in invoked:
             invoked.append(name)
-    return goal, requests, tuple(invoked), goal_ref
+    return goal, requests, tuple(invoked), goal_refs
 
 
 def _housekeeping(turns: list[Turn], n: int) -> bool:
@@ -74,16 +82,46 @@ def _request(session: Session, turns: list[Turn], n: int) -> str:
             return _own_words(turn.words)
         # An argument of identifiers (`8371`, `--pr 8160`) belongs to the command, and a
         # command the agent did nothing for was housekeeping (`/clear`).
-        upto = next((t.prompt.seq for t in turns[n + 1 :] if t.kind in ("user", "command")), None)
+        upto = _next_request(turns, n)
         seqs = [s.seq for s in session.steps] + [a.seq for a in session.answers]
         worked = any(turn.prompt.seq < seq and (upto is None or seq < upto) for seq in seqs)
-        return " ".join(["Ran", turn.command, *turn.words.split()]) if worked else ""
+        if not worked:
+            return ""
+        plan = plan_read(session, turns, n)
+        title = f" (the plan it read: “{plan[1]}”)" if plan else ""
+        return " ".join(["Ran", turn.command, *turn.words.split()]) + title
     if not turn.words or is_trivial_prompt(turn.words):
         return ""
     if turn.kind == "expansion" and not in_words(turn.words):
         # A template filled with identifiers only: the run is the request, as for a command.
         return " ".join(["Ran", f"{turn.command or 'a custom command prompt'}:", *turn.words.split()])
     return _own_words(turn.words)
+
+
+# A plan file: `plan.md`, `PLAN.md`, `implementation-plan.md`, or any Markdown file in a
+# `plans` folder (where Claude Code's plan mode keeps them).
+_PLAN_FILE = re.compile(r"(^|[\\/])(?:[\w.-]*plan\.md|plans[\\/][^\\/]+\.md)$", re.IGNORECASE)
+_TITLE = re.compile(r"\A\s*(?:\s*\d+\s*[→\t|]\s*)?# +(?:Plan: *)?(?P<title>\S.{2,150}?)\s*$", re.MULTILINE)
+
+
+def _next_request(turns: list[Turn], n: int) -> int | None:
+    return next((t.prompt.seq for t in turns[n + 1 :] if t.kind in ("user", "command")), None)
+
+
+def plan_read(session: Session, turns: list[Turn], n: int) -> tuple[Step, str] | None:
+    """(the step, the title) of the plan file the session read after turn `n`, before the next
+    request and before its first change of a file: its first heading."""
+    start, end = turns[n].prompt.seq, _next_request(turns, n)
+    for step in session.steps:
+        if step.seq <= start:
+            continue
+        if (end is not None and step.seq >= end) or step.kind == "edit":
+            break
+        path = step.input.strip() if step.kind == "read" else printed_file(step.input) or ""
+        if step.kind in ("read", "command") and not step.error and _PLAN_FILE.search(path):
+            m = _TITLE.match(step.output)
+            return (step, m.group("title")) if m else None
+    return None
 
 
 def _own_words(words: str) -> str:

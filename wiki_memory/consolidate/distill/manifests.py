@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 
-from wiki_memory.consolidate.commands import command_words
+from wiki_memory.consolidate.commands import printed_file
 from wiki_memory.consolidate.distill.candidate import Candidate, proposed
 from wiki_memory.consolidate.distill.evidence import Evidence, relative_to_root, step_cwd
 from wiki_memory.consolidate.distill.manifest_parsers import Topics, _clean, _whole, parse, parser_for
@@ -36,24 +36,6 @@ _NOT_OURS = re.compile(
     r"(^|/)(node_modules|vendor|\.venv|venv|site-packages|dist|build|target|\.git(?!/hooks/)|fixtures?|testdata|__pycache__|"
     r"examples?|samples?|templates?|third_party|external)/"
 )
-# A command that prints one file whole or from its start.
-_PRINTS = {"cat", "bat", "batcat", "head", "nl", "more", "less", "type", "get-content", "gc"}
-
-
-def _printed_file(command: str) -> str | None:
-    """The one file a command prints from its start (`cat package.json`, `sed -n '1,200p' go.mod`,
-    `cat .git/hooks/pre-commit 2>/dev/null | head -50 || echo "none"`)."""
-    command = re.sub(r"\s*\|\|\s*(?:echo|true|:|printf)\b.*$", "", command.strip(), flags=re.S)
-    command = re.sub(r"\s*\|\s*head(?:\s+-n?\s*\d+|\s+-\d+)?\s*$", "", command)
-    command = re.sub(r"\s+2>\s*/dev/null\b", "", command)
-    words = command_words(command)
-    if not words:
-        return None
-    program = os.path.basename(words[0]).lower()
-    args = [w for w in words[1:] if not w.startswith("-") and not re.fullmatch(r"\d+", w)]
-    if program == "sed" and len(args) == 2 and re.fullmatch(r"1,\d+p", args[0].strip("'\"")):
-        return args[1]
-    return args[0] if program in _PRINTS and len(args) == 1 else None
 
 
 def manifests(evidence: Evidence) -> list[Candidate]:
@@ -66,7 +48,7 @@ def manifests(evidence: Evidence) -> list[Candidate]:
         if step.kind == "read":
             raw = step.input
         elif step.kind == "command":
-            raw = _printed_file(step.input) or ""
+            raw = printed_file(step.input) or ""
             here = step_cwd(step, evidence.cwd, evidence.root) if raw and step.meta.get("workdir") else None
             if here and os.path.isabs(here) and not os.path.isabs(raw):
                 raw = os.path.join(here, raw)  # printed in the directory the call named
