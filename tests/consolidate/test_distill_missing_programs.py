@@ -136,3 +136,33 @@ def test_a_web_call_that_found_nothing_is_no_missing_program():
     assert not missing_program(run("Invoke-WebRequest : 404: Not Found"))
     assert missing_program(run("sh: 1: tree: not found"))
     assert missing_program(run('execution error: Io(Os { code: 2, kind: NotFound, message: "No such file" })'))
+
+
+WSL = "wsl: Failed to translate 'E:\\gradle-8.10.2\\bin'\nwsl: Failed to translate 'E:\\curl\\bin'\n"
+
+
+def test_reading_the_script_a_missing_program_was_to_run_is_not_its_fix(project):
+    # Every command under this WSL shell opens with the same warnings: they are not the error.
+    script = ".specify/scripts/powershell/create-new-feature.ps1"
+    s = Session(project, "s-miss-0006", agent="codex").start().prompt("Create the feature branch")
+    s.tool("shell", "ls .specify/scripts", WSL + "powershell\n")
+    s.tool("shell", f"pwsh -File {script} -Json", WSL + "/bin/bash: line 1: pwsh: command not found\n", error=True)
+    s.tool("shell", f"sed -n '1,200p' {script}", WSL + "param([string]$ShortName)\n")
+    s.stop("pwsh is not installed here.").end().write()
+    consolidate_session(project, "s-miss-0006")
+    [(meta, _body)] = gotchas(project).values()
+    assert meta["title"] == "`pwsh` is not installed or not on PATH here"
+    assert meta["signature"] == "bash: line 1: pwsh: command not found"
+    assert "instead" not in meta["fix"]
+
+
+def test_a_line_the_capture_cut_is_never_compared_with_the_one_that_worked(project):
+    cut = "\n[... 2,325 more characters cut ...]"
+    s = Session(project, "s-miss-0007", agent="codex").start().prompt("Add the spec")
+    patch = "apply_patch *** Begin Patch\n*** Add File: spec.md\n+# Spec"
+    s.tool("shell", patch + cut, 'execution error: Io(Error { kind: NotFound, message: "program not found" })',
+           error=True)  # fmt: skip
+    s.tool("shell", patch + "\n*** End Patch", "Success. Updated the following files:\nA spec.md")
+    s.stop("Added the spec.").end().write()
+    consolidate_session(project, "s-miss-0007")
+    assert not any(meta["fix"].get("instead") for meta, _ in gotchas(project).values())

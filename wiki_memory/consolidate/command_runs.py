@@ -156,6 +156,39 @@ _CALL_FAILED = re.compile(r"^[\w.-]+ failed\b")
 _FRAME_LINE = re.compile(r"^[A-Z][\w ]{0,30}:\s*(\([a-z ]+\)|-?\d+)?$|^exit (code|status):? -?\d+$", re.IGNORECASE)
 
 
+# How many lines at the top of a passing command's output may be the shell's own banner.
+BANNER_LINES = 12
+
+
+def _banner(steps: list[Step]) -> frozenset[str]:
+    """The lines that open the output of commands that passed: what the shell prints before any
+    command's own output (WSL's `wsl: Failed to translate 'E:\\gradle\\bin'` on every call, a
+    login script's warning)."""
+    return frozenset(
+        line.strip()
+        for s in steps
+        if s.kind == "command" and not s.error and s.output
+        for line in s.output.splitlines()[:BANNER_LINES]
+        if line.strip()
+    )
+
+
+def _error(said: str, banner: frozenset[str]) -> str:
+    """The telling line of a failure's output (`error_line`), not one of the lines every
+    command opened with when another line names an error: `bash: pwsh: command not found`
+    under WSL's five warnings. (A banner line that is the only error stays: a `git status ||
+    true` that printed `fatal: not a git repository` does not hide a later one.)"""
+    lines = said.splitlines()
+    top = 0
+    while top < len(lines) and (lines[top].strip() in banner or not lines[top].strip()):
+        top += 1
+    if 0 < top < len(lines):
+        own = error_line("\n".join(lines[top:]))
+        if own and error_rank(own) < 9:
+            return own
+    return error_line(said)
+
+
 def _said(step: Step) -> str:
     """What the command itself printed: its output without the frame some shell tools put
     around it (`Command: ...`, `Directory: (root)`, `Exit Code: 1`, `Process Group PGID: 7448`)."""
@@ -191,8 +224,10 @@ def said_nothing(step: Step) -> bool:
 def _runs(steps: Iterable[Step]) -> list[CommandRun]:
     """The command runs of the steps. A command left running is judged by the call that
     collected its result (`write_stdin` to its session), under the command's own words."""
+    steps = list(steps)
     runs: list[CommandRun] = []
     running: dict[str, tuple[str, int]] = {}  # process id -> (its command, its run's position)
+    banner = _banner(steps)
     for s in steps:
         if s.kind != "command":
             continue
@@ -206,7 +241,7 @@ def _runs(steps: Iterable[Step]) -> list[CommandRun]:
         ok = (not s.error or said_nothing(s)) and not s.no_result
         still = RUNNING.search(s.output) if ok else None
         said = "" if ok else _said(s)
-        error = "" if ok else error_line(said) or clean(said or s.output, 200)
+        error = "" if ok else _error(said, banner) or clean(said or s.output, 200)
         runs.append(CommandRun(s, command, ok, error, found_nothing=ok and s.error))
         if still:
             running[still.group(1) or still.group(2)] = (command, len(runs) - 1)

@@ -167,6 +167,7 @@ class Run:
     output: str
     fixed_by: int | None  # the step index of the later run that passed
     line: str = ""  # the whole shell line it ended (`sudo -u me X=1 app info && app list`)
+    partial: bool = False  # the capture kept only its start: what it ran is not known whole
 
     @property
     def date(self) -> str:
@@ -395,15 +396,14 @@ def relative_to_root(path: str, evidence: Evidence) -> str | None:
     return None if rel.startswith("..") else rel
 
 
-def _known_part(run: CommandRun) -> CommandRun:
-    """`run` with its command cut before the capture's cut mark, at a line's end (its first
-    line, when the mark falls in it), and `…` for the rest."""
+def _known_part(run: CommandRun, cwd: str | None, root: str | None) -> Run:
+    """`run` as a distiller reads it; one the capture cut, by its first line and `…`, marked
+    partial."""
     cut = CUT_MARK.search(run.command)
     if cut is None:
-        return run
-    head = run.command[: cut.start()]
-    head = head.split("\n", 1)[0] if "\n" in head else head
-    return replace(run, command=head.rstrip() + " …")
+        return _run(run, cwd, root)
+    head = run.command[: cut.start()].split("\n", 1)[0]
+    return replace(_run(replace(run, command=head.rstrip() + " …"), cwd, root), partial=True)
 
 
 def gather(summary: Summary, root: str | None = None) -> Evidence:
@@ -423,7 +423,7 @@ def gather(summary: Summary, root: str | None = None) -> Evidence:
     # A command the capture kept only in part (a patch passed to the shell) is not known: no
     # distiller may offer it as a way to do anything. Its failure still says what failed
     # (`python: command not found` under a long heredoc), so a failed one is kept, cut short.
-    runs = tuple(_run(_known_part(r), s.cwd, root) for r in commands if not r.ok or not CUT_MARK.search(r.command))
+    runs = tuple(_known_part(r, s.cwd, root) for r in commands if not r.ok or not CUT_MARK.search(r.command))
     edits: list[Edit] = []
     reads: set[str] = set()
     for step in s.steps:

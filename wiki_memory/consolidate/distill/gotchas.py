@@ -247,9 +247,10 @@ def _same_line(a: Run, b: Run) -> bool:
 
 
 def _same_kind(run: Run, later: Run) -> bool:
-    """Could `later` do the job of `run` another way: both looks, or both on an operand in common?"""
-    if only_looks(run.command) and only_looks(later.command):
-        return True
+    """Could `later` do the job of `run` another way: both looks, or both on an operand in
+    common? (Reading the script a missing program was to run does not run it.)"""
+    if only_looks(later.command):
+        return only_looks(run.command)
     return bool(operands(run.words) & operands(later.words))
 
 
@@ -360,9 +361,12 @@ def _fixed(
     # named, yes: editing them to use another is the fix).
     own = missing_program(run) and missing_name(run.error).lower() in names_in(run)
     kept = [f for f in changed if f not in new and not own]
-    instead = "" if _same_line(run, later) or not instead_ok else later.command
+    # (A line the capture cut cannot be compared with the one that worked.)
+    instead = "" if _same_line(run, later) or not instead_ok or run.partial else later.command
     if changed and not kept and not instead:
         return None, "the fix changed only files the session had just made"
+    if instead and later.program == run.program and "\n" in instead and not difference(run.command, instead):
+        return None, "the line that worked differs in what it carried (a patch, a heredoc), not how it ran"
     if any(os.path.basename(f) in run.output for f in new if len(os.path.basename(f)) > 3):
         return None, "the failure points into a file the session had just made"
     # The agent's sandbox stopped it and the same line passed when run again: with the
