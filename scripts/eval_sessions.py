@@ -51,7 +51,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "scripts" / "data" / "sessions"
-PARTS = ("smoke", "tune", "holdout", "holdout2", "holdout3")
+PARTS = ("smoke", "tune", "holdout", "holdout2", "holdout3", "holdout4")
 ITEM_KINDS = ("done", "failed", "open", "resolved_problems")
 FACT_KINDS = ("gotcha", "procedure", "preference", "decision", "fact")
 #: the session files: `../corpus/files` next to the checkout (or next to its worktrees' folder).
@@ -300,7 +300,7 @@ def score_block(
         score.found[kind] += len(found[kind])
     score.total["resolved_problems"] += len(label.get("resolved_problems") or ())
     score.missed = sum(score.total[k] - score.found[k] for k in ITEM_KINDS[:3])
-    for kind in ITEM_KINDS[:3]:
+    for kind in ITEM_KINDS:
         for n, item in enumerate(label.get(kind) or ()):
             if n not in found[kind]:
                 score.lines.append(f"missed ({kind}): {item.get('text')}")
