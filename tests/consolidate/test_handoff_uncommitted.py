@@ -187,3 +187,17 @@ def test_a_file_the_repositorys_ignore_rules_keep_out_is_not_claimed(project, co
     s.stop("Summary written; parser fixed.")
     line = _uncommitted_line(handoff_of(project, "uncommitted-0012"))
     assert "parser.py" in line and ".serena" not in line
+
+
+def test_a_file_the_sessions_own_git_status_did_not_list_is_not_claimed(project, code_repo):
+    # No ignore file here to ask: the session's own `git status`, after it changed both files,
+    # listed only one of them; the other is one git ignores (the session read why).
+    s = Hooked(code_repo, "uncommitted-0013")
+    s.prompt("Install the skill locally and fix the parser")
+    s.edit(".dazi/skills/SKILL.md").edit("parser.py")
+    s.bash("git status --short", " M parser.py\n?? notes/\n")
+    s.bash("cat .gitignore", ".dazi/\n")
+    s.edit(".dazi/skills/SKILL.md")  # changed again later: still ignored
+    s.stop("Installed the skill; parser fixed.")
+    line = _uncommitted_line(handoff_of(project, "uncommitted-0013"))
+    assert "parser.py" in line and ".dazi" not in line

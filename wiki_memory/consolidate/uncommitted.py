@@ -15,8 +15,9 @@ Two ways to know, the first where it can be had:
 
 Only files inside the working directory count (not `~/.config/x` or a plan file elsewhere),
 not the files the repository's ignore rules keep out (`Session.repo_ignored`, read at
-consolidation), and only in a git repository: the session named its branch, or git itself
-answered there.
+consolidation; or seen in the events: a file the session changed that its own `git status`,
+run after it with no commit between, did not list is one git ignores, and stays so), and only
+in a git repository: the session named its branch, or git itself answered there.
 """
 
 from __future__ import annotations
@@ -81,6 +82,36 @@ def _in_repository(session: Session, runs: Sequence[CommandRun]) -> bool:
     )
 
 
+def _status_listed(output: str) -> list[str]:
+    """The paths a `git status` (short or long) listed: each line's last word."""
+    out = []
+    for line in output.splitlines():
+        words = line.strip().split()
+        if words and not line.rstrip().endswith(":") and not line.lstrip().startswith(("(", "On branch", "nothing")):
+            out.append(words[-1].strip('"'))
+    return out
+
+
+def _ignored_in_events(session: Session, runs: Sequence[CommandRun]) -> set[str]:
+    """Files (relative to the working directory) the session changed that a later `git status`
+    of the whole working directory, with no commit between, did not list: git ignores them."""
+    out: set[str] = set()
+    for run in runs:
+        stages = _git_stages(run)
+        whole = [w for w in stages if w[1] == "status" and not [a for a in w[2:] if not a.startswith("-")]]
+        if not (run.ok and whole and len(stages) == 1) or "-C" in whole[0]:
+            continue
+        listed = _status_listed(run.step.output)
+        last_commit = max((r.step.index for r in runs if r.step.index < run.step.index and committed(r)), default=-1)
+        for step in session.steps:
+            if not (last_commit < step.index < run.step.index and changes_files(step)):
+                continue
+            for f in (relative(p, session.cwd) for p in step.files):
+                if not any(f == p.rstrip("/") or f.startswith(p.rstrip("/") + "/") for p in listed):
+                    out.add(f)
+    return out
+
+
 def _only_made_folders(step: Step) -> bool:
     """`mkdir -p d`: an empty folder, which git does not keep."""
     stages = stage_commands(step.input) if step.kind == "command" else ()
@@ -94,7 +125,7 @@ def _inside(name: str) -> bool:
 def _uncommitted(session: Session, runs: Sequence[CommandRun], files: Sequence[str]) -> tuple[list[str], list[Step]]:
     """The changed files (of `files`, relative to the working directory) left uncommitted,
     and the steps that last changed them (the evidence); ([], []) when none or not known."""
-    ignored = {relative(p, session.cwd) for p in session.repo_ignored}
+    ignored = {relative(p, session.cwd) for p in session.repo_ignored} | _ignored_in_events(session, runs)
     inside = [f for f in files if _inside(f) and f not in ignored]
     if not inside:
         return [], []
