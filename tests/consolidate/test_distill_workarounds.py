@@ -80,6 +80,35 @@ def test_a_command_the_sandbox_stopped_that_passed_escalated_is_a_gotcha(project
     assert "run it with escalated permissions, outside the sandbox" in body
 
 
+# Codex 0.11x wraps the same report in a message string, one level of escapes deeper.
+NESTED = (
+    'exec_command failed: CreateProcess { message: "Codex(Sandbox(Denied { output: ExecToolCallOutput { exit_code: '
+    '128, stdout: StreamOutput { text: \\"\\", truncated_after_lines: None }, aggregated_output: StreamOutput { '
+    "text: \\\"fatal: Unable to create '{root}/.git/index.lock': Operation not permitted\\\\n\\\", "
+    'truncated_after_lines: None }, duration: 0ns, timed_out: false }, network_policy_decision: None }))" }'
+)
+
+
+def test_newer_codexs_wrapped_denial_reads_the_same_and_git_stopped_so_is_a_gotcha(project, tmp_path: Path):
+    text, code = command_output(NESTED.replace("{root}", "/w/app"))
+    assert code == 128
+    assert text.splitlines() == [
+        "fatal: Unable to create '/w/app/.git/index.lock': Operation not permitted",
+        "[denied by the sandbox Codex: exit code 128]",
+    ]
+    root = project.root
+    command = ["/bin/zsh", "-lc", "git add README.md"]
+    path = rollout(tmp_path / "rollouts", root, [
+        ({"command": command, "workdir": str(root)}, NESTED.replace("{root}", str(root))),
+        ({"command": command, "workdir": str(root), "sandbox_permissions": "require_escalated"},
+         json.dumps({"output": "", "metadata": {"exit_code": 0}})),
+    ])  # fmt: skip
+    import_transcripts("codex", [path], project=project)
+    [(meta, body)] = pages(project, "gotchas").values()
+    assert meta["signature"] == "fatal: Unable to create 'index.lock': Operation not permitted"
+    assert meta["fix"]["sandbox"] == "Codex" and "outside the sandbox" in body
+
+
 def test_a_failure_that_passed_again_with_no_sandbox_in_the_way_is_still_no_gotcha(project, tmp_path: Path):
     root = project.root
     command = ["bash", "-lc", "scripts/new-feature.sh 001-ideas"]

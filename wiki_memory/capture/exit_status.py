@@ -62,6 +62,10 @@ def command_output(text: str) -> tuple[str, int | None]:
             # Still running: its result comes with a later `write_stdin` to this session.
             return f"[running: session {running.group(1)}]\n" + text[header.end() :], None
         return text[header.end() :], code
+    nested = _NESTED.match(text)
+    if nested:
+        # Newer Codex wraps the report in a message string: one level of escapes more.
+        text = re.sub(r"\\(.)", r"\1", nested.group(1))
     denied = _SANDBOX_DENIED.match(text)
     if denied:
         return sandbox_denial(text, denied)
@@ -71,7 +75,11 @@ def command_output(text: str) -> tuple[str, int | None]:
 # Codex's report of a command its sandbox stopped, as Rust prints the error ("failed in sandbox
 # MacosSeatbelt with execution error: Denied { output: ExecToolCallOutput { exit_code: 128, ...
 # aggregated_output: StreamOutput { text: \"fatal: ...\" ...").
-_SANDBOX_DENIED = re.compile(r"\Afailed in sandbox (\w+) with execution error: (\w+)\b.*?\bexit_code: (-?\d+)", re.S)
+_SANDBOX_DENIED = re.compile(
+    r"\A(?:failed in sandbox (\w+) with execution error: |Codex\(Sandbox\()(\w+)\b.*?\bexit_code: (-?\d+)", re.S
+)
+# Codex 0.11x: `exec_command failed: CreateProcess { message: "Codex(Sandbox(Denied { output: ...`.
+_NESTED = re.compile(r'\Aexec_command failed: CreateProcess \{ message: "(Codex\(Sandbox\(.*)"\s*\}\s*\Z', re.S)
 _STREAM_TEXT = r'{name}: StreamOutput \{{ text: "((?:[^"\\]|\\.)*)"'
 
 
@@ -84,8 +92,9 @@ def sandbox_denial(text: str, denied: re.Match[str]) -> tuple[str, int]:
             printed = re.sub(r"\\(.)", lambda e: {"n": "\n", "t": "\t"}.get(e.group(1), e.group(1)), m.group(1))
             break
     code = int(denied.group(3))
+    sandbox = denied.group(1) or "Codex"  # (newer Codex does not name it)
     return (
-        f"{printed.rstrip()}\n[{denied.group(2).lower()} by the sandbox {denied.group(1)}: exit code {code}]",
+        f"{printed.rstrip()}\n[{denied.group(2).lower()} by the sandbox {sandbox}: exit code {code}]",
         code or 1,
     )
 

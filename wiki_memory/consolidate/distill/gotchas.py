@@ -128,9 +128,12 @@ def _refusal(evidence: Evidence, run: Run, sig: str) -> str | None:
     # An install may be a trap of the project (a peer-dependency conflict that needs an
     # option): it is judged by how it was resolved; a program that was missing, by its absence.
     installs = bool(_INSTALLS.match(" ".join(run.words))) and not run.outside and not is_probe(run.command)
+    # Whatever the program, the agent's sandbox stopping it is a trap of where it runs.
+    sandboxed = bool(_SANDBOXED.search(run.output)) and not run.outside
     if (
         not_a_run(run)
         and not installs
+        and not sandboxed
         and not (missing_program(run) and not run.outside)
         and not missing_directory(run)
     ):
