@@ -402,3 +402,25 @@ def test_a_command_the_capture_kept_only_in_part_is_no_way_to_do_anything(projec
     consolidate_session(project, "s-cut-0001")
     assert pages(project, "gotchas") == {}
     assert not any("characters cut" in body for _meta, body in pages(project, "procedures").values())
+
+
+PS_PARSE = (
+    "At line:1 char:22\r\n+ git log --oneline -3 && git diff --stat\r\n+                      ~~\r\n"
+    "The token '&&' is not a valid statement separator in this version.\r\n"
+    "    + CategoryInfo          : ParserError: (:) [], ParentContainsErrorRecordException\r\n"
+    "    + FullyQualifiedErrorId : InvalidEndOfLine\r\n"
+)
+
+
+def test_a_line_the_shell_could_not_parse_then_written_its_way_is_a_gotcha(project):
+    # Windows PowerShell 5 has no `&&`: git never ran, so that git only looks is no matter.
+    s = Session(project, "s-pwsh-and-01", agent="codex", cwd="C:\\Users\\k\\site").start()
+    s.prompt("Show the last commits and what changed")
+    s.tool("shell", "git log --oneline -3 && git diff --stat", PS_PARSE + "Exit code: 1", error=True)
+    s.tool("shell", "git log --oneline -3; git diff --stat", "b2b5a26 Add workflow\n 1 file changed")
+    s.stop("Here are the last commits.").end().write()
+    consolidate_session(project, "s-pwsh-and-01")
+    [(meta, _body)] = pages(project, "gotchas").values()
+    assert meta["signature"] == "The token '&&' is not a valid statement separator in this version"
+    assert meta["title"].endswith("the shell refused the line")
+    assert meta["fix"]["instead"] == "git log --oneline -3; git diff --stat"

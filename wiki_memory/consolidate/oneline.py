@@ -126,27 +126,36 @@ _PS_MARK = re.compile(r"^\+ ")
 
 def powershell_errors(lines: list[str]) -> tuple[list[str], list[str]]:
     """(the messages of the PowerShell error records among `lines`, the lines without the
-    records' position and category lines)."""
+    records' position and `+` lines). A runtime error's message comes before its `At line:`
+    (wrapped by the console over a few lines); a parse error's after the `+ ~~` marks."""
+    if not any(_PS_AT.search(line) for line in lines):
+        return [], lines
     said: list[str] = []
     kept: list[str] = []
-    for line in lines:
+    for i, line in enumerate(lines):
+        if _PS_MARK.match(line):
+            continue
         at = _PS_AT.search(line)
         if at is None:
-            if not (_PS_MARK.match(line) and said):
-                kept.append(line)
+            kept.append(line)
             continue
         message = line[: at.start()].strip()
         if message:
             kept.append(message)
-        start = len(kept) - 1
-        # The console wraps a long message: it starts at the line that names an error, at most
-        # two lines up (`bash : The term 'bash' is not recognized ... Check` / `the spelling ...`).
-        for i in range(len(kept) - 1, max(len(kept) - 4, -1), -1):
-            if error_rank(kept[i]) < 9:
-                start = i
-                break
-        if start >= 0:
+        before = i > 0 and (message or not (_PS_MARK.match(lines[i - 1]) or _PS_AT.search(lines[i - 1])))
+        if before and kept:
+            start = len(kept) - 1
+            # The console wraps a long message: it starts at the line that names an error, at
+            # most two lines up (`bash : The term 'bash' is not recognized ... Check` / `the ...`).
+            for j in range(len(kept) - 1, max(len(kept) - 4, -1), -1):
+                if error_rank(kept[j]) < 9:
+                    start = j
+                    break
             said.append(" ".join(kept[start:]))
+        else:
+            after = next((x for x in lines[i + 1 :] if not _PS_MARK.match(x) and not _PS_AT.search(x)), "")
+            if after:
+                said.append(after)
     return said, kept
 
 

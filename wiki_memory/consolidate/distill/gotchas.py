@@ -57,6 +57,7 @@ from wiki_memory.consolidate.distill.evidence import (
     segments,
 )
 from wiki_memory.consolidate.distill.signature import (
+    SHELL_SYNTAX,
     is_assertion,
     is_static_finding,
     is_telling,
@@ -128,8 +129,9 @@ def _refusal(evidence: Evidence, run: Run, sig: str) -> str | None:
     # An install may be a trap of the project (a peer-dependency conflict that needs an
     # option): it is judged by how it was resolved; a program that was missing, by its absence.
     installs = bool(_INSTALLS.match(" ".join(run.words))) and not run.outside and not is_probe(run.command)
-    # Whatever the program, the agent's sandbox stopping it is a trap of where it runs.
-    sandboxed = bool(_SANDBOXED.search(run.output)) and not run.outside
+    # Whatever the program, the agent's sandbox stopping it, or the shell refusing the line's
+    # syntax (`&&` in Windows PowerShell), is a trap of where it runs.
+    sandboxed = bool(_SANDBOXED.search(run.output) or SHELL_SYNTAX.search(run.error)) and not run.outside
     if (
         not_a_run(run)
         and not installs
@@ -343,20 +345,24 @@ def gotchas(evidence: Evidence) -> tuple[list[Candidate], list[str]]:
     return out + file_tool_gotchas(evidence) + environment_gotchas(evidence, made), refused
 
 
-def _fixed(
-    evidence: Evidence, run: Run, later: Run, first: list[Run], sig: str, *, instead_ok: bool = True
-) -> tuple[Candidate | None, str | None]:
-    # Only what was run first on the same thing counts (`chmod +x run.sh` for `./run.sh`, `pip
-    # install requests` for "No module named 'requests'"), not whatever else happened.
-    # (Of the error line, what it quotes or names as a path, not its words: "No module named
-    # 'tabulate'" names tabulate.)
+def _first_on_it(run: Run, first: list[Run], sig: str) -> list[Run]:
+    """Of the commands run first, those on the same thing (`chmod +x run.sh` for `./run.sh`,
+    `pip install requests` for "No module named 'requests'"), not whatever else happened. (Of
+    the error line, what it quotes or names as a path, not its words: "No module named
+    'tabulate'" names tabulate.)"""
     quoted = re.findall(r"['\"`]([^'\"`\s]{2,})['\"`]", sig) + re.findall(r"[\w-]+[./][\w./-]+", sig)
     names = _objects(run) | {os.path.basename(w).lower() for w in quoted}
-    first = [
+    return [
         r
         for r in first
         if names & {os.path.basename(w.strip("'\"")).lower() for w in r.words[1:]} or project_install(r)
     ]
+
+
+def _fixed(
+    evidence: Evidence, run: Run, later: Run, first: list[Run], sig: str, *, instead_ok: bool = True
+) -> tuple[Candidate | None, str | None]:
+    first = _first_on_it(run, first, sig)
     edits = evidence.edits_between(run.index, later.index)
     changed = list(dict.fromkeys(f for e in edits for f in e.files))
     new = evidence.new_files_before(later.index)
@@ -366,6 +372,9 @@ def _fixed(
     kept = [f for f in changed if f not in new and not own]
     # (A line the capture cut cannot be compared with the one that worked.)
     instead = "" if _same_line(run, later) or not instead_ok or run.partial else later.command
+    syntax = bool(SHELL_SYNTAX.search(run.error)) and not run.partial and later.line not in ("", run.line)
+    if syntax and not instead:
+        instead = later.line  # the same commands, written so the shell takes them
     if changed and not kept and not instead:
         return None, "the fix changed only files the session had just made"
     if instead and later.program == run.program and "\n" in instead and not difference(run.command, instead):
@@ -378,10 +387,14 @@ def _fixed(
     if not kept and not instead and not first and not sandbox:
         return None, "passed again with nothing changed in between"
     elsewhere = missing_directory(run) and later.directory != run.directory
-    if not kept and instead and is_probe(later.command) and not missing_program(run) and not elsewhere:
+    if not kept and instead and is_probe(later.command) and not missing_program(run) and not elsewhere and not syntax:
         return None, "another command only looked around"
     what = _RUNNER_NAMES.get(run.purpose or "", f"`{run.words[0]}`" if run.words else "a command")
-    title = f"{cut_at_word(sig, 110)} when running {what}"
+    title = (
+        f"{cut_at_word(sig, 110)}: the shell refused the line"
+        if syntax
+        else f"{cut_at_word(sig, 110)} when running {what}"
+    )
     facts = {
         "signature": sig,
         "error": one_line(run.error, 300),
@@ -390,7 +403,7 @@ def _fixed(
         "files": kept,
         "instead": "" if kept else instead,
         "instead_dir": later.directory if (instead and not kept and later.directory != run.directory) else "",
-        "differs": difference(run.command, instead) if instead and not kept else "",
+        "differs": difference(run.line if syntax else run.command, instead) if instead and not kept else "",
         "first": [r.command for r in first][:3] if not kept else [],
         "sandbox": sandbox.group(1) if sandbox else "",
         "explanation": _explanation(evidence, run, later.index, sig, kept),

@@ -36,7 +36,15 @@ _TELLING = re.compile(
     r"npm ERR!|\bnot found\b|\bunknown (option|command|flag)\b|\brefused\b|\btimed? ?out\b|"
     # Windows and PowerShell say it in sentences ("The parameter is incorrect.", "Access is denied.").
     r"\bis (not valid|invalid|incorrect)\b|\bdenied\b|\bnot permitted\b|\bcannot find the (path|file)\b|"
-    r"\bnot recognized as\b",
+    r"\bnot recognized as\b|"
+    # A shell that could not parse the line (bash's, PowerShell's words).
+    r"\bis not a valid\b|\bsyntax error\b|\bunexpected (token|EOF|end of file)\b",
+    re.IGNORECASE,
+)
+#: The shell refused the line before running anything in it: its syntax, not the program.
+SHELL_SYNTAX = re.compile(
+    r"\bsyntax error\b|\bunexpected (token|EOF|end of file)\b|is not a valid statement separator|"
+    r"\bParserError\b|Missing closing",
     re.IGNORECASE,
 )
 #: Test assertions: about the logic under test, not a trap of the project.
