@@ -424,3 +424,12 @@ def test_a_line_the_shell_could_not_parse_then_written_its_way_is_a_gotcha(proje
     assert meta["signature"] == "The token '&&' is not a valid statement separator in this version"
     assert meta["title"].endswith("the shell refused the line")
     assert meta["fix"]["instead"] == "git log --oneline -3; git diff --stat"
+    # An unbalanced quote fixed by writing another command is the agent's slip, no trait of
+    # the shell: no page.
+    t = Session(project, "s-bash-quote-1", agent="codex").start().prompt("Find the gen commands")
+    t.tool("shell", 'rg -n "add_parser(\\"gen|gen-snippets\\" cli.py -S',
+           "bash: -c: line 1: unexpected EOF while looking for matching `\"'\nExit code: 2", error=True)  # fmt: skip
+    t.tool("shell", 'rg -n "add_parser" cli.py', "12: sub.add_parser('gen')")
+    t.stop("Found it.").end().write()
+    consolidate_session(project, "s-bash-quote-1")
+    assert len(pages(project, "gotchas")) == 1

@@ -424,3 +424,17 @@ def printed_file(command: str) -> str | None:
     if program == "sed" and len(args) == 2 and re.fullmatch(r"1,\d+p", args[0].strip("'\"")):
         return args[1]
     return args[0] if program in _PRINTS_FILE and len(args) == 1 else None
+
+
+_JOIN = re.compile(r"^(&&|\|\||;|\||&)$")
+
+
+def joined_otherwise(failed: str, worked: str) -> bool:
+    """Do the two lines run the same commands, joined differently (`a && b`, `a; b`)? A shell
+    that refused one (Windows PowerShell 5 has no `&&`) then took the other. (A line fixed in its
+    words, an unbalanced quote, is the agent's slip, not a trait of the shell.)"""
+
+    def words(line: str) -> list[str]:
+        return [w.rstrip(";") for w in line.split() if not _JOIN.match(w)]
+
+    return bool(failed and worked) and failed != worked and words(failed) == words(worked)

@@ -45,7 +45,7 @@ import re
 from dataclasses import replace
 
 from wiki_memory.consolidate.command_runs import operands
-from wiki_memory.consolidate.commands import command_key, command_words, is_probe, only_looks
+from wiki_memory.consolidate.commands import command_key, command_words, is_probe, joined_otherwise, only_looks
 from wiki_memory.consolidate.distill.candidate import Candidate, proposed
 from wiki_memory.consolidate.distill.environment_gotchas import environment_gotchas, file_tool_gotchas
 from wiki_memory.consolidate.distill.evidence import (
@@ -372,7 +372,7 @@ def _fixed(
     kept = [f for f in changed if f not in new and not own]
     # (A line the capture cut cannot be compared with the one that worked.)
     instead = "" if _same_line(run, later) or not instead_ok or run.partial else later.command
-    syntax = bool(SHELL_SYNTAX.search(run.error)) and not run.partial and later.line not in ("", run.line)
+    syntax = bool(SHELL_SYNTAX.search(run.error)) and joined_otherwise(run.line, later.line)
     if syntax and not instead:
         instead = later.line  # the same commands, written so the shell takes them
     if changed and not kept and not instead:
