@@ -201,3 +201,11 @@ def test_a_file_the_sessions_own_git_status_did_not_list_is_not_claimed(project,
     s.stop("Installed the skill; parser fixed.")
     line = _uncommitted_line(handoff_of(project, "uncommitted-0013"))
     assert "parser.py" in line and ".dazi" not in line
+    # A status that leaves untracked files out, or is cut short, says nothing of them.
+    for n, status in enumerate(("git status -uno", "git status --short | head -1")):
+        t = Hooked(code_repo, f"uncommitted-001{4 + n}")
+        t.prompt("Write the notes")
+        t.edit("notes/todo.md").edit("parser.py")
+        t.bash(status, " M parser.py\n")
+        t.stop("Notes written.")
+        assert "the session's changes (2 files" in _uncommitted_line(handoff_of(project, f"uncommitted-001{4 + n}"))

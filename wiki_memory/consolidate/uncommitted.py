@@ -26,6 +26,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from wiki_memory.capture.toolcalls import CUT_MARK
 from wiki_memory.consolidate.command_runs import CommandRun
 from wiki_memory.consolidate.commands import stage_commands
 from wiki_memory.consolidate.oneline import relative
@@ -97,9 +98,16 @@ def _ignored_in_events(session: Session, runs: Sequence[CommandRun]) -> set[str]
     of the whole working directory, with no commit between, did not list: git ignores them."""
     out: set[str] = set()
     for run in runs:
-        stages = _git_stages(run)
-        whole = [w for w in stages if w[1] == "status" and not [a for a in w[2:] if not a.startswith("-")]]
-        if not (run.ok and whole and len(stages) == 1) or "-C" in whole[0]:
+        stages = stage_commands(run.command)
+        # Only `git status` alone, whole: not one cut by `| head` or the capture, not one told to
+        # leave untracked files out (`-uno`), not of a pathspec or another directory.
+        words = stages[0] if run.ok and len(stages) == 1 and "|" not in run.command else ()
+        if not (words and os.path.basename(words[0]) == "git" and words[1:2] == ("status",)):
+            continue
+        options = words[2:]
+        if any(not a.startswith("-") or a.startswith(("-u", "--untracked-files", "-C")) for a in options):
+            continue
+        if CUT_MARK.search(run.step.output or ""):
             continue
         listed = _status_listed(run.step.output)
         last_commit = max((r.step.index for r in runs if r.step.index < run.step.index and committed(r)), default=-1)

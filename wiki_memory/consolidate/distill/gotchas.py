@@ -131,11 +131,11 @@ def _refusal(evidence: Evidence, run: Run, sig: str) -> str | None:
     installs = bool(_INSTALLS.match(" ".join(run.words))) and not run.outside and not is_probe(run.command)
     # Whatever the program, the agent's sandbox stopping it, or the shell refusing the line's
     # syntax (`&&` in Windows PowerShell), is a trap of where it runs.
-    sandboxed = bool(_SANDBOXED.search(run.output) or SHELL_SYNTAX.search(run.error)) and not run.outside
+    where_it_ran = bool(_SANDBOXED.search(run.output) or SHELL_SYNTAX.search(run.error)) and not run.outside
     if (
         not_a_run(run)
         and not installs
-        and not sandboxed
+        and not where_it_ran
         and not (missing_program(run) and not run.outside)
         and not missing_directory(run)
     ):
@@ -377,8 +377,6 @@ def _fixed(
         instead = later.line  # the same commands, written so the shell takes them
     if changed and not kept and not instead:
         return None, "the fix changed only files the session had just made"
-    if instead and later.program == run.program and "\n" in instead and not difference(run.command, instead):
-        return None, "the line that worked differs in what it carried (a patch, a heredoc), not how it ran"
     if any(os.path.basename(f) in run.output for f in new if len(os.path.basename(f)) > 3):
         return None, "the failure points into a file the session had just made"
     # The agent's sandbox stopped it and the same line passed when run again: with the
