@@ -29,6 +29,15 @@ AGENTS = """# Repository Guidelines
 - Always run `cargo fmt` before a commit; never commit `target/`.
 - Prefer `thiserror` for error types.
 
+## Agent
+<!--COMPILED PERSONA START-->
+<system>
+<purpose>This agent is a meticulous veteran who verifies every detail before it answers.</purpose>
+<rules>
+<rule>Never guess; search the memory with several queries first.</rule>
+</rules>
+</system>
+
 ## Skills
 A skill is a set of local instructions stored in a `SKILL.md` file.
 - tidy: tidy things (file: {skills}/tidy/SKILL.md)
@@ -61,7 +70,8 @@ def test_the_given_agents_md_is_read_as_instructions_not_as_a_prompt(tmp_path: P
     session = build_session(read_rollout(path))
     assert [p.text for p in session.prompts] == ["what does this crate do?"]
     by_title = {c.title: c for c in given_instructions(gather(summarize(session)))}
-    assert sorted(by_title) == ["Build and Test", "Style"]  # the skills list is the harness's
+    # The skills list is the harness's; a prompt compiled into tags is text for a model.
+    assert sorted(by_title) == ["Build and Test", "Style"]
     assert by_title["Build and Test"].type == "procedure"
     assert by_title["Style"].type == "preference"
     assert "`cargo test --workspace`" in by_title["Build and Test"].facts["body"]

@@ -6,7 +6,9 @@ wording as its body, the file as its source and anchor).
 
 What the harness adds to that text is not the project's: a section that points by absolute
 path at files outside the project's folder or in a tool's hidden folder (Codex lists the
-skills, under `~/.codex` or `.codex/skills`, in the same block) is left out.
+skills, under `~/.codex` or `.codex/skills`, in the same block) is left out, and so is a
+section that is markup rather than notes: a tool's marker comment alone, or a prompt compiled
+into tags (`<system>`, `<purpose>This agent is ...`), text for a model.
 """
 
 from __future__ import annotations
@@ -81,10 +83,29 @@ def _outside(text: str, folder: str) -> bool:
     return False
 
 
+# Markup, not prose: an HTML comment, a tag on its own (`<purpose>`, `</system>`, `<!--VITE PLUS START-->`).
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_TAG_LINE = re.compile(r"^\s*</?[A-Za-z][\w:-]*(\s[^>]*)?>\s*$")
+
+
+def _markup(text: str) -> bool:
+    """A section that is markup, not notes: nothing but comments and tags (a tool's marker
+    left alone), or a prompt compiled into tags (`<system>`, `<purpose>This agent is ...`),
+    whose lines are tags one time in four or more: text for a model, not the project's."""
+    lines = [line for line in _COMMENT.sub("", text).splitlines() if line.strip()]
+    if not any(not _TAG_LINE.match(line) for line in lines):
+        return True
+    tags = sum(1 for line in lines if _TAG_LINE.match(line) or line.lstrip().startswith("<"))
+    return tags * 4 >= len(lines)
+
+
 def given_instructions(evidence: Evidence) -> list[Candidate]:
-    """A candidate page for each section of the project's instruction file the session was given."""
+    """A candidate page for each section of the project's instruction file the session was given
+    (not one that is markup: see `_markup`)."""
     out = []
     for section in given_sections(evidence):
+        if _markup(section.text):
+            continue
         anchors = (section.source.name,) if not os.path.isabs(section.source.name) else ()
         out.append(
             Candidate(
