@@ -83,20 +83,16 @@ def _outside(text: str, folder: str) -> bool:
     return False
 
 
-# Markup, not prose: an HTML comment, a tag on its own (`<purpose>`, `</system>`, `<!--VITE PLUS START-->`).
+# An HTML comment (`<!--VITE PLUS START-->`): markup, not prose.
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
-_TAG_LINE = re.compile(r"^\s*</?[A-Za-z][\w:-]*(\s[^>]*)?>\s*$")
 
 
 def _markup(text: str) -> bool:
     """A section that is markup, not notes: nothing but comments and tags (a tool's marker
     left alone), or a prompt compiled into tags (`<system>`, `<purpose>This agent is ...`),
-    whose lines are tags one time in four or more: text for a model, not the project's."""
+    whose lines open with a tag one time in four or more: text for a model, not the project's."""
     lines = [line for line in _COMMENT.sub("", text).splitlines() if line.strip()]
-    if not any(not _TAG_LINE.match(line) for line in lines):
-        return True
-    tags = sum(1 for line in lines if _TAG_LINE.match(line) or line.lstrip().startswith("<"))
-    return tags * 4 >= len(lines)
+    return sum(1 for line in lines if line.lstrip().startswith("<")) * 4 >= len(lines)
 
 
 def given_instructions(evidence: Evidence) -> list[Candidate]:
