@@ -138,6 +138,7 @@ HOOK_PATH = frozenset(
         "wiki_memory.capture.redact.vocabulary",
         "wiki_memory.capture.shell",
         "wiki_memory.capture.toolcalls",
+        "wiki_memory.capture.plan_calls",
         "wiki_memory.capture.exit_status",
         # Consolidation's light parts: the SessionStart context file and handoff, the state
         # beside the wiki, the session so far after a compaction, the page usage counters.

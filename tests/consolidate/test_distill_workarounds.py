@@ -122,6 +122,62 @@ def test_a_failure_that_passed_again_with_no_sandbox_in_the_way_is_still_no_gotc
     assert pages(project, "gotchas") == {}
 
 
+def test_a_failure_the_sandbox_caused_silently_is_a_gotcha_once_it_passed_escalated(project, tmp_path: Path):
+    """The sandbox cut the network and said nothing of it: only the run that passed, asking
+    to run outside it, tells what stopped the first. The handoff says so too."""
+    root = project.root
+    command = ["bash", "-lc", "git push origin HEAD"]
+    cut = "fatal: unable to access 'https://github.com/o/app.git/': Could not resolve host: github.com\n"
+    path = rollout(tmp_path / "rollouts", root, [
+        ({"command": command, "workdir": str(root)}, json.dumps({"output": cut, "metadata": {"exit_code": 128}})),
+        ({"command": command, "workdir": str(root), "sandbox_permissions": "require_escalated"},
+         json.dumps({"output": "", "metadata": {"exit_code": 0}})),
+    ])  # fmt: skip
+    steps = [o for o in read_rollout(path) if o.kind == "tool"]
+    assert [bool(o.meta.get("escalated")) for o in steps] == [False, True]
+    import_transcripts("codex", [path], project=project)
+    [(meta, body)] = pages(project, "gotchas").values()
+    assert meta["signature"] == "fatal: unable to access 'httpapp.git/': Could not resolve host: github.com"
+    assert meta["fix"]["sandbox"] == "Codex"
+    assert "run it with escalated permissions, outside the sandbox" in body
+    [handoff] = (project.wiki / "handoffs").rglob("*.md")
+    assert "then passed with escalated permissions, outside the sandbox" in handoff.read_text()
+
+
+@pytest.mark.parametrize(
+    "agent, tool_input",
+    [
+        ("claude-code", {"command": "git push origin HEAD", "dangerouslyDisableSandbox": True}),
+        ("codex", {"command": "git push origin HEAD", "sandbox_permissions": "require_escalated"}),
+        ("codex", {"command": ["bash", "-lc", "git push origin HEAD"], "with_escalated_permissions": True}),
+    ],
+)
+def test_the_hooks_record_a_call_that_asked_to_run_outside_the_sandbox(agent: str, tool_input: dict):
+    from wiki_memory.capture.adapter import load
+
+    payload = {"session_id": "s-escalated-1", "cwd": "/w/app", "hook_event_name": "PostToolUse",
+               "tool_name": "Bash", "tool_input": tool_input, "tool_response": ""}  # fmt: skip
+    [o] = load(agent).parse("PostToolUse", payload)
+    assert o.meta["escalated"] is True
+    [o] = load(agent).parse("PostToolUse", {**payload, "tool_input": {"command": "git push origin HEAD"}})
+    assert "escalated" not in o.meta
+
+
+def test_a_rerun_that_asked_for_nothing_more_says_nothing_of_the_sandbox(project, tmp_path: Path):
+    root = project.root
+    command = ["bash", "-lc", "git fetch --all --prune"]
+    cut = "fatal: unable to access 'https://github.com/o/app.git/': Could not resolve host: github.com\n"
+    up = {"sandbox_permissions": "require_escalated"}
+    path = rollout(tmp_path / "rollouts", root, [
+        ({"command": command, "workdir": str(root), **up}, json.dumps({"output": cut, "metadata": {"exit_code": 128}})),
+        ({"command": command, "workdir": str(root), **up}, json.dumps({"output": "", "metadata": {"exit_code": 0}})),
+    ])  # fmt: skip
+    import_transcripts("codex", [path], project=project)
+    assert pages(project, "gotchas") == {}
+    [handoff] = (project.wiki / "handoffs").rglob("*.md")
+    assert "escalated" not in handoff.read_text()
+
+
 def report(command: str, output: str, code: int) -> str:
     """A shell command as an older Gemini CLI transcript reports it."""
     return (

@@ -21,6 +21,7 @@ from collections import namedtuple
 
 from wiki_memory.capture.exit_status import command_output, has_failure_line, looks_failed, read_exit_code
 from wiki_memory.capture.observation import PlanItem
+from wiki_memory.capture.plan_calls import plan_items
 from wiki_memory.capture.shell import edited_files
 
 TYPE_CHECKING = False
@@ -90,10 +91,13 @@ if TYPE_CHECKING:
         exit_code: int | None = None
         workdir: str | None = None
         asked: str | None = None
+        escalated: bool = False
 
 else:
     _ToolFacts = namedtuple(
-        "ToolFacts", "input output error files plan exit_code workdir asked", defaults=(None, None, None)
+        "ToolFacts",
+        "input output error files plan exit_code workdir asked escalated",
+        defaults=(None, None, None, False),
     )
 
 
@@ -101,7 +105,8 @@ class ToolFacts(_ToolFacts):
     """The normalised facts of one tool call: input and output (str or None), error (bool),
     files (tuple of paths), plan (tuple of PlanItem), exit_code (int or None), workdir (the
     directory the call said its command runs in, str or None), asked (what a sub-agent was
-    asked to do, its prompt's start: the command it was to run is there)."""
+    asked to do, its prompt's start: the command it was to run is there), escalated (the
+    command asked to run outside the agent's sandbox)."""
 
     __slots__ = ()
 
@@ -115,6 +120,8 @@ class ToolFacts(_ToolFacts):
             meta["workdir"] = self.workdir
         if self.asked:
             meta["asked"] = self.asked
+        if self.escalated:
+            meta["escalated"] = True
         return {
             "tool": tool,
             "input": self.input,
@@ -351,60 +358,6 @@ def call_files(tool: str, tool_input: Any) -> list[str]:
     return []
 
 
-def normalize_status(status: Any) -> str:
-    """completed | in_progress | pending | cancelled, from any agent's spelling."""
-    low = str(status or "").strip().lower().replace("-", "_").replace(" ", "_")
-    if low in ("completed", "complete", "done", "finished", "success", "succeeded"):
-        return "completed"
-    if low in ("in_progress", "inprogress", "active", "doing", "running", "started"):
-        return "in_progress"
-    if low in ("cancelled", "canceled", "deleted", "removed", "abandoned", "skipped"):
-        return "cancelled"
-    return "pending"
-
-
-def plan_items(tool: str, tool_input: Any, tool_response: Any) -> tuple[PlanItem, ...]:
-    """Plan items carried by a planning tool (TodoWrite, TaskCreate/TaskUpdate, update_plan, write_todos).
-
-    A TaskUpdate that names no status (a new subject only) has status "": the item keeps its own.
-    """
-    if not isinstance(tool_input, dict):
-        return ()
-    if tool in ("TodoWrite", "write_todos", "todo_write", "todowrite"):
-        todos = [t for t in tool_input.get("todos") or () if isinstance(t, dict)]
-        items = (
-            PlanItem(
-                str(t.get("content") or t.get("description") or t.get("activeForm") or ""),
-                normalize_status(t.get("status")),
-                str(t["id"]) if t.get("id") is not None else None,
-            )
-            for t in todos
-        )
-        return tuple(item for item in items if item.text)
-    if tool == "update_plan":
-        steps = [s for s in tool_input.get("plan") or () if isinstance(s, dict) and s.get("step")]
-        return tuple(PlanItem(str(s["step"]), normalize_status(s.get("status"))) for s in steps)
-    if tool == "TaskCreate":
-        task = tool_response.get("task") if isinstance(tool_response, dict) else None
-        task_id = task.get("id") if isinstance(task, dict) else None
-        text = str(tool_input.get("subject") or tool_input.get("description") or "")
-        created = normalize_status(tool_input.get("status"))
-        return (PlanItem(text, created, str(task_id) if task_id is not None else None),) if text else ()
-    if tool == "TaskUpdate":
-        status = tool_input.get("status")
-        if status is None and isinstance(tool_response, dict):
-            status = (tool_response.get("statusChange") or {}).get("to")
-        task_id = tool_input.get("taskId")
-        return (
-            PlanItem(
-                str(tool_input.get("subject") or ""),
-                normalize_status(status) if status else "",
-                str(task_id) if task_id is not None else None,
-            ),
-        )
-    return ()
-
-
 # The whole call --------------------------------------------------------------------------
 
 
@@ -438,6 +391,21 @@ def tool_facts(
         code,
         call_workdir(tool, tool_input),
         _asked(tool, tool_input),
+        escalated(tool_input),
+    )
+
+
+def escalated(tool_input: Any) -> bool:
+    """Did the call ask to run outside the agent's sandbox, with the permissions it withholds?
+    (Codex's `sandbox_permissions: "require_escalated"`, older `with_escalated_permissions`;
+    Claude Code's `dangerouslyDisableSandbox`.) A later run's success then says the sandbox was
+    what had stopped the command."""
+    if not isinstance(tool_input, dict):
+        return False
+    return (
+        tool_input.get("sandbox_permissions") == "require_escalated"
+        or tool_input.get("with_escalated_permissions") is True
+        or tool_input.get("dangerouslyDisableSandbox") is True
     )
 
 

@@ -55,6 +55,8 @@ def fixed_failures(runs: list[CommandRun], steps: list[Step], cwd: str | None, f
             if same
             else f"then `{shown(later_cmd, 120)}` {passed}"
         )
+        if escalated_past(run.step, steps[run.fixed_by]):
+            again += " with escalated permissions, outside the sandbox"
         line = f"`{shown(run.command, 120)}` failed at first ({run.error or run.outcome}), {again}{after}."
         found.add("stories", line, run.step, *changes, steps[run.fixed_by])
         # A look that failed and then worked (`pactl info` as root, then as the user) changed
@@ -63,6 +65,13 @@ def fixed_failures(runs: list[CommandRun], steps: list[Step], cwd: str | None, f
             reported_fixed.add(key)
             found.add("done", line, run.step, *changes, steps[run.fixed_by])
     return reported_fixed
+
+
+def escalated_past(failed: Step, later: Step) -> bool:
+    """The later run asked for the permissions the agent's sandbox withholds and the failed
+    one had not: what stopped the command was the sandbox (a network call, a write to
+    `.git`), and running it outside got past it."""
+    return bool(later.meta.get("escalated")) and not failed.meta.get("escalated")
 
 
 def last_runs(

@@ -16,8 +16,9 @@ from itertools import pairwise
 from typing import Any
 
 from wiki_memory.capture.observation import Observation, PlanItem
+from wiki_memory.capture.plan_calls import normalize_status
 from wiki_memory.capture.prompts import COMMAND, EXPANSION, META, PERSONA, USER, classify_turns, is_meta_prompt
-from wiki_memory.capture.toolcalls import FULL_PLAN_TOOLS, normalize_status, tool_kind
+from wiki_memory.capture.toolcalls import FULL_PLAN_TOOLS, tool_kind
 
 
 @lru_cache(maxsize=8192)

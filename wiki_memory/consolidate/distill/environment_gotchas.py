@@ -25,6 +25,9 @@ from wiki_memory.consolidate.distill.signature import (
 from wiki_memory.consolidate.oneline import cut_at_word
 from wiki_memory.consolidate.session import Step
 
+# The line the capture adds to a command the agent's sandbox stopped (`exit_status.sandbox_denial`).
+SANDBOXED = re.compile(r"^\[\w+ by the sandbox (\w+): exit code -?\d+\]$", re.M)
+
 #: How many of the commands an environment's error stopped a gotcha lists.
 MAX_COMMANDS = 5
 
@@ -187,4 +190,24 @@ def _file_tool_gotcha(evidence: Evidence, step: Step, error: str, instead: str, 
         facts=facts,
         reason=f"{step.tool} refused `{one_line(step.input, 60)}`, then {how} in {evidence.source}",
         tags=("distilled",),
+    )
+
+
+def sandbox_of(evidence: Evidence, run: Run, later: Run) -> str:
+    """The sandbox that stopped `run`, `later` having passed outside it: its name, or "". The
+    sandbox says so (Codex's denial), or only the run that passed does: it asked to run
+    outside, and `run` had not (a network call the sandbox cut: "Could not resolve host")."""
+    denied = SANDBOXED.search(run.output)
+    if denied:
+        return denied.group(1)
+    if later.escalated and not run.escalated:
+        return evidence.agent.replace("-", " ").title()  # (its agent's: `Codex`, `Claude Code`)
+    return ""
+
+
+def passed_outside(evidence: Evidence, run: Run) -> bool:
+    """Did the same line pass later, run outside the agent's sandbox (and `run` inside it)?"""
+    same = (run.command, run.directory, run.env)
+    return not run.escalated and any(
+        r.index > run.index and r.ok and r.escalated and (r.command, r.directory, r.env) == same for r in evidence.runs
     )

@@ -47,7 +47,13 @@ from dataclasses import replace
 from wiki_memory.consolidate.command_runs import operands
 from wiki_memory.consolidate.commands import command_key, command_words, is_probe, joined_otherwise, only_looks
 from wiki_memory.consolidate.distill.candidate import Candidate, proposed
-from wiki_memory.consolidate.distill.environment_gotchas import environment_gotchas, file_tool_gotchas
+from wiki_memory.consolidate.distill.environment_gotchas import (
+    SANDBOXED,
+    environment_gotchas,
+    file_tool_gotchas,
+    passed_outside,
+    sandbox_of,
+)
 from wiki_memory.consolidate.distill.evidence import (
     AHEAD,
     Evidence,
@@ -90,8 +96,6 @@ _STATE = re.compile(
     r"^(chmod|chown|mkdir|touch|ln|export|pip3?|npm|pnpm|yarn|bun|uv|poetry|cargo|go|gem|apt|apt-get|brew|"
     r"docker|docker-compose|git (checkout|switch|pull|fetch|submodule)|source|nvm|pyenv)\b"
 )
-# The line the capture adds to a command the agent's sandbox stopped (`toolcalls.sandbox_denial`).
-_SANDBOXED = re.compile(r"^\[\w+ by the sandbox (\w+): exit code -?\d+\]$", re.M)
 _GENERIC = {"run", "test", "tests", "build", "install", "start", "dev", "exec", "-m", "python", "python3", "node",
             "bash", "sh", "sudo", "npx", ".", "./", "..", "-c", "-lc", "-l"}  # fmt: skip
 _RUNNER_NAMES = {
@@ -131,7 +135,10 @@ def _refusal(evidence: Evidence, run: Run, sig: str) -> str | None:
     installs = bool(_INSTALLS.match(" ".join(run.words))) and not run.outside and not is_probe(run.command)
     # Whatever the program, the agent's sandbox stopping it, or the shell refusing the line's
     # syntax (`&&` in Windows PowerShell), is a trap of where it runs.
-    where_it_ran = bool(_SANDBOXED.search(run.output) or SHELL_SYNTAX.search(run.error)) and not run.outside
+    where_it_ran = (
+        bool(SANDBOXED.search(run.output) or SHELL_SYNTAX.search(run.error) or passed_outside(evidence, run))
+        and not run.outside
+    )
     if (
         not_a_run(run)
         and not installs
@@ -381,7 +388,9 @@ def _fixed(
         return None, "the failure points into a file the session had just made"
     # The agent's sandbox stopped it and the same line passed when run again: with the
     # permissions the sandbox withholds (the agent asked for them, the user granted them).
-    sandbox = _SANDBOXED.search(run.output) if not kept and not instead and not first else None
+    # The sandbox says so (Codex's denial), or only the run that passed does: it asked to
+    # run outside (a network call the sandbox cut: "Could not resolve host").
+    sandbox = sandbox_of(evidence, run, later) if not kept and not instead and not first else ""
     if not kept and not instead and not first and not sandbox:
         return None, "passed again with nothing changed in between"
     elsewhere = missing_directory(run) and later.directory != run.directory
@@ -403,7 +412,7 @@ def _fixed(
         "instead_dir": later.directory if (instead and not kept and later.directory != run.directory) else "",
         "differs": difference(run.line if syntax else run.command, instead) if instead and not kept else "",
         "first": [r.command for r in first][:3] if not kept else [],
-        "sandbox": sandbox.group(1) if sandbox else "",
+        "sandbox": sandbox,
         "explanation": _explanation(evidence, run, later.index, sig, kept),
         "verified": later.command,
         "occurrence": {"date": run.date or evidence.date, "by": evidence.agent, "session": evidence.source,
@@ -414,7 +423,7 @@ def _fixed(
     elif instead:
         how = f"`{one_line(instead, 80)}` worked instead"
     elif sandbox:
-        how = f"passed outside the sandbox {sandbox.group(1)}"
+        how = f"passed outside the sandbox {sandbox}"
     else:
         how = f"passed after `{one_line(first[0].command, 80)}`"
     reason = f"failed with {sig[:60]!r}, then {how} in {evidence.source}"
