@@ -207,6 +207,24 @@ def test_contingent_advice_rules_and_hedged_steps_are_not_next_steps(project, co
     assert "`git add docs/wrappers.md && git commit -m 'docs: fix wrappers'` succeeded." in section(handoff, "Done")
 
 
+def test_a_command_the_final_message_names_and_the_session_never_ran_is_open(project, code_repo):
+    """In any language: `make check` ran, `make apply` did not; a name in code that is no
+    command of a program the session ran (`homebrew.casks`, `pip`) is not one."""
+    s = Hooked(code_repo, "final-named-0001")
+    s.start()
+    s.prompt("Gather を追加して")
+    s.edit("darwin/hosts/mac.nix")
+    s.bash("make check", "all checks passed")
+    s.stop(
+        "`darwin/hosts/mac.nix` に `gather` を追加しました。`homebrew.casks` 側です。\n\n"
+        "`make check` は通過済みです。反映は `make apply` でできます。`pip install nix` は不要です。\n\n"
+        "```\nmake rollback\n```"
+    )
+    open_items = section(handoff_of(project, "final-named-0001"), "Open items / next steps")
+    [line] = [x for x in open_items.splitlines() if "Named at the end" in x]
+    assert line == "- Named at the end, not run in the session: `make apply`"
+
+
 def test_a_closing_formula_leaves_no_question_a_real_one_does(project, code_repo):
     s = Hooked(code_repo, "final-ask-0001")
     s.start()

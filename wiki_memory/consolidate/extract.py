@@ -33,7 +33,7 @@ from wiki_memory.capture.observation import PlanItem
 from wiki_memory.consolidate.agent_reports import agent_reports
 from wiki_memory.consolidate.command_runs import CommandRun, judge_runs
 from wiki_memory.consolidate.commands import is_probe, shown
-from wiki_memory.consolidate.final_message import HANDED_LABEL, offers_choices, split_final
+from wiki_memory.consolidate.final_message import HANDED_LABEL, named_not_run, offers_choices, split_final
 from wiki_memory.consolidate.findings import Findings
 from wiki_memory.consolidate.goal import goal_and_requests
 from wiki_memory.consolidate.oneline import clean, error_line, relative
@@ -375,6 +375,13 @@ def _final_message(session: Session, found: Findings) -> str:
             found.add("open", clean(HANDED_LABEL + " ".join(handed), 600), answer)
         for step_line in [line for line in next_steps if not line.startswith(HANDED_LABEL)][:6]:
             found.add("open", step_line, answer)
+        # Of what it reports (not a rule, a case that may not come, a step already told).
+        ran = [s.input for s in session.steps if s.kind == "command"]
+        named = named_not_run("\n".join(statements), ran)
+        if named:
+            found.add(
+                "open", "Named at the end, not run in the session: " + ", ".join(f"`{c}`" for c in named[:4]), answer
+            )
     return final
 
 

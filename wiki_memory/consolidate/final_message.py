@@ -5,9 +5,12 @@ Standard library only."""
 from __future__ import annotations
 
 import json
+import os
 import re
+from collections.abc import Sequence
 from itertools import pairwise
 
+from wiki_memory.consolidate.commands import command_words
 from wiki_memory.consolidate.oneline import clean
 
 # A statement that something is not finished: "Quoted fields are not handled yet", "the test still fails".
@@ -225,3 +228,45 @@ def _file_sentences(
         else:
             statements.append(sentence)
     return handing
+
+
+# An inline code span (`make apply`) outside code blocks, and one that names a command: a
+# namespaced slash command (`/speckit.plan`, `/erk:plan-save`), or two words or more whose
+# first is a program's name or a path to a program (`target/debug/app --help`), not a file.
+_SPAN = re.compile(r"(?<!`)`([^`\n]{2,160})`(?!`)")
+_SLASH_COMMAND = re.compile(r"^/[a-z][\w-]*[.:][\w.-]+$")
+_PROGRAM = re.compile(r"^(\.{0,2}/)?([\w-]+/)*[\w-]+(\.sh)?$")
+# Words after which the next one still names what runs (`npm run build`, `python -m pytest`).
+_RUNNERS = frozenset({"run", "-m", "exec", "x", "dlx", "tool"})
+
+
+def named_not_run(final: str, commands: Sequence[str]) -> list[str]:
+    """The commands the final message names in code (`make apply`) that the session never
+    ran: left for the user, or for the next session, whatever language the message is in.
+    Only a program the session ran (`make` for `make check`), a path to one, or a slash
+    command: a name in code may be anything else (`homebrew.casks`, `Gather Town`)."""
+    ran = [command_words(c) for c in commands]
+    programs = {os.path.basename(w[0]) for w in ran if w}
+    out: list[str] = []
+    in_fence = False
+    for line in final.splitlines():
+        if line.strip().startswith("```"):
+            in_fence = not in_fence
+            continue
+        for match in () if in_fence else _SPAN.finditer(line):
+            span = match.group(1).strip()
+            if _SLASH_COMMAND.match(span):
+                if not any(c.strip().startswith(span) for c in commands):
+                    out.append(span)
+                continue
+            words = command_words(span)
+            if len(words) < 2 or not _PROGRAM.match(words[0]):
+                continue
+            if os.path.basename(words[0]) not in programs and "/" not in words[0]:
+                continue
+            # The same program doing the same thing (`make check`, `python -m pytest`) ran:
+            # the message tells of it, with other options perhaps.
+            head = words[: 3 if words[1] in _RUNNERS else 2]
+            if not any(w[: len(head)] == head for w in ran):
+                out.append(span)
+    return list(dict.fromkeys(out))
