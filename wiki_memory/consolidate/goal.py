@@ -100,7 +100,7 @@ def _request(session: Session, turns: list[Turn], n: int) -> str:
 
 # A plan file: `plan.md`, `PLAN.md`, `implementation-plan.md`, or any Markdown file in a
 # `plans` folder (where Claude Code's plan mode keeps them).
-_PLAN_FILE = re.compile(r"(^|[\\/])(?:[\w.-]*plan\.md|plans[\\/][^\\/]+\.md)$", re.IGNORECASE)
+PLAN_FILE = re.compile(r"(^|[\\/])(?:[\w.-]*plan\.md|plans[\\/][^\\/]+\.md)$", re.IGNORECASE)
 _TITLE = re.compile(r"\A\s*(?:\s*\d+\s*[→\t|]\s*)?# +(?:Plan: *)?(?P<title>\S.{2,150}?)\s*$", re.MULTILINE)
 
 
@@ -118,7 +118,7 @@ def plan_read(session: Session, turns: list[Turn], n: int) -> tuple[Step, str] |
         if (end is not None and step.seq >= end) or step.kind == "edit":
             break
         path = step.input.strip() if step.kind == "read" else printed_file(step.input) or ""
-        if step.kind in ("read", "command") and not step.error and _PLAN_FILE.search(path):
+        if step.kind in ("read", "command") and not step.error and PLAN_FILE.search(path):
             m = _TITLE.match(step.output)
             return (step, m.group("title")) if m else None
     return None

@@ -16,6 +16,8 @@
   page per file.
 - `versions`: what a program said of its own version (`op --version`), and the command that
   installed it, on one `fact` page.
+- `tool_notes`: the Markdown the session read or wrote in the project's hidden folders (a spec
+  kit's constitution, an agent's prompts and rules), on one `fact` page.
 - `candidate`: what they propose; `pages`: a candidate rendered or merged into its page;
   `dedup`: which existing page a candidate duplicates, and contradictions.
 - `llm`: the optional LLM pass (an API, or the agent CLI the user is signed in to).
@@ -35,6 +37,7 @@ from wiki_memory.consolidate.distill.manifests import manifests
 from wiki_memory.consolidate.distill.missing_programs import missing_programs
 from wiki_memory.consolidate.distill.procedures import procedures
 from wiki_memory.consolidate.distill.statements import statements
+from wiki_memory.consolidate.distill.tool_notes import tool_notes
 from wiki_memory.consolidate.distill.versions import versions
 from wiki_memory.consolidate.extract import Summary
 
@@ -59,7 +62,7 @@ def distill(summary: Summary, root: str | None = None) -> Distilled:
     found_gotchas = [c for c in found_gotchas if c.facts.get("signature") not in said] + missing
     found_statements, refused_statements = statements(evidence)
     candidates = [*procedures(evidence), *found_gotchas, *found_statements, *manifests(evidence)]
-    candidates += versions(evidence)
+    candidates += versions(evidence) + tool_notes(evidence)
     return Distilled(evidence, tuple(candidates), tuple(refused_gotchas + refused_statements))
 
 

@@ -223,10 +223,36 @@ def tools_body(title: str, meta: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def notes_body(title: str, meta: Mapping[str, Any]) -> str:
+    """The page: the files by folder, each with its title and when a session last saw it."""
+    found = meta.get("tools")
+    files: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    lines = [
+        f"# {title}",
+        "",
+        "Markdown the sessions read or wrote in the project's hidden folders: what steers the tools and agents "
+        "that work here (instructions, prompts, specs, plans). A plain listing does not show these folders.",
+    ]
+    folders: dict[str, list[str]] = {}
+    for path, seen in sorted(files.items()):
+        if not isinstance(seen, Mapping):
+            continue
+        parts = path.split("/")
+        folder = "/".join(parts[:2]) + "/" if len(parts) > 2 else parts[0] + "/"
+        named = f": “{seen['title']}”" if seen.get("title") else ""
+        folders.setdefault(folder, []).append(f"- `{path}`{named} ({seen.get('how')} {seen.get('date')})")
+    for folder, items in folders.items():
+        lines += ["", f"## `{folder}`", "", *items]
+    lines += ["", "A change to one of these files marks this page as possibly stale.", "", FOOTER]
+    return "\n".join(lines) + "\n"
+
+
 def fact_body(title: str, meta: Mapping[str, Any]) -> str:
 
     if meta.get("environment") == "tools":
         return tools_body(title, meta)
+    if meta.get("environment") == "notes":
+        return notes_body(title, meta)
     path = meta.get("manifest")
     found = meta.get("topics")
     topics: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
