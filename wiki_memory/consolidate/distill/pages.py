@@ -231,7 +231,7 @@ def notes_body(title: str, meta: Mapping[str, Any]) -> str:
         f"# {title}",
         "",
         "Markdown the sessions read or wrote in the project's hidden folders: what steers the tools and agents "
-        "that work here (instructions, prompts, specs, plans). A plain listing does not show these folders.",
+        "that work here (instructions, prompts, specs, skills). A plain listing does not show these folders.",
     ]
     folders: dict[str, list[str]] = {}
     for path, seen in sorted(files.items()):
