@@ -51,7 +51,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "scripts" / "data" / "sessions"
-PARTS = ("smoke", "tune", "holdout", "holdout2", "holdout3", "holdout4")
+PARTS = ("smoke", "tune", "holdout", "holdout2", "holdout3", "holdout4", "holdout5")
 ITEM_KINDS = ("done", "failed", "open", "resolved_problems")
 FACT_KINDS = ("gotcha", "procedure", "preference", "decision", "fact")
 #: the session files: `../corpus/files` next to the checkout (or next to its worktrees' folder).

@@ -59,7 +59,7 @@ def test_label_files_follow_the_schema(part):
 
 
 def test_parts_share_no_repository_and_every_session_has_its_source():
-    parts = ("tune", "holdout", "holdout2", "holdout3", "holdout4")
+    parts = ("tune", "holdout", "holdout2", "holdout3", "holdout4", "holdout5")
     repos = {part: {label["repo"] for label in LABELS[part]} for part in parts}
     for a, b in itertools.combinations(parts, 2):
         assert not repos[a] & repos[b], (a, b)
