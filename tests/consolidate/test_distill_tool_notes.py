@@ -12,7 +12,7 @@ from conftest import consolidate_session, git
 from journals import Session
 
 from wiki_memory.config import resolve_project
-from wiki_memory.consolidate.distill.tool_notes import note_path, title_of
+from wiki_memory.consolidate.distill.tool_notes import home_folder, note_path, title_of
 from wiki_memory.memory import Memory
 from wiki_memory.pages import parse_page
 
@@ -53,8 +53,6 @@ def project(code_repo: Path):
         ("docs/guide.md", False),  # not hidden
         (".venv/lib/README.md", False),  # machinery
         (".git/description.md", False),
-        (".impl/plan.md", False),  # one task's plan
-        (".claude/plans/wise-owl.md", False),
         (".specify/scripts/bash/new-feature.sh", False),  # not Markdown
         ("AGENTS.md", False),
     ],
@@ -79,16 +77,23 @@ def test_notes_read_and_changed_are_one_anchored_page_updated_in_place_and_flagg
     s.tool("Read", f"{root}/.venv/lib/README.md", numbered("# Not ours\n"))
     s.tool("Read", f"{root}/.impl/plan.md", numbered("# Plan: add a print statement\n"))
     s.bash("cat .specify/scripts/bash/new-feature.sh", "#!/bin/sh\n")
+    # Written through the shell, beside another prompt: a prompt named plan.md, not a task's plan.
+    s.bash("cat > .codex/prompts/plan.md <<'EOF'\n# Plan\nMake the plan.\nEOF", "")
     s.stop("Amended.").end().write()
     consolidate_session(project, "s-notes-001")
 
     page = parse_page((project.wiki / PAGE).read_text(encoding="utf-8"), PAGE)
     assert page.meta["type"] == "fact" and page.meta["environment"] == "notes"
-    assert sorted(page.meta["tools"]) == [".codex/prompts/specify.md", ".specify/memory/constitution.md"]
+    assert sorted(page.meta["tools"]) == [
+        ".codex/prompts/plan.md",
+        ".codex/prompts/specify.md",
+        ".specify/memory/constitution.md",
+    ]
+    assert page.meta["tools"][".codex/prompts/plan.md"]["how"] == "changed"
     assert "## `.specify/memory/`" in page.body
     assert "- `.specify/memory/constitution.md`: “Shop Constitution” (read " in page.body
     assert "- `.codex/prompts/specify.md`: “Specify” (read " in page.body
-    assert ".venv" not in page.body and "plan.md" not in page.body and "new-feature.sh" not in page.body
+    assert ".venv" not in page.body and ".impl" not in page.body and "new-feature.sh" not in page.body
     blob = git(root, "hash-object", ".specify/memory/constitution.md").strip()
     assert {"path": ".specify/memory/constitution.md", "blob": blob} in page.meta["anchors"]
 
@@ -105,8 +110,19 @@ def test_notes_read_and_changed_are_one_anchored_page_updated_in_place_and_flagg
     assert [p.name for p in (project.wiki / "facts").glob("notes-*.md")] == [Path(PAGE).name]
     page = parse_page((project.wiki / PAGE).read_text(encoding="utf-8"), PAGE)
     assert sorted(page.meta["tools"]) == [
+        ".codex/prompts/plan.md",
         ".codex/prompts/specify.md",
         ".kiro/specs/cutover/design.md",
         ".specify/memory/constitution.md",
     ]
     assert "“Strategy cutover”" in page.body and "“Shop Constitution”" in page.body
+
+
+@pytest.mark.parametrize(
+    "path, home",
+    [("/Users/ann", True), ("/home/ann/", True), ("C:\\Users\\ann", True), ("/root", True),
+     ("/Users/ann/shop", False), ("/srv/app", False), ("", False)],
+)  # fmt: skip
+def test_a_session_run_in_a_home_folder_has_no_project_notes(path: str, home: bool):
+    """There `.codex/skills/x/SKILL.md` is the user's own setting, not a project's note."""
+    assert home_folder(path) is home

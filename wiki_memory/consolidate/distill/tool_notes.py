@@ -25,7 +25,7 @@ from wiki_memory.consolidate.oneline import clean
 
 TITLE = "Notes for tools and agents in hidden folders"
 #: How many files one session adds to the page, at most.
-MAX_FILES = 12
+MAX_FILES = 20
 _MARKDOWN = (".md", ".mdc", ".markdown")
 # Hidden folders of machinery, not notes: version control, environments, editors, caches.
 _MACHINERY = frozenset(
@@ -47,8 +47,16 @@ def note_path(path: str) -> bool:
         and parts[0] not in (".", "..")
         and parts[0] not in _MACHINERY
         and path.lower().endswith(_MARKDOWN)
-        and not PLAN_FILE.search(path)  # the plan of one task (`goal.plan_read`), done with it
     )
+
+
+def _task_plans(paths: set[str]) -> set[str]:
+    """The plan files (`goal.PLAN_FILE`) that are one task's plan, done with: alone among the
+    notes of their folder (`.impl/plan.md`), not one prompt among others (`.codex/prompts/`
+    with `plan.md` beside `specify.md`)."""
+    plans = {p for p in paths if PLAN_FILE.search(p)}
+    folders = {os.path.dirname(p) for p in paths - plans}
+    return {p for p in plans if os.path.dirname(p) not in folders}
 
 
 def title_of(output: str) -> str:
@@ -66,32 +74,55 @@ def title_of(output: str) -> str:
     return clean(m.group(1), 100) if m else ""
 
 
+def home_folder(path: str | None) -> bool:
+    """Is `path` a user's home folder (`/Users/ann`, `/home/ann`, `C:\\Users\\ann`, this
+    machine's `~`)? A session run there has no project: its hidden folders are the user's own
+    settings (`~/.codex/skills`), not a project's notes."""
+    if not path:
+        return False
+    parts = [p for p in path.replace("\\", "/").rstrip("/").split("/") if p and not p.endswith(":")]
+    return (
+        (len(parts) == 2 and parts[0].lower() in ("users", "home"))
+        or parts == ["root"]
+        or (os.path.normpath(path) == os.path.normpath(os.path.expanduser("~")))
+    )
+
+
 def tool_notes(evidence: Evidence) -> list[Candidate]:
     """The candidate of the page: each note file the session read or changed, the last time."""
+    if home_folder(evidence.root):
+        return []
+    # Changed by any tool or through the shell (a heredoc, `sed -i`), whenever in the session.
+    changed = {f for e in evidence.edits for f in e.files}
     found: dict[str, dict[str, str]] = {}
     for step in evidence.steps:
         if step.error:
             continue
         if step.kind == "read":
-            raw, how = [step.input], "read"
+            raw = [step.input]
         elif step.kind == "edit":
-            raw, how = list(step.files), "changed"
+            raw = list(step.files)
         elif step.kind == "command" and (printed := printed_file(step.input)):
             here = step_cwd(step, evidence.cwd, evidence.root)
-            raw, how = [os.path.join(here, printed) if here and not os.path.isabs(printed) else printed], "read"
+            raw = [os.path.join(here, printed) if here and not os.path.isabs(printed) else printed]
         else:
             continue
         for name in raw:
             path = relative_to_root(name, evidence) if name else None
             if path is None or not note_path(path):
                 continue
-            date = step.time[:10] if len(step.time) >= 10 else evidence.date
-            entry = {"how": how, "date": date}
+            entry = {"how": "changed" if path in changed else "read"}
+            entry["date"] = step.time[:10] if len(step.time) >= 10 else evidence.date
             # (A file the session changed may no longer bear the title it was read with.)
-            title = title_of(shell_output(step.output)) if how == "read" else ""
+            title = title_of(shell_output(step.output)) if step.kind != "edit" and path not in changed else ""
             if title:
                 entry["title"] = title
             found[path] = entry
+    for path in sorted(changed - set(found)):
+        if note_path(path):
+            found[path] = {"how": "changed", "date": evidence.date}
+    for path in _task_plans(set(found)):
+        del found[path]
     if not found:
         return []
     paths = list(found)[-MAX_FILES:]
