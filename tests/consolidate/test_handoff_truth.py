@@ -163,6 +163,14 @@ def test_shell_commands_that_write_files_name_them(command, files, tmp_path):
     assert codex.files == files
 
 
+def test_a_file_written_by_its_absolute_path_in_a_project_under_tmp_is_the_projects():
+    """A checkout may live under /tmp: inside the working directory a path is the project's;
+    beside it, a temporary file."""
+    line = "cat > /tmp/work/app/specs/research.md <<'EOF'\n# Research\nEOF\necho x > /tmp/scratch.txt"
+    assert tool_facts("Bash", {"command": line}, {"stdout": ""}, "/tmp/work/app").files == ("specs/research.md",)
+    assert tool_facts("Bash", {"command": line}, {"stdout": ""}, None).files == ()
+
+
 def test_git_apply_of_a_patch_file_names_the_files_it_patches(tmp_path):
     (tmp_path / "fix.diff").write_text("--- a/src/one.py\n+++ b/src/one.py\n@@ -1 +1 @@\n-a\n+b\n")
     facts = tool_facts("Bash", {"command": "git apply fix.diff"}, {"stdout": ""}, str(tmp_path))
@@ -631,6 +639,29 @@ def test_a_failing_command_run_again_inside_another_line_is_resolved(project, co
     assert episode.how == "rerun" and episode.resolved_by.command.startswith("sudo -u alice")
 
 
+def test_an_edit_the_tool_found_already_made_is_neither_failed_nor_a_change(project, code_repo):
+    s = Hooked(code_repo, "edit-noop-0001")
+    s.start()
+    s.prompt("Make reset redraw the timer")
+    s.edit("script.js")
+    s.tool(
+        "Edit",
+        {"file_path": str(code_repo / "timer.js"), "old_string": "reset() {}", "new_string": "reset() { draw(); }"},
+        error="A secondary check by an LLM determined that no changes were necessary to fulfill the instruction. "
+        "Original error: Failed to edit, 0 occurrences found for old_string in timer.js. No edits made.",
+    )
+    s.tool(
+        "Edit",
+        {"file_path": str(code_repo / "style.css"), "old_string": "a", "new_string": "b"},
+        error="Failed to edit, 0 occurrences found for old_string in style.css. No edits made.",
+    )
+    s.stop("Reset already redraws the timer.")
+    handoff = handoff_of(project, "edit-noop-0001")
+    failed = section(handoff, "Failed or abandoned approaches")
+    assert "timer.js" not in failed and "Editing " in failed and "style.css failed" in failed
+    assert "timer.js" not in section(handoff, "Files touched")
+
+
 def test_a_refused_edit_done_by_a_command_on_the_same_file_is_not_failed(project, code_repo):
     s = Hooked(code_repo, "edit-other-0001")
     s.start()
@@ -759,6 +790,30 @@ def test_replies_the_agent_failed_to_give_are_failed_and_the_request_unanswered(
     # The request is the one that said what to do, not the retry.
     assert "The last request got no answer: Investigate why the PC crashed and write a crash report" in left
     assert "Request timed out" not in section(handoff, "Done")
+
+
+def test_a_reply_that_failed_and_was_answered_when_the_request_was_sent_again_is_resolved(project, code_repo):
+    s = Hooked(code_repo, "apierr-0002")
+    s.start()
+    s.prompt("Add a Commands section to the README")
+    s.call("StopFailure", error="Extra usage must be enabled to use Opus")
+    s.prompt("Add a Commands section to the README")
+    s.edit("README.md")
+    s.stop("Added the Commands section.")
+    handoff = handoff_of(project, "apierr-0002")
+    assert (
+        "The agent's reply failed (Extra usage must be enabled to use Opus); the same request sent again was answered."
+        in section(handoff, "Done")
+    )
+    assert "reply failed" not in section(handoff, "Failed or abandoned approaches")
+    # Another request answered after it does not say the failed one was: it stays a story.
+    t = Hooked(code_repo, "apierr-0003")
+    t.start()
+    t.prompt("Summarise the crash logs")
+    t.call("StopFailure", error="Request timed out")
+    t.prompt("then just list the logs")
+    t.stop("crash-1.log, crash-2.log")
+    assert "reply failed" not in handoff_of(project, "apierr-0003")
 
 
 def test_a_claude_code_api_error_record_ends_the_turn_without_an_answer(tmp_path):

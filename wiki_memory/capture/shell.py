@@ -146,13 +146,13 @@ class _Line:
         if path in (".", "..") or path.startswith("../"):
             return
         if os.path.isabs(path):
-            if path.startswith(_NOT_PROJECT) or path in ("/dev/null", "/tmp"):
-                return
-            if self.cwd:
-                base = self.cwd.rstrip("/") + "/"
-                if not path.startswith(base):
-                    return
+            # Inside the working directory it is the project's, wherever the project lives (a
+            # checkout under /tmp too); elsewhere a temporary file or outside the project.
+            base = self.cwd.rstrip("/") + "/" if self.cwd else ""
+            if base and path.startswith(base):
                 path = path[len(base) :]
+            elif base or path.startswith(_NOT_PROJECT) or path in ("/dev/null", "/tmp"):
+                return
         self.files[path] = None
 
     def diff_files(self, text: str) -> None:
