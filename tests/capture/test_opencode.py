@@ -471,3 +471,23 @@ def test_a_failed_tool_call_brings_its_gotcha_for_the_rest_of_the_turn(tmp_path)
     assert "GOTCHA" not in after
     recorded = [c for c in calls(record, 5) if c["argv"][2] == "message.part.updated"]
     assert sorted(c["payload"]["part"]["callID"] for c in recorded) == ["c1", "c2"]  # both recorded
+
+
+def test_an_exported_turn_that_failed_keeps_what_the_provider_said(tmp_path):
+    """The export's message error carries the provider's words, as the hook's `session.error` does."""
+    from wiki_memory.capture.opencode import read_export
+
+    error = {"name": "APIError", "data": {"message": "Extra usage must be enabled to use Opus.", "statusCode": 400}}
+    prompt = {"type": "text", "text": "Add a Commands section"}
+    export = {
+        "info": {"id": "ses_1", "directory": "/w/app", "version": "1.0.107"},
+        "messages": [
+            {"info": {"id": "m1", "role": "user", "time": {"created": 1}}, "parts": [prompt]},
+            {"info": {"id": "m2", "role": "assistant", "time": {"created": 2}, "error": error}, "parts": []},
+        ],
+    }
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export))
+    [stop] = [o for o in read_export(path) if o.kind == "stop"]
+    assert stop.error and stop.meta["error"] == "APIError"
+    assert stop.meta["error_details"] == "Extra usage must be enabled to use Opus."

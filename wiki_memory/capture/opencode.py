@@ -390,6 +390,9 @@ class _Session:
         if isinstance(data.get("error"), dict):
             error = data["error"]
             meta = {"error": str(error.get("name") or "error")}
+            details = first_str(_dict(error.get("data")), ("message",))
+            if details:
+                meta["error_details"] = details  # (as the hook's `session.error` has it)
             self.out.append(self.obs("stop", when, error=True, meta=meta))
 
     def tool(self, part: dict[str, Any], when: str) -> Observation:

@@ -44,6 +44,11 @@ from wiki_memory.consolidate.uncommitted import uncommitted_item
 
 __all__ = ["CommandRun", "Summary", "clean", "error_line", "plan_lines", "relative", "summarize"]
 
+# An edit tool's answer that the file already said what the edit would make it say (Gemini
+# CLI's "no changes were necessary", "No changes to apply"): nothing failed, nothing changed.
+_NOTHING_TO_CHANGE = re.compile(
+    r"\bno changes?\s+(?:were\s+|was\s+|are\s+|is\s+)?(?:necessary|needed|required|to apply)\b", re.I
+)
 # Errors about the agent's own mechanics (a tool not offered, a file not read first), not the work.
 _TOOL_UNAVAILABLE = re.compile(
     r"No such tool available|is not enabled|unsupported call|Unknown tool|"
@@ -184,6 +189,17 @@ def _failed_replies(session: Session, found: Findings) -> None:
     ran out) and no answer came after: failed, as often as the same error was said."""
     last_answer = max((a.seq for a in session.answers), default=-1)
     unanswered = [r for r in session.failed_replies if r.seq > last_answer]
+    # One the user got past by sending the same request again (with another model, say), and
+    # it was answered: resolved, and what stopped it may stop the next session too.
+    for reply in session.failed_replies:
+        asked = [p for p in session.prompts if p.seq < reply.seq][-1:]
+        again = next((p for p in session.prompts if p.seq > reply.seq and asked and p.text == asked[0].text), None)
+        answer = next((a for a in session.answers if again and a.seq > again.seq), None)
+        if again is not None and answer is not None:
+            said = clean(reply.text, 200)
+            found.add(
+                "done", f"The agent's reply failed ({said}); the same request sent again was answered.", reply, answer
+            )
     by_error: dict[str, list[Answer]] = {}
     for reply in unanswered:
         by_error.setdefault(clean(reply.text, 200), []).append(reply)
@@ -235,7 +251,7 @@ def _edits(steps: list[Step], cwd: str | None, found: Findings) -> dict[str, int
                 who = refusal(s) if s.not_permitted else "the user declined it."
                 found.add("failed", f"The edit of {_edit_label(s, cwd)} was not made: {who}", s)
                 continue
-            if _TOOL_UNAVAILABLE.search(s.output):
+            if _TOOL_UNAVAILABLE.search(s.output) or _NOTHING_TO_CHANGE.search(s.output[:600]):
                 continue
             redone = any(t.kind == "edit" and not t.error and set(t.files) & set(s.files) for t in steps[s.index + 1 :])
             # Or done another way: a later command that ran fine and works on the file (a

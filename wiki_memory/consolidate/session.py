@@ -418,7 +418,7 @@ def build_session(
             if o.error:
                 # The turn ended in an error of the agent itself (the model's request failed):
                 # no answer, and what it said is kept as a failure.
-                said = str(meta.get("error") or o.text or "").strip() or "error"
+                said = ": ".join(str(meta[k]) for k in ("error", "error_details") if meta.get(k)) or (o.text or "error")
                 session.failed_replies.append(Answer(o.time, said, ref_of(o), session.events))
             elif o.text and o.text.strip():
                 session.answers.append(Answer(o.time, o.text.strip(), ref_of(o), session.events))
