@@ -146,3 +146,28 @@ def test_a_pasted_screen_is_told_by_its_shape_in_any_agents_glyphs():
     split = pasted(codex)
     assert split.own == "why?"
     assert split.what == "terminal screen (its prompt: “run the tests”)"
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "# Context from my IDE setup:\n\n## Active file: src/form.jsx\n\n## Open tabs:\n- form.jsx: src/form.jsx\n\n"
+        "## My request for Codex:\nSend the contact form's messages by email through Netlify",
+        "## My request for Codex:\nSend the contact form's messages by email through Netlify",
+    ],
+)
+def test_the_codex_ide_extensions_frame_is_not_the_users_words(prompt: str, tmp_path: Path):
+    """The extension puts what the editor showed (the active file, open tabs) and a heading
+    before the user's words: the goal is the words."""
+    from journals import codex_rollout
+
+    from wiki_memory.capture.codex import read_rollout
+    from wiki_memory.consolidate.extract import summarize
+    from wiki_memory.consolidate.session import build_session
+
+    path = codex_rollout(
+        tmp_path, tmp_path, [], prompt=prompt, answer="Done.", session_id="019a0000-0000-0000-0000-00000000ide1"
+    )
+    [observed] = [o for o in read_rollout(path) if o.kind == "prompt"]
+    assert observed.text == "Send the contact form's messages by email through Netlify"
+    assert summarize(build_session(read_rollout(path))).goal == observed.text

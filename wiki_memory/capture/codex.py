@@ -200,6 +200,10 @@ def _texts(content: Any, kinds: tuple[str, ...]) -> str:
 _REFUSED = re.compile(r"(exec command|patch) rejected by user\b", re.IGNORECASE)
 _ABORTED = re.compile(r"aborted by user\b", re.IGNORECASE)
 _SANDBOX = re.compile(r"failed in sandbox\b", re.IGNORECASE)
+# The Codex IDE extension's frame around the user's words: what the editor showed (`# Context
+# from my IDE setup:`, the active file and open tabs), then `## My request for Codex:` and
+# the words. The frame is the editor's, not the user's.
+_IDE_FRAME = re.compile(r"\A\s*(?:# Context from my IDE setup:.*?)?^## My request for Codex:[ \t]*\n?", re.S | re.M)
 
 
 def _unwrap(output: Any) -> tuple[str, int | None]:
@@ -296,6 +300,8 @@ class _Rollout:
             path, body = given
             self.out.append(self.obs("tool", time, tool="instructions", input=path, output=clip(body, PROMPT_LIMIT)))
             return
+        frame = _IDE_FRAME.match(text)
+        text = text[frame.end() :] if frame else text
         if text.strip() and not is_meta_prompt(text):
             if self.last_text is not None:
                 self.close_turn(None, time)
