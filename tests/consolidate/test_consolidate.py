@@ -147,6 +147,8 @@ def test_final_message_questions_and_next_steps_and_a_mid_task_end_are_open(proj
     # was being worked on when the agent died.
     assert not any(line.startswith("Final report") for line in summary.done)
     assert any("stopped mid-task" in line and "alembic upgrade head" in line for line in summary.open)
+    # It names the request it was working on: the last one, left unfinished.
+    assert any(line.startswith("The session stopped mid-task on “Also add an index on email”") for line in summary.open)
     s2 = Session(project, "s-final-0002").start().prompt("Migrate the users table")
     s2.edit("migrations/0042_users.py").stop(
         "I wrote migration 0042.\n\n## Next steps\n- Run it against staging\n\nShould I drop the old column too?"

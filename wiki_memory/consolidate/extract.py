@@ -108,7 +108,7 @@ def summarize(session: Session) -> Summary:
     _failed_replies(session, found)
     _turn_reports(session, found)
     final = _final_message(session, found)
-    mid_task = _loose_ends(session, found)
+    mid_task = _loose_ends(session, found, requests[-1] if requests else goal)
     memory = _memory_pages(steps)
     if memory["written"]:
         writes = [
@@ -401,9 +401,10 @@ def _final_message(session: Session, found: Findings) -> str:
     return final
 
 
-def _loose_ends(session: Session, found: Findings) -> bool:
+def _loose_ends(session: Session, found: Findings, working_on: str = "") -> bool:
     """A request nobody answered (no answer and no tool call after it), and a session that
-    stopped in the middle of a call (then True: it ended mid-task)."""
+    stopped in the middle of a call (then True: it ended mid-task), with the request it was
+    working on (`working_on`, the last one in the user's words): that is what is unfinished."""
     last = _last_request(session)
     if last is not None:
         answered = any(a.seq > last.seq for a in session.answers)
@@ -424,7 +425,8 @@ def _loose_ends(session: Session, found: Findings) -> bool:
         last_step = session.steps[-1]
         shown_input = shown(last_step.input, 120) if last_step.kind == "command" else clean(last_step.input, 120)
         what = f"{last_step.tool} {shown_input}".strip()
-        found.add("open", f"The session stopped mid-task, after `{what}`, before giving a final answer.", last_step)
+        on = f" on “{clean(working_on, 160)}”" if working_on else ""
+        found.add("open", f"The session stopped mid-task{on}, after `{what}`, before giving a final answer.", last_step)
     return mid_task
 
 
