@@ -171,3 +171,14 @@ def test_the_codex_ide_extensions_frame_is_not_the_users_words(prompt: str, tmp_
     [observed] = [o for o in read_rollout(path) if o.kind == "prompt"]
     assert observed.text == "Send the contact form's messages by email through Netlify"
     assert summarize(build_session(read_rollout(path))).goal == observed.text
+
+
+def test_a_command_the_ide_extension_sent_is_a_request(tmp_path: Path):
+    """Framed by the extension, `/specify --help` went to the model: not a CLI command."""
+    from journals import codex_rollout
+
+    from wiki_memory.capture.codex import read_rollout
+
+    prompt = "# Context from my IDE setup:\n\n## Active file: pixi.toml\n\n## My request for Codex:\n/specify --help\n"
+    path = codex_rollout(tmp_path, tmp_path, [], prompt=prompt, answer="Here is the help.", session_id="019a-ide2")
+    assert [o.text for o in read_rollout(path) if o.kind == "prompt"] == ["/specify --help"]

@@ -302,7 +302,9 @@ class _Rollout:
             return
         frame = _IDE_FRAME.match(text)
         text = text[frame.end() :] if frame else text
-        if text.strip() and not is_meta_prompt(text):
+        # (What the extension framed went to the model: a request, even one that reads like a
+        # command typed into the CLI, `/specify --help`.)
+        if text.strip() and (frame is not None or not is_meta_prompt(text)):
             if self.last_text is not None:
                 self.close_turn(None, time)
             self.turn_closed = False
