@@ -165,6 +165,10 @@ def test_a_session_killed_in_a_tool_call_says_so(project):
     s.edit("pyproject.toml").tool("Bash", "pip install -U sqlalchemy", no_result=True).write()
     summary = summarize(load_session(journal.journal_file(project.journal_dir, "s-killed-0001")))
     assert any("stopped mid-task" in line and "pip install -U sqlalchemy" in line for line in summary.open)
+    # The call that never got its result was running when it stopped.
+    assert "The session stopped mid-task on “Upgrade the ORM”, while `Bash pip install -U sqlalchemy` was running" in (
+        " ".join(summary.open)
+    )
 
 
 def test_consolidation_commits_both_pages_once_and_is_idempotent(project):

@@ -108,7 +108,10 @@ def summarize(session: Session) -> Summary:
     _failed_replies(session, found)
     _turn_reports(session, found)
     final = _final_message(session, found)
-    mid_task = _loose_ends(session, found, requests[-1] if requests else goal)
+    # What it was on: the last request in the user's words (a command run with no words, set
+    # aside or not, names no work), else the goal.
+    worded = [r for r in requests if not r.startswith("Ran /")]
+    mid_task = _loose_ends(session, found, worded[-1] if worded else goal)
     memory = _memory_pages(steps)
     if memory["written"]:
         writes = [
@@ -423,11 +426,28 @@ def _loose_ends(session: Session, found: Findings, working_on: str = "") -> bool
     mid_task = session.last_kind == "tool"
     if mid_task:
         last_step = session.steps[-1]
-        shown_input = shown(last_step.input, 120) if last_step.kind == "command" else clean(last_step.input, 120)
-        what = f"{last_step.tool} {shown_input}".strip()
+        what = _call_label(last_step)
         on = f" on “{clean(working_on, 160)}”" if working_on else ""
-        found.add("open", f"The session stopped mid-task{on}, after `{what}`, before giving a final answer.", last_step)
+        # Calls made and never answered were running when it stopped; else the last that was.
+        running = [s for s in session.steps if s.no_result]
+        if running:
+            names = ", ".join(f"`{_call_label(s)}`" for s in running[:2])
+            more = f" and {len(running) - 2} more" if len(running) > 2 else ""
+            where = f"while {names}{more} {'were' if len(running) > 1 else 'was'} running"
+        else:
+            where = f"after `{what}`"
+        found.add(
+            "open",
+            f"The session stopped mid-task{on}, {where}, before giving a final answer.",
+            *running[:2] or [last_step],
+        )
     return mid_task
+
+
+def _call_label(step: Step) -> str:
+    """A call as the mid-task line names it: the tool and its input (a command cut short)."""
+    shown_input = shown(step.input, 120) if step.kind == "command" else clean(step.input, 120)
+    return f"{step.tool} {shown_input}".strip()
 
 
 def _reads(steps: list[Step], cwd: str | None) -> tuple[str, ...]:
