@@ -195,8 +195,8 @@ def _failed_replies(session: Session, found: Findings) -> None:
     # One the user got past by sending the same request again (with another model, say), and
     # it was answered: resolved, and what stopped it may stop the next session too.
     for reply in session.failed_replies:
-        asked = [p for p in session.prompts if p.seq < reply.seq][-1:]
-        again = next((p for p in session.prompts if p.seq > reply.seq and asked and p.text == asked[0].text), None)
+        asked = next((p.text for p in reversed(session.prompts) if p.seq < reply.seq), None)
+        again = next((p for p in session.prompts if p.seq > reply.seq and p.text == asked), None)
         answer = next((a for a in session.answers if again and a.seq > again.seq), None)
         if again is not None and answer is not None:
             said = clean(reply.text, 200)
@@ -426,7 +426,6 @@ def _loose_ends(session: Session, found: Findings, working_on: str = "") -> bool
     mid_task = session.last_kind == "tool"
     if mid_task:
         last_step = session.steps[-1]
-        what = _call_label(last_step)
         on = f" on “{clean(working_on, 160)}”" if working_on else ""
         # Calls made and never answered were running when it stopped; else the last that was.
         running = [s for s in session.steps if s.no_result]
@@ -435,7 +434,7 @@ def _loose_ends(session: Session, found: Findings, working_on: str = "") -> bool
             more = f" and {len(running) - 2} more" if len(running) > 2 else ""
             where = f"while {names}{more} {'were' if len(running) > 1 else 'was'} running"
         else:
-            where = f"after `{what}`"
+            where = f"after `{_call_label(last_step)}`"
         found.add(
             "open",
             f"The session stopped mid-task{on}, {where}, before giving a final answer.",

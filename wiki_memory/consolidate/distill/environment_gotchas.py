@@ -23,6 +23,7 @@ from wiki_memory.consolidate.distill.signature import (
     signature,
 )
 from wiki_memory.consolidate.oneline import cut_at_word
+from wiki_memory.consolidate.run_verdicts import escalated_past
 from wiki_memory.consolidate.session import Step
 
 # The line the capture adds to a command the agent's sandbox stopped (`exit_status.sandbox_denial`).
@@ -200,7 +201,7 @@ def sandbox_of(evidence: Evidence, run: Run, later: Run) -> str:
     denied = SANDBOXED.search(run.output)
     if denied:
         return denied.group(1)
-    if later.escalated and not run.escalated:
+    if escalated_past(evidence.steps[run.index], evidence.steps[later.index]):
         return evidence.agent.replace("-", " ").title()  # (its agent's: `Codex`, `Claude Code`)
     return ""
 
@@ -208,6 +209,10 @@ def sandbox_of(evidence: Evidence, run: Run, later: Run) -> str:
 def passed_outside(evidence: Evidence, run: Run) -> bool:
     """Did the same line pass later, run outside the agent's sandbox (and `run` inside it)?"""
     same = (run.command, run.directory, run.env)
-    return not run.escalated and any(
-        r.index > run.index and r.ok and r.escalated and (r.command, r.directory, r.env) == same for r in evidence.runs
+    return any(
+        r.index > run.index
+        and r.ok
+        and (r.command, r.directory, r.env) == same
+        and escalated_past(evidence.steps[run.index], evidence.steps[r.index])
+        for r in evidence.runs
     )

@@ -168,7 +168,6 @@ class Run:
     fixed_by: int | None  # the step index of the later run that passed
     line: str = ""  # the whole shell line it ended (`sudo -u me X=1 app info && app list`)
     partial: bool = False  # the capture kept only its start: what it ran is not known whole
-    escalated: bool = False  # it asked to run outside the agent's sandbox (`toolcalls.escalated`)
 
     @property
     def date(self) -> str:
@@ -357,7 +356,6 @@ def _run(run: CommandRun, cwd: str | None, root: str | None) -> Run:
         output=output,
         fixed_by=run.fixed_by,
         line=line,
-        escalated=bool(run.step.meta.get("escalated")),
     )
 
 

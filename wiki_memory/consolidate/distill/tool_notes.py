@@ -59,17 +59,19 @@ def _task_plans(paths: set[str]) -> set[str]:
     return {p for p in plans if os.path.dirname(p) not in folders}
 
 
+def _closing(lines: list[str], mark: str) -> int:
+    """The index of the first line after the first that ends with `mark` (past the end if none)."""
+    return next((n for n, line in enumerate(lines[1:], 1) if line.endswith(mark)), len(lines))
+
+
 def title_of(output: str) -> str:
     """The file's own title: a top-level heading as its first line, past any front matter or
     opening comment ("" if none: a file read from its middle opens with whatever line that was)."""
-    lines = [_NUMBER.sub("", line).strip() for line in output.splitlines()]
-    lines = [line for line in lines if line]
-    for opens, closes in (("---", "---"), ("<!--", "-->")):
-        if lines and lines[0].startswith(opens) and not (opens == "<!--" and closes in lines[0]):
-            ends = next((n for n, line in enumerate(lines[1:], 1) if line.endswith(closes)), None)
-            lines = lines[ends + 1 :] if ends is not None else []
-        elif lines and opens == "<!--" and lines[0].startswith(opens):
-            lines = lines[1:]  # a comment on one line
+    lines = [line for line in (_NUMBER.sub("", raw).strip() for raw in output.splitlines()) if line]
+    if lines and lines[0].startswith("---"):  # front matter, closed on a later line
+        lines = lines[_closing(lines, "---") + 1 :]
+    if lines and lines[0].startswith("<!--"):  # a comment, closed on its own line or a later one
+        lines = lines[(0 if "-->" in lines[0] else _closing(lines, "-->")) + 1 :]
     m = _HEADING.match(lines[0]) if lines else None
     return clean(m.group(1), 100) if m else ""
 
