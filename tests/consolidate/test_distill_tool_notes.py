@@ -126,3 +126,20 @@ def test_notes_read_and_changed_are_one_anchored_page_updated_in_place_and_flagg
 def test_a_session_run_in_a_home_folder_has_no_project_notes(path: str, home: bool):
     """There `.codex/skills/x/SKILL.md` is the user's own setting, not a project's note."""
     assert home_folder(path) is home
+
+
+def test_no_notes_page_for_a_session_run_in_the_home_folder(project, monkeypatch):
+    """The project's root is this machine's `~`: its hidden folders are the user's settings."""
+    monkeypatch.setenv("HOME", str(project.root))
+    s = Session(project, "s-notes-home", agent="codex").start().prompt("Apply for the grant")
+    s.bash("sed -n '1,200p' .specify/memory/constitution.md", CONSTITUTION)
+    s.stop("Read it.").end().write()
+    consolidate_session(project, "s-notes-home")
+    assert not (project.wiki / PAGE).exists()
+    # The same session in a project folder writes the page.
+    monkeypatch.setenv("HOME", str(project.root.parent))
+    t = Session(project, "s-notes-proj", agent="codex").start().prompt("Apply for the grant")
+    t.bash("sed -n '1,200p' .specify/memory/constitution.md", CONSTITUTION)
+    t.stop("Read it.").end().write()
+    consolidate_session(project, "s-notes-proj")
+    assert (project.wiki / PAGE).exists()
